@@ -1,0 +1,107 @@
+//! The value model: what a Hiera data file can hold, as Puppet sees it.
+
+use indexmap::IndexMap;
+use std::hash::{Hash, Hasher};
+
+/// An ordered hash, as Ruby's: insertion order is kept and observable.
+pub type Map = IndexMap<Value, Value>;
+
+/// A Puppet value (Ruby object) that lookups can produce.
+#[derive(Clone, Debug)]
+pub enum Value {
+    /// Ruby `nil` (Puppet `undef`).
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    String(String),
+    Array(Vec<Value>),
+    Hash(Map),
+    /// `Sensitive[T]`, produced by `convert_to: Sensitive`.
+    Sensitive(Box<Value>),
+}
+
+impl Value {
+    pub fn str(s: impl Into<String>) -> Value {
+        Value::String(s.into())
+    }
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+    pub fn as_hash(&self) -> Option<&Map> {
+        match self {
+            Value::Hash(h) => Some(h),
+            _ => None,
+        }
+    }
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+    /// Ruby truthiness: only nil and false are falsy.
+    pub fn truthy(&self) -> bool {
+        !matches!(self, Value::Null | Value::Bool(false))
+    }
+    /// Look up a string key in a hash value.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        match self {
+            Value::Hash(h) => h.get(&Value::String(key.to_string())),
+            _ => None,
+        }
+    }
+}
+
+// Ruby `eql?` semantics for hash keys and `==` for uniqueness: 1 and 1.0 differ,
+// floats compare by bit pattern so that a Value can be a map key.
+impl PartialEq for Value {
+    fn eq(&self, other: &Value) -> bool {
+        use Value::*;
+        match (self, other) {
+            (Null, Null) => true,
+            (Bool(a), Bool(b)) => a == b,
+            (Int(a), Int(b)) => a == b,
+            (Float(a), Float(b)) => a.to_bits() == b.to_bits() || a == b,
+            (String(a), String(b)) => a == b,
+            (Array(a), Array(b)) => a == b,
+            (Hash(a), Hash(b)) => a.len() == b.len() && a.iter().all(|(k, v)| b.get(k) == Some(v)),
+            (Sensitive(a), Sensitive(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+impl Eq for Value {}
+
+impl Hash for Value {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        use Value::*;
+        std::mem::discriminant(self).hash(state);
+        match self {
+            Null => {}
+            Bool(b) => b.hash(state),
+            Int(i) => i.hash(state),
+            Float(f) => {
+                // 0.0 == -0.0 must hash alike.
+                let f = if *f == 0.0 { 0.0f64 } else { *f };
+                f.to_bits().hash(state)
+            }
+            String(s) => s.hash(state),
+            Array(a) => a.hash(state),
+            // Order-independent, like Ruby's Hash#hash.
+            Hash(h) => h.len().hash(state),
+            Sensitive(v) => v.hash(state),
+        }
+    }
+}
+
+impl From<&str> for Value {
+    fn from(s: &str) -> Value {
+        Value::String(s.to_string())
+    }
+}
+impl From<String> for Value {
+    fn from(s: String) -> Value {
+        Value::String(s)
+    }
+}
