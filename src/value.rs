@@ -44,6 +44,20 @@ impl Value {
     pub fn truthy(&self) -> bool {
         !matches!(self, Value::Null | Value::Bool(false))
     }
+    /// The Ruby class name Puppet's messages use for this value.
+    pub fn ruby_class(&self) -> &'static str {
+        match self {
+            Value::Null => "NilClass",
+            Value::Bool(true) => "TrueClass",
+            Value::Bool(false) => "FalseClass",
+            Value::Int(_) => "Integer",
+            Value::Float(_) => "Float",
+            Value::String(_) => "String",
+            Value::Array(_) => "Array",
+            Value::Hash(_) => "Hash",
+            Value::Sensitive(_) => "Puppet::Pops::Types::PSensitiveType::Sensitive",
+        }
+    }
     /// Look up a string key in a hash value.
     pub fn get(&self, key: &str) -> Option<&Value> {
         match self {

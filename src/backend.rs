@@ -1,0 +1,148 @@
+//! Data providers' backend functions: `yaml_data` and `json_data` (data_hash), with each
+//! file read and parsed at most once per process.
+
+use crate::error::{Error, Result};
+use crate::scope::Strict;
+use crate::value::{Map, Value};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Parsed data files, shared by every lookup of the process.
+#[derive(Debug, Default)]
+pub struct DataFiles {
+    cache: HashMap<(String, String), std::result::Result<Arc<Map>, Error>>,
+}
+
+impl DataFiles {
+    /// The hash a data_hash function returns for `path`. Warnings (Puppet 7's non-hash
+    /// files) are appended to `warnings`.
+    pub fn data_hash(
+        &mut self,
+        function: &str,
+        path: &str,
+        strict: Strict,
+        warnings: &mut Vec<String>,
+    ) -> Result<Arc<Map>> {
+        let key = (function.to_string(), path.to_string());
+        if let Some(r) = self.cache.get(&key) {
+            return r.clone();
+        }
+        let r = load(function, path, strict, warnings).map(Arc::new);
+        self.cache.insert(key, r.clone());
+        r
+    }
+}
+
+fn load(function: &str, path: &str, strict: Strict, warnings: &mut Vec<String>) -> Result<Map> {
+    let bytes = std::fs::read(Path::new(path)).map_err(|e| {
+        Error::lookup(format!(
+            "Unable to read ({path}): {}",
+            crate::scope::io_reason(&e)
+        ))
+    })?;
+    let text = String::from_utf8_lossy(&bytes);
+    match function {
+        "yaml_data" => yaml_data(&text, path, strict, warnings),
+        "json_data" => json_data(&text, path),
+        other => Err(Error::issue(format!(
+            "Unable to find 'data_hash' function named '{other}'"
+        ))),
+    }
+}
+
+fn yaml_data(text: &str, path: &str, strict: Strict, warnings: &mut Vec<String>) -> Result<Map> {
+    let data = crate::yaml::load(text)
+        .map_err(|e| Error::lookup(format!("Unable to parse ({path}): {e}")))?;
+    match data {
+        Value::Hash(h) => Ok(h),
+        other => {
+            let msg = format!("{path}: file does not contain a valid yaml hash");
+            // An empty document is `false` to Puppet, which never raises for it.
+            if strict == Strict::Error && !other.is_null() {
+                return Err(Error::lookup(msg));
+            }
+            warnings.push(msg);
+            Ok(Map::new())
+        }
+    }
+}
+
+fn json_data(text: &str, path: &str) -> Result<Map> {
+    match parse_json(text) {
+        Ok(Value::Hash(h)) => Ok(h),
+        Ok(other) => Err(Error::Puppet(format!(
+            "Value returned from data_hash function 'json_data', when using location '{path}', has wrong type, expects a Hash value, got {}",
+            crate::config::type_label(&other)
+        ))),
+        Err(e) => Err(Error::lookup(format!("Unable to parse ({path}): {e}"))),
+    }
+}
+
+/// JSON with key order kept, as the json gem reads it.
+pub fn parse_json(text: &str) -> std::result::Result<Value, String> {
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| json_message(text, &e))?;
+    Ok(from_json(v))
+}
+
+/// The json gem (2.6) words its errors as `unexpected token at '<rest>'`.
+fn json_message(text: &str, e: &serde_json::Error) -> String {
+    if text.trim().is_empty() {
+        return "unexpected token at ''".to_string();
+    }
+    let mut offset = 0;
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        if i + 1 == e.line() {
+            offset += e.column().saturating_sub(1).min(line.len());
+            break;
+        }
+        offset += line.len();
+    }
+    let rest = text.get(offset..).unwrap_or("");
+    format!("unexpected token at '{rest}'")
+}
+
+pub fn from_json(v: serde_json::Value) -> Value {
+    match v {
+        serde_json::Value::Null => Value::Null,
+        serde_json::Value::Bool(b) => Value::Bool(b),
+        serde_json::Value::Number(n) => match n.as_i64() {
+            Some(i) => Value::Int(i),
+            None => Value::Float(n.as_f64().unwrap_or(0.0)),
+        },
+        serde_json::Value::String(s) => Value::String(s),
+        serde_json::Value::Array(a) => Value::Array(a.into_iter().map(from_json).collect()),
+        serde_json::Value::Object(o) => Value::Hash(
+            o.into_iter()
+                .map(|(k, v)| (Value::String(k), from_json(v)))
+                .collect(),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_keeps_order_and_types() {
+        let v = parse_json(r#"{"b":1,"a":[1.5,null,true,"x"]}"#).unwrap();
+        let Value::Hash(h) = v else { panic!() };
+        let keys: Vec<_> = h.keys().map(|k| k.as_str().unwrap().to_string()).collect();
+        assert_eq!(keys, ["b", "a"]);
+        assert_eq!(
+            h[&Value::str("a")],
+            Value::Array(vec![
+                Value::Float(1.5),
+                Value::Null,
+                Value::Bool(true),
+                Value::str("x")
+            ])
+        );
+    }
+
+    #[test]
+    fn json_errors_read_like_the_json_gem() {
+        assert_eq!(parse_json("").unwrap_err(), "unexpected token at ''");
+    }
+}

@@ -1,0 +1,132 @@
+//! The command line: flags as `puppet lookup` takes them, plus hiera-lookup's own.
+
+use clap::{ArgAction, Parser};
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "hiera-lookup",
+    version,
+    about = "Resolve Hiera keys exactly as `puppet lookup` does, without Puppet",
+    infer_long_args = true,
+    after_help = "Exit status: 0 found, 1 not found, 2 error."
+)]
+pub struct Args {
+    /// Keys to look up; the first one found wins. Dotted keys dig into the value.
+    pub keys: Vec<String>,
+
+    /// The global hiera.yaml (default: control-repo mode, see README).
+    #[arg(long = "hiera_config", visible_aliases = ["hiera-config", "config"], short = 'c', value_name = "FILE")]
+    pub hiera_config: Option<PathBuf>,
+
+    /// Facts of the node: a YAML or JSON file (the `puppet facts` wrapper is accepted).
+    #[arg(long, value_name = "FILE")]
+    pub facts: Option<PathBuf>,
+
+    /// The node's name (certname); without --facts it sets clientcert and trusted.certname.
+    #[arg(long, value_name = "NAME")]
+    pub node: Option<String>,
+
+    /// An extra top-scope variable; the value is read as YAML. Repeatable.
+    #[arg(long = "var", value_name = "NAME=VALUE", action = ArgAction::Append)]
+    pub vars: Vec<String>,
+
+    /// Merge strategy: first, unique, hash, deep (also reverse_deep, unconstrained_deep).
+    #[arg(long, value_name = "STRATEGY")]
+    pub merge: Option<String>,
+
+    /// Deep merge: prefix that knocks out values of lower priority.
+    #[arg(
+        long = "knock-out-prefix",
+        visible_alias = "knock_out_prefix",
+        value_name = "PREFIX"
+    )]
+    pub knock_out_prefix: Option<String>,
+
+    /// Deep merge: sort merged arrays.
+    #[arg(long = "sort-merged-arrays", visible_alias = "sort_merged_arrays")]
+    pub sort_merged_arrays: bool,
+
+    /// Deep merge: merge hashes inside arrays.
+    #[arg(long = "merge-hash-arrays", visible_alias = "merge_hash_arrays")]
+    pub merge_hash_arrays: bool,
+
+    /// Print Puppet's explanation of the lookup instead of the value.
+    #[arg(long)]
+    pub explain: bool,
+
+    /// Explain the lookup_options search.
+    #[arg(long = "explain-options", visible_alias = "explain_options")]
+    pub explain_options: bool,
+
+    /// Value (a string) to answer when no key is found.
+    #[arg(long, value_name = "VALUE", allow_hyphen_values = true)]
+    pub default: Option<String>,
+
+    /// Assert the type of the found value (Puppet type expression).
+    #[arg(long = "type", value_name = "TYPE")]
+    pub type_: Option<String>,
+
+    /// Output format: yaml (default), json, s.
+    #[arg(long = "render-as", visible_alias = "render_as", value_name = "FORMAT")]
+    pub render_as: Option<String>,
+
+    /// Undefined variables: error (Puppet 8, default), warning (Puppet 7) or off.
+    #[arg(long, value_name = "MODE", default_value = "error")]
+    pub strict: String,
+
+    /// Accepted for compatibility with Puppet 8's flags (always on).
+    #[arg(long = "strict_variables", visible_alias = "strict-variables")]
+    pub strict_variables: bool,
+
+    /// The environment (default production).
+    #[arg(long, short = 'E', value_name = "NAME")]
+    pub environment: Option<String>,
+
+    /// Directory of environments (default $codedir/environments).
+    #[arg(long, value_name = "DIR")]
+    pub environmentpath: Option<PathBuf>,
+
+    /// Puppet's codedir (default /etc/puppetlabs/code).
+    #[arg(long, value_name = "DIR")]
+    pub codedir: Option<PathBuf>,
+
+    /// Puppet's confdir (default /etc/puppetlabs/puppet).
+    #[arg(long, value_name = "DIR")]
+    pub confdir: Option<PathBuf>,
+
+    /// Module directories shared by all environments.
+    #[arg(long, value_name = "PATH")]
+    pub basemodulepath: Option<String>,
+
+    /// Overrides the environment's modulepath.
+    #[arg(long, value_name = "PATH")]
+    pub modulepath: Option<String>,
+
+    /// Puppet's --compile needs a Puppet compiler; not supported.
+    #[arg(long)]
+    pub compile: bool,
+
+    /// Accepted and ignored, as by Puppet.
+    #[arg(long)]
+    pub trusted: bool,
+
+    /// Accepted for compatibility (logging flags of Puppet).
+    #[arg(long, short = 'd')]
+    pub debug: bool,
+
+    #[arg(long, short = 'v', hide = true)]
+    pub verbose: bool,
+
+    /// Puppet's color setting; accepted for compatibility.
+    #[arg(long, value_name = "WHEN", hide = true)]
+    pub color: Option<String>,
+
+    /// Puppet settings we accept and ignore (vardir, logdir, rundir).
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub vardir: Option<PathBuf>,
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub logdir: Option<PathBuf>,
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub rundir: Option<PathBuf>,
+}

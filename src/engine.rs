@@ -1,0 +1,1352 @@
+//! The lookup engine: Puppet's `LookupAdapter`, data providers and merge driver.
+//!
+//! One [`Session`] answers any number of lookups for one node; data files, configurations
+//! and lookup_options are loaded once per session. Explain nodes are only recorded when
+//! the session was created with an explainer.
+
+use crate::backend::DataFiles;
+use crate::config::{Entry, FunctionKind, HieraConfig, Layer, LoadContext, Locations};
+use crate::error::{Error, Result};
+use crate::explain::{Explainer, Kind};
+use crate::interpolation::{self, Method};
+use crate::key::{split_key, LookupKey, Segment};
+use crate::location::ResolvedLocation;
+use crate::merge::{MergeError, MergeStrategy};
+use crate::scope::{Scope, Strict};
+use crate::value::{Map, Value};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::rc::Rc;
+
+const LOOKUP_OPTIONS: &str = "lookup_options";
+
+/// Where the layers' configurations are.
+#[derive(Debug, Clone, Default)]
+pub struct Layers {
+    /// The global hiera.yaml (absolute). `None` disables the global layer's data.
+    pub global: Option<PathBuf>,
+    /// The environment directory (its hiera.yaml, if present, is the environment layer).
+    pub environment_dir: Option<PathBuf>,
+    /// Module directories, by module name, in modulepath order (first wins).
+    pub modules: Vec<(String, PathBuf)>,
+    /// `$codedir`, for Hiera 3's default datadir.
+    pub codedir: PathBuf,
+}
+
+/// Session-wide settings.
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    pub strict: Strict,
+    pub explain: bool,
+    pub explain_options_only: bool,
+}
+
+/// The outcome of one lookup.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    Found(Value),
+    NotFound,
+}
+
+/// A data provider: the global layer, the environment layer, or one module.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum ProviderId {
+    Global,
+    Environment,
+    Module(String),
+}
+
+#[derive(Debug, Clone)]
+struct ResolvedEntry {
+    entry: Entry,
+    /// `None`: the entry declares no location.
+    locations: Option<Vec<ResolvedLocation>>,
+    /// Interpolated options, passed to lookup_key/data_dig backends.
+    #[allow(dead_code)]
+    options: Map,
+}
+
+type EntriesResult = std::result::Result<Rc<Vec<ResolvedEntry>>, Error>;
+
+/// Compiled lookup_options: exact keys and `^pattern` keys.
+#[derive(Debug, Clone, Default)]
+struct CompiledOptions {
+    exact: Map,
+    patterns: Vec<(regex::Regex, Value)>,
+}
+
+/// One node's lookups.
+pub struct Session {
+    scope: Scope,
+    settings: Settings,
+    layers: Layers,
+    /// The hiera.yaml of each provider that exists (resolved on first use).
+    provider_paths: HashMap<ProviderId, Option<PathBuf>>,
+    configs: HashMap<PathBuf, std::result::Result<Rc<HieraConfig>, Error>>,
+    entries: HashMap<(ProviderId, bool), EntriesResult>,
+    files: DataFiles,
+    lookup_options: HashMap<Option<String>, Option<CompiledOptions>>,
+    global_lookup_options: Option<Option<Map>>,
+    env_lookup_options: Option<Option<Map>>,
+    module_default_options: HashMap<String, Option<CompiledOptions>>,
+    name_stack: Vec<String>,
+    top_keys: Vec<String>,
+    /// Hiera 3 data confines nested lookups to the global layer.
+    global_only: bool,
+    /// A local variable set while a mapped_paths template is interpolated.
+    local_var: Option<(String, Value)>,
+    /// Interpolating hierarchy locations: undefined variables warn (Puppet 8, PUP-11751).
+    in_location: bool,
+    /// The module whose lookup_options are being searched (the invocation's module).
+    lookup_options_module: Option<String>,
+    ex: Option<Explainer>,
+    warnings: Vec<String>,
+}
+
+impl Session {
+    pub fn new(scope: Scope, layers: Layers, settings: Settings) -> Session {
+        let ex = if settings.explain || settings.explain_options_only {
+            Some(Explainer::new(settings.explain_options_only))
+        } else {
+            None
+        };
+        Session {
+            scope,
+            settings,
+            layers,
+            provider_paths: HashMap::new(),
+            configs: HashMap::new(),
+            entries: HashMap::new(),
+            files: DataFiles::default(),
+            lookup_options: HashMap::new(),
+            global_lookup_options: None,
+            env_lookup_options: None,
+            module_default_options: HashMap::new(),
+            name_stack: Vec::new(),
+            top_keys: Vec::new(),
+            global_only: false,
+            local_var: None,
+            in_location: false,
+            lookup_options_module: None,
+            ex,
+            warnings: Vec::new(),
+        }
+    }
+
+    pub fn scope(&self) -> &Scope {
+        &self.scope
+    }
+
+    /// Warnings gathered so far (each once), as Puppet would log them.
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        let mut seen = Vec::new();
+        for w in self.warnings.drain(..) {
+            if !seen.contains(&w) {
+                seen.push(w);
+            }
+        }
+        seen
+    }
+
+    pub fn explainer(&self) -> Option<&Explainer> {
+        self.ex.as_ref()
+    }
+
+    pub fn explainer_mut(&mut self) -> Option<&mut Explainer> {
+        self.ex.as_mut()
+    }
+
+    // ---- explain helpers -------------------------------------------------------------
+
+    fn with<T>(&mut self, kind: impl FnOnce() -> Kind, f: impl FnOnce(&mut Self) -> T) -> T {
+        if let Some(ex) = self.ex.as_mut() {
+            ex.push(kind());
+            let r = f(self);
+            if let Some(ex) = self.ex.as_mut() {
+                ex.pop();
+            }
+            r
+        } else {
+            f(self)
+        }
+    }
+    fn report_found(&mut self, key: &str, v: &Value) {
+        if let Some(ex) = self.ex.as_mut() {
+            ex.found(key, v);
+        }
+    }
+    fn report_not_found(&mut self, key: &str) {
+        if let Some(ex) = self.ex.as_mut() {
+            ex.not_found(key);
+        }
+    }
+    fn report_result(&mut self, v: &Value) {
+        if let Some(ex) = self.ex.as_mut() {
+            ex.result(v);
+        }
+    }
+
+    // ---- the public entry point ------------------------------------------------------
+
+    /// `Puppet::Pops::Lookup.lookup`: the first of `keys` that is found wins.
+    pub fn lookup(&mut self, keys: &[String], merge: Option<&MergeStrategy>) -> Result<Outcome> {
+        for key in keys {
+            if let Some(v) = self.adapter_lookup(key, merge)? {
+                return Ok(Outcome::Found(v));
+            }
+        }
+        Ok(Outcome::NotFound)
+    }
+
+    /// Puppet's message for a failed lookup of `keys`.
+    pub fn not_found_message(keys: &[String]) -> String {
+        if keys.len() == 1 {
+            format!(
+                "Function lookup() did not find a value for the name '{}'",
+                keys[0]
+            )
+        } else {
+            let names: Vec<String> = keys.iter().map(|k| format!("'{k}'")).collect();
+            format!(
+                "Function lookup() did not find a value for any of the names [{}]",
+                names.join(", ")
+            )
+        }
+    }
+
+    /// `LookupAdapter#lookup`.
+    fn adapter_lookup(
+        &mut self,
+        key: &str,
+        merge: Option<&MergeStrategy>,
+    ) -> Result<Option<Value>> {
+        if key == LOOKUP_OPTIONS || key.starts_with("lookup_options.") {
+            self.with(|| Kind::InvalidKey(LOOKUP_OPTIONS.into()), |_| ());
+            return Ok(None);
+        }
+        let lk = LookupKey::parse(key)?;
+        self.top_keys.push(lk.key.clone());
+        let r = self.adapter_lookup_key(&lk, merge);
+        self.top_keys.pop();
+        r
+    }
+
+    fn adapter_lookup_key(
+        &mut self,
+        lk: &LookupKey,
+        merge: Option<&MergeStrategy>,
+    ) -> Result<Option<Value>> {
+        if self.settings.explain_options_only {
+            let lo = LookupKey::parse(LOOKUP_OPTIONS)?;
+            let strategy = MergeStrategy::Hash;
+            self.do_lookup(&lo, &strategy)?;
+            return Ok(Some(Value::Null));
+        }
+        let opts = self.lookup_lookup_options(lk)?;
+        let strategy = match merge {
+            Some(m) => m.clone(),
+            None => match opts.as_ref().and_then(|o| hash_get(o, "merge")) {
+                Some(m) => {
+                    if let Some(ex) = self.ex.as_mut() {
+                        ex.merge_source(LOOKUP_OPTIONS);
+                    }
+                    MergeStrategy::from_value(&m).map_err(merge_error)?
+                }
+                None => MergeStrategy::First,
+            },
+        };
+        let key_s = lk.key.clone();
+        let value = self.with(
+            || Kind::Top {
+                meta: false,
+                key: key_s,
+            },
+            |s| -> Result<Option<Value>> {
+                if let Some(v) = s.do_lookup(lk, &strategy)? {
+                    return Ok(Some(v));
+                }
+                if s.global_only {
+                    return Ok(None);
+                }
+                match s.lookup_default_in_module(lk)? {
+                    Some(v) => s.dig(lk, v),
+                    None => Ok(None),
+                }
+            },
+        )?;
+        match (value, opts.as_ref().and_then(|o| hash_get(o, "convert_to"))) {
+            (Some(v), Some(convert_to)) => Ok(Some(self.convert_to(&lk.key, v, &convert_to)?)),
+            (v, _) => Ok(v),
+        }
+    }
+
+    /// `convert_to`: the conversions that do not need Puppet's type system.
+    fn convert_to(&mut self, key: &str, value: Value, convert_to: &Value) -> Result<Value> {
+        let args = match convert_to {
+            Value::Array(a) => a.clone(),
+            other => vec![other.clone()],
+        };
+        let type_name = args.first().and_then(Value::as_str).unwrap_or("");
+        let result = match type_name {
+            "Sensitive" => Value::Sensitive(Box::new(value)),
+            other => {
+                return Err(Error::lookup(format!(
+                    "The convert_to lookup_option for key '{key}' raised error: conversion to '{other}' is not supported by hiera-lookup"
+                )))
+            }
+        };
+        if let Some(ex) = self.ex.as_mut() {
+            let shown: Vec<String> = args
+                .iter()
+                .map(|a| {
+                    a.as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| crate::render::inspect(a))
+                })
+                .collect();
+            ex.root_text(format!(
+                "Applying convert_to lookup_option with arguments [{}]",
+                shown.join(", ")
+            ));
+        }
+        Ok(result)
+    }
+
+    fn do_lookup(&mut self, lk: &LookupKey, strategy: &MergeStrategy) -> Result<Option<Value>> {
+        let found = if self.global_only {
+            self.lookup_global(lk, strategy)?
+        } else {
+            // The module layer's provider is named by the key, so a placeholder stands in.
+            let layers = [
+                ProviderId::Global,
+                ProviderId::Environment,
+                ProviderId::Module(String::new()),
+            ];
+            self.merge_lookup(strategy, &layers, |s, layer| match layer {
+                ProviderId::Global => s.lookup_global(lk, strategy),
+                ProviderId::Environment => s.lookup_in_environment(lk, strategy),
+                ProviderId::Module(_) => s.lookup_in_module(lk, strategy),
+            })?
+        };
+        match found {
+            Some(v) => self.dig(lk, v),
+            None => Ok(None),
+        }
+    }
+
+    /// `SubLookup#sub_lookup` for the segments of a key, after merging.
+    fn dig(&mut self, lk: &LookupKey, value: Value) -> Result<Option<Value>> {
+        if lk.segments.is_empty() {
+            return Ok(Some(value));
+        }
+        let segs = lk.segments.clone();
+        self.sub_lookup(&lk.key, &segs, value)
+    }
+
+    fn sub_lookup(
+        &mut self,
+        key: &str,
+        segments: &[Segment],
+        value: Value,
+    ) -> Result<Option<Value>> {
+        let joined: Vec<String> = segments.iter().map(|s| s.to_string()).collect();
+        let joined = joined.join(".");
+        self.with(
+            || Kind::SubLookup(joined),
+            |s| -> Result<Option<Value>> {
+                let mut value = value;
+                for seg in segments {
+                    let r = s.with(
+                        || Kind::Segment,
+                        |s| -> Result<Option<Value>> {
+                            let seg_s = seg.to_string();
+                            let next = match (&value, seg) {
+                                (Value::Null, _) => None,
+                                (Value::Array(a), Segment::Index(i)) => {
+                                    if *i >= 0 && (*i as usize) < a.len() {
+                                        Some(a[*i as usize].clone())
+                                    } else {
+                                        None
+                                    }
+                                }
+                                (Value::Hash(h), seg) => h.get(&seg.to_value()).cloned(),
+                                (other, _) => {
+                                    return Err(Error::lookup(format!(
+                                        "Data Provider type mismatch: Got {} when a hash-like object was expected to access value using '{seg_s}' from key '{key}'",
+                                        other.ruby_class()
+                                    )))
+                                }
+                            };
+                            match next {
+                                Some(v) => {
+                                    s.report_found(&seg_s, &v);
+                                    Ok(Some(v))
+                                }
+                                None => {
+                                    s.report_not_found(&seg_s);
+                                    Ok(None)
+                                }
+                            }
+                        },
+                    )?;
+                    match r {
+                        Some(v) => value = v,
+                        None => return Ok(None),
+                    }
+                }
+                Ok(Some(value))
+            },
+        )
+    }
+
+    // ---- the merge driver ------------------------------------------------------------
+
+    /// `MergeStrategy#lookup`: search `variants` in order and merge what is found.
+    fn merge_lookup<T: Clone>(
+        &mut self,
+        strategy: &MergeStrategy,
+        variants: &[T],
+        mut f: impl FnMut(&mut Self, &T) -> Result<Option<Value>>,
+    ) -> Result<Option<Value>> {
+        if strategy.is_first() {
+            for v in variants {
+                if let Some(x) = f(self, v)? {
+                    return Ok(Some(x));
+                }
+            }
+            return Ok(None);
+        }
+        match variants.len() {
+            0 => Ok(None),
+            1 => match f(self, &variants[0])? {
+                Some(x) => Ok(Some(strategy.merge_single(x).map_err(merge_error)?)),
+                None => Ok(None),
+            },
+            _ => {
+                let st = strategy.clone();
+                self.with(
+                    || Kind::Merge {
+                        strategy: st.name(),
+                        options: st.options(),
+                    },
+                    |s| -> Result<Option<Value>> {
+                        let mut memo: Option<Value> = None;
+                        for v in variants {
+                            if let Some(x) = f(s, v)? {
+                                memo = Some(match memo {
+                                    None => strategy.convert_value(x).map_err(merge_error)?,
+                                    Some(m) => strategy.merge(m, x).map_err(merge_error)?,
+                                });
+                            }
+                        }
+                        if let Some(r) = &memo {
+                            s.report_result(r);
+                        }
+                        Ok(memo)
+                    },
+                )
+            }
+        }
+    }
+
+    // ---- layers ----------------------------------------------------------------------
+
+    fn lookup_global(&mut self, lk: &LookupKey, strategy: &MergeStrategy) -> Result<Option<Value>> {
+        if self.layers.global.is_none() {
+            self.report_not_found(&lk.key);
+            return Ok(None);
+        }
+        let r = self.provider_key_lookup(&ProviderId::Global, lk, strategy, false);
+        r.map_err(|e| match e {
+            Error::Lookup {
+                message,
+                issue: false,
+            } => {
+                let top = self.top_keys.last().cloned().unwrap_or_default();
+                Error::Puppet(format!("Lookup of key '{top}' failed: {message}"))
+            }
+            other => other,
+        })
+    }
+
+    fn lookup_in_environment(
+        &mut self,
+        lk: &LookupKey,
+        strategy: &MergeStrategy,
+    ) -> Result<Option<Value>> {
+        if self.provider_path(&ProviderId::Environment)?.is_none() {
+            return Ok(None);
+        }
+        self.provider_key_lookup(&ProviderId::Environment, lk, strategy, false)
+    }
+
+    fn lookup_in_module(
+        &mut self,
+        lk: &LookupKey,
+        strategy: &MergeStrategy,
+    ) -> Result<Option<Value>> {
+        let Some(module) = self.current_module_name(lk) else {
+            return Ok(None);
+        };
+        let id = ProviderId::Module(module.clone());
+        if self.provider_path(&id)?.is_none() {
+            let exists = self.layers.modules.iter().any(|(n, _)| *n == module);
+            if let Some(ex) = self.ex.as_mut() {
+                ex.module_not_found(&module, exists);
+            }
+            return Ok(None);
+        }
+        self.provider_key_lookup(&id, lk, strategy, false)
+    }
+
+    /// The hiera.yaml of a provider, or `None` when the provider does not exist (no
+    /// environment hiera.yaml, unknown module, module without hiera.yaml, or Puppet 7
+    /// ignoring a version 3 file).
+    fn provider_path(&mut self, id: &ProviderId) -> Result<Option<PathBuf>> {
+        if let Some(p) = self.provider_paths.get(id) {
+            return Ok(p.clone());
+        }
+        let (path, what) = match id {
+            ProviderId::Global => (self.layers.global.clone(), ""),
+            ProviderId::Environment => (
+                self.layers
+                    .environment_dir
+                    .as_ref()
+                    .map(|d| d.join("hiera.yaml"))
+                    .filter(|p| p.exists()),
+                "an environment",
+            ),
+            ProviderId::Module(name) => (
+                self.layers
+                    .modules
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, d)| d.join("hiera.yaml"))
+                    .filter(|p| p.exists()),
+                "a module",
+            ),
+        };
+        let path = match path {
+            Some(p) if *id != ProviderId::Global => {
+                let cfg = self.config_at(id, &p)?;
+                if cfg.version == 3 {
+                    if self.settings.strict == Strict::Error {
+                        return Err(Error::issue(format!(
+                            "hiera.yaml version 3 cannot be used in {what} (file: {})",
+                            p.display()
+                        )));
+                    }
+                    let root = if *id == ProviderId::Environment {
+                        "the environment root"
+                    } else {
+                        "module root"
+                    };
+                    self.warnings
+                        .push(format!("hiera.yaml version 3 found at {root} was ignored"));
+                    None
+                } else {
+                    Some(p)
+                }
+            }
+            other => other,
+        };
+        self.provider_paths.insert(id.clone(), path.clone());
+        Ok(path)
+    }
+
+    /// The module an invocation belongs to: the key's, or for lookup_options the module of
+    /// the key whose options are being searched.
+    fn current_module_name(&self, lk: &LookupKey) -> Option<String> {
+        if lk.key == LOOKUP_OPTIONS {
+            return self.lookup_options_module.clone();
+        }
+        lk.module_name.clone()
+    }
+
+    fn lookup_default_in_module(&mut self, lk: &LookupKey) -> Result<Option<Value>> {
+        let Some(module) = lk.module_name.clone() else {
+            return Ok(None);
+        };
+        let id = ProviderId::Module(module.clone());
+        let Some(path) = self.provider_path(&id)? else {
+            return Ok(None);
+        };
+        if self.config_at(&id, &path)?.default_hierarchy.is_none() {
+            return Ok(None);
+        }
+        let label = format!("Searching default_hierarchy of module \"{module}\"");
+        self.with(
+            || Kind::Scope(label),
+            |s| -> Result<Option<Value>> {
+                if !s.module_default_options.contains_key(&module) {
+                    let lo = LookupKey::parse(LOOKUP_OPTIONS)?;
+                    let opts = s.with(
+                        || Kind::Scope(format!("Searching for \"{LOOKUP_OPTIONS}\"")),
+                        |s| -> Result<Option<CompiledOptions>> {
+                            match s.provider_key_lookup(&id, &lo, &MergeStrategy::Hash, true)? {
+                                Some(v) => {
+                                    let m = validate_lookup_options(v, Some(&module))?;
+                                    Ok(Some(compile_patterns(m)?))
+                                }
+                                None => Ok(None),
+                            }
+                        },
+                    )?;
+                    s.module_default_options.insert(module.clone(), opts);
+                }
+                let strategy = match s.module_default_options.get(&module).cloned().flatten() {
+                    Some(o) => {
+                        match extract_options(&o, &lk.root).and_then(|v| hash_get(&v, "merge")) {
+                            Some(m) => MergeStrategy::from_value(&m).map_err(merge_error)?,
+                            None => MergeStrategy::First,
+                        }
+                    }
+                    None => MergeStrategy::First,
+                };
+                let k = lk.key.clone();
+                s.with(
+                    || Kind::Scope(format!("Searching for \"{k}\"")),
+                    |s| s.provider_key_lookup(&id, lk, &strategy, true),
+                )
+            },
+        )
+    }
+
+    // ---- providers -------------------------------------------------------------------
+
+    fn config_at(&mut self, id: &ProviderId, path: &PathBuf) -> Result<Rc<HieraConfig>> {
+        if let Some(c) = self.configs.get(path) {
+            return c.clone();
+        }
+        let layer = match id {
+            ProviderId::Global => Layer::Global,
+            ProviderId::Environment => Layer::Environment,
+            ProviderId::Module(_) => Layer::Module,
+        };
+        let ctx = LoadContext {
+            layer,
+            codedir: self.layers.codedir.clone(),
+            strict_off: self.settings.strict == Strict::Off,
+        };
+        let r = HieraConfig::load(path, &ctx, &mut self.warnings).map(Rc::new);
+        self.configs.insert(path.clone(), r.clone());
+        r
+    }
+
+    fn provider_name(id: &ProviderId, cfg: Option<&HieraConfig>) -> String {
+        let mut n = match id {
+            ProviderId::Global => "Global ".to_string(),
+            ProviderId::Environment => "Environment ".to_string(),
+            ProviderId::Module(m) => format!("Module \"{m}\" "),
+        };
+        n.push_str("Data Provider");
+        if let Some(c) = cfg {
+            n.push_str(&format!(" ({})", c.name()));
+        }
+        n
+    }
+
+    /// `DataProvider#key_lookup`: recursion check, then the configured entries.
+    fn provider_key_lookup(
+        &mut self,
+        id: &ProviderId,
+        lk: &LookupKey,
+        strategy: &MergeStrategy,
+        default_hierarchy: bool,
+    ) -> Result<Option<Value>> {
+        self.check(&lk.key, |s| {
+            let r = s.unchecked_provider_lookup(id, lk, strategy, default_hierarchy);
+            match r {
+                Err(Error::Puppet(m)) => Err(Error::lookup(m)),
+                other => other,
+            }
+        })
+    }
+
+    /// `Invocation#check`: detect recursion on `name` while `f` runs.
+    fn check<T>(&mut self, name: &str, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        if self.name_stack.iter().any(|n| n == name) {
+            return Err(Error::lookup(format!(
+                "Recursive lookup detected in [{}]",
+                self.name_stack.join(", ")
+            )));
+        }
+        self.name_stack.push(name.to_string());
+        let r = f(self);
+        self.name_stack.pop();
+        r
+    }
+
+    /// The resolved entries of a provider, built once.
+    fn entries_of(
+        &mut self,
+        id: &ProviderId,
+        cfg: &HieraConfig,
+        default_hierarchy: bool,
+    ) -> Result<Rc<Vec<ResolvedEntry>>> {
+        let k = (id.clone(), default_hierarchy);
+        if let Some(e) = self.entries.get(&k) {
+            return e.clone();
+        }
+        let list = if default_hierarchy {
+            cfg.default_hierarchy.clone().unwrap_or_default()
+        } else {
+            cfg.hierarchy.clone()
+        };
+        let r = self.build_entries(cfg, &list).map(Rc::new);
+        self.entries.insert(k, r.clone());
+        r
+    }
+
+    fn unchecked_provider_lookup(
+        &mut self,
+        id: &ProviderId,
+        lk: &LookupKey,
+        strategy: &MergeStrategy,
+        default_hierarchy: bool,
+    ) -> Result<Option<Value>> {
+        let path = match self.provider_path(id)? {
+            Some(p) => p,
+            None => return Ok(None),
+        };
+        if default_hierarchy {
+            let cfg = self.config_at(id, &path)?;
+            let entries = self.entries_of(id, &cfg, true)?;
+            return self.entries_lookup(&entries, lk, strategy);
+        }
+        let name = Self::provider_name(id, None);
+        let module = match id {
+            ProviderId::Module(m) => Some(m.clone()),
+            _ => None,
+        };
+        self.with(
+            || Kind::DataProvider {
+                name,
+                config_path: None,
+                module,
+            },
+            |s| -> Result<Option<Value>> {
+                let cfg = s.config_at(id, &path);
+                if let Ok(c) = &cfg {
+                    let nm = Self::provider_name(id, Some(c));
+                    let cp = c.path.as_ref().map(|x| x.display().to_string());
+                    if let Some(ex) = s.ex.as_mut() {
+                        ex.set_provider_name(nm, cp);
+                    }
+                }
+                let cfg = cfg?;
+                let entries = s.entries_of(id, &cfg, false)?;
+                if entries.is_empty() {
+                    s.report_not_found(&lk.key);
+                    return Ok(None);
+                }
+                s.entries_lookup(&entries, lk, strategy)
+            },
+        )
+    }
+
+    fn entries_lookup(
+        &mut self,
+        entries: &[ResolvedEntry],
+        lk: &LookupKey,
+        strategy: &MergeStrategy,
+    ) -> Result<Option<Value>> {
+        self.merge_lookup(strategy, entries, |s, e| s.entry_lookup(e, lk, strategy))
+    }
+
+    /// `HieraConfigV5#create_configured_data_providers`: interpolate datadirs, locations
+    /// and options against the scope.
+    fn build_entries(
+        &mut self,
+        cfg: &HieraConfig,
+        entries: &[Entry],
+    ) -> Result<Vec<ResolvedEntry>> {
+        if let Some(e) = &cfg.deferred_error {
+            return Err(e.clone());
+        }
+        let saved_ex = self.ex.take();
+        let r = self.build_entries_inner(cfg, entries);
+        self.ex = saved_ex;
+        r.map_err(|e| match &e {
+            Error::Run(m) if m.starts_with("Undefined variable '") => {
+                let var = m["Undefined variable '".len()..]
+                    .split('\'')
+                    .next()
+                    .unwrap_or("")
+                    .to_string();
+                let line = cfg.path.as_ref().and_then(|p| {
+                    let text = std::fs::read_to_string(p).ok()?;
+                    let re = regex::Regex::new(&format!(r#"%\{{['"]?{var}['"]?\}}"#)).ok()?;
+                    crate::config::find_line_matching(&text, &re, 1)
+                });
+                let file = cfg
+                    .path
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default();
+                let loc = match line {
+                    Some(l) => format!(" (file: {file}, line: {l})"),
+                    None => format!(" (file: {file})"),
+                };
+                Error::issue(format!("Undefined variable '{var}'{loc}"))
+            }
+            _ => e,
+        })
+    }
+
+    fn build_entries_inner(
+        &mut self,
+        cfg: &HieraConfig,
+        entries: &[Entry],
+    ) -> Result<Vec<ResolvedEntry>> {
+        let mut out = Vec::new();
+        let is_default = cfg.path.is_none();
+        let v3 = cfg.version == 3;
+        for e in entries {
+            let datadir = self.interpolate_str(&e.datadir, false)?;
+            // v3 locations are not covered by Puppet 8's lenient location interpolation.
+            self.in_location = !v3 && self.settings.strict == Strict::Error;
+            let locs = self.resolve_locations(e, &datadir, is_default);
+            self.in_location = false;
+            let locs = locs?;
+            if is_default && matches!(&locs, Some(l) if l.is_empty()) {
+                continue;
+            }
+            let options = match &e.options {
+                Some(o) => match self.interpolate(&Value::Hash(o.clone()), false)? {
+                    Value::Hash(h) => h,
+                    _ => Map::new(),
+                },
+                None => Map::new(),
+            };
+            out.push(ResolvedEntry {
+                entry: e.clone(),
+                locations: locs,
+                options,
+            });
+        }
+        Ok(out)
+    }
+
+    fn resolve_locations(
+        &mut self,
+        e: &Entry,
+        datadir: &str,
+        is_default: bool,
+    ) -> Result<Option<Vec<ResolvedLocation>>> {
+        let path_loc = |original: &str, p: String| {
+            let exists = std::path::Path::new(&p).is_file();
+            ResolvedLocation {
+                original: original.to_string(),
+                location: p,
+                exists,
+                uri: false,
+            }
+        };
+        Ok(Some(match &e.locations {
+            Locations::None => return Ok(None),
+            Locations::Paths(paths) => {
+                let mut out = Vec::new();
+                for declared in paths {
+                    let mut p = self.interpolate_str(declared, false)?;
+                    if let Some(ext) = &e.extension {
+                        if !p.ends_with(ext.as_str()) {
+                            p.push_str(ext);
+                        }
+                    }
+                    let full = crate::config::path_plus(datadir, &p);
+                    let loc = path_loc(declared, full);
+                    if !is_default || loc.exists {
+                        out.push(loc);
+                    }
+                }
+                out
+            }
+            Locations::Globs(globs) => {
+                let mut out = Vec::new();
+                for declared in globs {
+                    let g = self.interpolate_str(declared, false)?;
+                    let pattern = crate::config::path_plus(datadir, &g);
+                    for f in crate::location::glob(&pattern) {
+                        out.push(ResolvedLocation {
+                            original: pattern.clone(),
+                            location: f,
+                            exists: true,
+                            uri: false,
+                        });
+                    }
+                }
+                out
+            }
+            Locations::Uris(uris) => {
+                let mut out = Vec::new();
+                for declared in uris {
+                    let u = self.interpolate_str(declared, false)?;
+                    out.push(ResolvedLocation {
+                        original: declared.clone(),
+                        location: u,
+                        exists: true,
+                        uri: true,
+                    });
+                }
+                out
+            }
+            Locations::Mapped(var, key, template) => {
+                let vars = self.scope_lookup(var, "mapped_path[0]")?;
+                let vars: Vec<Value> = match vars {
+                    None | Some(Value::Null) => return Ok(Some(Vec::new())),
+                    Some(Value::String(s)) if s.is_empty() => return Ok(Some(Vec::new())),
+                    Some(Value::Array(a)) if a.is_empty() => return Ok(Some(Vec::new())),
+                    Some(Value::Hash(h)) if h.is_empty() => return Ok(Some(Vec::new())),
+                    Some(Value::String(s)) => vec![Value::String(s)],
+                    Some(Value::Array(a)) => a,
+                    Some(Value::Hash(h)) => h
+                        .into_iter()
+                        .map(|(k, v)| Value::Array(vec![k, v]))
+                        .collect(),
+                    Some(other) => vec![other],
+                };
+                let mut out = Vec::new();
+                for v in vars {
+                    let saved = self.local_var.replace((key.clone(), v));
+                    let p = self.interpolate_str(template, false);
+                    self.local_var = saved;
+                    let full = crate::config::path_plus(datadir, &p?);
+                    out.push(path_loc(template, full));
+                }
+                out
+            }
+        }))
+    }
+
+    /// One hierarchy entry (`DataHashFunctionProvider#unchecked_key_lookup`).
+    fn entry_lookup(
+        &mut self,
+        e: &ResolvedEntry,
+        lk: &LookupKey,
+        strategy: &MergeStrategy,
+    ) -> Result<Option<Value>> {
+        let name = format!("Hierarchy entry \"{}\"", e.entry.name);
+        self.with(
+            || Kind::DataProvider {
+                name,
+                config_path: None,
+                module: None,
+            },
+            |s| -> Result<Option<Value>> {
+                match &e.locations {
+                    None => {
+                        let r = s.call_function(e, None, &lk.root)?;
+                        Ok(r)
+                    }
+                    Some(locs) => {
+                        let locs = locs.clone();
+                        s.merge_lookup(strategy, &locs, |s, loc| {
+                            let l = loc.clone();
+                            s.with(
+                                || Kind::Location {
+                                    original: l.original.clone(),
+                                    location: l.location.clone(),
+                                    uri: l.uri,
+                                },
+                                |s| {
+                                    if loc.exists {
+                                        s.call_function(e, Some(loc), &lk.root)
+                                    } else {
+                                        if let Some(ex) = s.ex.as_mut() {
+                                            ex.location_not_found();
+                                        }
+                                        Ok(None)
+                                    }
+                                },
+                            )
+                        })
+                    }
+                }
+            },
+        )
+    }
+
+    fn call_function(
+        &mut self,
+        e: &ResolvedEntry,
+        loc: Option<&ResolvedLocation>,
+        root: &str,
+    ) -> Result<Option<Value>> {
+        let f = e.entry.function.as_str();
+        match (e.entry.kind, f) {
+            (FunctionKind::DataHash, "yaml_data" | "json_data") => {
+                let Some(loc) = loc else {
+                    return Err(Error::Puppet(format!(
+                        "'{f}' one of 'path', 'paths' 'glob', 'globs' or 'mapped_paths' must be declared in hiera.yaml when using this data_hash function"
+                    )));
+                };
+                let hash = self.files.data_hash(
+                    f,
+                    &loc.location,
+                    self.settings.strict,
+                    &mut self.warnings,
+                )?;
+                let Some(value) = hash.get(&Value::str(root)).cloned() else {
+                    self.report_not_found(root);
+                    return Ok(None);
+                };
+                drop(hash);
+                let v = self.interpolate(&value, true)?;
+                self.report_found(root, &v);
+                Ok(Some(v))
+            }
+            (kind, name) => Err(Error::issue(format!(
+                "Unable to find '{}' function named '{name}'{}",
+                kind.tag(),
+                self.config_file_suffix()
+            ))),
+        }
+    }
+
+    fn config_file_suffix(&self) -> String {
+        String::new()
+    }
+
+    // ---- lookup_options --------------------------------------------------------------
+
+    fn lookup_lookup_options(&mut self, lk: &LookupKey) -> Result<Option<Value>> {
+        let module = lk.module_name.clone();
+        if !self.lookup_options.contains_key(&module) {
+            let opts = self.retrieve_lookup_options(module.clone())?;
+            self.lookup_options.insert(module.clone(), opts);
+        }
+        Ok(self
+            .lookup_options
+            .get(&module)
+            .and_then(|o| o.as_ref())
+            .and_then(|o| extract_options(o, &lk.root)))
+    }
+
+    fn retrieve_lookup_options(
+        &mut self,
+        module: Option<String>,
+    ) -> Result<Option<CompiledOptions>> {
+        self.top_keys.push(LOOKUP_OPTIONS.to_string());
+        let saved_module = std::mem::replace(&mut self.lookup_options_module, module.clone());
+        let r = self.with(
+            || Kind::Top {
+                meta: true,
+                key: LOOKUP_OPTIONS.into(),
+            },
+            |s| -> Result<Option<CompiledOptions>> {
+                let strategy = MergeStrategy::Hash;
+                if s.global_only {
+                    let g = s.global_lookup_options(&strategy)?;
+                    return g.map(compile_patterns).transpose();
+                }
+                let mut opts = s.env_lookup_options(&strategy)?;
+                if let Some(m) = &module {
+                    if let std::collections::hash_map::Entry::Vacant(slot) =
+                        s.lookup_options.entry(None)
+                    {
+                        slot.insert(opts.clone().map(compile_patterns).transpose()?);
+                    }
+                    let lo = LookupKey::parse(LOOKUP_OPTIONS)?;
+                    if let Some(v) = s.lookup_in_module(&lo, &strategy)? {
+                        let module_opts = validate_lookup_options(v, Some(m))?;
+                        opts = match opts {
+                            None => Some(module_opts),
+                            Some(ge) => {
+                                let variants =
+                                    ["Global and Environment".to_string(), format!("Module {m}")];
+                                let ge_v = Value::Hash(ge);
+                                let mo_v = Value::Hash(module_opts);
+                                let merged = s.merge_lookup(&strategy, &variants, |s, n| {
+                                    let v = if n == "Global and Environment" {
+                                        ge_v.clone()
+                                    } else {
+                                        mo_v.clone()
+                                    };
+                                    s.with(
+                                        || Kind::Scope(n.clone()),
+                                        |s| {
+                                            s.report_found(LOOKUP_OPTIONS, &v);
+                                            Ok(Some(v.clone()))
+                                        },
+                                    )
+                                })?;
+                                match merged {
+                                    Some(Value::Hash(h)) => Some(h),
+                                    _ => None,
+                                }
+                            }
+                        };
+                    }
+                }
+                opts.map(compile_patterns).transpose()
+            },
+        );
+        self.lookup_options_module = saved_module;
+        self.top_keys.pop();
+        r
+    }
+
+    fn global_lookup_options(&mut self, strategy: &MergeStrategy) -> Result<Option<Map>> {
+        if let Some(g) = &self.global_lookup_options {
+            return Ok(g.clone());
+        }
+        let lo = LookupKey::parse(LOOKUP_OPTIONS)?;
+        let g = match self.lookup_global(&lo, strategy)? {
+            Some(v) => Some(validate_lookup_options(v, None)?),
+            None => None,
+        };
+        self.global_lookup_options = Some(g.clone());
+        Ok(g)
+    }
+
+    fn env_lookup_options(&mut self, strategy: &MergeStrategy) -> Result<Option<Map>> {
+        if let Some(e) = &self.env_lookup_options {
+            return Ok(e.clone());
+        }
+        let global = self.global_lookup_options(strategy)?;
+        let lo = LookupKey::parse(LOOKUP_OPTIONS)?;
+        let env_only = match self.lookup_in_environment(&lo, strategy)? {
+            Some(v) => Some(validate_lookup_options(v, None)?),
+            None => None,
+        };
+        let merged = match (global, env_only) {
+            (None, e) => e,
+            (g, None) => g,
+            (Some(g), Some(e)) => match strategy
+                .merge(Value::Hash(g), Value::Hash(e))
+                .map_err(merge_error)?
+            {
+                Value::Hash(h) => Some(h),
+                _ => None,
+            },
+        };
+        self.env_lookup_options = Some(merged.clone());
+        Ok(merged)
+    }
+
+    // ---- interpolation ---------------------------------------------------------------
+
+    /// Interpolates a value (strings, array elements, hash keys and values).
+    pub fn interpolate(&mut self, value: &Value, allow_methods: bool) -> Result<Value> {
+        match value {
+            Value::String(s) => {
+                if !s.contains("%{") {
+                    return Ok(value.clone());
+                }
+                self.interpolate_string(s, allow_methods)
+            }
+            Value::Array(a) => {
+                let mut out = Vec::with_capacity(a.len());
+                for v in a {
+                    out.push(self.interpolate(v, allow_methods)?);
+                }
+                Ok(Value::Array(out))
+            }
+            Value::Hash(h) => {
+                let mut out = Map::with_capacity(h.len());
+                for (k, v) in h {
+                    let k = self.interpolate(k, allow_methods)?;
+                    let v = self.interpolate(v, allow_methods)?;
+                    out.insert(k, v);
+                }
+                Ok(Value::Hash(out))
+            }
+            other => Ok(other.clone()),
+        }
+    }
+
+    fn interpolate_str(&mut self, s: &str, allow_methods: bool) -> Result<String> {
+        if !s.contains("%{") {
+            return Ok(s.to_string());
+        }
+        match self.interpolate_string(s, allow_methods)? {
+            Value::String(s) => Ok(s),
+            other => Ok(crate::render::to_s(&other)),
+        }
+    }
+
+    fn interpolate_string(&mut self, subject: &str, allow_methods: bool) -> Result<Value> {
+        let subj = subject.to_string();
+        self.with(
+            || Kind::Interpolate(subj),
+            |s| -> Result<Value> {
+                let mut out = String::new();
+                for tok in interpolation::tokenize(subject) {
+                    match tok {
+                        interpolation::Token::Text(t) => out.push_str(t),
+                        interpolation::Token::Empty => {}
+                        interpolation::Token::Expr { whole, expr } => {
+                            let (method, key) = interpolation::parse_expr(expr);
+                            if method != Method::Scope && !allow_methods {
+                                return Err(Error::issue("Interpolation using method syntax is not allowed in this context"));
+                            }
+                            let method = match method {
+                                Method::Unknown(name) => {
+                                    return Err(Error::issue(format!("Unknown interpolation method '{name}'")))
+                                }
+                                m => m,
+                            };
+                            if method == Method::Alias && subject != whole {
+                                return Err(Error::issue(
+                                    "'alias' interpolation is only permitted if the expression is equal to the entire string",
+                                ));
+                            }
+                            let value = match method {
+                                Method::Scope => s.scope_lookup(key, subject)?,
+                                Method::Literal => Some(Value::str(key)),
+                                _ => Some(s.global_lookup(key)?),
+                            };
+                            if method == Method::Alias {
+                                return Ok(value.unwrap_or(Value::Null));
+                            }
+                            let value = match value {
+                                Some(v) => {
+                                    let name = if method == Method::Scope { format!("scope:{key}") } else { key.to_string() };
+                                    s.check(&name, |s| s.interpolate(&v, allow_methods))?
+                                }
+                                None => Value::Null,
+                            };
+                            out.push_str(&crate::render::to_s(&value));
+                        }
+                    }
+                }
+                Ok(Value::String(out))
+            },
+        )
+    }
+
+    /// `%{lookup('k')}`, `%{hiera('k')}`, `%{alias('k')}`: a full lookup with default ''.
+    fn global_lookup(&mut self, key: &str) -> Result<Value> {
+        let keys = [key.to_string()];
+        match self.lookup(&keys, None)? {
+            Outcome::Found(v) => Ok(v),
+            Outcome::NotFound => Ok(Value::str("")),
+        }
+    }
+
+    /// `%{var}` / `%{scope('var')}`: a scope variable with optional dotted sub-keys.
+    fn scope_lookup(&mut self, key: &str, subject: &str) -> Result<Option<Value>> {
+        let mut segments = split_key(key)
+            .map_err(|_| Error::lookup(format!("Syntax error in string: {subject}")))?;
+        let root = segments.remove(0).to_string();
+        let value = self.with(
+            || Kind::Scope("Global Scope".into()),
+            |s| -> Result<Option<Value>> {
+                let local = match &s.local_var {
+                    Some((k, v)) if *k == root => Some(v.clone()),
+                    _ => None,
+                };
+                let found = local.or_else(|| s.scope.get(&root).cloned());
+                match found {
+                    Some(v) => {
+                        s.report_found(&root, &v);
+                        Ok(Some(v))
+                    }
+                    None => {
+                        s.variable_not_found(&root)?;
+                        Ok(None)
+                    }
+                }
+            },
+        )?;
+        match value {
+            Some(v) if !v.is_null() && !segments.is_empty() => self.sub_lookup(key, &segments, v),
+            other => Ok(other),
+        }
+    }
+
+    /// `Scope#variable_not_found` under the `strict` setting.
+    fn variable_not_found(&mut self, name: &str) -> Result<()> {
+        if matches!(name, "module_name" | "caller_module_name")
+            || name.bytes().all(|b| b.is_ascii_digit())
+        {
+            return Ok(());
+        }
+        match self.settings.strict {
+            Strict::Off => Ok(()),
+            Strict::Warning => {
+                self.warnings.push(format!(
+                    "Undefined variable '{name}'; \n   (file & line not available)"
+                ));
+                Ok(())
+            }
+            Strict::Error if self.in_location => {
+                self.warnings.push(format!(
+                    "Interpolation failed with '{name}', but compilation continuing; "
+                ));
+                Ok(())
+            }
+            Strict::Error => Err(Error::run(format!("Undefined variable '{name}'; "))),
+        }
+    }
+}
+
+fn merge_error(e: MergeError) -> Error {
+    if e.raw {
+        Error::run(e.message)
+    } else {
+        Error::lookup(e.message)
+    }
+}
+
+fn hash_get(v: &Value, key: &str) -> Option<Value> {
+    match v {
+        Value::Hash(h) => h.get(&Value::str(key)).cloned(),
+        _ => None,
+    }
+}
+
+fn validate_lookup_options(v: Value, module: Option<&str>) -> Result<Map> {
+    let Value::Hash(h) = v else {
+        return Err(Error::lookup("value of lookup_options must be a hash"));
+    };
+    if let Some(m) = module {
+        let pfx = format!("{m}::");
+        for k in h.keys() {
+            let k = k.as_str().unwrap_or("");
+            if let Some(rest) = k.strip_prefix('^') {
+                if !rest.starts_with(&pfx) {
+                    return Err(Error::lookup(format!(
+                        "all lookup_options patterns must match a key starting with module name '{m}'"
+                    )));
+                }
+            } else if !k.starts_with(&pfx) {
+                return Err(Error::lookup(format!(
+                    "all lookup_options keys must start with module name '{m}'"
+                )));
+            }
+        }
+    }
+    Ok(h)
+}
+
+fn compile_patterns(options: Map) -> Result<CompiledOptions> {
+    let mut c = CompiledOptions::default();
+    for (k, v) in options {
+        match &k {
+            Value::String(s) if s.starts_with('^') => {
+                let re = regex::Regex::new(s).map_err(|e| {
+                    Error::run(format!("invalid lookup_options pattern /{s}/: {e}"))
+                })?;
+                c.patterns.push((re, v));
+            }
+            _ => {
+                c.exact.insert(k, v);
+            }
+        }
+    }
+    Ok(c)
+}
+
+fn extract_options(o: &CompiledOptions, root: &str) -> Option<Value> {
+    if let Some(v) = o.exact.get(&Value::str(root)) {
+        if !v.is_null() {
+            return Some(v.clone());
+        }
+    }
+    o.patterns
+        .iter()
+        .find(|(re, _)| re.is_match(root))
+        .map(|(_, v)| v.clone())
+}

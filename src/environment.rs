@@ -1,0 +1,245 @@
+//! Where the three layers come from: Puppet's settings (`--hiera_config`, `--codedir`,
+//! `--confdir`, `--environmentpath`, `--environment`, `--basemodulepath`), the environment's
+//! `environment.conf`, and control-repo mode.
+
+use crate::engine::Layers;
+use crate::error::{Error, Result};
+use std::path::{Path, PathBuf};
+
+/// The settings a user can give on the command line.
+#[derive(Debug, Clone, Default)]
+pub struct EnvOptions {
+    pub hiera_config: Option<PathBuf>,
+    pub codedir: Option<PathBuf>,
+    pub confdir: Option<PathBuf>,
+    pub environmentpath: Option<PathBuf>,
+    pub environment: Option<String>,
+    pub basemodulepath: Option<String>,
+    pub modulepath: Option<String>,
+    /// The working directory (control-repo mode and relative paths).
+    pub cwd: PathBuf,
+}
+
+pub const DEFAULT_CODEDIR: &str = "/etc/puppetlabs/code";
+pub const DEFAULT_CONFDIR: &str = "/etc/puppetlabs/puppet";
+
+/// Makes `p` absolute against `cwd`, as Puppet's file settings are.
+pub fn absolute(cwd: &Path, p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        let s = crate::config::path_plus(&cwd.display().to_string(), &p.display().to_string());
+        PathBuf::from(s)
+    }
+}
+
+impl EnvOptions {
+    /// The environment name (`production` unless `--environment`).
+    pub fn environment_name(&self) -> String {
+        self.environment
+            .clone()
+            .unwrap_or_else(|| "production".to_string())
+    }
+
+    /// True when no layer setting was given: the working directory is a control repo.
+    pub fn control_repo_mode(&self) -> bool {
+        self.hiera_config.is_none()
+            && self.environmentpath.is_none()
+            && self.codedir.is_none()
+            && self.confdir.is_none()
+    }
+
+    /// Resolves the layers.
+    pub fn layers(&self) -> Result<Layers> {
+        let cwd = &self.cwd;
+        let codedir = self
+            .codedir
+            .as_ref()
+            .map(|c| absolute(cwd, c))
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_CODEDIR));
+        let confdir = self
+            .confdir
+            .as_ref()
+            .map(|c| absolute(cwd, c))
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_CONFDIR));
+        if self.control_repo_mode() {
+            return self.control_repo_layers(codedir);
+        }
+        let global = match &self.hiera_config {
+            Some(h) => absolute(cwd, h),
+            None => {
+                let c = codedir.join("hiera.yaml");
+                if c.exists() {
+                    c
+                } else {
+                    confdir.join("hiera.yaml")
+                }
+            }
+        };
+        let envpath = self
+            .environmentpath
+            .as_ref()
+            .map(|e| absolute(cwd, e))
+            .unwrap_or_else(|| codedir.join("environments"));
+        let name = self.environment_name();
+        let env_dir = envpath.join(&name);
+        let explicit = self.environmentpath.is_some() || self.environment.is_some();
+        let environment_dir = if env_dir.is_dir() {
+            Some(env_dir)
+        } else if explicit {
+            return Err(Error::run(format!(
+                "Could not find a directory environment named '{name}' anywhere in the path: {}. Does the directory exist?",
+                envpath.display()
+            )));
+        } else {
+            None
+        };
+        let modules = match &environment_dir {
+            Some(d) => self.modules_of(d, &codedir)?,
+            None => Vec::new(),
+        };
+        Ok(Layers {
+            global: Some(global),
+            environment_dir,
+            modules,
+            codedir,
+        })
+    }
+
+    fn control_repo_layers(&self, codedir: PathBuf) -> Result<Layers> {
+        let dir = self.cwd.clone();
+        let hiera = dir.join("hiera.yaml");
+        // A Hiera 3 hiera.yaml at the root is a global configuration (it cannot be an
+        // environment layer); anything else is the environment layer.
+        let is_v3 = hiera.is_file() && is_v3_config(&hiera);
+        let modules = self.modules_of(&dir, &codedir)?;
+        if is_v3 {
+            Ok(Layers {
+                global: Some(hiera),
+                environment_dir: None,
+                modules,
+                codedir,
+            })
+        } else {
+            Ok(Layers {
+                global: None,
+                environment_dir: Some(dir),
+                modules,
+                codedir,
+            })
+        }
+    }
+
+    /// Modules along the environment's modulepath (environment.conf, else
+    /// `modules:$basemodulepath`), first occurrence of a name wins.
+    fn modules_of(&self, env_dir: &Path, codedir: &Path) -> Result<Vec<(String, PathBuf)>> {
+        let base = self
+            .basemodulepath
+            .clone()
+            .unwrap_or_else(|| format!("{}/modules", codedir.display()));
+        let conf = read_environment_conf(&env_dir.join("environment.conf"));
+        let modulepath = match (&self.modulepath, conf) {
+            (Some(m), _) => m.clone(),
+            (None, Some(m)) => m,
+            (None, None) => "modules:$basemodulepath".to_string(),
+        };
+        let mut out: Vec<(String, PathBuf)> = Vec::new();
+        for entry in modulepath.split(':') {
+            let entry = entry.trim();
+            if entry.is_empty() {
+                continue;
+            }
+            let expanded = entry
+                .replace("$basemodulepath", &base)
+                .replace("$codedir", &codedir.display().to_string());
+            for part in expanded.split(':') {
+                if part.is_empty() {
+                    continue;
+                }
+                let dir = absolute(env_dir, Path::new(part));
+                let Ok(rd) = std::fs::read_dir(&dir) else {
+                    continue;
+                };
+                let mut names: Vec<String> = rd
+                    .filter_map(|e| e.ok())
+                    .filter(|e| e.path().is_dir())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| valid_module_name(n))
+                    .collect();
+                names.sort();
+                for n in names {
+                    if !out.iter().any(|(m, _)| *m == n) {
+                        out.push((n.clone(), dir.join(&n)));
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// `modulepath` from an environment.conf (an ini file without sections).
+fn read_environment_conf(path: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('#') || line.starts_with(';') {
+            continue;
+        }
+        if let Some((k, v)) = line.split_once('=') {
+            if k.trim() == "modulepath" {
+                return Some(v.trim().to_string());
+            }
+        }
+    }
+    None
+}
+
+/// Puppet's module name rule: lower-case letter, then lower-case letters, digits, `_`.
+fn valid_module_name(n: &str) -> bool {
+    let mut chars = n.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+fn is_v3_config(path: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return false;
+    };
+    match crate::yaml::load(&text) {
+        Ok(crate::value::Value::Hash(h)) => {
+            let v = h
+                .get(&crate::value::Value::str("version"))
+                .or_else(|| h.get(&crate::value::Value::str(":version")));
+            v.is_none()
+        }
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn module_names() {
+        assert!(valid_module_name("ntp"));
+        assert!(valid_module_name("my_mod2"));
+        assert!(!valid_module_name("Ntp"));
+        assert!(!valid_module_name("2x"));
+        assert!(!valid_module_name("my-mod"));
+    }
+
+    #[test]
+    fn environment_conf_modulepath() {
+        let dir = std::env::temp_dir().join(format!("hl-envconf-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("environment.conf");
+        std::fs::write(&f, "# c\nmodulepath = site:modules:$basemodulepath\n").unwrap();
+        assert_eq!(
+            read_environment_conf(&f).as_deref(),
+            Some("site:modules:$basemodulepath")
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,53 @@
+//! Errors, typed by how Puppet delivers them.
+//!
+//! Puppet has three channels and they change what `--explain` prints: a `LookupError` is
+//! appended to the explanation, anything else aborts the run. hiera-lookup exits 2 for all
+//! of them (Puppet exits 1, often silently); the kind only steers the explain output.
+
+use thiserror::Error;
+
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum Error {
+    /// Puppet's `Puppet::DataBinding::LookupError`. `issue` is true when it carries an issue
+    /// code (hiera.yaml and interpolation issues), which stops the global layer from
+    /// prefixing it with "Lookup of key 'k' failed: ".
+    #[error("{message}")]
+    Lookup { message: String, issue: bool },
+    /// A plain `Puppet::Error`: a data provider turns it into a LookupError on the way out.
+    #[error("{0}")]
+    Puppet(String),
+    /// Any other error (`ArgumentError`, type assertion, parse errors of hiera.yaml): Puppet
+    /// prints `Error: Could not run: <message>`.
+    #[error("{0}")]
+    Run(String),
+    /// A command-line usage error.
+    #[error("{0}")]
+    Usage(String),
+}
+
+impl Error {
+    pub fn lookup(message: impl Into<String>) -> Error {
+        Error::Lookup {
+            message: message.into(),
+            issue: false,
+        }
+    }
+    pub fn issue(message: impl Into<String>) -> Error {
+        Error::Lookup {
+            message: message.into(),
+            issue: true,
+        }
+    }
+    pub fn run(message: impl Into<String>) -> Error {
+        Error::Run(message.into())
+    }
+    /// True for errors that `--explain` appends to the explanation instead of aborting.
+    pub fn is_lookup_error(&self) -> bool {
+        matches!(self, Error::Lookup { .. })
+    }
+    pub fn message(&self) -> String {
+        self.to_string()
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,505 @@
+//! The `--explain` trace: Puppet's explanation tree (`explainer.rb`), built only when asked
+//! for, and printed as text or as the hash `--render-as json|yaml` shows.
+
+use crate::value::{Map, Value};
+
+/// What a node stands for; each prints its own header line(s).
+#[derive(Debug, Clone)]
+pub enum Kind {
+    /// The explainer itself.
+    Root,
+    /// `Searching for "key"` (`meta` is the lookup_options search).
+    Top {
+        meta: bool,
+        key: String,
+    },
+    InvalidKey(String),
+    MergeSource(String),
+    Module(String),
+    Interpolate(String),
+    Merge {
+        strategy: &'static str,
+        options: Option<Value>,
+    },
+    DataProvider {
+        name: String,
+        config_path: Option<String>,
+        module: Option<String>,
+    },
+    Location {
+        original: String,
+        location: String,
+        uri: bool,
+    },
+    SubLookup(String),
+    Segment,
+    Scope(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    None,
+    Found,
+    Result,
+    NotFound,
+    LocationNotFound,
+    ModuleNotFound,
+    ModuleProviderNotFound,
+}
+
+#[derive(Debug, Clone)]
+struct Node {
+    kind: Kind,
+    parent: usize,
+    children: Vec<usize>,
+    key: Option<String>,
+    value: Option<Value>,
+    event: Event,
+    texts: Vec<String>,
+}
+
+/// A tree under construction: `push` enters a node, `pop` leaves it, the `found`/`not_found`
+/// family records the outcome of the current node.
+#[derive(Debug, Clone)]
+pub struct Explainer {
+    nodes: Vec<Node>,
+    current: usize,
+    pub only_options: bool,
+}
+
+impl Explainer {
+    pub fn new(only_options: bool) -> Explainer {
+        Explainer {
+            nodes: vec![Node {
+                kind: Kind::Root,
+                parent: 0,
+                children: Vec::new(),
+                key: None,
+                value: None,
+                event: Event::None,
+                texts: Vec::new(),
+            }],
+            current: 0,
+            only_options,
+        }
+    }
+
+    pub fn push(&mut self, kind: Kind) {
+        let id = self.nodes.len();
+        self.nodes.push(Node {
+            kind,
+            parent: self.current,
+            children: Vec::new(),
+            key: None,
+            value: None,
+            event: Event::None,
+            texts: Vec::new(),
+        });
+        self.nodes[self.current].children.push(id);
+        self.current = id;
+    }
+
+    pub fn pop(&mut self) {
+        self.current = self.nodes[self.current].parent;
+    }
+
+    /// Renames the current data provider node once its configuration is known.
+    pub fn set_provider_name(&mut self, name: String, config_path: Option<String>) {
+        if let Kind::DataProvider {
+            name: n,
+            config_path: c,
+            ..
+        } = &mut self.nodes[self.current].kind
+        {
+            *n = name;
+            *c = config_path;
+        }
+    }
+
+    fn cur(&mut self) -> &mut Node {
+        &mut self.nodes[self.current]
+    }
+
+    pub fn found(&mut self, key: &str, value: &Value) {
+        let n = self.cur();
+        n.key = Some(key.to_string());
+        n.value = Some(value.clone());
+        n.event = Event::Found;
+    }
+    pub fn result(&mut self, value: &Value) {
+        let n = self.cur();
+        n.value = Some(value.clone());
+        n.event = Event::Result;
+    }
+    pub fn not_found(&mut self, key: &str) {
+        let n = self.cur();
+        n.key = Some(key.to_string());
+        n.event = Event::NotFound;
+    }
+    pub fn location_not_found(&mut self) {
+        self.cur().event = Event::LocationNotFound;
+    }
+    pub fn module_not_found(&mut self, module: &str, provider_only: bool) {
+        self.push(Kind::Module(module.to_string()));
+        self.cur().event = if provider_only {
+            Event::ModuleProviderNotFound
+        } else {
+            Event::ModuleNotFound
+        };
+        self.pop();
+    }
+    pub fn merge_source(&mut self, source: &str) {
+        self.push(Kind::MergeSource(source.to_string()));
+        self.pop();
+    }
+    /// A text line under the current node (root texts print at column 0, last).
+    pub fn text(&mut self, text: String) {
+        self.cur().texts.push(text);
+    }
+    /// A text line at the root, whatever node is current.
+    pub fn root_text(&mut self, text: String) {
+        self.nodes[0].texts.push(text);
+    }
+
+    /// The text form (`--explain`).
+    pub fn explain(&self) -> String {
+        let mut out = String::new();
+        self.dump(0, &mut out, "", "");
+        out
+    }
+
+    fn dump(&self, id: usize, io: &mut String, indent: &str, first_indent: &str) {
+        let n = &self.nodes[id];
+        let inner = format!("{indent}  ");
+        match &n.kind {
+            Kind::Root => {
+                for &c in &n.children {
+                    self.dump(c, io, indent, first_indent);
+                }
+                dump_texts(io, indent, &n.texts);
+            }
+            Kind::Top { key, .. } => {
+                io.push_str(&format!("{first_indent}Searching for \"{key}\"\n"));
+                for &c in &n.children {
+                    self.dump(c, io, &inner, &inner);
+                }
+            }
+            Kind::InvalidKey(key) => io.push_str(&format!("{first_indent}Invalid key \"{key}\"\n")),
+            Kind::MergeSource(src) => io.push_str(&format!(
+                "{first_indent}Using merge options from \"{src}\" hash\n"
+            )),
+            Kind::Module(m) => match n.event {
+                Event::ModuleNotFound => {
+                    io.push_str(&format!("{indent}Module \"{m}\" not found\n"))
+                }
+                Event::ModuleProviderNotFound => io.push_str(&format!(
+                    "{indent}Module data provider for module \"{m}\" not found\n"
+                )),
+                _ => {}
+            },
+            Kind::Interpolate(expr) => {
+                io.push_str(&format!("{first_indent}Interpolation on \"{expr}\"\n"));
+                for &c in &n.children {
+                    self.dump(c, io, &inner, &inner);
+                }
+            }
+            Kind::Merge { strategy, options } => {
+                match n.children.len() {
+                    0 => return,
+                    1 => return self.dump(n.children[0], io, indent, first_indent),
+                    _ => {}
+                }
+                io.push_str(&format!("{first_indent}Merge strategy {strategy}\n"));
+                if let Some(o) = options {
+                    io.push_str(&format!("{inner}Options: "));
+                    dump_value(io, &inner, o);
+                    io.push('\n');
+                }
+                for &c in &n.children {
+                    self.dump(c, io, &inner, &inner);
+                }
+                if n.event == Event::Result {
+                    io.push_str(&format!("{inner}Merged result: "));
+                    if let Some(v) = &n.value {
+                        dump_value(io, &inner, v);
+                    }
+                    io.push('\n');
+                }
+            }
+            Kind::DataProvider {
+                name, config_path, ..
+            } => {
+                io.push_str(&format!("{first_indent}{name}\n"));
+                if let Some(p) = config_path {
+                    io.push_str(&format!("{inner}Using configuration \"{p}\"\n"));
+                }
+                for &c in &n.children {
+                    self.dump(c, io, &inner, &inner);
+                }
+                self.dump_outcome(n, io, &inner);
+            }
+            Kind::Location {
+                original,
+                location,
+                uri,
+            } => {
+                let t = if *uri { "URI" } else { "Path" };
+                io.push_str(&format!("{indent}{t} \"{location}\"\n"));
+                io.push_str(&format!(
+                    "{inner}Original {} \"{original}\"\n",
+                    if *uri { "uri:" } else { "path:" }
+                ));
+                for &c in &n.children {
+                    self.dump(c, io, &inner, &inner);
+                }
+                if n.event == Event::LocationNotFound {
+                    io.push_str(&format!("{inner}{t} not found\n"));
+                }
+                self.dump_outcome(n, io, &inner);
+            }
+            Kind::SubLookup(sub) => {
+                io.push_str(&format!("{indent}Sub key: \"{sub}\"\n"));
+                for &c in &n.children {
+                    self.dump(c, io, &inner, &inner);
+                }
+                self.dump_outcome(n, io, &inner);
+            }
+            Kind::Segment => self.dump_outcome(n, io, indent),
+            Kind::Scope(name) => {
+                io.push_str(&format!("{indent}{name}\n"));
+                for &c in &n.children {
+                    self.dump(c, io, &inner, &inner);
+                }
+                self.dump_outcome(n, io, &inner);
+            }
+        }
+    }
+
+    fn dump_outcome(&self, n: &Node, io: &mut String, indent: &str) {
+        match n.event {
+            Event::NotFound => {
+                io.push_str(&format!(
+                    "{indent}No such key: \"{}\"\n",
+                    n.key.as_deref().unwrap_or("")
+                ));
+            }
+            Event::Found => {
+                io.push_str(&format!(
+                    "{indent}Found key: \"{}\" value: ",
+                    n.key.as_deref().unwrap_or("")
+                ));
+                if let Some(v) = &n.value {
+                    dump_value(io, indent, v);
+                }
+                io.push('\n');
+            }
+            _ => {}
+        }
+        dump_texts(io, indent, &n.texts);
+    }
+
+    /// The hash form (`Explainer#to_hash`) rendered by `--explain --render-as json|yaml`.
+    pub fn to_hash(&self) -> Value {
+        let root = &self.nodes[0];
+        if root.children.len() == 1 {
+            self.node_hash(root.children[0])
+        } else {
+            let mut m = Map::new();
+            if !root.children.is_empty() {
+                m.insert(
+                    Value::str("branches"),
+                    Value::Array(root.children.iter().map(|&c| self.node_hash(c)).collect()),
+                );
+            }
+            Value::Hash(m)
+        }
+    }
+
+    fn node_hash(&self, id: usize) -> Value {
+        let n = &self.nodes[id];
+        let s = Value::str;
+        if let Kind::MergeSource(src) = &n.kind {
+            let mut m = Map::new();
+            m.insert(s("type"), s("merge_source"));
+            m.insert(s("merge_source"), s(src));
+            return Value::Hash(m);
+        }
+        if let Kind::Merge { .. } = &n.kind {
+            if n.children.len() == 1 {
+                return self.node_hash(n.children[0]);
+            }
+        }
+        let mut m = Map::new();
+        if !n.children.is_empty() {
+            m.insert(
+                s("branches"),
+                Value::Array(n.children.iter().map(|&c| self.node_hash(c)).collect()),
+            );
+        }
+        if let Some(k) = &n.key {
+            m.insert(s("key"), s(k));
+        }
+        if matches!(n.event, Event::Found | Event::Result) {
+            m.insert(s("value"), n.value.clone().unwrap_or(Value::Null));
+        }
+        let event = match n.event {
+            Event::None => None,
+            Event::Found => Some("found"),
+            Event::Result => Some("result"),
+            Event::NotFound => Some("not_found"),
+            Event::LocationNotFound => Some("location_not_found"),
+            Event::ModuleNotFound => Some("module_not_found"),
+            Event::ModuleProviderNotFound => Some("module_provider_not_found"),
+        };
+        if let Some(e) = event {
+            m.insert(s("event"), s(e));
+        }
+        if !n.texts.is_empty() {
+            m.insert(
+                s("texts"),
+                Value::Array(n.texts.iter().map(|t| s(t)).collect()),
+            );
+        }
+        let ty = match &n.kind {
+            Kind::Root | Kind::Top { .. } => "root",
+            Kind::InvalidKey(_) => "invalid_key",
+            Kind::MergeSource(_) => "merge_source",
+            Kind::Module(_) => "module",
+            Kind::Interpolate(_) => "interpolate",
+            Kind::Merge { .. } => "merge",
+            Kind::DataProvider { .. } => "data_provider",
+            Kind::Location { uri: true, .. } => "uri",
+            Kind::Location { .. } => "path",
+            Kind::SubLookup(_) => "sub_key",
+            Kind::Segment => "segment",
+            Kind::Scope(_) => "scope",
+        };
+        m.insert(s("type"), s(ty));
+        match &n.kind {
+            Kind::Top { key, .. } | Kind::InvalidKey(key) => {
+                m.insert(s("key"), s(key));
+            }
+            Kind::DataProvider {
+                name,
+                config_path,
+                module,
+            } => {
+                m.insert(s("name"), s(name));
+                if let Some(p) = config_path {
+                    m.insert(s("configuration_path"), s(p));
+                }
+                if let Some(md) = module {
+                    m.insert(s("module"), s(md));
+                }
+            }
+            Kind::Scope(name) => {
+                m.insert(s("name"), s(name));
+            }
+            Kind::Location {
+                original,
+                location,
+                uri,
+            } => {
+                if *uri {
+                    m.insert(s("original_uri"), s(original));
+                    m.insert(s("uri"), s(location));
+                } else {
+                    m.insert(s("original_path"), s(original));
+                    m.insert(s("path"), s(location));
+                }
+            }
+            Kind::Interpolate(expr) => {
+                m.insert(s("expression"), s(expr));
+            }
+            Kind::Merge { strategy, options } => {
+                m.insert(s("merge"), s(strategy));
+                if let Some(o) = options {
+                    m.insert(s("options"), o.clone());
+                }
+            }
+            _ => {}
+        }
+        Value::Hash(m)
+    }
+}
+
+fn dump_texts(io: &mut String, indent: &str, texts: &[String]) {
+    for t in texts {
+        io.push_str(indent);
+        io.push_str(t);
+        io.push('\n');
+    }
+}
+
+/// `dump_value`: hashes and arrays one entry per line, scalars as Ruby `inspect`.
+pub fn dump_value(io: &mut String, indent: &str, value: &Value) {
+    match value {
+        Value::Hash(h) => {
+            io.push('{');
+            if !h.is_empty() {
+                let inner = format!("{indent}  ");
+                let mut sep = "\n";
+                for (k, v) in h {
+                    io.push_str(sep);
+                    io.push_str(&inner);
+                    dump_value(io, &inner, k);
+                    io.push_str(" => ");
+                    dump_value(io, &inner, v);
+                    sep = ",\n";
+                }
+                io.push('\n');
+                io.push_str(indent);
+            }
+            io.push('}');
+        }
+        Value::Array(a) => {
+            io.push('[');
+            if !a.is_empty() {
+                let inner = format!("{indent}  ");
+                let mut sep = "\n";
+                for v in a {
+                    io.push_str(sep);
+                    io.push_str(&inner);
+                    dump_value(io, &inner, v);
+                    sep = ",\n";
+                }
+                io.push('\n');
+                io.push_str(indent);
+            }
+            io.push(']');
+        }
+        other => io.push_str(&crate::render::inspect(other)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn single_branch_merge_collapses() {
+        let mut e = Explainer::new(false);
+        e.push(Kind::Top {
+            meta: false,
+            key: "a".into(),
+        });
+        e.push(Kind::Merge {
+            strategy: "deep",
+            options: None,
+        });
+        e.push(Kind::DataProvider {
+            name: "Global Data Provider (hiera configuration version 5)".into(),
+            config_path: None,
+            module: None,
+        });
+        e.not_found("a");
+        e.pop();
+        e.pop();
+        e.pop();
+        e.root_text("Function lookup() did not find a value for the name 'a'".into());
+        assert_eq!(
+            e.explain(),
+            "Searching for \"a\"\n  Global Data Provider (hiera configuration version 5)\n    No such key: \"a\"\nFunction lookup() did not find a value for the name 'a'\n"
+        );
+    }
+}

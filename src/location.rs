@@ -1,0 +1,294 @@
+//! Hierarchy locations resolved to files: paths, Ruby-style globs and mapped paths.
+
+use std::path::Path;
+
+/// A location of a hierarchy entry after interpolation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResolvedLocation {
+    /// As declared (for globs: the absolute pattern), printed as `Original path`.
+    pub original: String,
+    /// The absolute file path, or the URI.
+    pub location: String,
+    pub exists: bool,
+    pub uri: bool,
+}
+
+/// Ruby's `Pathname.glob(pattern)` on Ruby 3 (sorted), minus directories.
+pub fn glob(pattern: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for p in expand_braces(pattern) {
+        let absolute = p.starts_with('/');
+        let parts: Vec<&str> = p.split('/').filter(|s| !s.is_empty()).collect();
+        let base = if absolute {
+            "/".to_string()
+        } else {
+            String::new()
+        };
+        let mut found = Vec::new();
+        walk(&base, &parts, &mut found);
+        found.sort();
+        for f in found {
+            if !out.contains(&f) {
+                out.push(f);
+            }
+        }
+    }
+    out.retain(|f: &String| !Path::new(f).is_dir());
+    out
+}
+
+fn join(base: &str, name: &str) -> String {
+    if base.is_empty() {
+        name.to_string()
+    } else if base.ends_with('/') {
+        format!("{base}{name}")
+    } else {
+        format!("{base}/{name}")
+    }
+}
+
+fn walk(base: &str, parts: &[&str], out: &mut Vec<String>) {
+    let Some((first, rest)) = parts.split_first() else {
+        if !base.is_empty() {
+            out.push(base.to_string());
+        }
+        return;
+    };
+    if *first == "**" {
+        // Zero or more directories (not hidden ones, as Ruby).
+        walk(base, rest, out);
+        let dir = if base.is_empty() { "." } else { base };
+        if let Ok(rd) = std::fs::read_dir(dir) {
+            let mut names: Vec<String> = rd
+                .filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            for n in names {
+                if n.starts_with('.') {
+                    continue;
+                }
+                let p = join(base, &n);
+                if Path::new(&p).is_dir() && !Path::new(&p).is_symlink() {
+                    walk(&p, parts, out);
+                }
+            }
+        }
+        return;
+    }
+    if !has_magic(first) {
+        let p = join(base, first);
+        if rest.is_empty() {
+            if Path::new(&p).exists() {
+                out.push(p);
+            }
+        } else if Path::new(&p).is_dir() {
+            walk(&p, rest, out);
+        }
+        return;
+    }
+    let dir = if base.is_empty() { "." } else { base };
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut names: Vec<String> = rd
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    for n in names {
+        if n.starts_with('.') && !first.starts_with('.') {
+            continue;
+        }
+        if fnmatch(first.as_bytes(), n.as_bytes()) {
+            let p = join(base, &n);
+            if rest.is_empty() {
+                out.push(p);
+            } else if Path::new(&p).is_dir() {
+                walk(&p, rest, out);
+            }
+        }
+    }
+}
+
+fn has_magic(s: &str) -> bool {
+    s.contains(['*', '?', '['])
+}
+
+/// `{a,b}` alternatives, expanded first as Ruby does.
+fn expand_braces(p: &str) -> Vec<String> {
+    let b = p.as_bytes();
+    let Some(open) = p.find('{') else {
+        return vec![p.to_string()];
+    };
+    let mut depth = 0;
+    let mut close = None;
+    let mut commas = Vec::new();
+    for (i, &c) in b.iter().enumerate().skip(open) {
+        match c {
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    close = Some(i);
+                    break;
+                }
+            }
+            b',' if depth == 1 => commas.push(i),
+            _ => {}
+        }
+    }
+    let Some(close) = close else {
+        return vec![p.to_string()];
+    };
+    let mut alts = Vec::new();
+    let mut start = open + 1;
+    for c in commas.iter().copied().chain(std::iter::once(close)) {
+        alts.push(&p[start..c]);
+        start = c + 1;
+    }
+    let mut out = Vec::new();
+    for a in alts {
+        out.extend(expand_braces(&format!(
+            "{}{}{}",
+            &p[..open],
+            a,
+            &p[close + 1..]
+        )));
+    }
+    out
+}
+
+/// `File.fnmatch` for one path component: `*`, `?`, `[...]`, `\` escapes.
+fn fnmatch(pat: &[u8], name: &[u8]) -> bool {
+    let (mut p, mut n) = (0, 0);
+    let (mut star_p, mut star_n) = (None, 0);
+    while n < name.len() {
+        if p < pat.len() {
+            match pat[p] {
+                b'*' => {
+                    star_p = Some(p);
+                    star_n = n;
+                    p += 1;
+                    continue;
+                }
+                b'?' => {
+                    p += 1;
+                    n += 1;
+                    continue;
+                }
+                b'[' => {
+                    if let Some((matched, next)) = class_match(pat, p, name[n]) {
+                        if matched {
+                            p = next;
+                            n += 1;
+                            continue;
+                        }
+                    } else if name[n] == b'[' {
+                        p += 1;
+                        n += 1;
+                        continue;
+                    }
+                }
+                b'\\' if p + 1 < pat.len() && pat[p + 1] == name[n] => {
+                    p += 2;
+                    n += 1;
+                    continue;
+                }
+                c if c == name[n] => {
+                    p += 1;
+                    n += 1;
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        match star_p {
+            Some(sp) => {
+                p = sp + 1;
+                star_n += 1;
+                n = star_n;
+            }
+            None => return false,
+        }
+    }
+    while p < pat.len() && pat[p] == b'*' {
+        p += 1;
+    }
+    p == pat.len()
+}
+
+fn class_match(pat: &[u8], start: usize, c: u8) -> Option<(bool, usize)> {
+    let mut i = start + 1;
+    let negate = i < pat.len() && (pat[i] == b'!' || pat[i] == b'^');
+    if negate {
+        i += 1;
+    }
+    let mut matched = false;
+    let mut first = true;
+    while i < pat.len() && (pat[i] != b']' || first) {
+        first = false;
+        let lo = pat[i];
+        if i + 2 < pat.len() && pat[i + 1] == b'-' && pat[i + 2] != b']' {
+            if lo <= c && c <= pat[i + 2] {
+                matched = true;
+            }
+            i += 3;
+        } else {
+            if lo == c {
+                matched = true;
+            }
+            i += 1;
+        }
+    }
+    if i >= pat.len() {
+        return None;
+    }
+    Some((matched != negate, i + 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fnmatch_rules() {
+        assert!(fnmatch(b"*.yaml", b"a.yaml"));
+        assert!(!fnmatch(b"*.yaml", b"a.json"));
+        assert!(fnmatch(b"a?c", b"abc"));
+        assert!(fnmatch(b"[a-c]x", b"bx"));
+        assert!(!fnmatch(b"[!a-c]x", b"bx"));
+        assert!(fnmatch(b"*", b""));
+    }
+
+    #[test]
+    fn braces() {
+        assert_eq!(expand_braces("a/{x,y}.yaml"), vec!["a/x.yaml", "a/y.yaml"]);
+        assert_eq!(expand_braces("plain"), vec!["plain"]);
+    }
+
+    #[test]
+    fn glob_on_disk_is_sorted_and_skips_dirs() {
+        let dir = std::env::temp_dir().join(format!("hl-glob-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("sub.yaml")).unwrap();
+        std::fs::create_dir_all(dir.join("deep/er")).unwrap();
+        for f in ["b.yaml", "a.yaml", "c.json", "deep/er/x.yaml"] {
+            std::fs::write(dir.join(f), "").unwrap();
+        }
+        let d = dir.display().to_string();
+        assert_eq!(
+            glob(&format!("{d}/*.yaml")),
+            vec![format!("{d}/a.yaml"), format!("{d}/b.yaml")]
+        );
+        assert_eq!(
+            glob(&format!("{d}/**/*.yaml")),
+            vec![
+                format!("{d}/a.yaml"),
+                format!("{d}/b.yaml"),
+                format!("{d}/deep/er/x.yaml")
+            ]
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

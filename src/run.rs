@@ -1,0 +1,224 @@
+//! One invocation of the command: flags → scope and layers → lookup → rendered output.
+
+use crate::cli::Args;
+use hiera_lookup::environment::EnvOptions;
+use hiera_lookup::merge::{DeepOptions, MergeStrategy};
+use hiera_lookup::scope::{load_facts_file, Scope, Strict};
+use hiera_lookup::{render, Error, Map, Outcome, Session, Settings, Value};
+
+/// What the process prints and its exit status.
+pub struct Output {
+    pub stdout: String,
+    pub warnings: Vec<String>,
+    pub error: Option<String>,
+    pub code: i32,
+}
+
+const RUN_HELP: &str = "Run 'puppet lookup --help' for more details";
+
+pub fn run(args: &Args) -> Output {
+    let mut warnings = Vec::new();
+    match run_inner(args, &mut warnings) {
+        Ok((stdout, code)) => Output {
+            stdout,
+            warnings,
+            error: None,
+            code,
+        },
+        Err(e) => Output {
+            stdout: String::new(),
+            warnings,
+            error: Some(one_line(&e.to_string())),
+            code: 2,
+        },
+    }
+}
+
+/// Errors are printed on one line; Puppet's multi-line messages are joined.
+fn one_line(s: &str) -> String {
+    s.lines().collect::<Vec<_>>().join(" ")
+}
+
+fn parse_merge(args: &Args) -> Result<Option<MergeStrategy>, Error> {
+    let deep_only =
+        args.sort_merged_arrays || args.merge_hash_arrays || args.knock_out_prefix.is_some();
+    if deep_only && args.merge.as_deref() != Some("deep") {
+        return Err(Error::Usage(format!(
+            "The options --knock-out-prefix, --sort-merged-arrays, and --merge-hash-arrays are only available with '--merge deep'\n{RUN_HELP}"
+        )));
+    }
+    let Some(m) = args.merge.as_deref() else {
+        return Ok(None);
+    };
+    let opts = DeepOptions {
+        knockout_prefix: args.knock_out_prefix.clone(),
+        sort_merged_arrays: args.sort_merged_arrays,
+        merge_hash_arrays: args.merge_hash_arrays,
+        merge_debug: false,
+    };
+    Ok(Some(match m {
+        "first" => MergeStrategy::First,
+        "unique" => MergeStrategy::Unique,
+        "hash" => MergeStrategy::Hash,
+        "deep" => MergeStrategy::Deep(opts),
+        "reverse_deep" => MergeStrategy::ReverseDeep(opts),
+        "unconstrained_deep" => MergeStrategy::UnconstrainedDeep(opts),
+        _ => {
+            return Err(Error::Usage(format!(
+                "The --merge option only accepts 'first', 'hash', 'unique', or 'deep'\n{RUN_HELP}"
+            )))
+        }
+    }))
+}
+
+fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), Error> {
+    let merge = parse_merge(args)?;
+    let strict = match args.strict.as_str() {
+        "off" => Strict::Off,
+        "warning" => Strict::Warning,
+        "error" => Strict::Error,
+        other => {
+            return Err(Error::Usage(format!(
+                "Invalid value '{other}' for parameter strict: expected off, warning or error"
+            )))
+        }
+    };
+    if args.compile {
+        return Err(Error::Usage(
+            "--compile needs a Puppet compiler and is not supported by hiera-lookup".into(),
+        ));
+    }
+    let explain = args.explain || args.explain_options;
+    let only_options = args.explain_options && !args.explain;
+    let mut keys = args.keys.clone();
+    if keys.is_empty() {
+        if only_options {
+            keys.push("__global__".into());
+        } else {
+            return Err(Error::Usage("No keys were given to lookup.".into()));
+        }
+    }
+    let format =
+        args.render_as
+            .clone()
+            .unwrap_or_else(|| if explain { "s".into() } else { "yaml".into() });
+    let format = format.to_ascii_lowercase();
+    if !matches!(
+        format.as_str(),
+        "s" | "yaml" | "json" | "pson" | "binary" | "msgpack"
+    ) {
+        return Err(Error::Usage(format!("Unknown rendering format '{format}'")));
+    }
+    if args.type_.is_some() {
+        return Err(Error::Usage(
+            "--type is not supported yet by hiera-lookup".into(),
+        ));
+    }
+
+    let cwd = std::env::current_dir()
+        .map_err(|e| Error::run(format!("cannot read the current directory: {e}")))?;
+    let env = EnvOptions {
+        hiera_config: args.hiera_config.clone(),
+        codedir: args.codedir.clone(),
+        confdir: args.confdir.clone(),
+        environmentpath: args.environmentpath.clone(),
+        environment: args.environment.clone(),
+        basemodulepath: args.basemodulepath.clone(),
+        modulepath: args.modulepath.clone(),
+        cwd: cwd.clone(),
+    };
+    let layers = env.layers()?;
+
+    let facts = match &args.facts {
+        Some(f) => {
+            let path = hiera_lookup::environment::absolute(&cwd, f);
+            load_facts_file(&path, &f.display().to_string())?
+        }
+        None => {
+            // Puppet would ask Facter or PuppetDB; we only know the node's name.
+            let mut m = Map::new();
+            if let Some(n) = &args.node {
+                m.insert(Value::str("clientcert"), Value::str(n.as_str()));
+            }
+            m
+        }
+    };
+    let mut scope = Scope::from_facts(facts, &env.environment_name());
+    for v in &args.vars {
+        let Some((name, value)) = v.split_once('=') else {
+            return Err(Error::Usage(format!("--var expects NAME=VALUE, got '{v}'")));
+        };
+        let value = hiera_lookup::yaml::load(value)
+            .map_err(|e| Error::Usage(format!("--var {name}: {e}")))?;
+        scope.set(name, value);
+    }
+
+    let settings = Settings {
+        strict,
+        explain: args.explain,
+        explain_options_only: only_options,
+    };
+    let mut session = Session::new(scope, layers, settings);
+    let result = session.lookup(&keys, merge.as_ref());
+    warnings.extend(session.take_warnings());
+
+    if explain {
+        let ex_text = |s: &mut Session, extra: Option<String>| -> String {
+            if let (Some(t), Some(ex)) = (extra, s.explainer_mut()) {
+                ex.root_text(t);
+            }
+            match s.explainer() {
+                Some(ex) => ex.explain(),
+                None => String::new(),
+            }
+        };
+        let extra = match &result {
+            Ok(Outcome::Found(_)) => None,
+            Ok(Outcome::NotFound) if args.default.is_some() => None,
+            Ok(Outcome::NotFound) => Some(Session::not_found_message(&keys)),
+            Err(e) if e.is_lookup_error() || matches!(e, Error::Puppet(_)) => Some(e.to_string()),
+            Err(e) => return Err(e.clone()),
+        };
+        if format == "s" {
+            return Ok((ex_text(&mut session, extra), 0));
+        }
+        let hash = session
+            .explainer()
+            .map(|e| e.to_hash())
+            .unwrap_or(Value::Null);
+        return Ok((render_value(&hash, &format)?, 0));
+    }
+
+    match result? {
+        Outcome::Found(v) => Ok((render_value(&v, &format)?, 0)),
+        Outcome::NotFound => match &args.default {
+            Some(d) => Ok((render_value(&Value::str(d.as_str()), &format)?, 0)),
+            None => Ok((String::new(), 1)),
+        },
+    }
+}
+
+/// `puts renderer.render(value)`.
+fn render_value(v: &Value, format: &str) -> Result<String, Error> {
+    let mut s = match format {
+        "s" => render::to_s(v),
+        "json" | "pson" => render::to_json(v).map_err(|e| Error::run(e.to_string()))?,
+        "yaml" => render::to_yaml(v),
+        "binary" => {
+            return Err(Error::run(format!(
+                "{} does not respond to to_binary; can not render instances to application/octet-stream",
+                v.ruby_class()
+            )))
+        }
+        _ => {
+            return Err(Error::run(format!(
+                "{} does not respond to to_msgpack; can not render instances to application/x-msgpack",
+                v.ruby_class()
+            )))
+        }
+    };
+    if !s.ends_with('\n') {
+        s.push('\n');
+    }
+    Ok(s)
+}

@@ -1,0 +1,219 @@
+//! The node's scope: facts, `$trusted`, `$facts` and top-scope variables, as the compiler
+//! of `puppet lookup` sets them up (spec §2.3, §5.3).
+
+use crate::error::{Error, Result};
+use crate::value::{Map, Value};
+use indexmap::IndexMap;
+use std::path::Path;
+
+/// How undefined variables are treated (Puppet's `strict` setting).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Strict {
+    Off,
+    Warning,
+    /// Puppet 8's default.
+    #[default]
+    Error,
+}
+
+/// The facts that Puppet requires to be overridden together.
+const TRUSTED_INFORMATION_FACTS: [&str; 4] = ["hostname", "domain", "fqdn", "clientcert"];
+
+/// Top-scope variables of a node.
+#[derive(Debug, Clone, Default)]
+pub struct Scope {
+    vars: IndexMap<String, Value>,
+}
+
+impl Scope {
+    /// Builds the scope for a node from its facts, as `generate_scope` does: every fact is a
+    /// top-scope variable, plus `$facts`, `$trusted`, `$environment`, and `$name`/`$title`.
+    pub fn from_facts(facts: Map, environment: &str) -> Scope {
+        let mut vars: IndexMap<String, Value> = IndexMap::new();
+        for (k, v) in &facts {
+            if let Value::String(k) = k {
+                vars.insert(k.clone(), v.clone());
+            }
+        }
+        let trusted = trusted_from_facts(&facts);
+        vars.insert("environment".into(), Value::str(environment));
+        vars.insert("facts".into(), Value::Hash(facts));
+        vars.insert("trusted".into(), trusted);
+        vars.insert("name".into(), Value::str("main"));
+        vars.insert("title".into(), Value::str("main"));
+        vars.insert("module_name".into(), Value::str(""));
+        Scope { vars }
+    }
+
+    /// Adds or replaces a top-scope variable (`--var NAME=VALUE`).
+    pub fn set(&mut self, name: &str, value: Value) {
+        self.vars
+            .insert(name.trim_start_matches("::").to_string(), value);
+    }
+
+    /// A variable by name (`x`, `::x`); `None` when it does not exist.
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.vars.get(name.strip_prefix("::").unwrap_or(name))
+    }
+
+    pub fn exists(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    /// The `$facts` hash.
+    pub fn facts(&self) -> Option<&Value> {
+        self.vars.get("facts")
+    }
+}
+
+/// `$trusted`: a complete `trusted` hash in the facts is used as is; otherwise Puppet builds
+/// the "local" trusted information from the clientcert fact.
+fn trusted_from_facts(facts: &Map) -> Value {
+    if let Some(Value::Hash(t)) = facts.get(&Value::str("trusted")) {
+        let has = |k: &str| t.contains_key(&Value::str(k));
+        if has("authenticated") && has("certname") && has("extensions") {
+            return Value::Hash(t.clone());
+        }
+    }
+    let certname = facts
+        .get(&Value::str("clientcert"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    let (hostname, domain) = match &certname {
+        Value::String(c) => match c.split_once('.') {
+            Some((h, d)) => (Value::str(h), Value::str(d)),
+            None => (Value::str(c.as_str()), Value::Null),
+        },
+        _ => (Value::Null, Value::Null),
+    };
+    let mut t = Map::new();
+    t.insert(Value::str("authenticated"), Value::str("local"));
+    t.insert(Value::str("certname"), certname);
+    t.insert(Value::str("extensions"), Value::Hash(Map::new()));
+    t.insert(Value::str("hostname"), hostname);
+    t.insert(Value::str("domain"), domain);
+    t.insert(Value::str("external"), Value::Hash(Map::new()));
+    Value::Hash(t)
+}
+
+/// Reads a `--facts` file as Puppet does: `.json` as JSON, `.yaml`/`.yml` as YAML, anything
+/// else JSON then YAML. The `{"name": …, "values": {…}}` wrapper printed by `puppet facts`
+/// is unwrapped (Puppet crashes on it).
+pub fn load_facts_file(path: &Path, display: &str) -> Result<Map> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Error::run(format!(
+            "Could not read facts file {display}: {}",
+            io_reason(&e)
+        ))
+    })?;
+    let lower = display.to_ascii_lowercase();
+    let parsed: Option<Value> = if lower.ends_with(".json") {
+        Some(parse_json_facts(&text, display)?)
+    } else if lower.ends_with(".yaml") || lower.ends_with(".yml") {
+        Some(parse_yaml_facts(&text, display)?)
+    } else {
+        parse_json_facts(&text, display)
+            .ok()
+            .or_else(|| parse_yaml_facts(&text, display).ok())
+    };
+    let facts = match parsed {
+        Some(Value::Hash(h)) => h,
+        _ => {
+            return Err(Error::run(format!(
+                "Incorrectly formatted data in {display} given via the --facts flag (only accepts yaml and json files)"
+            )))
+        }
+    };
+    let facts = unwrap_values(facts);
+    let has = |k: &str| facts.contains_key(&Value::str(k));
+    if TRUSTED_INFORMATION_FACTS.iter().any(|k| has(k))
+        && !TRUSTED_INFORMATION_FACTS.iter().all(|k| has(k))
+    {
+        return Err(Error::run(format!(
+            "When overriding any of the {} facts with {display} given via the --facts flag, they must all be overridden.",
+            TRUSTED_INFORMATION_FACTS.join(",")
+        )));
+    }
+    Ok(facts)
+}
+
+fn unwrap_values(facts: Map) -> Map {
+    let is_wrapper = matches!(facts.get(&Value::str("values")), Some(Value::Hash(_)))
+        && matches!(facts.get(&Value::str("name")), Some(Value::String(_)));
+    if is_wrapper {
+        if let Some(Value::Hash(v)) = facts.get(&Value::str("values")) {
+            return v.clone();
+        }
+    }
+    facts
+}
+
+fn parse_json_facts(text: &str, display: &str) -> Result<Value> {
+    crate::backend::parse_json(text)
+        .map_err(|e| Error::run(format!("Could not parse facts file {display}: {e}")))
+}
+
+fn parse_yaml_facts(text: &str, display: &str) -> Result<Value> {
+    crate::yaml::load(text).map_err(|e| Error::run(format!("({display}): {e}")))
+}
+
+pub(crate) fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "No such file or directory".to_string(),
+        std::io::ErrorKind::PermissionDenied => "Permission denied".to_string(),
+        _ => e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(pairs: &[(&str, Value)]) -> Map {
+        pairs
+            .iter()
+            .map(|(k, v)| (Value::str(*k), v.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn trusted_is_derived_from_clientcert() {
+        let s = Scope::from_facts(
+            facts(&[("clientcert", Value::str("web01.example.com"))]),
+            "production",
+        );
+        let t = s.get("trusted").unwrap();
+        assert_eq!(t.get("certname"), Some(&Value::str("web01.example.com")));
+        assert_eq!(t.get("hostname"), Some(&Value::str("web01")));
+        assert_eq!(t.get("domain"), Some(&Value::str("example.com")));
+        assert_eq!(t.get("authenticated"), Some(&Value::str("local")));
+    }
+
+    #[test]
+    fn trusted_without_clientcert_has_nil_certname() {
+        let s = Scope::from_facts(Map::new(), "production");
+        assert_eq!(
+            s.get("trusted").unwrap().get("certname"),
+            Some(&Value::Null)
+        );
+    }
+
+    #[test]
+    fn complete_trusted_hash_is_used_verbatim() {
+        let mut t = Map::new();
+        t.insert(Value::str("authenticated"), Value::str("remote"));
+        t.insert(Value::str("certname"), Value::str("x"));
+        t.insert(Value::str("extensions"), Value::Hash(Map::new()));
+        let s = Scope::from_facts(facts(&[("trusted", Value::Hash(t.clone()))]), "production");
+        assert_eq!(s.get("trusted"), Some(&Value::Hash(t)));
+    }
+
+    #[test]
+    fn top_scope_names() {
+        let s = Scope::from_facts(facts(&[("fqdn", Value::str("a.b"))]), "dev");
+        assert_eq!(s.get("::fqdn"), Some(&Value::str("a.b")));
+        assert_eq!(s.get("fqdn"), Some(&Value::str("a.b")));
+        assert_eq!(s.get("environment"), Some(&Value::str("dev")));
+        assert!(s.get("nope").is_none());
+    }
+}
