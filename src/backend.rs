@@ -6,31 +6,48 @@ use crate::scope::Strict;
 use crate::value::{Map, Value};
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
-/// Parsed data files, shared by every lookup of the process.
-#[derive(Debug, Default)]
+/// A data file as its data_hash function returned it, with the warnings it caused.
+#[derive(Debug)]
+struct Loaded {
+    result: std::result::Result<Arc<Map>, Error>,
+    warnings: Vec<String>,
+}
+
+/// Parsed data files, shared by every lookup of the process (and by the threads of a
+/// batch): each file is read and parsed at most once.
+#[derive(Debug, Clone, Default)]
 pub struct DataFiles {
-    cache: HashMap<(String, String), std::result::Result<Arc<Map>, Error>>,
+    shared: Arc<Mutex<HashMap<String, Arc<OnceLock<Loaded>>>>>,
 }
 
 impl DataFiles {
     /// The hash a data_hash function returns for `path`. Warnings (Puppet 7's non-hash
-    /// files) are appended to `warnings`.
+    /// files) are appended to `warnings` every time the file is used.
     pub fn data_hash(
-        &mut self,
+        &self,
         function: &str,
         path: &str,
         strict: Strict,
         warnings: &mut Vec<String>,
     ) -> Result<Arc<Map>> {
-        let key = (function.to_string(), path.to_string());
-        if let Some(r) = self.cache.get(&key) {
-            return r.clone();
-        }
-        let r = load(function, path, strict, warnings).map(Arc::new);
-        self.cache.insert(key, r.clone());
-        r
+        let cell = {
+            let mut map = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+            map.entry(format!("{function}\0{path}"))
+                .or_default()
+                .clone()
+        };
+        let loaded = cell.get_or_init(|| {
+            let mut w = Vec::new();
+            let result = load(function, path, strict, &mut w).map(Arc::new);
+            Loaded {
+                result,
+                warnings: w,
+            }
+        });
+        warnings.extend(loaded.warnings.iter().cloned());
+        loaded.result.clone()
     }
 }
 

@@ -166,7 +166,9 @@ impl HieraConfig {
             }
         };
         let shown = path.display().to_string();
-        let parsed = crate::yaml::load(&text).map_err(|e| Error::run(format!("({shown}): {e}")))?;
+        // A Psych error here is a Puppet::Error: the provider wraps it like a data error.
+        let parsed =
+            crate::yaml::load(&text).map_err(|e| Error::Puppet(format!("({shown}): {e}")))?;
         let config = match parsed {
             Value::Hash(h) => Value::Hash(h),
             _ => {
@@ -479,7 +481,7 @@ impl Validator<'_> {
         }
         let Value::Hash(defaults) = &defaults_v else {
             return Err(self.type_error(&format!(
-                "entry 'defaults' expects a Hash value, got {}",
+                "entry 'defaults' expects a Struct value, got {}",
                 type_label(&defaults_v)
             )));
         };

@@ -13,10 +13,11 @@ use crate::key::{split_key, LookupKey, Segment};
 use crate::location::ResolvedLocation;
 use crate::merge::{MergeError, MergeStrategy};
 use crate::scope::{Scope, Strict};
-use crate::value::{Map, Value};
+use crate::value::{Map, StrKey, Value};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::rc::Rc;
+use std::sync::Arc;
 
 const LOOKUP_OPTIONS: &str = "lookup_options";
 
@@ -85,6 +86,8 @@ pub struct Session {
     configs: HashMap<PathBuf, std::result::Result<Rc<HieraConfig>, Error>>,
     entries: HashMap<(ProviderId, bool), EntriesResult>,
     files: DataFiles,
+    /// This session's view of `files`, so that the hot path takes no lock.
+    local_files: HashMap<String, std::result::Result<Arc<Map>, Error>>,
     lookup_options: HashMap<Option<String>, Option<CompiledOptions>>,
     global_lookup_options: Option<Option<Map>>,
     env_lookup_options: Option<Option<Map>>,
@@ -105,6 +108,16 @@ pub struct Session {
 
 impl Session {
     pub fn new(scope: Scope, layers: Layers, settings: Settings) -> Session {
+        Session::with_files(scope, layers, settings, DataFiles::default())
+    }
+
+    /// A session that shares parsed data files with other sessions (batch mode).
+    pub fn with_files(
+        scope: Scope,
+        layers: Layers,
+        settings: Settings,
+        files: DataFiles,
+    ) -> Session {
         let ex = if settings.explain || settings.explain_options_only {
             Some(Explainer::new(settings.explain_options_only))
         } else {
@@ -117,7 +130,8 @@ impl Session {
             provider_paths: HashMap::new(),
             configs: HashMap::new(),
             entries: HashMap::new(),
-            files: DataFiles::default(),
+            files,
+            local_files: HashMap::new(),
             lookup_options: HashMap::new(),
             global_lookup_options: None,
             env_lookup_options: None,
@@ -767,7 +781,17 @@ impl Session {
         let saved_ex = self.ex.take();
         let r = self.build_entries_inner(cfg, entries);
         self.ex = saved_ex;
+        let file = cfg
+            .path
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
         r.map_err(|e| match &e {
+            // Interpolation issues are reported against the configuration file.
+            Error::Lookup {
+                message,
+                issue: true,
+            } if !message.contains("(file: ") => Error::issue(format!("{message} (file: {file})")),
             Error::Run(m) if m.starts_with("Undefined variable '") => {
                 let var = m["Undefined variable '".len()..]
                     .split('\'')
@@ -977,17 +1001,25 @@ impl Session {
         match (e.entry.kind, f) {
             (FunctionKind::DataHash, "yaml_data" | "json_data") => {
                 let Some(loc) = loc else {
-                    return Err(Error::Puppet(format!(
+                    // Puppet's function dispatcher raises an ArgumentError: not wrapped.
+                    return Err(Error::run(format!(
                         "'{f}' one of 'path', 'paths' 'glob', 'globs' or 'mapped_paths' must be declared in hiera.yaml when using this data_hash function"
                     )));
                 };
-                let hash = self.files.data_hash(
-                    f,
-                    &loc.location,
-                    self.settings.strict,
-                    &mut self.warnings,
-                )?;
-                let Some(value) = hash.get(&Value::str(root)).cloned() else {
+                let hash = match self.local_files.get(&loc.location) {
+                    Some(r) => r.clone()?,
+                    None => {
+                        let r = self.files.data_hash(
+                            f,
+                            &loc.location,
+                            self.settings.strict,
+                            &mut self.warnings,
+                        );
+                        self.local_files.insert(loc.location.clone(), r.clone());
+                        r?
+                    }
+                };
+                let Some(value) = hash.get(&StrKey(root)).cloned() else {
                     self.report_not_found(root);
                     return Ok(None);
                 };

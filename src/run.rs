@@ -176,7 +176,7 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
             Ok(Outcome::Found(_)) => None,
             Ok(Outcome::NotFound) if args.default.is_some() => None,
             Ok(Outcome::NotFound) => Some(Session::not_found_message(&keys)),
-            Err(e) if e.is_lookup_error() || matches!(e, Error::Puppet(_)) => Some(e.to_string()),
+            Err(e) if e.is_lookup_error() => Some(e.to_string()),
             Err(e) => return Err(e.clone()),
         };
         if format == "s" {

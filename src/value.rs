@@ -61,7 +61,7 @@ impl Value {
     /// Look up a string key in a hash value.
     pub fn get(&self, key: &str) -> Option<&Value> {
         match self {
-            Value::Hash(h) => h.get(&Value::String(key.to_string())),
+            Value::Hash(h) => h.get(&StrKey(key)),
             _ => None,
         }
     }
@@ -87,10 +87,23 @@ impl PartialEq for Value {
 }
 impl Eq for Value {}
 
+/// Hash tags of the variants; `StrKey` must hash like `Value::String`.
+const TAG_STRING: u8 = 4;
+
 impl Hash for Value {
     fn hash<H: Hasher>(&self, state: &mut H) {
         use Value::*;
-        std::mem::discriminant(self).hash(state);
+        let tag: u8 = match self {
+            Null => 0,
+            Bool(_) => 1,
+            Int(_) => 2,
+            Float(_) => 3,
+            String(_) => TAG_STRING,
+            Array(_) => 5,
+            Hash(_) => 6,
+            Sensitive(_) => 7,
+        };
+        tag.hash(state);
         match self {
             Null => {}
             Bool(b) => b.hash(state),
@@ -109,6 +122,23 @@ impl Hash for Value {
     }
 }
 
+/// A borrowed string key: finds `Value::String` keys in a [`Map`] without allocating.
+#[derive(Debug, Clone, Copy)]
+pub struct StrKey<'a>(pub &'a str);
+
+impl Hash for StrKey<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        TAG_STRING.hash(state);
+        self.0.hash(state);
+    }
+}
+
+impl indexmap::Equivalent<Value> for StrKey<'_> {
+    fn equivalent(&self, key: &Value) -> bool {
+        matches!(key, Value::String(s) if s == self.0)
+    }
+}
+
 impl From<&str> for Value {
     fn from(s: &str) -> Value {
         Value::String(s.to_string())
@@ -117,5 +147,38 @@ impl From<&str> for Value {
 impl From<String> for Value {
     fn from(s: String) -> Value {
         Value::String(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn str_key_finds_string_keys_only() {
+        let mut m = Map::new();
+        m.insert(Value::str("a"), Value::Int(1));
+        m.insert(Value::Int(1), Value::Int(2));
+        assert_eq!(m.get(&StrKey("a")), Some(&Value::Int(1)));
+        assert_eq!(m.get(&StrKey("1")), None);
+    }
+
+    #[test]
+    fn ruby_key_equality() {
+        assert_ne!(Value::Int(1), Value::Float(1.0));
+        assert_eq!(Value::Float(0.0), Value::Float(-0.0));
+        let a: Map = [
+            (Value::str("x"), Value::Int(1)),
+            (Value::str("y"), Value::Int(2)),
+        ]
+        .into_iter()
+        .collect();
+        let b: Map = [
+            (Value::str("y"), Value::Int(2)),
+            (Value::str("x"), Value::Int(1)),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(Value::Hash(a), Value::Hash(b));
     }
 }

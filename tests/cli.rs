@@ -1,0 +1,211 @@
+//! Integration tests of the binary for behaviour that Puppet cannot record: where
+//! hiera-lookup deliberately differs (exit codes, facts handling) or goes beyond Puppet.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_hiera-lookup"))
+}
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
+}
+
+fn run_in(dir: &Path, args: &[&str]) -> Output {
+    bin()
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("run hiera-lookup")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A scratch directory with the given files.
+fn scratch(name: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("hiera-lookup-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for (path, text) in files {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    dir
+}
+
+const HIERA: &str = "version: 5\nhierarchy:\n  - name: node\n    path: \"nodes/%{trusted.certname}.yaml\"\n  - name: common\n    path: common.yaml\n";
+
+#[test]
+fn readme_example_runs_on_the_fixture() {
+    let o = run_in(
+        &fixtures().join(".."),
+        &[
+            "profile::base::users",
+            "--environmentpath",
+            "fixtures/environments",
+            "--facts",
+            "fixtures/facts/web01.yaml",
+            "--render-as",
+            "json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // lookup_options ask for a deep merge: node, role and common users all appear.
+    let out = stdout(&o);
+    for user in ["alice", "bob", "carol", "deploy"] {
+        assert!(out.contains(user), "{out}");
+    }
+    assert!(
+        out.contains("/bin/zsh"),
+        "role data wins over common: {out}"
+    );
+}
+
+#[test]
+fn control_repo_mode_uses_the_current_directory() {
+    let repo = fixtures().join("environments/production");
+    let o = run_in(
+        &repo,
+        &["ntp::service_name", "--facts", "../../facts/web01.yaml"],
+    );
+    assert_eq!(stdout(&o), "--- ntp\n", "{}", stderr(&o));
+    let o = run_in(
+        &repo,
+        &["profile::web::service", "--facts", "../../facts/db01.json"],
+    );
+    assert_eq!(stdout(&o), "--- httpd\n", "{}", stderr(&o));
+}
+
+#[test]
+fn not_found_exits_1_silently() {
+    let dir = scratch(
+        "miss",
+        &[("hiera.yaml", HIERA), ("data/common.yaml", "a: 1\n")],
+    );
+    let o = run_in(&dir, &["nope", "--node", "n1"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stdout(&o), "");
+    assert_eq!(stderr(&o), "");
+}
+
+#[test]
+fn data_errors_exit_2_with_file_and_position() {
+    let dir = scratch(
+        "bad",
+        &[
+            ("hiera.yaml", HIERA),
+            ("data/common.yaml", "a: [1, 2\nb: 2\n"),
+        ],
+    );
+    let o = run_in(&dir, &["a", "--node", "n1"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("data/common.yaml"), "{err}");
+    assert!(err.contains("line"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+#[test]
+fn missing_facts_file_is_an_error() {
+    let dir = scratch(
+        "nofacts",
+        &[("hiera.yaml", HIERA), ("data/common.yaml", "a: 1\n")],
+    );
+    let o = run_in(&dir, &["a", "--facts", "missing.yaml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("missing.yaml"), "{}", stderr(&o));
+}
+
+#[test]
+fn puppet_facts_wrapper_is_unwrapped() {
+    let dir = scratch(
+        "wrapper",
+        &[
+            ("hiera.yaml", HIERA),
+            (
+                "data/nodes/w1.example.com.yaml",
+                "a: from node %{facts.os.family}\n",
+            ),
+            (
+                "facts.json",
+                r#"{"name":"w1.example.com","values":{"clientcert":"w1.example.com","hostname":"w1","domain":"example.com","fqdn":"w1.example.com","os":{"family":"Debian"}},"timestamp":"2024-01-01T00:00:00Z"}"#,
+            ),
+        ],
+    );
+    let o = run_in(&dir, &["a", "--facts", "facts.json"]);
+    assert_eq!(stdout(&o), "--- from node Debian\n", "{}", stderr(&o));
+}
+
+#[test]
+fn node_without_facts_names_the_node() {
+    let dir = scratch(
+        "nodeonly",
+        &[("hiera.yaml", HIERA), ("data/nodes/n9.yaml", "a: nine\n")],
+    );
+    let o = run_in(&dir, &["a", "--node", "n9"]);
+    assert_eq!(stdout(&o), "--- nine\n", "{}", stderr(&o));
+}
+
+#[test]
+fn var_adds_a_top_scope_variable() {
+    let dir = scratch(
+        "var",
+        &[
+            ("hiera.yaml", HIERA),
+            ("data/common.yaml", "a: \"%{role}-%{::n}\"\n"),
+        ],
+    );
+    let o = run_in(
+        &dir,
+        &["a", "--node", "x", "--var", "role=web", "--var", "n=3"],
+    );
+    assert_eq!(stdout(&o), "--- web-3\n", "{}", stderr(&o));
+}
+
+#[test]
+fn unknown_flag_and_no_keys_are_usage_errors() {
+    let dir = scratch("usage", &[("hiera.yaml", HIERA)]);
+    assert_eq!(run_in(&dir, &["--bogus"]).status.code(), Some(2));
+    let o = run_in(&dir, &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("No keys were given to lookup."));
+}
+
+#[test]
+fn broken_pipe_exits_quietly() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut big = String::from("a:\n");
+    for i in 0..20000 {
+        big.push_str(&format!("  - item number {i}\n"));
+    }
+    let dir = scratch("pipe", &[("hiera.yaml", HIERA), ("data/common.yaml", &big)]);
+    let mut child = bin()
+        .current_dir(&dir)
+        .args(["a", "--node", "n"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 16];
+    child
+        .stdout
+        .as_mut()
+        .unwrap()
+        .read_exact(&mut first)
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stderr).is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
