@@ -431,45 +431,9 @@ fn dump_texts(io: &mut String, indent: &str, texts: &[String]) {
     }
 }
 
-/// `dump_value`: hashes and arrays one entry per line, scalars as Ruby `inspect`.
-pub fn dump_value(io: &mut String, indent: &str, value: &Value) {
-    match value {
-        Value::Hash(h) => {
-            io.push('{');
-            if !h.is_empty() {
-                let inner = format!("{indent}  ");
-                let mut sep = "\n";
-                for (k, v) in h {
-                    io.push_str(sep);
-                    io.push_str(&inner);
-                    dump_value(io, &inner, k);
-                    io.push_str(" => ");
-                    dump_value(io, &inner, v);
-                    sep = ",\n";
-                }
-                io.push('\n');
-                io.push_str(indent);
-            }
-            io.push('}');
-        }
-        Value::Array(a) => {
-            io.push('[');
-            if !a.is_empty() {
-                let inner = format!("{indent}  ");
-                let mut sep = "\n";
-                for v in a {
-                    io.push_str(sep);
-                    io.push_str(&inner);
-                    dump_value(io, &inner, v);
-                    sep = ",\n";
-                }
-                io.push('\n');
-                io.push_str(indent);
-            }
-            io.push(']');
-        }
-        other => io.push_str(&crate::render::inspect(other)),
-    }
+/// `dump_value` at the indentation of the line holding the value.
+fn dump_value(io: &mut String, indent: &str, value: &Value) {
+    io.push_str(&crate::render::explain_dump(value, indent.len()));
 }
 
 #[cfg(test)]

@@ -203,7 +203,7 @@ fn render_value(v: &Value, format: &str) -> Result<String, Error> {
     let mut s = match format {
         "s" => render::to_s(v),
         "json" | "pson" => render::to_json(v).map_err(|e| Error::run(e.to_string()))?,
-        "yaml" => render::to_yaml(v),
+        "yaml" => render::to_yaml(v).map_err(|e| Error::run(e.to_string()))?,
         "binary" => {
             return Err(Error::run(format!(
                 "{} does not respond to to_binary; can not render instances to application/octet-stream",
