@@ -8,10 +8,19 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 
+/// The hash a data_hash function returned.
+#[derive(Debug, Default)]
+pub struct DataHash {
+    pub map: Map,
+    /// Top-level keys whose values hold Ruby objects that Puppet rejects when the key is
+    /// looked up (symbols), with the class to name in the error.
+    pub invalid: Vec<(Value, &'static str)>,
+}
+
 /// A data file as its data_hash function returned it, with the warnings it caused.
 #[derive(Debug)]
 struct Loaded {
-    result: std::result::Result<Arc<Map>, Error>,
+    result: std::result::Result<Arc<DataHash>, Error>,
     warnings: Vec<String>,
 }
 
@@ -31,7 +40,7 @@ impl DataFiles {
         path: &str,
         strict: Strict,
         warnings: &mut Vec<String>,
-    ) -> Result<Arc<Map>> {
+    ) -> Result<Arc<DataHash>> {
         let cell = {
             let mut map = self.shared.lock().unwrap_or_else(|e| e.into_inner());
             map.entry(format!("{function}\0{path}"))
@@ -51,28 +60,47 @@ impl DataFiles {
     }
 }
 
-fn load(function: &str, path: &str, strict: Strict, warnings: &mut Vec<String>) -> Result<Map> {
+fn load(
+    function: &str,
+    path: &str,
+    strict: Strict,
+    warnings: &mut Vec<String>,
+) -> Result<DataHash> {
     let bytes = std::fs::read(Path::new(path)).map_err(|e| {
         Error::lookup(format!(
             "Unable to read ({path}): {}",
             crate::scope::io_reason(&e)
         ))
     })?;
-    let text = String::from_utf8_lossy(&bytes);
     match function {
-        "yaml_data" => yaml_data(&text, path, strict, warnings),
-        "json_data" => json_data(&text, path),
+        "yaml_data" => yaml_data(&bytes, path, strict, warnings),
+        "json_data" => json_data(&String::from_utf8_lossy(&bytes), path).map(|map| DataHash {
+            map,
+            invalid: Vec::new(),
+        }),
         other => Err(Error::issue(format!(
             "Unable to find 'data_hash' function named '{other}'"
         ))),
     }
 }
 
-fn yaml_data(text: &str, path: &str, strict: Strict, warnings: &mut Vec<String>) -> Result<Map> {
-    let data = crate::yaml::load(text)
-        .map_err(|e| Error::lookup(format!("Unable to parse ({path}): {e}")))?;
-    match data {
-        Value::Hash(h) => Ok(h),
+fn yaml_data(
+    bytes: &[u8],
+    path: &str,
+    strict: Strict,
+    warnings: &mut Vec<String>,
+) -> Result<DataHash> {
+    let doc = crate::yaml::load_document(bytes)
+        .map_err(|e| Error::lookup(format!("Unable to parse {}", e.puppet_message(path))))?;
+    match doc.value {
+        Value::Hash(map) => {
+            let invalid = doc
+                .ruby_values
+                .into_iter()
+                .map(|r| (r.key, r.class))
+                .collect();
+            Ok(DataHash { map, invalid })
+        }
         other => {
             let msg = format!("{path}: file does not contain a valid yaml hash");
             // An empty document is `false` to Puppet, which never raises for it.
@@ -80,7 +108,7 @@ fn yaml_data(text: &str, path: &str, strict: Strict, warnings: &mut Vec<String>)
                 return Err(Error::lookup(msg));
             }
             warnings.push(msg);
-            Ok(Map::new())
+            Ok(DataHash::default())
         }
     }
 }

@@ -4,7 +4,7 @@
 //! and lookup_options are loaded once per session. Explain nodes are only recorded when
 //! the session was created with an explainer.
 
-use crate::backend::DataFiles;
+use crate::backend::{DataFiles, DataHash};
 use crate::config::{Entry, FunctionKind, HieraConfig, Layer, LoadContext, Locations};
 use crate::error::{Error, Result};
 use crate::explain::{Explainer, Kind};
@@ -87,7 +87,7 @@ pub struct Session {
     entries: HashMap<(ProviderId, bool), EntriesResult>,
     files: DataFiles,
     /// This session's view of `files`, so that the hot path takes no lock.
-    local_files: HashMap<String, std::result::Result<Arc<Map>, Error>>,
+    local_files: HashMap<String, std::result::Result<Arc<DataHash>, Error>>,
     lookup_options: HashMap<Option<String>, Option<CompiledOptions>>,
     global_lookup_options: Option<Option<Map>>,
     env_lookup_options: Option<Option<Map>>,
@@ -1019,10 +1019,18 @@ impl Session {
                         r?
                     }
                 };
-                let Some(value) = hash.get(&StrKey(root)).cloned() else {
+                let Some(value) = hash.map.get(&StrKey(root)).cloned() else {
                     self.report_not_found(root);
                     return Ok(None);
                 };
+                if let Some((_, class)) =
+                    hash.invalid.iter().find(|(k, _)| k.as_str() == Some(root))
+                {
+                    return Err(Error::Puppet(format!(
+                        "Value for key '{root}', in hash returned from data_hash function '{f}', when using location '{}', has wrong type, expects Puppet::LookupValue, got Runtime[ruby, '{class}']",
+                        loc.location
+                    )));
+                }
                 drop(hash);
                 let v = self.interpolate(&value, true)?;
                 self.report_found(root, &v);
