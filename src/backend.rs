@@ -130,31 +130,169 @@ pub fn parse_json(text: &str) -> std::result::Result<Value, String> {
     Ok(from_json(v))
 }
 
-/// The json gem (2.6) words its errors as `unexpected token at '<rest>'`.
+/// The json gem (2.6) words its errors by where its state machine stopped: a failing
+/// array element raises at once (`451: unexpected token at '<rest>'`), a failing object
+/// gives up silently so the document fails at the object's start (`859: …`).
 fn json_message(text: &str, e: &serde_json::Error) -> String {
-    if text.trim().is_empty() {
-        return "unexpected token at ''".to_string();
-    }
-    let mut offset = 0;
-    for (i, line) in text.split_inclusive('\n').enumerate() {
-        if i + 1 == e.line() {
-            offset += e.column().saturating_sub(1).min(line.len());
-            break;
+    let b = text.as_bytes();
+    let start = skip_ws(b, 0);
+    let (line, pos) = match json_value(b, start) {
+        Ok(end) => {
+            let end = skip_ws(b, end);
+            if end == b.len() {
+                // Our grammar accepted what serde_json did not: keep serde's words.
+                return e.to_string();
+            }
+            (859, end)
         }
-        offset += line.len();
+        Err(JsonFail::Silent) => (859, start),
+        Err(JsonFail::Raise(p)) => (451, p),
+    };
+    format!(
+        "{line}: unexpected token at '{}'",
+        String::from_utf8_lossy(&b[pos.min(b.len())..])
+    )
+}
+
+enum JsonFail {
+    /// The value did not parse; the caller decides where to report it.
+    Silent,
+    /// An array raised at this position.
+    Raise(usize),
+}
+
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r') {
+        i += 1;
     }
-    let rest = text.get(offset..).unwrap_or("");
-    format!("unexpected token at '{rest}'")
+    i
+}
+
+fn json_value(b: &[u8], i: usize) -> std::result::Result<usize, JsonFail> {
+    match b.get(i) {
+        Some(b'{') => json_object(b, i),
+        Some(b'[') => json_array(b, i),
+        Some(b'"') => json_string(b, i).ok_or(JsonFail::Silent),
+        Some(_) => {
+            for lit in [&b"true"[..], b"false", b"null"] {
+                if b[i..].starts_with(lit) {
+                    return Ok(i + lit.len());
+                }
+            }
+            json_number(b, i).ok_or(JsonFail::Silent)
+        }
+        None => Err(JsonFail::Silent),
+    }
+}
+
+fn json_string(b: &[u8], i: usize) -> Option<usize> {
+    let mut j = i + 1;
+    while j < b.len() {
+        match b[j] {
+            b'"' => return Some(j + 1),
+            b'\\' => j += 2,
+            c if c < 0x20 => return None,
+            _ => j += 1,
+        }
+    }
+    None
+}
+
+fn json_number(b: &[u8], i: usize) -> Option<usize> {
+    let mut j = i;
+    if b.get(j) == Some(&b'-') {
+        j += 1;
+    }
+    let digits = |j: &mut usize| {
+        let s = *j;
+        while *j < b.len() && b[*j].is_ascii_digit() {
+            *j += 1;
+        }
+        *j > s
+    };
+    if !digits(&mut j) {
+        return None;
+    }
+    if b.get(j) == Some(&b'.') {
+        j += 1;
+        if !digits(&mut j) {
+            return None;
+        }
+    }
+    if matches!(b.get(j), Some(b'e' | b'E')) {
+        j += 1;
+        if matches!(b.get(j), Some(b'+' | b'-')) {
+            j += 1;
+        }
+        if !digits(&mut j) {
+            return None;
+        }
+    }
+    Some(j)
+}
+
+fn json_array(b: &[u8], i: usize) -> std::result::Result<usize, JsonFail> {
+    let mut j = skip_ws(b, i + 1);
+    if b.get(j) == Some(&b']') {
+        return Ok(j + 1);
+    }
+    loop {
+        j = match json_value(b, j) {
+            Ok(end) => end,
+            Err(JsonFail::Silent) => return Err(JsonFail::Raise(j)),
+            Err(r) => return Err(r),
+        };
+        j = skip_ws(b, j);
+        match b.get(j) {
+            Some(b',') => j = skip_ws(b, j + 1),
+            Some(b']') => return Ok(j + 1),
+            _ => return Err(JsonFail::Raise(j)),
+        }
+    }
+}
+
+fn json_object(b: &[u8], i: usize) -> std::result::Result<usize, JsonFail> {
+    let mut j = skip_ws(b, i + 1);
+    if b.get(j) == Some(&b'}') {
+        return Ok(j + 1);
+    }
+    loop {
+        if b.get(j) != Some(&b'"') {
+            return Err(JsonFail::Silent);
+        }
+        j = json_string(b, j).ok_or(JsonFail::Silent)?;
+        j = skip_ws(b, j);
+        if b.get(j) != Some(&b':') {
+            return Err(JsonFail::Silent);
+        }
+        j = skip_ws(b, j + 1);
+        j = json_value(b, j)?;
+        j = skip_ws(b, j);
+        match b.get(j) {
+            Some(b',') => j = skip_ws(b, j + 1),
+            Some(b'}') => return Ok(j + 1),
+            _ => return Err(JsonFail::Silent),
+        }
+    }
 }
 
 pub fn from_json(v: serde_json::Value) -> Value {
     match v {
         serde_json::Value::Null => Value::Null,
         serde_json::Value::Bool(b) => Value::Bool(b),
-        serde_json::Value::Number(n) => match n.as_i64() {
-            Some(i) => Value::Int(i),
-            None => Value::Float(n.as_f64().unwrap_or(0.0)),
-        },
+        // arbitrary_precision keeps the number's text: the json gem makes an Integer of
+        // anything without a fraction or exponent (so `-0` is 0).
+        serde_json::Value::Number(n) => {
+            let t = n.to_string();
+            if t.contains(['.', 'e', 'E']) {
+                Value::Float(t.parse().unwrap_or(0.0))
+            } else {
+                match t.parse::<i64>() {
+                    Ok(i) => Value::Int(i),
+                    Err(_) => Value::Float(t.parse().unwrap_or(0.0)),
+                }
+            }
+        }
         serde_json::Value::String(s) => Value::String(s),
         serde_json::Value::Array(a) => Value::Array(a.into_iter().map(from_json).collect()),
         serde_json::Value::Object(o) => Value::Hash(
@@ -188,6 +326,28 @@ mod tests {
 
     #[test]
     fn json_errors_read_like_the_json_gem() {
-        assert_eq!(parse_json("").unwrap_err(), "unexpected token at ''");
+        assert_eq!(parse_json("").unwrap_err(), "859: unexpected token at ''");
+        assert_eq!(
+            parse_json(r#"{"role": "web",}"#).unwrap_err(),
+            r#"859: unexpected token at '{"role": "web",}'"#
+        );
+        assert_eq!(
+            parse_json(r#"{"a": [1,}"#).unwrap_err(),
+            "451: unexpected token at '}'"
+        );
+        assert_eq!(
+            parse_json(r#"{"a": 1} x"#).unwrap_err(),
+            "859: unexpected token at 'x'"
+        );
+        assert_eq!(
+            parse_json("[1, 2").unwrap_err(),
+            "451: unexpected token at ''"
+        );
+        assert_eq!(
+            parse_json(r#" {"a":1"#).unwrap_err(),
+            r#"859: unexpected token at '{"a":1'"#
+        );
+        assert_eq!(parse_json("-0").unwrap(), Value::Int(0));
+        assert_eq!(parse_json("1.0e-7").unwrap(), Value::Float(1.0e-7));
     }
 }

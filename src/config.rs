@@ -316,6 +316,14 @@ fn default_v3() -> Value {
     Value::Hash(m)
 }
 
+/// A value as Puppet's string formatter quotes it in messages (`'x'`).
+fn puppet_string(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("'{s}'"),
+        other => crate::render::inspect(other),
+    }
+}
+
 /// Puppet's name for a value's type in "expects X, got Y" messages (simplified inference).
 pub(crate) fn type_label(v: &Value) -> &'static str {
     match v {
@@ -440,8 +448,8 @@ impl Validator<'_> {
             if !ok {
                 return Err(self.type_error(&format!(
                     "{what} key of entry {} expects a match for Pattern[/\\A[A-Za-z](:?[0-9A-Za-z_-]*[0-9A-Za-z])?\\z/], got {}",
-                    crate::render::inspect(k),
-                    crate::render::inspect(k)
+                    puppet_string(k),
+                    puppet_string(k)
                 )));
             }
         }
@@ -509,7 +517,7 @@ impl Validator<'_> {
                     let prefix = format!("entry '{key}' index {i} ");
                     let Value::Hash(e) = item else {
                         return Err(self.type_error(&format!(
-                            "{prefix}expects a Hash value, got {}",
+                            "{prefix}expects a Struct value, got {}",
                             type_label(item)
                         )));
                     };
@@ -566,9 +574,10 @@ impl Validator<'_> {
         if let Some(o) = &default_options {
             for r in ["path", "uri"] {
                 if o.contains_key(&s(r)) {
-                    return Err(Error::issue(format!(
-                        "Option key '{r}' used in defaults is reserved by Puppet"
-                    )));
+                    return Err(self.issue(
+                        &format!("Option key '{r}' used in defaults is reserved by Puppet"),
+                        None,
+                    ));
                 }
             }
         }
@@ -806,7 +815,7 @@ impl Validator<'_> {
             let prefix = format!("entry 'hierarchy' index {i} ");
             let Value::Hash(e) = item else {
                 return Err(self.type_error(&format!(
-                    "{prefix}expects a Hash value, got {}",
+                    "{prefix}expects a Struct value, got {}",
                     type_label(item)
                 )));
             };

@@ -65,6 +65,8 @@ struct ResolvedEntry {
     /// Interpolated options, passed to lookup_key/data_dig backends.
     #[allow(dead_code)]
     options: Map,
+    /// The hiera.yaml declaring the entry, for error messages.
+    config_file: String,
 }
 
 type EntriesResult = std::result::Result<Rc<Vec<ResolvedEntry>>, Error>;
@@ -843,10 +845,16 @@ impl Session {
                 },
                 None => Map::new(),
             };
+            let config_file = cfg
+                .path
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default();
             out.push(ResolvedEntry {
                 entry: e.clone(),
                 locations: locs,
                 options,
+                config_file,
             });
         }
         Ok(out)
@@ -859,7 +867,8 @@ impl Session {
         is_default: bool,
     ) -> Result<Option<Vec<ResolvedLocation>>> {
         let path_loc = |original: &str, p: String| {
-            let exists = std::path::Path::new(&p).is_file();
+            // File.exist?: true for directories and devices too.
+            let exists = std::path::Path::new(&p).exists();
             ResolvedLocation {
                 original: original.to_string(),
                 location: p,
@@ -1000,7 +1009,7 @@ impl Session {
         let f = e.entry.function.as_str();
         match (e.entry.kind, f) {
             (FunctionKind::DataHash, "yaml_data" | "json_data") => {
-                let Some(loc) = loc else {
+                let Some(loc) = loc.filter(|l| !l.uri) else {
                     // Puppet's function dispatcher raises an ArgumentError: not wrapped.
                     return Err(Error::run(format!(
                         "'{f}' one of 'path', 'paths' 'glob', 'globs' or 'mapped_paths' must be declared in hiera.yaml when using this data_hash function"
@@ -1037,15 +1046,11 @@ impl Session {
                 Ok(Some(v))
             }
             (kind, name) => Err(Error::issue(format!(
-                "Unable to find '{}' function named '{name}'{}",
+                "Unable to find '{}' function named '{name}' (file: {})",
                 kind.tag(),
-                self.config_file_suffix()
+                e.config_file
             ))),
         }
-    }
-
-    fn config_file_suffix(&self) -> String {
-        String::new()
     }
 
     // ---- lookup_options --------------------------------------------------------------
@@ -1217,8 +1222,8 @@ impl Session {
                         interpolation::Token::Text(t) => out.push_str(t),
                         interpolation::Token::Empty => {}
                         interpolation::Token::Expr { whole, expr } => {
-                            let (method, key) = interpolation::parse_expr(expr);
-                            if method != Method::Scope && !allow_methods {
+                            let (method, key, call) = interpolation::parse_expr(expr);
+                            if call && !allow_methods {
                                 return Err(Error::issue("Interpolation using method syntax is not allowed in this context"));
                             }
                             let method = match method {

@@ -53,7 +53,8 @@ pub fn tokenize(s: &str) -> Vec<Token<'_>> {
 }
 
 /// `/^(\w+)\((?:["]([^"]+)["]|[']([^']+)['])\)$/`: a method call, else a scope key.
-pub fn parse_expr(expr: &str) -> (Method, &str) {
+/// The flag tells whether method-call syntax was used (`scope('x')` included).
+pub fn parse_expr(expr: &str) -> (Method, &str, bool) {
     if let Some(open) = expr.find('(') {
         let name = &expr[..open];
         let args = &expr[open + 1..];
@@ -75,12 +76,12 @@ pub fn parse_expr(expr: &str) -> (Method, &str) {
                         "literal" => Method::Literal,
                         other => Method::Unknown(other.to_string()),
                     };
-                    return (m, arg);
+                    return (m, arg, true);
                 }
             }
         }
     }
-    (Method::Scope, expr)
+    (Method::Scope, expr, false)
 }
 
 #[cfg(test)]
@@ -131,18 +132,27 @@ mod tests {
 
     #[test]
     fn methods() {
-        assert_eq!(parse_expr("lookup('a.b')"), (Method::Lookup, "a.b"));
-        assert_eq!(parse_expr("hiera(\"k\")"), (Method::Hiera, "k"));
-        assert_eq!(parse_expr("alias('k')"), (Method::Alias, "k"));
-        assert_eq!(parse_expr("literal('%')"), (Method::Literal, "%"));
-        assert_eq!(parse_expr("scope('x')"), (Method::Scope, "x"));
-        assert_eq!(parse_expr("foo('x')"), (Method::Unknown("foo".into()), "x"));
+        assert_eq!(parse_expr("lookup('a.b')"), (Method::Lookup, "a.b", true));
+        assert_eq!(parse_expr("hiera(\"k\")"), (Method::Hiera, "k", true));
+        assert_eq!(parse_expr("alias('k')"), (Method::Alias, "k", true));
+        assert_eq!(parse_expr("literal('%')"), (Method::Literal, "%", true));
+        assert_eq!(parse_expr("scope('x')"), (Method::Scope, "x", true));
+        assert_eq!(
+            parse_expr("foo('x')"),
+            (Method::Unknown("foo".into()), "x", true)
+        );
         // Mismatched quotes fall through to a scope key of the whole text.
-        assert_eq!(parse_expr("lookup('a\")"), (Method::Scope, "lookup('a\")"));
-        assert_eq!(parse_expr("lookup('')"), (Method::Scope, "lookup('')"));
+        assert_eq!(
+            parse_expr("lookup('a\")"),
+            (Method::Scope, "lookup('a\")", false)
+        );
+        assert_eq!(
+            parse_expr("lookup('')"),
+            (Method::Scope, "lookup('')", false)
+        );
         assert_eq!(
             parse_expr("facts.os.family"),
-            (Method::Scope, "facts.os.family")
+            (Method::Scope, "facts.os.family", false)
         );
     }
 }

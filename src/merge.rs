@@ -1,55 +1,2674 @@
-//! TEMPORARY STUB (replaced by the merge strategies).
-use crate::value::Value;
-#[derive(Debug, Clone, PartialEq)]
+//! Puppet's merge strategies: `first`, `unique`, `hash`, `deep` and Hiera 3's `reverse_deep` /
+//! `unconstrained_deep`, as `puppet/pops/merge_strategy.rb` and the `deep_merge` gem implement them.
+//!
+//! Puppet 7.23 on Debian 12 loads the Debian-packaged `deep_merge` **1.1.1**
+//! (`/usr/lib/ruby/vendor_ruby/deep_merge/core.rb`), not 1.2.2. For every option Puppet's `deep`
+//! strategy accepts, the two versions behave the same; 1.2.2 only adds `keep_array_duplicates` and
+//! `merge_nil_values`, which 1.1.1 (and therefore this module) ignores when an unconstrained
+//! strategy passes them through.
+//!
+//! # Driver contract
+//!
+//! For the `N` variants searched in priority order (layers, then hierarchy entries, then the
+//! locations of one entry — the engine runs the same driver at all three levels), Puppet's
+//! `MergeStrategy#lookup` is:
+//!
+//! * `first` (and the default): return the first variant that has the key; stop searching there.
+//! * `N == 0`: not found.
+//! * `N == 1`: `merge_single(v)` if that one variant has the key, else not found.
+//! * `N >= 2`: `memo = NOT_FOUND`; for each variant that has the key, in order:
+//!   `memo = if memo is NOT_FOUND { convert_value(v) } else { merge(memo, v) }`;
+//!   not found if `memo` is still `NOT_FOUND` at the end.
+//!
+//! So with two layers where only one has the key, `unique` still wraps/flattens the value
+//! (`convert_value`), while a single layer gets `merge_single` (only `uniq`).
+//! [`MergeStrategy::merge_found`] implements this over already-fetched variants.
+//!
+//! # Ruby's in-place edits
+//!
+//! `deep_merge!` edits its *source* (the higher-priority value) in place: knocked-out array items and
+//! bare knockout markers are deleted from it, and values it copies are deduplicated/knocked out
+//! inside it. `puppet lookup --explain` prints found values after merging, so it shows those edits.
+//! [`MergeStrategy::merge_in_place`] leaves both arguments in the state Ruby leaves them in
+//! (except for effects that need Ruby object identity: a later merge editing an object that an
+//! earlier result shares with its source, and `String#clear` on a lower-priority string).
+
+use crate::value::{Map, Value};
+use regex::Regex;
+use std::cmp::Ordering;
+use std::collections::HashSet;
+use std::fmt::Write as _;
+use std::hash::{Hash, Hasher};
+
+/// Options of the deep-merge strategies (deep_merge's option hash). Built by
+/// [`MergeStrategy::from_value`]; the public fields are for reading (the compiled knockout
+/// regexp is private, so setting `knockout_prefix` by hand has no effect).
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct DeepOptions {
+    /// `knockout_prefix` as the source of the regexp deep_merge builds (`/^#{prefix}/`, unescaped).
     pub knockout_prefix: Option<String>,
     pub sort_merged_arrays: bool,
     pub merge_hash_arrays: bool,
+    /// Makes deep_merge print debug lines on stdout; accepted but the output is not replicated.
     pub merge_debug: bool,
+    /// The following only reach deep_merge through `unconstrained_deep` / `reverse_deep`.
+    pub preserve_unmergeables: bool,
+    pub overwrite_arrays: bool,
+    pub extend_existing_arrays: bool,
+    pub unpack_arrays: Option<Value>,
+    /// The merge hash as given, minus `strategy`, in the given order: what `--explain` prints.
+    pub given: Map,
+    ko: Option<Knockout>,
 }
+
+/// A compiled knockout prefix.
+#[derive(Debug, Clone)]
+struct Knockout {
+    /// The option value; a bare array element `==` to it clears the lower array.
+    marker: Value,
+    /// `/^prefix/` (multi-line like Ruby's `^`), or Ruby's compile error.
+    re: Result<Regex, String>,
+}
+
+impl PartialEq for Knockout {
+    fn eq(&self, o: &Knockout) -> bool {
+        self.marker == o.marker
+    }
+}
+
+/// A merge strategy, as `MergeStrategy.strategy(merge)` returns it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum MergeStrategy {
     First,
+    /// What Puppet uses when no strategy is given (`nil`/`false`, or the name `default`); behaves as `first`.
+    Default,
     Unique,
     Hash,
     Deep(DeepOptions),
     ReverseDeep(DeepOptions),
     UnconstrainedDeep(DeepOptions),
 }
+
+/// A merge failure with Puppet's message.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{message}")]
 pub struct MergeError {
     pub message: String,
+    /// true when Puppet raises it as a plain error (`Error: Could not run: ...`), false for a
+    /// LookupError (a `Puppet::Error` raised inside the lookup, e.g. a type mismatch).
     pub raw: bool,
 }
-impl MergeStrategy {
-    pub fn from_value(v: &Value) -> Result<MergeStrategy, MergeError> {
-        match v.as_str() {
-            Some("first") => Ok(Self::First),
-            Some("hash") => Ok(Self::Hash),
-            Some("unique") => Ok(Self::Unique),
-            _ => Err(MergeError {
-                message: "Unknown merge strategy".into(),
-                raw: true,
-            }),
+
+impl MergeError {
+    fn raw(message: impl Into<String>) -> MergeError {
+        MergeError {
+            message: message.into(),
+            raw: true,
         }
     }
+    fn lookup(message: impl Into<String>) -> MergeError {
+        MergeError {
+            message: message.into(),
+            raw: false,
+        }
+    }
+}
+
+type R<T> = Result<T, MergeError>;
+
+impl MergeStrategy {
+    /// From a lookup_options `merge` value or Puppet's `merge` parameter: a String name or a Hash
+    /// with `strategy` + options (`MergeStrategy.strategy`). `Null`/`false` give the default.
+    /// All errors are raw (ArgumentError / TypeAssertionError raised outside the lookup).
+    pub fn from_value(v: &Value) -> R<MergeStrategy> {
+        let (name, opts): (&Value, Option<&Map>) = match v {
+            Value::Null | Value::Bool(false) => return Ok(MergeStrategy::Default),
+            Value::Hash(h) => match h.get(&Value::str("strategy")) {
+                None | Some(Value::Null) => {
+                    return Err(MergeError::raw(
+                        "The hash given as 'merge' must contain the name of a strategy in string form for the key 'strategy'",
+                    ))
+                }
+                Some(s) => (s, if h.len() == 1 { None } else { Some(h) }),
+            },
+            other => (other, None),
+        };
+        let key = match name {
+            Value::String(s) => s.as_str(),
+            other => {
+                return Err(MergeError::raw(format!(
+                    "Unknown merge strategy: '{}'",
+                    ruby_to_s(other)
+                )))
+            }
+        };
+        let known = [
+            "first",
+            "default",
+            "hash",
+            "unique",
+            "deep",
+            "unconstrained_deep",
+            "reverse_deep",
+        ];
+        if !known.contains(&key) {
+            return Err(MergeError::raw(format!("Unknown merge strategy: '{key}'")));
+        }
+        let Some(opts) = opts else {
+            return Ok(match key {
+                "first" => MergeStrategy::First,
+                "default" => MergeStrategy::Default,
+                "hash" => MergeStrategy::Hash,
+                "unique" => MergeStrategy::Unique,
+                // UnconstrainedDeepMergeStrategy has no INSTANCE of its own: Ruby's constant lookup
+                // hands out DeepMergeStrategy::INSTANCE, so it is plain `deep`.
+                "deep" | "unconstrained_deep" => MergeStrategy::Deep(DeepOptions::default()),
+                _ => MergeStrategy::ReverseDeep(DeepOptions::default()),
+            });
+        };
+        match key {
+            "first" | "default" | "hash" | "unique" => {
+                check_options_struct(key, &[], opts)?;
+                // Only reachable with a one-entry hash, handled above; an accepted
+                // multi-entry hash would need a duplicate 'strategy' key.
+                Ok(match key {
+                    "first" => MergeStrategy::First,
+                    "default" => MergeStrategy::Default,
+                    "hash" => MergeStrategy::Hash,
+                    _ => MergeStrategy::Unique,
+                })
+            }
+            "deep" => {
+                check_options_struct(
+                    "deep",
+                    &[
+                        ("knockout_prefix", "String"),
+                        ("merge_debug", "Boolean"),
+                        ("merge_hash_arrays", "Boolean"),
+                        ("sort_merged_arrays", "Boolean"),
+                    ],
+                    opts,
+                )?;
+                Ok(MergeStrategy::Deep(DeepOptions::from_map(opts)))
+            }
+            _ => {
+                // Hash[String[1], Any]
+                if !opts
+                    .keys()
+                    .all(|k| matches!(k, Value::String(s) if !s.is_empty()))
+                {
+                    return Err(MergeError::raw(format!(
+                        "The merge options has wrong type, expects a Hash[String[1], Any] value, got {}",
+                        hash_type_string(opts)
+                    )));
+                }
+                let o = DeepOptions::from_map(opts);
+                Ok(if key == "reverse_deep" {
+                    MergeStrategy::ReverseDeep(o)
+                } else {
+                    MergeStrategy::UnconstrainedDeep(o)
+                })
+            }
+        }
+    }
+
+    /// The strategy's key as Puppet reports it ("Merge strategy deep").
     pub fn name(&self) -> &'static str {
-        "first"
+        match self {
+            MergeStrategy::First => "first",
+            MergeStrategy::Default => "default",
+            MergeStrategy::Unique => "unique",
+            MergeStrategy::Hash => "hash",
+            MergeStrategy::Deep(_) => "deep",
+            MergeStrategy::ReverseDeep(_) => "reverse_deep",
+            MergeStrategy::UnconstrainedDeep(_) => "unconstrained_deep",
+        }
     }
+
+    /// The `Options: {...}` shown by --explain: the merge hash minus `strategy`, in the given
+    /// order; None when there are none.
     pub fn options(&self) -> Option<Value> {
-        None
+        match self {
+            MergeStrategy::Deep(o)
+            | MergeStrategy::ReverseDeep(o)
+            | MergeStrategy::UnconstrainedDeep(o)
+                if !o.given.is_empty() =>
+            {
+                Some(Value::Hash(o.given.clone()))
+            }
+            _ => None,
+        }
     }
+
+    /// First-found: no merging, the search stops at the first found value.
     pub fn is_first(&self) -> bool {
-        matches!(self, Self::First)
+        matches!(self, MergeStrategy::First | MergeStrategy::Default)
     }
-    pub fn convert_value(&self, v: Value) -> Result<Value, MergeError> {
-        Ok(v)
+
+    /// The driver step for the first found value of >= 2 variants (Puppet's `convert_value`).
+    pub fn convert_value(&self, v: Value) -> R<Value> {
+        Ok(match self {
+            MergeStrategy::Unique => unique_convert(v),
+            _ => v,
+        })
     }
-    pub fn merge_single(&self, v: Value) -> Result<Value, MergeError> {
-        Ok(v)
+
+    /// Puppet's `merge_single` (exactly one variant).
+    pub fn merge_single(&self, v: Value) -> R<Value> {
+        Ok(match (self, v) {
+            (MergeStrategy::Unique, Value::Array(a)) => Value::Array(uniq(a)),
+            (_, v) => v,
+        })
     }
-    pub fn merge(&self, h: Value, _l: Value) -> Result<Value, MergeError> {
-        Ok(h)
+
+    /// Puppet's `merge(e1, e2)`: type checks with Puppet's messages, then `checked_merge`.
+    /// `higher` is e1 (higher priority, or the accumulated result), `lower` is e2.
+    pub fn merge(&self, higher: Value, lower: Value) -> R<Value> {
+        let mut higher = higher;
+        let mut lower = lower;
+        self.merge_impl(&mut higher, &mut lower, false)
+    }
+
+    /// [`merge`](Self::merge), leaving `higher` and `lower` edited as Ruby's deep_merge! edits
+    /// the objects it is given (see the module docs), for --explain output.
+    pub fn merge_in_place(&self, higher: &mut Value, lower: &mut Value) -> R<Value> {
+        self.merge_impl(higher, lower, true)
+    }
+
+    fn merge_impl(&self, e1: &mut Value, e2: &mut Value, keep: bool) -> R<Value> {
+        match self {
+            MergeStrategy::First | MergeStrategy::Default => Ok(e1.clone()),
+            MergeStrategy::Hash => {
+                check_hash_string_data("The first element of the merge", e1)?;
+                check_hash_string_data("The second element of the merge", e2)?;
+                let take_or_clone = |v: &mut Value| if keep { v.clone() } else { take(v) };
+                let (Value::Hash(h1), Value::Hash(mut out)) =
+                    (take_or_clone(e1), take_or_clone(e2))
+                else {
+                    return Err(MergeError::lookup("unreachable: checked hashes"));
+                };
+                // e2.merge(e1): lower keys first, higher values win.
+                out.extend(h1);
+                Ok(Value::Hash(out))
+            }
+            MergeStrategy::Unique => {
+                check_unique("The first element of the merge", e1)?;
+                check_unique("The second element of the merge", e2)?;
+                let take_or_clone = |v: &mut Value| if keep { v.clone() } else { take(v) };
+                let mut all = match unique_convert(take_or_clone(e1)) {
+                    Value::Array(a) => a,
+                    v => vec![v],
+                };
+                if let Value::Array(a) = unique_convert(take_or_clone(e2)) {
+                    all.extend(a);
+                }
+                Ok(Value::Array(uniq(all)))
+            }
+            MergeStrategy::Deep(o) | MergeStrategy::UnconstrainedDeep(o) => {
+                deep_entry(o, e1, e2, keep)
+            }
+            // checked_merge(e1, e2) => super(e2, e1): the lower value is the source.
+            MergeStrategy::ReverseDeep(o) => deep_entry(o, e2, e1, keep),
+        }
+    }
+
+    /// The whole driver over already-fetched variants (`None` = variant without the key), in
+    /// priority order. `Ok(None)` means not found. First-found callers must instead stop
+    /// searching at the first found variant.
+    pub fn merge_found(&self, variants: Vec<Option<Value>>) -> R<Option<Value>> {
+        if self.is_first() {
+            return Ok(variants.into_iter().flatten().next());
+        }
+        if variants.len() == 1 {
+            return match variants.into_iter().next().flatten() {
+                Some(v) => self.merge_single(v).map(Some),
+                None => Ok(None),
+            };
+        }
+        let mut memo: Option<Value> = None;
+        for v in variants.into_iter().flatten() {
+            memo = Some(match memo {
+                None => self.convert_value(v)?,
+                Some(m) => self.merge(m, v)?,
+            });
+        }
+        Ok(memo)
+    }
+}
+
+impl DeepOptions {
+    /// deep_merge's options from a validated merge hash (Ruby truthiness for flags).
+    fn from_map(opts: &Map) -> DeepOptions {
+        let get = |k: &str| opts.get(&Value::str(k));
+        let flag = |k: &str| get(k).is_some_and(Value::truthy);
+        let ko = get("knockout_prefix").filter(|v| v.truthy()).map(|v| {
+            let src = ruby_to_s(v);
+            Knockout {
+                marker: v.clone(),
+                re: ruby_regex(&src),
+            }
+        });
+        let mut given = opts.clone();
+        given.shift_remove(&Value::str("strategy"));
+        DeepOptions {
+            knockout_prefix: ko.as_ref().map(|k| ruby_to_s(&k.marker)),
+            sort_merged_arrays: flag("sort_merged_arrays"),
+            merge_hash_arrays: flag("merge_hash_arrays"),
+            merge_debug: flag("merge_debug"),
+            preserve_unmergeables: flag("preserve_unmergeables"),
+            overwrite_arrays: flag("overwrite_arrays"),
+            extend_existing_arrays: flag("extend_existing_arrays"),
+            unpack_arrays: get("unpack_arrays").filter(|v| v.truthy()).cloned(),
+            given,
+            ko,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// unique
+
+/// `e.is_a?(Array) ? e.flatten : [e]`
+fn unique_convert(v: Value) -> Value {
+    match v {
+        Value::Array(a) => {
+            let mut out = Vec::with_capacity(a.len());
+            flatten_into(a, &mut out);
+            Value::Array(out)
+        }
+        v => Value::Array(vec![v]),
+    }
+}
+
+fn flatten_into(a: Vec<Value>, out: &mut Vec<Value>) {
+    for v in a {
+        match v {
+            Value::Array(inner) => flatten_into(inner, out),
+            v => out.push(v),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ruby equality, hashing and ordering
+
+/// A Value as a Ruby hash key: `eql?` equality (Value's PartialEq) with a hash that, unlike
+/// Value's, also spreads hashes (so `|` over many same-sized hashes stays linear).
+struct Key<'a>(&'a Value);
+
+impl PartialEq for Key<'_> {
+    fn eq(&self, o: &Key<'_>) -> bool {
+        self.0 == o.0
+    }
+}
+impl Eq for Key<'_> {}
+impl Hash for Key<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(deep_hash(self.0));
+    }
+}
+
+fn deep_hash(v: &Value) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    match v {
+        Value::Array(a) => {
+            1u8.hash(&mut h);
+            for e in a {
+                deep_hash(e).hash(&mut h);
+            }
+        }
+        Value::Hash(m) => {
+            // Order-independent, as Ruby's Hash#hash.
+            let mut acc: u64 = 0;
+            for (k, e) in m {
+                acc = acc.wrapping_add(deep_hash(k).rotate_left(17) ^ deep_hash(e));
+            }
+            (2u8, m.len(), acc).hash(&mut h);
+        }
+        Value::Sensitive(inner) => (3u8, deep_hash(inner)).hash(&mut h),
+        other => other.hash(&mut h),
+    }
+    h.finish()
+}
+
+/// Ruby's `Array#uniq` (eql?), first occurrence kept.
+fn uniq(a: Vec<Value>) -> Vec<Value> {
+    if a.len() < 2 {
+        return a;
+    }
+    let mut seen: HashSet<Key<'_>> = HashSet::with_capacity(a.len());
+    let keep: Vec<bool> = a.iter().map(|v| seen.insert(Key(v))).collect();
+    drop(seen);
+    a.into_iter()
+        .zip(keep)
+        .filter(|(_, k)| *k)
+        .map(|(v, _)| v)
+        .collect()
+}
+
+/// Ruby's `a | b`.
+fn union(mut a: Vec<Value>, b: Vec<Value>) -> Vec<Value> {
+    a.extend(b);
+    uniq(a)
+}
+
+/// Ruby's `==` (Array#delete, Array#index, Object#<=>): like eql? but 1 == 1.0.
+fn ruby_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Int(x), Value::Float(y)) | (Value::Float(y), Value::Int(x)) => (*x as f64) == *y,
+        (Value::Float(x), Value::Float(y)) => x == y,
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| ruby_eq(p, q))
+        }
+        (Value::Hash(x), Value::Hash(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| ruby_eq(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// Ruby's `a <=> b`; None is nil.
+fn ruby_cmp(a: &Value, b: &Value) -> Option<Ordering> {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => Some(x.cmp(y)),
+        (Value::Int(x), Value::Float(y)) => (*x as f64).partial_cmp(y),
+        (Value::Float(x), Value::Int(y)) => x.partial_cmp(&(*y as f64)),
+        (Value::Float(x), Value::Float(y)) => x.partial_cmp(y),
+        (Value::String(x), Value::String(y)) => Some(x.as_bytes().cmp(y.as_bytes())),
+        (Value::Array(x), Value::Array(y)) => {
+            for (p, q) in x.iter().zip(y) {
+                match ruby_cmp(p, q)? {
+                    Ordering::Equal => {}
+                    o => return Some(o),
+                }
+            }
+            Some(x.len().cmp(&y.len()))
+        }
+        // Object#<=>: 0 when ==, else nil.
+        _ => ruby_eq(a, b).then_some(Ordering::Equal),
+    }
+}
+
+fn ruby_class(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "NilClass",
+        Value::Bool(true) => "TrueClass",
+        Value::Bool(false) => "FalseClass",
+        Value::Int(_) => "Integer",
+        Value::Float(_) => "Float",
+        Value::String(_) => "String",
+        Value::Array(_) => "Array",
+        Value::Hash(_) => "Hash",
+        Value::Sensitive(_) => "Puppet::Pops::Types::PSensitiveType::Sensitive",
+    }
+}
+
+/// Ruby's `rb_cmperr`: special constants and floats are shown by inspect, others by class.
+fn cmp_error(a: &Value, b: &Value) -> MergeError {
+    let fixnum = |i: i64| (-(1i64 << 62)..(1i64 << 62)).contains(&i);
+    let shown = match b {
+        Value::Null | Value::Bool(_) | Value::Float(_) => ruby_inspect(b),
+        Value::Int(i) if fixnum(*i) => ruby_inspect(b),
+        _ => ruby_class(b).to_string(),
+    };
+    MergeError::raw(format!(
+        "comparison of {} with {} failed",
+        ruby_class(a),
+        shown
+    ))
+}
+
+/// Ruby's `sort!`: glibc's qsort_r (a merge sort, so the first failing comparison and the
+/// order of equal elements are glibc's) with Ruby's `<=>`.
+fn ruby_sort(a: &mut Vec<Value>) -> R<()> {
+    if a.len() < 2 {
+        return Ok(());
+    }
+    let mut idx: Vec<usize> = (0..a.len()).collect();
+    let mut tmp = vec![0usize; a.len()];
+    msort(a, &mut idx, &mut tmp)?;
+    let mut old: Vec<Option<Value>> = std::mem::take(a).into_iter().map(Some).collect();
+    *a = idx
+        .into_iter()
+        .filter_map(|i| old.get_mut(i).and_then(Option::take))
+        .collect();
+    Ok(())
+}
+
+fn msort(vals: &[Value], b: &mut [usize], tmp: &mut [usize]) -> R<()> {
+    let n = b.len();
+    if n <= 1 {
+        return Ok(());
+    }
+    let n1 = n / 2;
+    {
+        let (b1, b2) = b.split_at_mut(n1);
+        msort(vals, b1, tmp)?;
+        msort(vals, b2, tmp)?;
+    }
+    let (mut i, mut j, mut k) = (0, n1, 0);
+    while i < n1 && j < n {
+        let (x, y) = (&vals[b[i]], &vals[b[j]]);
+        let c = ruby_cmp(x, y).ok_or_else(|| cmp_error(x, y))?;
+        if c != Ordering::Greater {
+            tmp[k] = b[i];
+            i += 1;
+        } else {
+            tmp[k] = b[j];
+            j += 1;
+        }
+        k += 1;
+    }
+    while i < n1 {
+        tmp[k] = b[i];
+        i += 1;
+        k += 1;
+    }
+    b[..k].copy_from_slice(&tmp[..k]);
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// deep_merge 1.1.1
+
+struct Dm<'a> {
+    o: &'a DeepOptions,
+    /// false when the caller does not need the source's final state: values may be moved out.
+    keep: bool,
+}
+
+fn deep_entry(o: &DeepOptions, source: &mut Value, dest: &mut Value, keep: bool) -> R<Value> {
+    if let Some(ko) = &o.ko {
+        if ko.marker == Value::str("") {
+            return Err(MergeError::raw(
+                "knockout_prefix cannot be an empty string in deep_merge!",
+            ));
+        }
+        if o.preserve_unmergeables {
+            return Err(MergeError::raw(
+                "overwrite_unmergeable must be true if knockout_prefix is specified in deep_merge!",
+            ));
+        }
+    }
+    // Puppet deep-clones the destination; the clone is ours to consume.
+    let d = if keep { dest.clone() } else { take(dest) };
+    Dm { o, keep }.merge(source, d)
+}
+
+impl Dm<'_> {
+    fn grab(&self, v: &mut Value) -> Value {
+        if self.keep {
+            v.clone()
+        } else {
+            take(v)
+        }
+    }
+
+    fn overwrite(&self) -> bool {
+        !self.o.preserve_unmergeables
+    }
+
+    fn ko_re(&self) -> R<Option<&Regex>> {
+        match &self.o.ko {
+            None => Ok(None),
+            Some(k) => {
+                k.re.as_ref()
+                    .map(Some)
+                    .map_err(|e| MergeError::raw(e.clone()))
+            }
+        }
+    }
+
+    /// `s.gsub(/^ko/, "")` when it changes the string.
+    fn knocked(&self, s: &str) -> R<Option<String>> {
+        match self.ko_re()? {
+            Some(re) if re.is_match(s) => {
+                let t = re.replace_all(s, "");
+                Ok((t != s).then(|| t.into_owned()))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    fn is_marker(&self, v: &Value) -> bool {
+        self.o.ko.as_ref().is_some_and(|k| ruby_eq(v, &k.marker))
+    }
+
+    /// `DeepMerge.deep_merge!(source, dest)` with `dest` not sharing objects with `source`.
+    fn merge(&self, src: &mut Value, dest: Value) -> R<Value> {
+        if src.is_null() {
+            return Ok(dest);
+        }
+        if !dest.truthy() && self.overwrite() {
+            return Ok(self.grab(src));
+        }
+        match src {
+            Value::Hash(_) => self.merge_hash(src, dest),
+            Value::Array(_) => self.merge_array(src, dest),
+            _ => match dest {
+                Value::Array(mut d) if self.o.extend_existing_arrays => {
+                    d.push(src.clone());
+                    Ok(Value::Array(d))
+                }
+                dest => self.overwrite_unmergeables(src, dest),
+            },
+        }
+    }
+
+    fn merge_hash(&self, src: &mut Value, mut dest: Value) -> R<Value> {
+        let Value::Hash(sh) = src else {
+            return Ok(dest);
+        };
+        if !matches!(dest, Value::Hash(_)) {
+            if let (Value::Array(da), true) = (&mut dest, self.o.extend_existing_arrays) {
+                // dest.push(source), once per source key.
+                for _ in 0..sh.len() {
+                    da.push(Value::Hash(sh.clone()));
+                }
+                return Ok(dest);
+            }
+            if !self.overwrite() || sh.is_empty() {
+                return Ok(dest);
+            }
+            // The first key makes dest *be* the source hash; the remaining keys are then
+            // merged into the source itself.
+            for (_, sv) in sh.iter_mut().skip(1) {
+                match sv {
+                    Value::Hash(inner) => self.merge_self_hash(inner)?,
+                    sv if sv.truthy() => *sv = self.merge_self(sv)?,
+                    _ => {}
+                }
+            }
+            return Ok(self.grab(src));
+        }
+        let Value::Hash(dh) = &mut dest else {
+            return Ok(dest);
+        };
+        for (k, sv) in sh.iter_mut() {
+            match dh.get_mut(k) {
+                Some(dv) if dv.truthy() => {
+                    let d = take(dv);
+                    *dv = self.merge(sv, d)?;
+                }
+                _ => {
+                    let v = self.merge_dup(sv)?;
+                    dh.insert(k.clone(), v);
+                }
+            }
+        }
+        Ok(dest)
+    }
+
+    fn merge_array(&self, src: &mut Value, dest: Value) -> R<Value> {
+        if self.o.overwrite_arrays {
+            return Ok(self.grab(src));
+        }
+        // unpack_arrays rebinds `source` to a new array: the caller's array is left alone.
+        let mut unpacked;
+        let src: &mut Value = match &self.o.unpack_arrays {
+            Some(sep) => {
+                unpacked = Value::Array(unpack(src, sep)?);
+                &mut unpacked
+            }
+            None => src,
+        };
+        let mut dest = match (dest, &self.o.unpack_arrays) {
+            (d @ Value::Array(_), Some(sep)) => Value::Array(unpack(&d, sep)?),
+            (d, _) => d,
+        };
+        let Value::Array(sa) = src else {
+            return Ok(dest);
+        };
+        if self.o.ko.is_some() && sa.iter().any(|v| self.is_marker(v)) {
+            dest = clear_or_nil(dest);
+            sa.retain(|v| !self.is_marker(v));
+        }
+        match dest {
+            Value::Array(mut da) => {
+                if self.o.ko.is_some() {
+                    let mut err = None;
+                    sa.retain(|item| {
+                        let Value::String(s) = item else { return true };
+                        match self.knocked(s) {
+                            Ok(Some(stripped)) => {
+                                delete_all(&mut da, &Value::String(stripped));
+                                delete_all(&mut da, item);
+                                false
+                            }
+                            Ok(None) => true,
+                            Err(e) => {
+                                err.get_or_insert(e);
+                                true
+                            }
+                        }
+                    });
+                    if let Some(e) = err {
+                        return Err(e);
+                    }
+                }
+                let mut out = if self.o.merge_hash_arrays && all_hashes(sa) && all_hashes(&da) {
+                    let n = da.len();
+                    let mut list = Vec::with_capacity(n.max(sa.len()));
+                    for (i, d) in da.into_iter().enumerate() {
+                        list.push(match sa.get_mut(i) {
+                            Some(s) => self.merge(s, d)?,
+                            None => d, // deep_merge!({}, d)
+                        });
+                    }
+                    if sa.len() > n {
+                        for s in sa.iter_mut().skip(n) {
+                            list.push(self.grab(s));
+                        }
+                    }
+                    list
+                } else {
+                    let copy: Vec<Value> = if self.keep {
+                        sa.clone()
+                    } else {
+                        std::mem::take(sa)
+                    };
+                    union(da, copy)
+                };
+                if self.o.sort_merged_arrays {
+                    ruby_sort(&mut out)?;
+                }
+                Ok(Value::Array(out))
+            }
+            d => {
+                if self.overwrite() {
+                    self.overwrite_unmergeables(src, d)
+                } else {
+                    Ok(d)
+                }
+            }
+        }
+    }
+
+    /// deep_merge's `overwrite_unmergeables(source, dest)`.
+    fn overwrite_unmergeables(&self, src: &mut Value, dest: Value) -> R<Value> {
+        if !self.overwrite() {
+            return Ok(dest);
+        }
+        if self.o.ko.is_none() {
+            return Ok(self.grab(src));
+        }
+        match src {
+            // A knocked-out scalar becomes "".
+            Value::String(s) => Ok(match self.knocked(s)? {
+                Some(_) => Value::str(""),
+                None => self.grab(src),
+            }),
+            Value::Array(a) => {
+                // delete_if mutates the source, so the comparison after it is always equal.
+                let re = self.ko_re()?;
+                if let Some(re) = re {
+                    a.retain(|v| !matches!(v, Value::String(s) if re.is_match(s)));
+                }
+                Ok(self.grab(src))
+            }
+            _ => Ok(self.grab(src)),
+        }
+    }
+
+    /// `deep_merge!(v, v.dup)`: the path for a source key that dest lacks (or has nil/false).
+    fn merge_dup(&self, v: &mut Value) -> R<Value> {
+        match v {
+            Value::Null => Ok(Value::Null),
+            Value::Bool(false) => Ok(Value::Bool(false)),
+            Value::Hash(h) => {
+                // A shallow dup: each child is merged into itself.
+                let mut out = Map::with_capacity(h.len());
+                for (k, c) in h.iter_mut() {
+                    let nv = if c.truthy() {
+                        self.merge_self(c)?
+                    } else {
+                        c.clone()
+                    };
+                    out.insert(k.clone(), nv);
+                }
+                Ok(Value::Hash(out))
+            }
+            Value::Array(a) => {
+                if self.o.unpack_arrays.is_some() || self.o.overwrite_arrays {
+                    let d = v.clone();
+                    return self.merge(v, d);
+                }
+                // Two arrays sharing their elements.
+                let mut d = a.clone();
+                if self.o.ko.is_some() && a.iter().any(|x| self.is_marker(x)) {
+                    d.clear();
+                    a.retain(|x| !self.is_marker(x));
+                }
+                if self.o.ko.is_some() {
+                    let mut err = None;
+                    a.retain(|item| {
+                        let Value::String(s) = item else { return true };
+                        match self.knocked(s) {
+                            Ok(Some(stripped)) => {
+                                delete_all(&mut d, &Value::String(stripped));
+                                delete_all(&mut d, item);
+                                false
+                            }
+                            Ok(None) => true,
+                            Err(e) => {
+                                err.get_or_insert(e);
+                                true
+                            }
+                        }
+                    });
+                    if let Some(e) = err {
+                        return Err(e);
+                    }
+                }
+                let mut out = if self.o.merge_hash_arrays && all_hashes(a) && all_hashes(&d) {
+                    if d.is_empty() {
+                        // list = [] + source[0..]
+                        a.clone()
+                    } else {
+                        // dest[i] is source[i] itself.
+                        let mut list = Vec::with_capacity(a.len());
+                        for x in a.iter_mut() {
+                            list.push(self.merge_self(x)?);
+                        }
+                        list
+                    }
+                } else {
+                    union(d, a.clone())
+                };
+                if self.o.sort_merged_arrays {
+                    ruby_sort(&mut out)?;
+                }
+                Ok(Value::Array(out))
+            }
+            _ => {
+                let d = v.clone();
+                self.overwrite_unmergeables(v, d)
+            }
+        }
+    }
+
+    /// `deep_merge!(x, x)` (source and dest the same object, reached through a shallow dup):
+    /// returns the result and leaves the object `x` as Ruby leaves it (a hash is edited in place
+    /// and is itself the result; an array loses its knocked-out items; a scalar is unchanged).
+    fn merge_self(&self, x: &mut Value) -> R<Value> {
+        match x {
+            Value::Hash(h) => {
+                self.merge_self_hash(h)?;
+                Ok(self.grab(x))
+            }
+            Value::Array(a) => {
+                if self.o.overwrite_arrays {
+                    return Ok(self.grab(x));
+                }
+                if self.o.unpack_arrays.is_some() {
+                    // join/split makes two distinct arrays.
+                    let d = x.clone();
+                    return self.merge(&mut x.clone(), d);
+                }
+                if self.o.ko.is_some() && a.iter().any(|v| self.is_marker(v)) {
+                    // dest.clear empties the source too.
+                    a.clear();
+                    return Ok(Value::Array(Vec::new()));
+                }
+                if self.o.ko.is_some() {
+                    self.reject_self(a)?;
+                }
+                let mut out = if self.o.merge_hash_arrays && all_hashes(a) {
+                    let mut list = Vec::with_capacity(a.len());
+                    for e in a.iter_mut() {
+                        list.push(self.merge_self(e)?);
+                    }
+                    list
+                } else {
+                    uniq(a.clone())
+                };
+                if self.o.sort_merged_arrays {
+                    ruby_sort(&mut out)?;
+                }
+                Ok(Value::Array(out))
+            }
+            Value::Null | Value::Bool(false) => Ok(x.clone()),
+            _ => {
+                let d = x.clone();
+                self.overwrite_unmergeables(&mut x.clone(), d)
+            }
+        }
+    }
+
+    /// `h[k] = deep_merge!(h[k], h[k])` for every truthy value, in place.
+    fn merge_self_hash(&self, h: &mut Map) -> R<()> {
+        for (_, c) in h.iter_mut() {
+            match c {
+                Value::Hash(inner) => self.merge_self_hash(inner)?,
+                c if c.truthy() => *c = self.merge_self(c)?,
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Ruby's `a.delete_if { ... a.delete(item); a.delete(ko_item) ... }` on one array: replays
+    /// MRI's `ary_reject_bang` (read index i1, write index i2, tail fix-up in the ensure).
+    fn reject_self(&self, a: &mut Vec<Value>) -> R<()> {
+        let (mut i1, mut i2) = (0usize, 0usize);
+        while i1 < a.len() {
+            let v = a[i1].clone();
+            let mut remove = false;
+            if let Value::String(s) = &v {
+                if let Some(stripped) = self.knocked(s)? {
+                    delete_all(a, &Value::String(stripped));
+                    delete_all(a, &v);
+                    remove = true;
+                }
+            }
+            if !remove {
+                if i1 != i2 {
+                    a[i2] = v;
+                }
+                i2 += 1;
+            }
+            i1 += 1;
+        }
+        let len = a.len();
+        if i2 < len && i2 < i1 {
+            let mut tail = 0;
+            if i1 < len {
+                tail = len - i1;
+                for t in 0..tail {
+                    a[i2 + t] = a[i1 + t].clone();
+                }
+            }
+            a.truncate(i2 + tail);
+        }
+        Ok(())
+    }
+}
+
+fn all_hashes(a: &[Value]) -> bool {
+    a.iter().all(|v| matches!(v, Value::Hash(_)))
+}
+
+/// Ruby's `Array#delete` (==).
+fn delete_all(a: &mut Vec<Value>, item: &Value) {
+    a.retain(|v| !ruby_eq(v, item));
+}
+
+/// deep_merge's `clear_or_nil`.
+fn clear_or_nil(v: Value) -> Value {
+    match v {
+        Value::Array(_) => Value::Array(Vec::new()),
+        Value::Hash(_) => Value::Hash(Map::new()),
+        Value::String(_) => Value::str(""),
+        _ => Value::Null,
+    }
+}
+
+/// `array.join(sep).split(sep)` for unpack_arrays.
+fn unpack(v: &Value, sep: &Value) -> R<Vec<Value>> {
+    let Value::String(sep) = sep else {
+        let shown = match sep {
+            Value::Bool(_) | Value::Null => ruby_inspect(sep),
+            other => ruby_class(other).to_string(),
+        };
+        return Err(MergeError::raw(format!(
+            "no implicit conversion of {shown} into String"
+        )));
+    };
+    let Value::Array(a) = v else {
+        return Ok(Vec::new());
+    };
+    let mut joined = String::new();
+    join_into(a, sep, &mut joined, &mut true);
+    Ok(ruby_split(&joined, sep)
+        .into_iter()
+        .map(Value::String)
+        .collect())
+}
+
+fn join_into(a: &[Value], sep: &str, out: &mut String, first: &mut bool) {
+    for v in a {
+        if let Value::Array(inner) = v {
+            join_into(inner, sep, out, first);
+            continue;
+        }
+        if !*first {
+            out.push_str(sep);
+        }
+        *first = false;
+        out.push_str(&ruby_to_s(v));
+    }
+}
+
+/// Ruby's `String#split(sep)` for a String separator (" " splits on whitespace runs).
+fn ruby_split(s: &str, sep: &str) -> Vec<String> {
+    let mut parts: Vec<String> = if sep == " " {
+        return s.split_ascii_whitespace().map(str::to_string).collect();
+    } else if sep.is_empty() {
+        s.chars().map(String::from).collect()
+    } else {
+        s.split(sep).map(str::to_string).collect()
+    };
+    while parts.last().is_some_and(String::is_empty) {
+        parts.pop();
+    }
+    parts
+}
+
+/// `%r{^#{prefix}}` as a regex-crate pattern (Ruby's `^` matches at every line start). Errors
+/// carry Ruby's message for the mistakes a prefix is likely to contain.
+fn ruby_regex(prefix: &str) -> Result<Regex, String> {
+    let ruby_err = |what: &str| Err(format!("{what}: /^{prefix}/"));
+    let chars: Vec<char> = prefix.chars().collect();
+    // `(?:^)` so that a leading quantifier applies to the anchor, as in Ruby (`/^+x/`).
+    let mut out = String::from("(?m)(?:^)");
+    let (mut depth, mut in_class, mut i) = (0i32, false, 0usize);
+    while let Some(&c) = chars.get(i) {
+        let at_start = i == 0;
+        i += 1;
+        // Ruby's lone trailing backslash message has no pattern suffix.
+        if c == '\\' && i == chars.len() {
+            return Err("too short escape sequence".to_string());
+        }
+        match c {
+            '\\' => match chars.get(i) {
+                None => return ruby_err("too short escape sequence"),
+                Some(&n) => {
+                    i += 1;
+                    match n {
+                        'h' => out.push_str("[0-9a-fA-F]"),
+                        'H' => out.push_str("[^0-9a-fA-F]"),
+                        'Z' => out.push_str("(?:\\n?\\z)"),
+                        n => {
+                            out.push('\\');
+                            out.push(n);
+                        }
+                    }
+                }
+            },
+            _ if in_class => {
+                if c == ']' {
+                    in_class = false;
+                }
+                out.push(c);
+            }
+            '[' => {
+                in_class = true;
+                out.push(c);
+            }
+            '(' => {
+                depth += 1;
+                out.push(c);
+            }
+            ')' => {
+                depth -= 1;
+                if depth < 0 {
+                    return ruby_err("unmatched close parenthesis");
+                }
+                out.push(c);
+            }
+            '{' => {
+                // Ruby takes `{` literally unless it starts a valid interval.
+                let body: String = chars[i..].iter().take_while(|&&ch| ch != '}').collect();
+                let closed = chars.get(i + body.chars().count()) == Some(&'}');
+                let valid = closed
+                    && !at_start
+                    && body.split(',').count() <= 2
+                    && body.chars().all(|ch| ch.is_ascii_digit() || ch == ',')
+                    && body.chars().any(|ch| ch.is_ascii_digit());
+                if valid {
+                    out.push('{');
+                    out.push_str(&body);
+                    out.push('}');
+                    i += body.chars().count() + 1;
+                } else {
+                    out.push_str("\\{");
+                }
+            }
+            '}' => out.push_str("\\}"),
+            c => out.push(c),
+        }
+    }
+    if in_class {
+        return ruby_err("premature end of char-class");
+    }
+    if depth > 0 {
+        return ruby_err("end pattern with unmatched parenthesis");
+    }
+    Regex::new(&out).map_err(|e| format!("invalid pattern: /^{prefix}/ ({e})"))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ruby to_s / inspect (messages only)
+
+/// Ruby's `"#{v}"`.
+fn ruby_to_s(v: &Value) -> String {
+    match v {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        Value::Sensitive(_) => "Sensitive [value redacted]".to_string(),
+        other => ruby_inspect(other),
+    }
+}
+
+/// Ruby 3.1's `inspect`.
+fn ruby_inspect(v: &Value) -> String {
+    let mut out = String::new();
+    inspect_into(v, &mut out);
+    out
+}
+
+fn inspect_into(v: &Value, out: &mut String) {
+    match v {
+        Value::Null => out.push_str("nil"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Int(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Value::Float(f) => out.push_str(&ruby_float(*f)),
+        Value::String(s) => {
+            out.push('"');
+            let mut chars = s.chars().peekable();
+            while let Some(c) = chars.next() {
+                match c {
+                    '"' => out.push_str("\\\""),
+                    '\\' => out.push_str("\\\\"),
+                    '\n' => out.push_str("\\n"),
+                    '\t' => out.push_str("\\t"),
+                    '\r' => out.push_str("\\r"),
+                    '\u{1b}' => out.push_str("\\e"),
+                    '\u{7}' => out.push_str("\\a"),
+                    '\u{8}' => out.push_str("\\b"),
+                    '\u{c}' => out.push_str("\\f"),
+                    '\u{b}' => out.push_str("\\v"),
+                    '#' if matches!(chars.peek(), Some('{' | '$' | '@')) => out.push_str("\\#"),
+                    c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                        let _ = write!(out, "\\x{:02X}", c as u32);
+                    }
+                    c => out.push(c),
+                }
+            }
+            out.push('"');
+        }
+        Value::Array(a) => {
+            out.push('[');
+            for (i, e) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                inspect_into(e, out);
+            }
+            out.push(']');
+        }
+        Value::Hash(h) => {
+            out.push('{');
+            for (i, (k, e)) in h.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                inspect_into(k, out);
+                out.push_str("=>");
+                inspect_into(e, out);
+            }
+            out.push('}');
+        }
+        Value::Sensitive(_) => out.push_str("#<Sensitive [value redacted]>"),
+    }
+}
+
+/// Ruby's `Float#to_s`.
+fn ruby_float(f: f64) -> String {
+    if f.is_nan() {
+        return "NaN".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
+    }
+    if f == 0.0 {
+        return if f.is_sign_negative() {
+            "-0.0".into()
+        } else {
+            "0.0".into()
+        };
+    }
+    // Shortest round-trip digits and the decimal exponent, from Rust's `{:e}`.
+    let e = format!("{:e}", f.abs());
+    let (mant, exp) = e.split_once('e').unwrap_or((e.as_str(), "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let digits: String = mant.chars().filter(char::is_ascii_digit).collect();
+    let digs = digits.len() as i32;
+    let decpt = exp + 1;
+    let sign = if f < 0.0 { "-" } else { "" };
+    if decpt > 0 && (decpt <= 15 || (decpt == 16 && digs > decpt)) {
+        if digs <= decpt {
+            format!("{sign}{digits}{}.0", "0".repeat((decpt - digs) as usize))
+        } else {
+            let (i, fr) = digits.split_at(decpt as usize);
+            format!("{sign}{i}.{fr}")
+        }
+    } else if decpt <= 0 && decpt > -4 {
+        format!("{sign}0.{}{digits}", "0".repeat((-decpt) as usize))
+    } else {
+        let (first, rest) = digits.split_at(1);
+        let rest = if rest.is_empty() { "0" } else { rest };
+        let e = decpt - 1;
+        format!(
+            "{sign}{first}.{rest}e{}{:02}",
+            if e < 0 { '-' } else { '+' },
+            e.abs()
+        )
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Type checks: a small replica of Puppet's TypeCalculator#infer_set, type normalisation,
+// TypeFormatter and TypeMismatchDescriber for the few expected types merges use.
+
+/// An inferred (actual) type.
+#[derive(Debug, Clone, PartialEq)]
+enum Ty {
+    Undef,
+    Bool(bool),
+    Int(i64, i64),
+    Float(f64, f64),
+    /// String with a value (formatted as `String`, or quoted inside Optional/NotUndef).
+    Str(String),
+    Enum(Vec<String>),
+    /// `Array[0, 0]`
+    EmptyArray,
+    Tuple(Vec<Ty>),
+    /// `Hash[0, 0]`
+    EmptyHash,
+    Struct(Vec<(String, Ty)>),
+    /// key, value, size (None once dropped by the describer)
+    Hash(Box<Ty>, Box<Ty>, Option<usize>),
+    Variant(Vec<Ty>),
+    Optional(Box<Ty>),
+    Sensitive(Box<Ty>),
+}
+
+fn infer_set(v: &Value) -> Ty {
+    match v {
+        Value::Null => Ty::Undef,
+        Value::Bool(b) => Ty::Bool(*b),
+        Value::Int(i) => Ty::Int(*i, *i),
+        Value::Float(f) => Ty::Float(*f, *f),
+        Value::String(s) => Ty::Str(s.clone()),
+        Value::Array(a) if a.is_empty() => Ty::EmptyArray,
+        Value::Array(a) => Ty::Tuple(a.iter().map(infer_set).collect()),
+        Value::Hash(h) if h.is_empty() => Ty::EmptyHash,
+        Value::Hash(h) => {
+            if h.keys()
+                .all(|k| matches!(k, Value::String(s) if !s.is_empty()))
+            {
+                Ty::Struct(
+                    h.iter()
+                        .map(|(k, v)| (k.as_str().unwrap_or_default().to_string(), infer_set(v)))
+                        .collect(),
+                )
+            } else {
+                let kt = maybe_variant(h.keys().map(infer_set).collect());
+                let vt = maybe_variant(h.values().map(infer_set).collect());
+                Ty::Hash(Box::new(kt), Box::new(vt), Some(h.len()))
+            }
+        }
+        Value::Sensitive(inner) => Ty::Sensitive(Box::new(infer(inner))),
+    }
+}
+
+/// TypeCalculator#infer (used inside Sensitive): collections reduce to a common type; only the
+/// scalar cases matter for messages.
+fn infer(v: &Value) -> Ty {
+    match v {
+        Value::String(_) => Ty::Str(String::new()),
+        other => infer_set(other),
+    }
+}
+
+/// PVariantType.maybe_create: flatten, uniq, unwrap a single type.
+fn maybe_variant(types: Vec<Ty>) -> Ty {
+    let mut flat: Vec<Ty> = Vec::with_capacity(types.len());
+    for t in types {
+        match t {
+            Ty::Variant(inner) => {
+                for i in inner {
+                    if !flat.contains(&i) {
+                        flat.push(i);
+                    }
+                }
+            }
+            t => {
+                if !flat.contains(&t) {
+                    flat.push(t);
+                }
+            }
+        }
+    }
+    if flat.len() == 1 {
+        flat.pop().unwrap_or(Ty::Undef)
+    } else {
+        Ty::Variant(flat)
+    }
+}
+
+/// Type#normalize; returns (type, changed) where changed mirrors Ruby returning a new object.
+fn normalize(t: &Ty) -> (Ty, bool) {
+    match t {
+        Ty::Tuple(ts) => {
+            let (ts, ch) = normalize_all(ts);
+            (Ty::Tuple(ts), ch)
+        }
+        Ty::Struct(es) => {
+            let mut ch = false;
+            let es = es
+                .iter()
+                .map(|(k, v)| {
+                    let (nv, c) = normalize(v);
+                    ch |= c;
+                    (k.clone(), nv)
+                })
+                .collect();
+            (Ty::Struct(es), ch)
+        }
+        Ty::Hash(k, v, size) => {
+            let (nk, ck) = normalize(k);
+            let (nv, cv) = normalize(v);
+            (
+                Ty::Hash(Box::new(nk), Box::new(nv), *size),
+                size.is_some() || ck || cv,
+            )
+        }
+        Ty::Optional(inner) => normalize_optional(inner),
+        Ty::Sensitive(inner) => {
+            let (n, c) = normalize(inner);
+            (Ty::Sensitive(Box::new(n)), c)
+        }
+        Ty::Variant(ts) => normalize_variant(ts),
+        other => (other.clone(), false),
+    }
+}
+
+fn normalize_all(ts: &[Ty]) -> (Vec<Ty>, bool) {
+    let mut ch = false;
+    let out = ts
+        .iter()
+        .map(|t| {
+            let (n, c) = normalize(t);
+            ch |= c;
+            n
+        })
+        .collect();
+    (out, ch)
+}
+
+fn normalize_optional(inner: &Ty) -> (Ty, bool) {
+    let (n, c) = normalize(inner);
+    // Optional of something that accepts undef is that thing.
+    if matches!(n, Ty::Undef | Ty::Optional(_)) {
+        return (n, true);
+    }
+    (Ty::Optional(Box::new(n)), c)
+}
+
+fn normalize_variant(ts: &[Ty]) -> (Ty, bool) {
+    if ts.is_empty() {
+        return (Ty::Variant(Vec::new()), false);
+    }
+    let (types, modified) = normalize_all(ts);
+    if types.len() == 1 {
+        return (types.into_iter().next().unwrap_or(Ty::Undef), true);
+    }
+    if types
+        .iter()
+        .any(|t| matches!(t, Ty::Undef | Ty::Optional(_)))
+    {
+        // Optional[Variant[the rest]], normalized.
+        let rest: Vec<Ty> = types
+            .into_iter()
+            .filter(|t| !matches!(t, Ty::Undef))
+            .map(|t| match t {
+                Ty::Optional(i) => *i,
+                t => t,
+            })
+            .collect();
+        let (n, _) = normalize_optional(&maybe_variant(rest));
+        return (n, true);
+    }
+    // flatten_variants (no uniq here)
+    let mut types: Vec<Ty> = types
+        .into_iter()
+        .flat_map(|t| match t {
+            Ty::Variant(inner) => inner,
+            t => vec![t],
+        })
+        .collect();
+    let before = types.len();
+    // merge_enums: two or more strings/enums become one sorted Enum, appended after the others.
+    if types
+        .iter()
+        .filter(|t| matches!(t, Ty::Str(_) | Ty::Enum(_)))
+        .count()
+        > 1
+    {
+        let (enums, mut others): (Vec<Ty>, Vec<Ty>) = types
+            .into_iter()
+            .partition(|t| matches!(t, Ty::Str(_) | Ty::Enum(_)));
+        let mut vals: Vec<String> = Vec::new();
+        for e in enums {
+            match e {
+                Ty::Str(s) => vals.push(s),
+                Ty::Enum(v) => vals.extend(v),
+                _ => {}
+            }
+        }
+        vals.sort();
+        vals.dedup();
+        others.push(Ty::Enum(vals));
+        types = others;
+    }
+    types = merge_numbers(types, true);
+    types = merge_numbers(types, false);
+    if types.len() == 1 {
+        return (types.into_iter().next().unwrap_or(Ty::Undef), true);
+    }
+    if modified || types.len() != before {
+        (maybe_variant(types), true)
+    } else {
+        // Ruby returns self: the original order, whatever the merges did.
+        (Ty::Variant(ts.to_vec()), false)
+    }
+}
+
+/// merge_numbers(PIntegerType|PFloatType): with two or more ranges, the merged ranges come
+/// first (in merge_ranges' order), then the other types.
+fn merge_numbers(types: Vec<Ty>, ints: bool) -> Vec<Ty> {
+    let is = |t: &Ty| {
+        if ints {
+            matches!(t, Ty::Int(..))
+        } else {
+            matches!(t, Ty::Float(..))
+        }
+    };
+    if types.iter().filter(|t| is(t)).count() < 2 {
+        return types;
+    }
+    let (mut ranges, others): (Vec<Ty>, Vec<Ty>) = types.into_iter().partition(|t| is(t));
+    let mut result = Vec::new();
+    while let Some(x) = ranges.pop() {
+        let mut memo = x;
+        let mut unmerged = Vec::new();
+        for y in ranges {
+            match merge_range(&memo, &y) {
+                Some(m) => memo = m,
+                None => unmerged.push(y),
+            }
+        }
+        result.push(memo);
+        ranges = unmerged;
+    }
+    result.extend(others);
+    result
+}
+
+fn merge_range(a: &Ty, b: &Ty) -> Option<Ty> {
+    match (a, b) {
+        (Ty::Int(f1, t1), Ty::Int(f2, t2)) => {
+            let intersect = !(t1 < f2 || t2 < f1);
+            let adjacent = t1.checked_add(1) == Some(*f2) || t2.checked_add(1) == Some(*f1);
+            (intersect || adjacent).then(|| Ty::Int(*f1.min(f2), *t1.max(t2)))
+        }
+        (Ty::Float(f1, t1), Ty::Float(f2, t2)) => {
+            let intersect = !(t1 < f2 || t2 < f1);
+            intersect.then(|| Ty::Float(f1.min(*f2), t1.max(*t2)))
+        }
+        _ => None,
+    }
+}
+
+/// TypeFormatter#string.
+fn ty_string(t: &Ty) -> String {
+    let mut s = String::new();
+    fmt_ty(t, &mut s);
+    s
+}
+
+fn fmt_ty(t: &Ty, out: &mut String) {
+    match t {
+        Ty::Undef => out.push_str("Undef"),
+        Ty::Bool(b) => {
+            let _ = write!(out, "Boolean[{b}]");
+        }
+        Ty::Int(a, b) => {
+            let _ = write!(out, "Integer[{a}, {b}]");
+        }
+        Ty::Float(a, b) => {
+            if a.is_infinite() || b.is_infinite() {
+                // Unbounded ends are omitted (only for infinite values).
+                let _ = write!(out, "Float[{}]", ruby_float(*a));
+            } else {
+                let _ = write!(out, "Float[{}, {}]", ruby_float(*a), ruby_float(*b));
+            }
+        }
+        Ty::Str(_) => out.push_str("String"),
+        Ty::Enum(vals) => {
+            out.push_str("Enum[");
+            for (i, v) in vals.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(&puppet_quote(v));
+            }
+            out.push(']');
+        }
+        Ty::EmptyArray => out.push_str("Array[0, 0]"),
+        Ty::EmptyHash => out.push_str("Hash[0, 0]"),
+        Ty::Tuple(ts) => {
+            out.push_str("Tuple[");
+            join_tys(ts, out);
+            out.push(']');
+        }
+        Ty::Struct(es) => {
+            out.push_str("Struct[{");
+            for (i, (k, v)) in es.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                // A value type accepting undef gets a NotUndef key.
+                if matches!(v, Ty::Undef | Ty::Optional(_)) {
+                    let _ = write!(out, "NotUndef[{}]", puppet_quote(k));
+                } else {
+                    out.push_str(&puppet_quote(k));
+                }
+                out.push_str(" => ");
+                fmt_ty(v, out);
+            }
+            out.push_str("}]");
+        }
+        Ty::Hash(k, v, size) => {
+            out.push_str("Hash[");
+            fmt_ty(k, out);
+            out.push_str(", ");
+            fmt_ty(v, out);
+            if let Some(n) = size {
+                let _ = write!(out, ", {n}, {n}");
+            }
+            out.push(']');
+        }
+        Ty::Variant(ts) => {
+            out.push_str("Variant[");
+            join_tys(ts, out);
+            out.push(']');
+        }
+        Ty::Optional(inner) => {
+            out.push_str("Optional[");
+            match &**inner {
+                Ty::Str(s) => out.push_str(&puppet_quote(s)),
+                other => fmt_ty(other, out),
+            }
+            out.push(']');
+        }
+        Ty::Sensitive(inner) => {
+            out.push_str("Sensitive[");
+            fmt_ty(inner, out);
+            out.push(']');
+        }
+    }
+}
+
+fn join_tys(ts: &[Ty], out: &mut String) {
+    for (i, t) in ts.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        fmt_ty(t, out);
+    }
+}
+
+/// StringConverter#puppet_quote.
+fn puppet_quote(s: &str) -> String {
+    if s.chars().any(|c| (c as u32) < 0x20) {
+        let mut out = String::from("\"");
+        for c in s.chars() {
+            match c {
+                '\t' => out.push_str("\\t"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '"' => out.push_str("\\\""),
+                '$' => out.push_str("\\$"),
+                '\\' => out.push_str("\\\\"),
+                c if (c as u32) < 0x20 => {
+                    let _ = write!(out, "\\u{{{:X}}}", c as u32);
+                }
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+        return out;
+    }
+    let mut out = String::from("'");
+    let mut escaped = false;
+    for c in s.chars() {
+        if escaped {
+            out.push('\\');
+            out.push(c);
+            escaped = false;
+        } else if c == '\'' {
+            out.push_str("\\'");
+        } else if c == '\\' {
+            escaped = true;
+        } else {
+            out.push(c);
+        }
+    }
+    if escaped {
+        out.push('\\');
+    }
+    out.push('\'');
+    out
+}
+
+/// The short name of an actual type (`Struct`, `Tuple`, `Sensitive[String]`, ...).
+fn short_name(v: &Value) -> String {
+    match v {
+        Value::Null => "Undef".into(),
+        Value::Bool(_) => "Boolean".into(),
+        Value::Int(_) => "Integer".into(),
+        Value::Float(_) => "Float".into(),
+        Value::String(_) => "String".into(),
+        Value::Array(a) if a.is_empty() => "Array".into(),
+        Value::Array(_) => "Tuple".into(),
+        Value::Hash(h)
+            if !h.is_empty()
+                && h.keys()
+                    .all(|k| matches!(k, Value::String(s) if !s.is_empty())) =>
+        {
+            "Struct".into()
+        }
+        Value::Hash(_) => "Hash".into(),
+        Value::Sensitive(inner) => format!("Sensitive[{}]", short_name(inner)),
+    }
+}
+
+/// `simple_name` (used when a type alias is expected): no parameters at all.
+fn simple_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "Undef",
+        Value::Bool(_) => "Boolean",
+        Value::Int(_) => "Integer",
+        Value::Float(_) => "Float",
+        Value::String(_) => "String",
+        Value::Array(a) if a.is_empty() => "Array",
+        Value::Array(_) => "Tuple",
+        Value::Hash(h)
+            if !h.is_empty()
+                && h.keys()
+                    .all(|k| matches!(k, Value::String(s) if !s.is_empty())) =>
+        {
+            "Struct"
+        }
+        Value::Hash(_) => "Hash",
+        Value::Sensitive(_) => "Sensitive",
+    }
+}
+
+/// `Hash[K, V]` of a hash that is not a Struct (size dropped, normalized), as printed.
+fn hash_type_string(h: &Map) -> String {
+    let kt = maybe_variant(h.keys().map(infer_set).collect());
+    let vt = maybe_variant(h.values().map(infer_set).collect());
+    let (t, _) = normalize(&Ty::Hash(Box::new(kt), Box::new(vt), None));
+    ty_string(&t)
+}
+
+/// Is `v` an instance of Puppet's `Data`?
+fn is_data(v: &Value) -> bool {
+    match v {
+        Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::String(_) => true,
+        Value::Array(a) => a.iter().all(is_data),
+        Value::Hash(h) => h
+            .iter()
+            .all(|(k, v)| matches!(k, Value::String(_)) && is_data(v)),
+        Value::Sensitive(_) => false,
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum PathEl {
+    Entry(String),
+    Index(usize),
+    Variant(usize),
+}
+
+/// A TypeMismatch: path, what is expected (already rendered) and the actual part (rendered).
+#[derive(Debug, Clone)]
+struct Mismatch {
+    path: Vec<PathEl>,
+    /// Expected kinds; several after merging variant mismatches.
+    expected: Vec<Expect>,
+    actual: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Expect {
+    Data,
+    ScalarData,
+    HashStringData,
+    ArrayData,
+    Scalar,
+}
+
+impl Mismatch {
+    fn canonical(&self) -> Vec<&PathEl> {
+        self.path
+            .iter()
+            .filter(|p| !matches!(p, PathEl::Variant(_)))
+            .collect()
+    }
+
+    fn format(&self, subject: &str) -> String {
+        let mut s = format!(" {subject} has wrong type,");
+        for p in &self.path {
+            match p {
+                PathEl::Entry(k) => {
+                    let _ = write!(s, " entry '{k}'");
+                }
+                PathEl::Index(i) => {
+                    let _ = write!(s, " index {i}");
+                }
+                PathEl::Variant(i) => {
+                    let _ = write!(s, " variant {i}");
+                }
+            }
+        }
+        let names: Vec<&str> = self
+            .expected
+            .iter()
+            .map(|e| match e {
+                Expect::Data => "Data",
+                Expect::ScalarData => "ScalarData",
+                Expect::HashStringData => "Hash",
+                Expect::ArrayData => "Array",
+                Expect::Scalar => "Scalar",
+            })
+            .collect();
+        if names.len() == 2 {
+            let _ = write!(
+                s,
+                " expects a value of type {} or {}, got {}",
+                names[0], names[1], self.actual
+            );
+        } else {
+            let e = names.first().copied().unwrap_or("Any");
+            let e = if self.expected == [Expect::HashStringData] && self.actual.starts_with("Hash[")
+            {
+                "Hash[String, Data]"
+            } else {
+                e
+            };
+            let article = if e.starts_with(['A', 'E', 'I', 'O', 'U']) {
+                "an"
+            } else {
+                "a"
+            };
+            let _ = write!(s, " expects {article} {e} value, got {}", self.actual);
+        }
+        s
+    }
+}
+
+fn report(subject: &str, errs: &[Mismatch]) -> MergeError {
+    if errs.len() == 1 {
+        MergeError::lookup(errs[0].format(subject).trim().to_string())
+    } else {
+        MergeError::lookup(
+            errs.iter()
+                .map(|m| m.format(subject))
+                .collect::<Vec<_>>()
+                .join("\n "),
+        )
+    }
+}
+
+fn with(path: &[PathEl], el: PathEl) -> Vec<PathEl> {
+    let mut p = path.to_vec();
+    p.push(el);
+    p
+}
+
+/// describe(Hash[String, Data], v)
+fn describe_hash_string_data(v: &Value, path: &[PathEl]) -> Vec<Mismatch> {
+    match v {
+        Value::Hash(h)
+            if !h.is_empty()
+                && h.keys()
+                    .all(|k| matches!(k, Value::String(s) if !s.is_empty())) =>
+        {
+            let mut out = Vec::new();
+            for (k, e) in h {
+                if !is_data(e) {
+                    out.extend(describe_data(
+                        e,
+                        &with(path, PathEl::Entry(k.as_str().unwrap_or_default().into())),
+                    ));
+                }
+            }
+            out
+        }
+        Value::Hash(h) => vec![Mismatch {
+            path: path.to_vec(),
+            expected: vec![Expect::HashStringData],
+            actual: hash_type_string(h),
+        }],
+        other => vec![Mismatch {
+            path: path.to_vec(),
+            expected: vec![Expect::HashStringData],
+            actual: short_name(other),
+        }],
+    }
+}
+
+/// describe(Array[Data], v)
+fn describe_array_data(v: &Value, path: &[PathEl]) -> Vec<Mismatch> {
+    match v {
+        Value::Array(a) => {
+            let mut out = Vec::new();
+            for (i, e) in a.iter().enumerate() {
+                if !is_data(e) {
+                    out.extend(describe_data(e, &with(path, PathEl::Index(i))));
+                }
+            }
+            out
+        }
+        other => vec![Mismatch {
+            path: path.to_vec(),
+            expected: vec![Expect::ArrayData],
+            actual: short_name(other),
+        }],
+    }
+}
+
+/// describe(Data, v) for a value known not to be Data.
+fn describe_data(v: &Value, path: &[PathEl]) -> Vec<Mismatch> {
+    let variants = vec![
+        vec![Mismatch {
+            path: with(path, PathEl::Variant(0)),
+            expected: vec![Expect::ScalarData],
+            actual: simple_name(v).to_string(),
+        }],
+        describe_hash_string_data(v, &with(path, PathEl::Variant(1))),
+        describe_array_data(v, &with(path, PathEl::Variant(2))),
+    ];
+    let merged = merge_descriptions(path.len(), variants);
+    if merged.len() == 1 {
+        // All variants of the alias failed alike: reported against the alias.
+        vec![Mismatch {
+            path: path.to_vec(),
+            expected: vec![Expect::Data],
+            actual: simple_name(v).to_string(),
+        }]
+    } else {
+        merged
+    }
+}
+
+/// TypeMismatchDescriber#merge_descriptions for TypeMismatch-only descriptions.
+fn merge_descriptions(pos: usize, variants: Vec<Vec<Mismatch>>) -> Vec<Mismatch> {
+    let n = variants.len();
+    let all: Vec<Mismatch> = variants.into_iter().flatten().collect();
+    if all.len() == n {
+        let first = all[0].canonical();
+        if all.iter().all(|m| m.canonical() == first) {
+            let mut expected = Vec::new();
+            for m in &all {
+                for e in &m.expected {
+                    if !expected.contains(e) {
+                        expected.push(*e);
+                    }
+                }
+            }
+            let mut g = Mismatch {
+                path: all[0].path.clone(),
+                expected,
+                actual: all[0].actual.clone(),
+            };
+            if g.path.len() > pos {
+                g.path.remove(pos);
+            }
+            return vec![g];
+        }
+    }
+    if all.len() == 1 {
+        let mut m = all;
+        if m[0].path.len() > pos {
+            m[0].path.remove(pos);
+        }
+        return m;
+    }
+    all
+}
+
+/// assert_type(subject, Hash[String, Data], v)
+fn check_hash_string_data(subject: &str, v: &Value) -> R<()> {
+    if matches!(v, Value::Hash(_)) && is_data(v) {
+        return Ok(());
+    }
+    let errs = describe_hash_string_data(v, &[]);
+    Err(report(subject, &errs))
+}
+
+/// assert_type(subject, Variant[Scalar, Array[Data]], v)
+fn check_unique(subject: &str, v: &Value) -> R<()> {
+    let ok = match v {
+        Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::String(_) => true,
+        Value::Array(_) => is_data(v),
+        _ => false,
+    };
+    if ok {
+        return Ok(());
+    }
+    let variants = vec![
+        vec![Mismatch {
+            path: vec![PathEl::Variant(0)],
+            expected: vec![Expect::Scalar],
+            actual: short_name(v),
+        }],
+        describe_array_data(v, &[PathEl::Variant(1)]),
+    ];
+    let errs = merge_descriptions(0, variants);
+    // A merged mismatch names both expected types; its actual is the short name.
+    Err(report(subject, &errs))
+}
+
+/// assert_type('The merge options', Struct[{strategy => Optional[Pattern[/key/]], ...}], opts)
+fn check_options_struct(key: &str, entries: &[(&str, &str)], opts: &Map) -> R<()> {
+    let subject = " The merge options has wrong type,";
+    let all_str = opts
+        .keys()
+        .all(|k| matches!(k, Value::String(s) if !s.is_empty()));
+    let fail = |lines: Vec<String>| {
+        let msg = if lines.len() == 1 {
+            lines[0].trim().to_string()
+        } else {
+            lines.join("\n ")
+        };
+        Err(MergeError::raw(msg))
+    };
+    if !all_str {
+        let max = entries.len() + 1;
+        if opts.len() > max {
+            return fail(vec![format!(
+                "{subject} expects size to be at most {max}, got {}",
+                opts.len()
+            )]);
+        }
+        let mut st = format!("Struct[{{'strategy' => Optional[Pattern[/{key}/]]");
+        for (name, ty) in entries {
+            let _ = write!(st, ", '{name}' => Optional[{ty}]");
+        }
+        st.push_str("}]");
+        return fail(vec![format!(
+            "{subject} expects a {st} value, got {}",
+            hash_type_string(opts)
+        )]);
+    }
+    let mut lines = Vec::new();
+    for (name, ty) in entries {
+        if let Some(v) = opts.get(&Value::str(*name)) {
+            let ok = matches!(
+                (*ty, v),
+                (_, Value::Null) | ("String", Value::String(_)) | ("Boolean", Value::Bool(_))
+            );
+            if !ok {
+                lines.push(format!(
+                    "{subject} entry '{name}' expects a value of type Undef or {ty}, got {}",
+                    short_name(v)
+                ));
+            }
+        }
+    }
+    for k in opts.keys() {
+        let k = k.as_str().unwrap_or_default();
+        if k != "strategy" && !entries.iter().any(|(n, _)| *n == k) {
+            lines.push(format!("{subject} unrecognized key '{k}'"));
+        }
+    }
+    if lines.is_empty() {
+        Ok(())
+    } else {
+        fail(lines)
+    }
+}
+
+/// Move a value out (Value has no Default).
+fn take(v: &mut Value) -> Value {
+    std::mem::replace(v, Value::Null)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A parser for the Ruby `inspect` literals used in the tables (`:nf` = variant not found).
+    struct P<'a> {
+        s: &'a [u8],
+        i: usize,
+    }
+
+    const NF: &str = "\u{0}not-found";
+
+    impl P<'_> {
+        fn ws(&mut self) {
+            while self.s.get(self.i).is_some_and(|c| c.is_ascii_whitespace()) {
+                self.i += 1;
+            }
+        }
+        fn eat(&mut self, t: &str) -> bool {
+            self.ws();
+            if self.s[self.i..].starts_with(t.as_bytes()) {
+                self.i += t.len();
+                true
+            } else {
+                false
+            }
+        }
+        fn value(&mut self) -> Value {
+            self.ws();
+            if self.eat("nil") {
+                return Value::Null;
+            }
+            if self.eat("true") {
+                return Value::Bool(true);
+            }
+            if self.eat("false") {
+                return Value::Bool(false);
+            }
+            if self.eat(":nf") {
+                return Value::str(NF);
+            }
+            if self.eat("[") {
+                let mut a = Vec::new();
+                while !self.eat("]") {
+                    a.push(self.value());
+                    self.eat(",");
+                }
+                return Value::Array(a);
+            }
+            if self.eat("{") {
+                let mut h = Map::new();
+                while !self.eat("}") {
+                    let k = self.value();
+                    assert!(self.eat("=>"));
+                    let v = self.value();
+                    h.insert(k, v);
+                    self.eat(",");
+                }
+                return Value::Hash(h);
+            }
+            if self.eat("\"") {
+                let mut out = String::new();
+                let rest = std::str::from_utf8(&self.s[self.i..]).unwrap();
+                let mut chars = rest.char_indices();
+                while let Some((n, c)) = chars.next() {
+                    match c {
+                        '"' => {
+                            self.i += n + 1;
+                            return Value::String(out);
+                        }
+                        '\\' => {
+                            let (_, e) = chars.next().unwrap();
+                            out.push(match e {
+                                'n' => '\n',
+                                't' => '\t',
+                                'r' => '\r',
+                                'e' => '\u{1b}',
+                                other => other,
+                            });
+                        }
+                        c => out.push(c),
+                    }
+                }
+                panic!("unterminated string");
+            }
+            let start = self.i;
+            while self
+                .s
+                .get(self.i)
+                .is_some_and(|c| c.is_ascii_alphanumeric() || b"+-.".contains(c))
+            {
+                self.i += 1;
+            }
+            let t = std::str::from_utf8(&self.s[start..self.i]).unwrap();
+            if t.contains(['.', 'e']) {
+                Value::Float(t.parse().unwrap())
+            } else {
+                Value::Int(t.parse().unwrap_or_else(|_| panic!("bad literal {t:?}")))
+            }
+        }
+    }
+
+    fn lit(s: &str) -> Value {
+        let mut p = P {
+            s: s.as_bytes(),
+            i: 0,
+        };
+        let v = p.value();
+        p.ws();
+        assert_eq!(p.i, s.len(), "trailing input in {s:?}");
+        v
+    }
+
+    fn err(e: MergeError) -> String {
+        format!(
+            "ERR {} {}",
+            if e.raw { "raw" } else { "lookup" },
+            ruby_inspect(&Value::String(e.message))
+        )
+    }
+
+    fn run(strat: &str, op: &str, args: &[&str]) -> String {
+        let s = match MergeStrategy::from_value(&lit(strat)) {
+            Ok(s) => s,
+            Err(e) => return err(e),
+        };
+        match op {
+            "new" => format!(
+                "OK {}",
+                ruby_inspect(&Value::Array(vec![
+                    Value::str(s.name()),
+                    s.options().unwrap_or(Value::Null)
+                ]))
+            ),
+            "merge" => {
+                let (mut a, mut b) = (lit(args[0]), lit(args[1]));
+                let owned = s.merge(a.clone(), b.clone());
+                match s.merge_in_place(&mut a, &mut b) {
+                    Ok(r) => {
+                        assert_eq!(
+                            owned.as_ref().ok().map(ruby_inspect),
+                            Some(ruby_inspect(&r)),
+                            "owned merge differs"
+                        );
+                        format!(
+                            "OK {} | {} | {}",
+                            ruby_inspect(&r),
+                            ruby_inspect(&a),
+                            ruby_inspect(&b)
+                        )
+                    }
+                    Err(e) => {
+                        assert_eq!(owned.as_ref().err(), Some(&e));
+                        err(e)
+                    }
+                }
+            }
+            "single" => format!(
+                "OK {}",
+                ruby_inspect(&s.merge_single(lit(args[0])).unwrap())
+            ),
+            "convert" => format!(
+                "OK {}",
+                ruby_inspect(&s.convert_value(lit(args[0])).unwrap())
+            ),
+            "lookup" => {
+                let Value::Array(vs) = lit(args[0]) else {
+                    panic!()
+                };
+                let vs = vs
+                    .into_iter()
+                    .map(|v| (v != Value::str(NF)).then_some(v))
+                    .collect();
+                match s.merge_found(vs) {
+                    Ok(Some(v)) => format!("OK {}", ruby_inspect(&v)),
+                    Ok(None) => "NOTFOUND".into(),
+                    Err(e) => err(e),
+                }
+            }
+            _ => panic!("unknown op {op}"),
+        }
+    }
+
+    /// Every line was produced by Puppet 7.23's MergeStrategy (deep_merge 1.1.1) with
+    /// `strategy(S).merge(a, b)` printing `result | a | b` afterwards (deep_merge! edits its
+    /// source in place), `merge_single`, `convert_value`, or `lookup(variants)` with `:nf` for
+    /// a variant that throws :no_such_key. Errors: `raw` unless a Puppet::Error (TypeAssertionError);
+    /// errors from `strategy()` are raw (Puppet raises them outside the lookup, verified with the CLI).
+    const TABLE: &str = r##"
+"first"	new	=>	OK ["first", nil]
+"default"	new	=>	OK ["default", nil]
+"hash"	new	=>	OK ["hash", nil]
+"unique"	new	=>	OK ["unique", nil]
+"deep"	new	=>	OK ["deep", nil]
+"reverse_deep"	new	=>	OK ["reverse_deep", nil]
+"unconstrained_deep"	new	=>	OK ["deep", nil]
+nil	new	=>	OK ["default", nil]
+false	new	=>	OK ["default", nil]
+"Deep"	new	=>	ERR raw "Unknown merge strategy: 'Deep'"
+"foo"	new	=>	ERR raw "Unknown merge strategy: 'foo'"
+""	new	=>	ERR raw "Unknown merge strategy: ''"
+1	new	=>	ERR raw "Unknown merge strategy: '1'"
+2.5	new	=>	ERR raw "Unknown merge strategy: '2.5'"
+[1]	new	=>	ERR raw "Unknown merge strategy: '[1]'"
+true	new	=>	ERR raw "Unknown merge strategy: 'true'"
+{}	new	=>	ERR raw "The hash given as 'merge' must contain the name of a strategy in string form for the key 'strategy'"
+{"strategy"=>nil}	new	=>	ERR raw "The hash given as 'merge' must contain the name of a strategy in string form for the key 'strategy'"
+{"strategy"=>1}	new	=>	ERR raw "Unknown merge strategy: '1'"
+{"strategy"=>false}	new	=>	ERR raw "Unknown merge strategy: 'false'"
+{"strategy"=>[1, "a", nil, 2.5, {"k"=>"v"}]}	new	=>	ERR raw "Unknown merge strategy: '[1, \"a\", nil, 2.5, {\"k\"=>\"v\"}]'"
+{"strategy"=>"deep"}	new	=>	OK ["deep", nil]
+{"strategy"=>"unconstrained_deep"}	new	=>	OK ["deep", nil]
+{"strategy"=>"first"}	new	=>	OK ["first", nil]
+{"strategy"=>"first", "x"=>1}	new	=>	ERR raw "The merge options has wrong type, unrecognized key 'x'"
+{"strategy"=>"default", "x"=>1}	new	=>	ERR raw "The merge options has wrong type, unrecognized key 'x'"
+{"strategy"=>"hash", "knockout_prefix"=>"--"}	new	=>	ERR raw "The merge options has wrong type, unrecognized key 'knockout_prefix'"
+{"strategy"=>"unique", "strategy2"=>1}	new	=>	ERR raw "The merge options has wrong type, unrecognized key 'strategy2'"
+{"strategy"=>"first", 1=>2}	new	=>	ERR raw "The merge options has wrong type, expects size to be at most 1, got 2"
+{"strategy"=>"hash", 1=>2, 3=>4}	new	=>	ERR raw "The merge options has wrong type, expects size to be at most 1, got 3"
+{"strategy"=>"unique", ""=>1}	new	=>	ERR raw "The merge options has wrong type, expects size to be at most 1, got 2"
+{"strategy"=>"foo", "x"=>1}	new	=>	ERR raw "Unknown merge strategy: 'foo'"
+{"strategy"=>"deep", "knockout_prefix"=>"--"}	new	=>	OK ["deep", {"knockout_prefix"=>"--"}]
+{"knockout_prefix"=>"--", "strategy"=>"deep"}	new	=>	OK ["deep", {"knockout_prefix"=>"--"}]
+{"strategy"=>"deep", "knockout_prefix"=>nil}	new	=>	OK ["deep", {"knockout_prefix"=>nil}]
+{"strategy"=>"deep", "knockout_prefix"=>""}	new	=>	OK ["deep", {"knockout_prefix"=>""}]
+{"strategy"=>"deep", "sort_merged_arrays"=>false, "merge_hash_arrays"=>false, "knockout_prefix"=>"--"}	new	=>	OK ["deep", {"sort_merged_arrays"=>false, "merge_hash_arrays"=>false, "knockout_prefix"=>"--"}]
+{"strategy"=>"deep", "merge_debug"=>true, "sort_merged_arrays"=>nil}	new	=>	OK ["deep", {"merge_debug"=>true, "sort_merged_arrays"=>nil}]
+{"strategy"=>"deep", "knockout_prefix"=>1}	new	=>	ERR raw "The merge options has wrong type, entry 'knockout_prefix' expects a value of type Undef or String, got Integer"
+{"strategy"=>"deep", "knockout_prefix"=>2.5}	new	=>	ERR raw "The merge options has wrong type, entry 'knockout_prefix' expects a value of type Undef or String, got Float"
+{"strategy"=>"deep", "knockout_prefix"=>true}	new	=>	ERR raw "The merge options has wrong type, entry 'knockout_prefix' expects a value of type Undef or String, got Boolean"
+{"strategy"=>"deep", "knockout_prefix"=>["a"]}	new	=>	ERR raw "The merge options has wrong type, entry 'knockout_prefix' expects a value of type Undef or String, got Tuple"
+{"strategy"=>"deep", "knockout_prefix"=>{"a"=>1}}	new	=>	ERR raw "The merge options has wrong type, entry 'knockout_prefix' expects a value of type Undef or String, got Struct"
+{"strategy"=>"deep", "knockout_prefix"=>[], "merge_debug"=>{}, "sort_merged_arrays"=>{1=>2}}	new	=>	ERR raw " The merge options has wrong type, entry 'knockout_prefix' expects a value of type Undef or String, got Array\n  The merge options has wrong type, entry 'merge_debug' expects a value of type Undef or Boolean, got Hash\n  The merge options has wrong type, entry 'sort_merged_arrays' expects a value of type Undef or Boolean, got Hash"
+{"strategy"=>"deep", "sort_merged_arrays"=>"true"}	new	=>	ERR raw "The merge options has wrong type, entry 'sort_merged_arrays' expects a value of type Undef or Boolean, got String"
+{"strategy"=>"deep", "merge_hash_arrays"=>1}	new	=>	ERR raw "The merge options has wrong type, entry 'merge_hash_arrays' expects a value of type Undef or Boolean, got Integer"
+{"strategy"=>"deep", "bogus"=>1, "other"=>2}	new	=>	ERR raw " The merge options has wrong type, unrecognized key 'bogus'\n  The merge options has wrong type, unrecognized key 'other'"
+{"strategy"=>"deep", "bogus"=>1, "knockout_prefix"=>1}	new	=>	ERR raw " The merge options has wrong type, entry 'knockout_prefix' expects a value of type Undef or String, got Integer\n  The merge options has wrong type, unrecognized key 'bogus'"
+{"strategy"=>"deep", "knockout_prefix"=>1, "sort_merged_arrays"=>1}	new	=>	ERR raw " The merge options has wrong type, entry 'knockout_prefix' expects a value of type Undef or String, got Integer\n  The merge options has wrong type, entry 'sort_merged_arrays' expects a value of type Undef or Boolean, got Integer"
+{"strategy"=>"deep", "preserve_unmergeables"=>true}	new	=>	ERR raw "The merge options has wrong type, unrecognized key 'preserve_unmergeables'"
+{"strategy"=>"deep", 1=>true}	new	=>	ERR raw "The merge options has wrong type, expects a Struct[{'strategy' => Optional[Pattern[/deep/]], 'knockout_prefix' => Optional[String], 'merge_debug' => Optional[Boolean], 'merge_hash_arrays' => Optional[Boolean], 'sort_merged_arrays' => Optional[Boolean]}] value, got Hash[Variant[String, Integer[1, 1]], Variant[String, Boolean[true]]]"
+{"strategy"=>"deep", nil=>true}	new	=>	ERR raw "The merge options has wrong type, expects a Struct[{'strategy' => Optional[Pattern[/deep/]], 'knockout_prefix' => Optional[String], 'merge_debug' => Optional[Boolean], 'merge_hash_arrays' => Optional[Boolean], 'sort_merged_arrays' => Optional[Boolean]}] value, got Hash[Optional['strategy'], Variant[String, Boolean[true]]]"
+{"strategy"=>"deep", ""=>1}	new	=>	ERR raw "The merge options has wrong type, expects a Struct[{'strategy' => Optional[Pattern[/deep/]], 'knockout_prefix' => Optional[String], 'merge_debug' => Optional[Boolean], 'merge_hash_arrays' => Optional[Boolean], 'sort_merged_arrays' => Optional[Boolean]}] value, got Hash[Enum['', 'strategy'], Variant[String, Integer[1, 1]]]"
+{"strategy"=>"deep", 1=>2, 2=>3, 3=>4, 4=>5, 5=>6}	new	=>	ERR raw "The merge options has wrong type, expects size to be at most 5, got 6"
+{"strategy"=>"unconstrained_deep", "preserve_unmergeables"=>true, "x"=>[1]}	new	=>	OK ["unconstrained_deep", {"preserve_unmergeables"=>true, "x"=>[1]}]
+{"strategy"=>"unconstrained_deep", ""=>true}	new	=>	ERR raw "The merge options has wrong type, expects a Hash[String[1], Any] value, got Hash[Enum['', 'strategy'], Variant[String, Boolean[true]]]"
+{"strategy"=>"unconstrained_deep", 1=>true}	new	=>	ERR raw "The merge options has wrong type, expects a Hash[String[1], Any] value, got Hash[Variant[String, Integer[1, 1]], Variant[String, Boolean[true]]]"
+{"strategy"=>"reverse_deep", "knockout_prefix"=>"--"}	new	=>	OK ["reverse_deep", {"knockout_prefix"=>"--"}]
+{"strategy"=>"reverse_deep", "knockout_prefix"=>1}	new	=>	OK ["reverse_deep", {"knockout_prefix"=>1}]
+"hash"	merge	{"x"=>2, "z"=>3}	{"x"=>1, "y"=>[1, 2]}	=>	OK {"x"=>2, "y"=>[1, 2], "z"=>3} | {"x"=>2, "z"=>3} | {"x"=>1, "y"=>[1, 2]}
+"hash"	merge	{"a"=>nil}	{"a"=>1, "b"=>2}	=>	OK {"a"=>nil, "b"=>2} | {"a"=>nil} | {"a"=>1, "b"=>2}
+"hash"	merge	{}	{"a"=>1}	=>	OK {"a"=>1} | {} | {"a"=>1}
+"hash"	merge	{"a"=>{"x"=>1}}	{"a"=>{"y"=>2}}	=>	OK {"a"=>{"x"=>1}} | {"a"=>{"x"=>1}} | {"a"=>{"y"=>2}}
+"hash"	merge	{""=>1}	{}	=>	OK {""=>1} | {""=>1} | {}
+"hash"	merge	"x"	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash value, got String"
+"hash"	merge	{}	"x"	=>	ERR lookup "The second element of the merge has wrong type, expects a Hash value, got String"
+"hash"	merge	1	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash value, got Integer"
+"hash"	merge	1.5	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash value, got Float"
+"hash"	merge	true	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash value, got Boolean"
+"hash"	merge	false	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash value, got Boolean"
+"hash"	merge	nil	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash value, got Undef"
+"hash"	merge	[1]	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash value, got Tuple"
+"hash"	merge	[]	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash value, got Array"
+"hash"	merge	{1=>"a"}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Integer[1, 1], String]"
+"hash"	merge	{1=>"a",2=>"b"}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Integer[1, 2], Enum['a', 'b']]"
+"hash"	merge	{1=>"a","x"=>"b"}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Variant[Integer[1, 1], String], Enum['a', 'b']]"
+"hash"	merge	{nil=>"a"}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Undef, String]"
+"hash"	merge	{1.5=>"a"}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Float[1.5, 1.5], String]"
+"hash"	merge	{true=>"a"}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Boolean[true], String]"
+"hash"	merge	{[1]=>"a"}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Tuple[Integer[1, 1]], String]"
+"hash"	merge	{{"a"=>1}=>"a"}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Struct[{'a' => Integer[1, 1]}], String]"
+"hash"	merge	{1=>[1,"a"]}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Integer[1, 1], Tuple[Integer[1, 1], String]]"
+"hash"	merge	{1=>{"a"=>1}}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Integer[1, 1], Struct[{'a' => Integer[1, 1]}]]"
+"hash"	merge	{-3=>"abc", 5=>"de"}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Variant[Integer[-3, -3], Integer[5, 5]], Enum['abc', 'de']]"
+"hash"	merge	{1=>nil}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Integer[1, 1], Undef]"
+"hash"	merge	{1=>{1=>2}}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Integer[1, 1], Hash[Integer[1, 1], Integer[2, 2], 1, 1]]"
+"hash"	merge	{1=>[]}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Integer[1, 1], Array[0, 0]]"
+"hash"	merge	{1=>{}}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Integer[1, 1], Hash[0, 0]]"
+"hash"	merge	{1=>[[1]]}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Integer[1, 1], Tuple[Tuple[Integer[1, 1]]]]"
+"hash"	merge	{1=>nil, 2=>"a", 3=>"b"}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Variant[Integer[2, 3], Integer[1, 1]], Optional[Enum['a', 'b']]]"
+"hash"	merge	{1=>1, 2=>2, 3=>3}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Variant[Integer[2, 3], Integer[1, 1]], Variant[Integer[2, 3], Integer[1, 1]]]"
+"hash"	merge	{1=>1.0, 2=>2.5}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Integer[1, 2], Variant[Float[1.0, 1.0], Float[2.5, 2.5]]]"
+"hash"	merge	{1=>true, 2=>false}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Integer[1, 2], Variant[Boolean[true], Boolean[false]]]"
+"hash"	merge	{1=>"a", 2=>1, 3=>"b"}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Variant[Integer[2, 3], Integer[1, 1]], Variant[Integer[1, 1], Enum['a', 'b']]]"
+"hash"	merge	{1=>"a", 2=>1, 3=>2}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Variant[Integer[2, 3], Integer[1, 1]], Variant[Integer[1, 2], String]]"
+"hash"	merge	{1=>"x", 2=>[1], 3=>[2]}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Variant[Integer[2, 3], Integer[1, 1]], Variant[String, Tuple[Integer[1, 1]], Tuple[Integer[2, 2]]]]"
+"hash"	merge	{1=>{"a"=>1}, 2=>{"b"=>2}}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Integer[1, 2], Variant[Struct[{'a' => Integer[1, 1]}], Struct[{'b' => Integer[2, 2]}]]]"
+"hash"	merge	{nil=>1, "a"=>1}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Optional['a'], Integer[1, 1]]"
+"hash"	merge	{nil=>1, 1=>1, 2=>2}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Optional[Integer[1, 2]], Integer[1, 2]]"
+"hash"	merge	{1=>2, 3=>4, 5=>6, 0=>7}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Variant[Integer[0, 1], Integer[5, 5], Integer[3, 3]], Variant[Integer[6, 7], Integer[4, 4], Integer[2, 2]]]"
+"hash"	merge	{1=>1, -1=>1, 0=>1}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Integer[-1, 1], Integer[1, 1]]"
+"hash"	merge	{1.0=>1, 1.5=>1, 3.0=>1}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Variant[Float[1.0, 1.0], Float[1.5, 1.5], Float[3.0, 3.0]], Integer[1, 1]]"
+"hash"	merge	{"a"=>{1=>2}, ""=>1}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Enum['', 'a'], Variant[Hash[Integer[1, 1], Integer[2, 2], 1, 1], Integer[1, 1]]]"
+"hash"	merge	{1=>{"a"=>{1=>2}}}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Integer[1, 1], Struct[{'a' => Hash[Integer[1, 1], Integer[2, 2], 1, 1]}]]"
+"hash"	merge	{1=>[{"a"=>nil, "b"=>"x"}]}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Integer[1, 1], Tuple[Struct[{NotUndef['a'] => Undef, 'b' => String}]]]"
+"hash"	merge	{1=>"it's", 2=>"b"}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Integer[1, 2], Enum['b', 'it\\'s']]"
+"hash"	merge	{1=>"a\nb", 2=>"c"}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Integer[1, 2], Enum[\"a\\nb\", 'c']]"
+"hash"	merge	{1=>"a\tb", 2=>nil}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Integer[1, 2], Optional[\"a\\tb\"]]"
+"hash"	merge	{1=>"a\\b", 2=>"c"}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Integer[1, 2], Enum['a\\b', 'c']]"
+"hash"	merge	{1=>{1=>2, 2=>3}}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Integer[1, 1], Hash[Integer[1, 2], Integer[2, 3], 2, 2]]"
+"hash"	merge	{1=>[{1=>2}], 2=>1.0, 3=>2.5}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Variant[Integer[2, 3], Integer[1, 1]], Variant[Float[2.5, 2.5], Float[1.0, 1.0], Tuple[Hash[Integer[1, 1], Integer[2, 2], 1, 1]]]]"
+"hash"	merge	{1=>[1, 2], 2=>1.0, 3=>2.5}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Variant[Integer[2, 3], Integer[1, 1]], Variant[Tuple[Integer[1, 1], Integer[2, 2]], Float[1.0, 1.0], Float[2.5, 2.5]]]"
+"hash"	merge	{1=>1e20, 2=>1e-5, 3=>0.1}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Variant[Integer[2, 3], Integer[1, 1]], Variant[Float[1.0e+20, 1.0e+20], Float[1.0e-05, 1.0e-05], Float[0.1, 0.1]]]"
+"hash"	merge	{1=>{}, 2=>[]}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Integer[1, 2], Variant[Hash[0, 0], Array[0, 0]]]"
+"hash"	merge	{1=>{1=>2}, 2=>{}}	{}	=>	ERR lookup "The first element of the merge has wrong type, expects a Hash[String, Data] value, got Hash[Integer[1, 2], Variant[Hash[Integer[1, 1], Integer[2, 2], 1, 1], Hash[0, 0]]]"
+"hash"	merge	{"a"=>{1=>2}}	{}	=>	ERR lookup "The first element of the merge has wrong type, entry 'a' expects a Data value, got Hash"
+"hash"	merge	{"a"=>1}	{"b"=>{1=>2}}	=>	ERR lookup "The second element of the merge has wrong type, entry 'b' expects a Data value, got Hash"
+"hash"	merge	{"a"=>{"b"=>{2=>2}}}	{}	=>	ERR lookup " The first element of the merge has wrong type, entry 'a' variant 0 expects a ScalarData value, got Struct\n  The first element of the merge has wrong type, entry 'a' variant 1 entry 'b' expects a Data value, got Hash\n  The first element of the merge has wrong type, entry 'a' variant 2 expects an Array value, got Struct"
+"hash"	merge	{"a"=>[{1=>2}]}	{}	=>	ERR lookup " The first element of the merge has wrong type, entry 'a' variant 0 expects a ScalarData value, got Tuple\n  The first element of the merge has wrong type, entry 'a' variant 1 expects a Hash value, got Tuple\n  The first element of the merge has wrong type, entry 'a' variant 2 index 0 expects a Data value, got Hash"
+"hash"	merge	{"a"=>1, "b"=>{1=>2}, "c"=>[{1=>1}]}	{}	=>	ERR lookup " The first element of the merge has wrong type, entry 'b' expects a Data value, got Hash\n  The first element of the merge has wrong type, entry 'c' variant 0 expects a ScalarData value, got Tuple\n  The first element of the merge has wrong type, entry 'c' variant 1 expects a Hash value, got Tuple\n  The first element of the merge has wrong type, entry 'c' variant 2 index 0 expects a Data value, got Hash"
+"hash"	merge	{"a"=>[[{1=>1}]]}	{}	=>	ERR lookup " The first element of the merge has wrong type, entry 'a' variant 0 expects a ScalarData value, got Tuple\n  The first element of the merge has wrong type, entry 'a' variant 1 expects a Hash value, got Tuple\n  The first element of the merge has wrong type, entry 'a' variant 2 index 0 variant 0 expects a ScalarData value, got Tuple\n  The first element of the merge has wrong type, entry 'a' variant 2 index 0 variant 1 expects a Hash value, got Tuple\n  The first element of the merge has wrong type, entry 'a' variant 2 index 0 variant 2 index 0 expects a Data value, got Hash"
+"unique"	merge	["c", "a"]	["a", "b"]	=>	OK ["c", "a", "b"] | ["c", "a"] | ["a", "b"]
+"unique"	merge	"x"	"x"	=>	OK ["x"] | "x" | "x"
+"unique"	merge	[[1, [2, [3]]], 1]	[3, 4, [4]]	=>	OK [1, 2, 3, 4] | [[1, [2, [3]]], 1] | [3, 4, [4]]
+"unique"	merge	[1, 1.0, "1"]	[1.0, 2]	=>	OK [1, 1.0, "1", 2] | [1, 1.0, "1"] | [1.0, 2]
+"unique"	merge	[nil, true]	[nil, false]	=>	OK [nil, true, false] | [nil, true] | [nil, false]
+"unique"	merge	[{"a"=>1}, {"a"=>1}]	[[{"a"=>1}]]	=>	OK [{"a"=>1}] | [{"a"=>1}, {"a"=>1}] | [[{"a"=>1}]]
+"unique"	merge	{}	[]	=>	ERR lookup "The first element of the merge has wrong type, expects a value of type Scalar or Array, got Hash"
+"unique"	merge	[]	{}	=>	ERR lookup "The second element of the merge has wrong type, expects a value of type Scalar or Array, got Hash"
+"unique"	merge	{"a"=>1}	[]	=>	ERR lookup "The first element of the merge has wrong type, expects a value of type Scalar or Array, got Struct"
+"unique"	merge	{1=>1}	[]	=>	ERR lookup "The first element of the merge has wrong type, expects a value of type Scalar or Array, got Hash"
+"unique"	merge	[{1=>1}]	[]	=>	ERR lookup " The first element of the merge has wrong type, variant 0 expects a Scalar value, got Tuple\n  The first element of the merge has wrong type, variant 1 index 0 expects a Data value, got Hash"
+"unique"	merge	[1, {1=>1}]	[]	=>	ERR lookup " The first element of the merge has wrong type, variant 0 expects a Scalar value, got Tuple\n  The first element of the merge has wrong type, variant 1 index 1 expects a Data value, got Hash"
+"unique"	merge	[[{1=>1}]]	[]	=>	ERR lookup " The first element of the merge has wrong type, variant 0 expects a Scalar value, got Tuple\n  The first element of the merge has wrong type, variant 1 index 0 variant 0 expects a ScalarData value, got Tuple\n  The first element of the merge has wrong type, variant 1 index 0 variant 1 expects a Hash value, got Tuple\n  The first element of the merge has wrong type, variant 1 index 0 variant 2 index 0 expects a Data value, got Hash"
+"unique"	merge	[{"a"=>{1=>2}}]	[]	=>	ERR lookup " The first element of the merge has wrong type, variant 0 expects a Scalar value, got Tuple\n  The first element of the merge has wrong type, variant 1 index 0 variant 0 expects a ScalarData value, got Struct\n  The first element of the merge has wrong type, variant 1 index 0 variant 1 entry 'a' expects a Data value, got Hash\n  The first element of the merge has wrong type, variant 1 index 0 variant 2 expects an Array value, got Struct"
+"unique"	merge	nil	[]	=>	ERR lookup "The first element of the merge has wrong type, expects a value of type Scalar or Array, got Undef"
+"unique"	merge	[]	nil	=>	ERR lookup "The second element of the merge has wrong type, expects a value of type Scalar or Array, got Undef"
+"unique"	merge	[nil]	[]	=>	OK [nil] | [nil] | []
+"unique"	merge	[1, {1=>1}, {2=>2}]	[]	=>	ERR lookup " The first element of the merge has wrong type, variant 0 expects a Scalar value, got Tuple\n  The first element of the merge has wrong type, variant 1 index 1 expects a Data value, got Hash\n  The first element of the merge has wrong type, variant 1 index 2 expects a Data value, got Hash"
+"unique"	single	[1, 1, [2], [2], 1.0]	=>	OK [1, [2], 1.0]
+"unique"	single	{"a"=>1}	=>	OK {"a"=>1}
+"unique"	single	"x"	=>	OK "x"
+"unique"	convert	{"a"=>1}	=>	OK [{"a"=>1}]
+"unique"	convert	[1, [2, [1]]]	=>	OK [1, 2, 1]
+"unique"	convert	nil	=>	OK [nil]
+"hash"	single	[1, 1]	=>	OK [1, 1]
+"deep"	convert	[1, 1]	=>	OK [1, 1]
+"unique"	lookup	[:nf, {"a"=>1}]	=>	OK [{"a"=>1}]
+"unique"	lookup	[{"a"=>1}]	=>	OK {"a"=>1}
+"unique"	lookup	[["a", "a", "b"]]	=>	OK ["a", "b"]
+"unique"	lookup	[["g"], ["a"], ["z", "y"]]	=>	OK ["g", "a", "z", "y"]
+"deep"	lookup	[["g"], ["a"], ["z", "y"]]	=>	OK ["z", "y", "a", "g"]
+"deep"	lookup	[:nf, :nf]	=>	NOTFOUND
+"deep"	lookup	[]	=>	NOTFOUND
+"deep"	lookup	[:nf]	=>	NOTFOUND
+"first"	lookup	[:nf, 1, 2]	=>	OK 1
+"hash"	lookup	[{"a"=>1}, :nf, {"b"=>2}, {"a"=>3, "c"=>4}]	=>	OK {"a"=>1, "c"=>4, "b"=>2}
+"hash"	lookup	[:nf, "x"]	=>	OK "x"
+"hash"	lookup	[{"a"=>1}, "x"]	=>	ERR lookup "The second element of the merge has wrong type, expects a Hash value, got String"
+"hash"	lookup	["x"]	=>	OK "x"
+"deep"	merge	{"x"=>2, "z"=>3}	{"x"=>1, "y"=>[1, 2]}	=>	OK {"x"=>2, "y"=>[1, 2], "z"=>3} | {"x"=>2, "z"=>3} | {"x"=>1, "y"=>[1, 2]}
+"deep"	merge	["c", "a"]	["a", "b"]	=>	OK ["a", "b", "c"] | ["c", "a"] | ["a", "b"]
+"deep"	merge	{"a"=>nil}	{"a"=>1}	=>	OK {"a"=>1} | {"a"=>nil} | {"a"=>1}
+"deep"	merge	{"a"=>false}	{"a"=>true}	=>	OK {"a"=>false} | {"a"=>false} | {"a"=>true}
+"deep"	merge	{"a"=>1}	{"a"=>false, "b"=>nil}	=>	OK {"a"=>1, "b"=>nil} | {"a"=>1} | {"a"=>false, "b"=>nil}
+"deep"	merge	{"b"=>{"c"=>1}}	{"a"=>1, "b"=>nil}	=>	OK {"a"=>1, "b"=>{"c"=>1}} | {"b"=>{"c"=>1}} | {"a"=>1, "b"=>nil}
+"deep"	merge	[nil, 1]	[2]	=>	OK [2, nil, 1] | [nil, 1] | [2]
+"deep"	merge	nil	"x"	=>	OK "x" | nil | "x"
+"deep"	merge	"x"	nil	=>	OK "x" | "x" | nil
+"deep"	merge	"x"	false	=>	OK "x" | "x" | false
+"deep"	merge	false	"x"	=>	OK false | false | "x"
+"deep"	merge	1	2	=>	OK 1 | 1 | 2
+"deep"	merge	{"a"=>1}	"x"	=>	OK {"a"=>1} | {"a"=>1} | "x"
+"deep"	merge	{}	"x"	=>	OK "x" | {} | "x"
+"deep"	merge	{}	[1]	=>	OK [1] | {} | [1]
+"deep"	merge	"x"	{"a"=>1}	=>	OK "x" | "x" | {"a"=>1}
+"deep"	merge	[1]	{"a"=>1}	=>	OK [1] | [1] | {"a"=>1}
+"deep"	merge	{"a"=>1}	[1]	=>	OK {"a"=>1} | {"a"=>1} | [1]
+"deep"	merge	[1, 1, 2]	[2, 2, 3]	=>	OK [2, 3, 1] | [1, 1, 2] | [2, 2, 3]
+"deep"	merge	[1, 1.0]	[1]	=>	OK [1, 1.0] | [1, 1.0] | [1]
+"deep"	merge	{"a"=>[1, 1], "b"=>[2, 2], "c"=>{"d"=>[3, 3]}}	"x"	=>	OK {"a"=>[1, 1], "b"=>[2], "c"=>{"d"=>[3]}} | {"a"=>[1, 1], "b"=>[2], "c"=>{"d"=>[3]}} | "x"
+"deep"	merge	{"a"=>{"b"=>{"c"=>[1, 1]}}, "d"=>[1, 1]}	{}	=>	OK {"a"=>{"b"=>{"c"=>[1]}}, "d"=>[1]} | {"a"=>{"b"=>{"c"=>[1]}}, "d"=>[1, 1]} | {}
+"deep"	merge	{"a"=>{"x"=>1}, "b"=>{"y"=>{"z"=>[1]}}}	{"b"=>{"y"=>{"z"=>[0], "w"=>1}}, "a"=>{"q"=>2}}	=>	OK {"b"=>{"y"=>{"z"=>[0, 1], "w"=>1}}, "a"=>{"q"=>2, "x"=>1}} | {"a"=>{"x"=>1}, "b"=>{"y"=>{"z"=>[1]}}} | {"b"=>{"y"=>{"z"=>[0], "w"=>1}}, "a"=>{"q"=>2}}
+"deep"	merge	{1=>{2=>3}}	{1=>{4=>5}}	=>	OK {1=>{4=>5, 2=>3}} | {1=>{2=>3}} | {1=>{4=>5}}
+"deep"	merge	{"a"=>[{"x"=>1}]}	{"a"=>[{"y"=>2}]}	=>	OK {"a"=>[{"y"=>2}, {"x"=>1}]} | {"a"=>[{"x"=>1}]} | {"a"=>[{"y"=>2}]}
+"deep"	merge	{"a"=>{"b"=>nil, "c"=>false}}	{}	=>	OK {"a"=>{"b"=>nil, "c"=>false}} | {"a"=>{"b"=>nil, "c"=>false}} | {}
+"deep"	merge	{"a"=>[nil, false]}	{"a"=>[false]}	=>	OK {"a"=>[false, nil]} | {"a"=>[nil, false]} | {"a"=>[false]}
+{"strategy"=>"deep", "knockout_prefix"=>"--"}	merge	{"a"=>["--x", "y"]}	{"a"=>["x", "z"]}	=>	OK {"a"=>["z", "y"]} | {"a"=>["y"]} | {"a"=>["x", "z"]}
+{"strategy"=>"deep", "knockout_prefix"=>"--"}	merge	["--drop", "new"]	["keep", "drop", "other"]	=>	OK ["keep", "other", "new"] | ["new"] | ["keep", "drop", "other"]
+{"strategy"=>"deep", "knockout_prefix"=>"--"}	merge	["--", "new"]	["keep", "drop"]	=>	OK ["new"] | ["new"] | ["keep", "drop"]
+# Ruby prints "" for the lower value here: String#clear empties the lower string object itself
+# (deep_clone shares strings). Not replicated; only --explain of the lower value would show it.
+{"strategy"=>"deep", "knockout_prefix"=>"--"}	merge	["--", "new", "--"]	"str"	=>	OK ["new"] | ["new"] | "str"
+{"strategy"=>"deep", "knockout_prefix"=>"--"}	merge	["--", "new"]	5	=>	OK ["new"] | ["new"] | 5
+{"strategy"=>"deep", "knockout_prefix"=>"--"}	merge	["--", "new"]	{"a"=>1}	=>	OK ["new"] | ["new"] | {"a"=>1}
+{"strategy"=>"deep", "knockout_prefix"=>"--"}	merge	["--x", "y"]	"s"	=>	OK ["y"] | ["y"] | "s"
+{"strategy"=>"deep", "knockout_prefix"=>"--"}	merge	["--x", "y"]	nil	=>	OK ["--x", "y"] | ["--x", "y"] | nil
+{"strategy"=>"deep", "knockout_prefix"=>"--"}	merge	{"k4"=>"--", "k2"=>"--v2", "k5"=>"--"}	{"k4"=>[1, 2], "k2"=>"v2"}	=>	OK {"k4"=>"", "k2"=>"", "k5"=>""} | {"k4"=>"--", "k2"=>"--v2", "k5"=>"--"} | {"k4"=>[1, 2], "k2"=>"v2"}
+{"strategy"=>"deep", "knockout_prefix"=>"--"}	merge	{"--k1"=>"x"}	{"k1"=>"y"}	=>	OK {"k1"=>"y", "--k1"=>"x"} | {"--k1"=>"x"} | {"k1"=>"y"}
+{"strategy"=>"deep", "knockout_prefix"=>"--"}	merge	"--gone"	"base"	=>	OK "" | "--gone" | "base"
+{"strategy"=>"deep", "knockout_prefix"=>"--"}	merge	"a--b"	"base"	=>	OK "a--b" | "a--b" | "base"
+{"strategy"=>"deep", "knockout_prefix"=>"--"}	merge	"a\n--b"	"base"	=>	OK "" | "a\n--b" | "base"
+{"strategy"=>"deep", "knockout_prefix"=>"--"}	merge	["a\n--b"]	["a\nb", "a\n--b", "c"]	=>	OK ["c"] | [] | ["a\nb", "a\n--b", "c"]
+{"strategy"=>"deep", "knockout_prefix"=>"--"}	merge	["--1", 2]	[1, "1", 2.0]	=>	OK [1, 2.0, 2] | [2] | [1, "1", 2.0]
+{"strategy"=>"deep", "knockout_prefix"=>"--"}	merge	{"a"=>"--x"}	{}	=>	OK {"a"=>""} | {"a"=>"--x"} | {}
+{"strategy"=>"deep", "knockout_prefix"=>"--"}	merge	{"a"=>{"b"=>"--q", "c"=>{"d"=>"--r"}}}	{}	=>	OK {"a"=>{"b"=>"", "c"=>{"d"=>""}}} | {"a"=>{"b"=>"--q", "c"=>{"d"=>""}}} | {}
+{"strategy"=>"deep", "knockout_prefix"=>"--"}	merge	{"a"=>{"b"=>["--x", "y", "x", "--z", "z", "y"]}}	{}	=>	OK {"a"=>{"b"=>[]}} | {"a"=>{"b"=>[]}} | {}
+{"strategy"=>"deep", "knockout_prefix"=>"--"}	merge	{"a"=>{"b"=>["--", "y"]}}	{}	=>	OK {"a"=>{"b"=>[]}} | {"a"=>{"b"=>[]}} | {}
+{"strategy"=>"deep", "knockout_prefix"=>"--"}	merge	{"a"=>["--x", "y", "x"]}	{}	=>	OK {"a"=>["y", "x"]} | {"a"=>["y", "x"]} | {}
+{"strategy"=>"deep", "knockout_prefix"=>"--"}	merge	{"a"=>["--", "y"]}	{}	=>	OK {"a"=>["y"]} | {"a"=>["y"]} | {}
+{"strategy"=>"deep", "knockout_prefix"=>"--"}	merge	{"a"=>["--x", "y", "--y", "x", "w"]}	{}	=>	OK {"a"=>["w", "y", "x"]} | {"a"=>["y", "x", "w"]} | {}
+{"strategy"=>"deep", "knockout_prefix"=>"--"}	merge	{"a"=>{"b"=>["--x", "y", "--y", "x", "w"]}}	{}	=>	OK {"a"=>{"b"=>[]}} | {"a"=>{"b"=>[]}} | {}
+{"strategy"=>"deep", "knockout_prefix"=>"--"}	merge	{"a"=>{"b"=>["x", "--x", "w"]}}	{}	=>	OK {"a"=>{"b"=>["w"]}} | {"a"=>{"b"=>["w"]}} | {}
+{"strategy"=>"deep", "knockout_prefix"=>"--"}	merge	{"a"=>{"b"=>["x", "--y", "--x", "y", "w", "--w", "v"]}}	{}	=>	OK {"a"=>{"b"=>["x", "v"]}} | {"a"=>{"b"=>["x", "v"]}} | {}
+{"strategy"=>"deep", "knockout_prefix"=>"--"}	merge	{"a"=>"--x", "b"=>["--y", "z"], "c"=>{"d"=>"--e"}}	"s"	=>	OK {"a"=>"--x", "b"=>[], "c"=>{"d"=>""}} | {"a"=>"--x", "b"=>[], "c"=>{"d"=>""}} | "s"
+{"strategy"=>"deep", "knockout_prefix"=>"--"}	merge	{"a"=>[1], "b"=>["--y", "z"]}	{"a"=>false}	=>	OK {"a"=>[1], "b"=>["z"]} | {"a"=>[1], "b"=>["z"]} | {"a"=>false}
+{"strategy"=>"deep", "knockout_prefix"=>"!!"}	merge	["!!a", "b"]	["a", "c"]	=>	OK ["c", "b"] | ["b"] | ["a", "c"]
+{"strategy"=>"deep", "knockout_prefix"=>".."}	merge	["xyz", "b"]	["z", "c", "xyz"]	=>	OK ["c", "b"] | ["b"] | ["z", "c", "xyz"]
+{"strategy"=>"deep", "knockout_prefix"=>"||"}	merge	["xyz", "b"]	["z", "c"]	=>	OK ["z", "c", "xyz", "b"] | ["xyz", "b"] | ["z", "c"]
+{"strategy"=>"deep", "knockout_prefix"=>"||"}	merge	["xyz", "b"]	"z"	=>	OK [] | [] | "z"
+{"strategy"=>"deep", "knockout_prefix"=>"||"}	merge	"xyz"	"z"	=>	OK "xyz" | "xyz" | "z"
+{"strategy"=>"deep", "knockout_prefix"=>"a{2}"}	merge	["aab", "a{2}c"]	["b", "c"]	=>	OK ["c", "a{2}c"] | ["a{2}c"] | ["b", "c"]
+{"strategy"=>"deep", "knockout_prefix"=>"{x"}	merge	["{xb"]	["b"]	=>	OK [] | [] | ["b"]
+{"strategy"=>"deep", "knockout_prefix"=>"("}	merge	["x"]	["y"]	=>	ERR raw "end pattern with unmatched parenthesis: /^(/"
+{"strategy"=>"deep", "knockout_prefix"=>"("}	merge	[1]	[2]	=>	OK [2, 1] | [1] | [2]
+{"strategy"=>"deep", "knockout_prefix"=>")"}	merge	["x"]	["y"]	=>	ERR raw "unmatched close parenthesis: /^)/"
+{"strategy"=>"deep", "knockout_prefix"=>"["}	merge	["x"]	["y"]	=>	ERR raw "premature end of char-class: /^[/"
+{"strategy"=>"deep", "knockout_prefix"=>"*"}	merge	["x"]	["y"]	=>	OK ["y", "x"] | ["x"] | ["y"]
+{"strategy"=>"deep", "knockout_prefix"=>"+x"}	merge	"x"	"y"	=>	OK "" | "x" | "y"
+{"strategy"=>"deep", "knockout_prefix"=>"\\"}	merge	"x"	"y"	=>	ERR raw "too short escape sequence"
+{"strategy"=>"deep", "knockout_prefix"=>""}	merge	{"a"=>1}	{"a"=>2}	=>	ERR raw "knockout_prefix cannot be an empty string in deep_merge!"
+{"strategy"=>"deep", "knockout_prefix"=>nil}	merge	["--x"]	["x"]	=>	OK ["x", "--x"] | ["--x"] | ["x"]
+{"strategy"=>"deep", "sort_merged_arrays"=>true}	merge	["c", "a"]	["b", "a"]	=>	OK ["a", "b", "c"] | ["c", "a"] | ["b", "a"]
+{"strategy"=>"deep", "sort_merged_arrays"=>true}	merge	[3, 1.5]	[2, 1]	=>	OK [1, 1.5, 2, 3] | [3, 1.5] | [2, 1]
+{"strategy"=>"deep", "sort_merged_arrays"=>true}	merge	["a"]	[1]	=>	ERR raw "comparison of Integer with String failed"
+{"strategy"=>"deep", "sort_merged_arrays"=>true}	merge	[1]	["a"]	=>	ERR raw "comparison of String with 1 failed"
+{"strategy"=>"deep", "sort_merged_arrays"=>true}	merge	[3, "a", 1]	[]	=>	ERR raw "comparison of String with 1 failed"
+{"strategy"=>"deep", "sort_merged_arrays"=>true}	merge	[1, 2, "a"]	[]	=>	ERR raw "comparison of Integer with String failed"
+{"strategy"=>"deep", "sort_merged_arrays"=>true}	merge	[nil, 1]	[]	=>	ERR raw "comparison of NilClass with 1 failed"
+{"strategy"=>"deep", "sort_merged_arrays"=>true}	merge	[1, nil]	[]	=>	ERR raw "comparison of Integer with nil failed"
+{"strategy"=>"deep", "sort_merged_arrays"=>true}	merge	[true, false]	[]	=>	ERR raw "comparison of TrueClass with false failed"
+{"strategy"=>"deep", "sort_merged_arrays"=>true}	merge	[{"a"=>1}, {"b"=>1}]	[]	=>	ERR raw "comparison of Hash with Hash failed"
+{"strategy"=>"deep", "sort_merged_arrays"=>true}	merge	[{"a"=>1}, {"a"=>1.0}]	[]	=>	OK [{"a"=>1}, {"a"=>1.0}] | [{"a"=>1}, {"a"=>1.0}] | []
+{"strategy"=>"deep", "sort_merged_arrays"=>true}	merge	[[1], [2, "a"], [2, 1]]	[]	=>	ERR raw "comparison of Array with Array failed"
+{"strategy"=>"deep", "sort_merged_arrays"=>true}	merge	[[2], [1, 5], [1]]	[[0]]	=>	OK [[0], [1], [1, 5], [2]] | [[2], [1, 5], [1]] | [[0]]
+{"strategy"=>"deep", "sort_merged_arrays"=>true}	merge	[1.5, "a"]	[]	=>	ERR raw "comparison of Float with String failed"
+{"strategy"=>"deep", "sort_merged_arrays"=>true}	merge	["a", 1.5]	[]	=>	ERR raw "comparison of String with 1.5 failed"
+{"strategy"=>"deep", "sort_merged_arrays"=>true}	merge	[1, 1.0, 0.5]	[]	=>	OK [0.5, 1, 1.0] | [1, 1.0, 0.5] | []
+{"strategy"=>"deep", "sort_merged_arrays"=>true}	merge	[1.0, 1]	[]	=>	OK [1.0, 1] | [1.0, 1] | []
+{"strategy"=>"deep", "sort_merged_arrays"=>true}	merge	[nil, nil]	[nil]	=>	OK [nil] | [nil, nil] | [nil]
+{"strategy"=>"deep", "sort_merged_arrays"=>true}	merge	["b", "B", "a", "é", "Z", "aa", ""]	["c"]	=>	OK ["", "B", "Z", "a", "aa", "b", "c", "é"] | ["b", "B", "a", "é", "Z", "aa", ""] | ["c"]
+{"strategy"=>"deep", "sort_merged_arrays"=>true}	merge	[5, 3, 8, 1, 9, 2, 7, 4, 6, 0, "x"]	[]	=>	ERR raw "comparison of Integer with String failed"
+{"strategy"=>"deep", "sort_merged_arrays"=>true}	merge	{"a"=>["z", "y"]}	{}	=>	OK {"a"=>["y", "z"]} | {"a"=>["z", "y"]} | {}
+{"strategy"=>"deep", "sort_merged_arrays"=>true}	merge	{"a"=>{"b"=>["z", "y", 1]}}	{}	=>	ERR raw "comparison of String with 1 failed"
+{"strategy"=>"deep", "sort_merged_arrays"=>true}	merge	"x"	["b", "a"]	=>	OK "x" | "x" | ["b", "a"]
+{"strategy"=>"deep", "merge_hash_arrays"=>true}	merge	{"x"=>[{"y"=>1}]}	{"x"=>[{"z"=>2}]}	=>	OK {"x"=>[{"z"=>2, "y"=>1}]} | {"x"=>[{"y"=>1}]} | {"x"=>[{"z"=>2}]}
+{"strategy"=>"deep", "merge_hash_arrays"=>true}	merge	[{"a"=>1}, {"b"=>2}, {"c"=>3}]	[{"a"=>0}]	=>	OK [{"a"=>1}, {"b"=>2}, {"c"=>3}] | [{"a"=>1}, {"b"=>2}, {"c"=>3}] | [{"a"=>0}]
+{"strategy"=>"deep", "merge_hash_arrays"=>true}	merge	[{"a"=>1}]	[{"a"=>0}, {"b"=>0}]	=>	OK [{"a"=>1}, {"b"=>0}] | [{"a"=>1}] | [{"a"=>0}, {"b"=>0}]
+{"strategy"=>"deep", "merge_hash_arrays"=>true}	merge	[{"a"=>1}, 2]	[{"a"=>0}]	=>	OK [{"a"=>0}, {"a"=>1}, 2] | [{"a"=>1}, 2] | [{"a"=>0}]
+{"strategy"=>"deep", "merge_hash_arrays"=>true}	merge	[]	[{"a"=>0}]	=>	OK [{"a"=>0}] | [] | [{"a"=>0}]
+{"strategy"=>"deep", "merge_hash_arrays"=>true}	merge	[{"a"=>[1, 1]}]	[]	=>	OK [{"a"=>[1, 1]}] | [{"a"=>[1, 1]}] | []
+{"strategy"=>"deep", "merge_hash_arrays"=>true}	merge	{"k"=>[{"a"=>[1, 1]}, {"a"=>[1, 1]}]}	{}	=>	OK {"k"=>[{"a"=>[1]}, {"a"=>[1]}]} | {"k"=>[{"a"=>[1]}, {"a"=>[1]}]} | {}
+{"strategy"=>"deep", "merge_hash_arrays"=>true, "knockout_prefix"=>"--"}	merge	[{"a"=>1}, "--x"]	[{"b"=>1}, "x"]	=>	OK [{"b"=>1, "a"=>1}] | [{"a"=>1}] | [{"b"=>1}, "x"]
+{"strategy"=>"deep", "merge_hash_arrays"=>true, "knockout_prefix"=>"--"}	merge	[{"a"=>1}, "--"]	[{"b"=>1}]	=>	OK [{"a"=>1}] | [{"a"=>1}] | [{"b"=>1}]
+{"strategy"=>"deep", "merge_hash_arrays"=>true, "knockout_prefix"=>"--"}	merge	{"k"=>[{"a"=>"--x"}, "--"]}	{}	=>	OK {"k"=>[{"a"=>"--x"}]} | {"k"=>[{"a"=>"--x"}]} | {}
+{"strategy"=>"deep", "merge_hash_arrays"=>true, "knockout_prefix"=>"--"}	merge	{"k"=>{"j"=>[{"a"=>"--x"}, {"b"=>["--", 1]}]}}	{}	=>	OK {"k"=>{"j"=>[{"a"=>""}, {"b"=>[]}]}} | {"k"=>{"j"=>[{"a"=>""}, {"b"=>[]}]}} | {}
+{"strategy"=>"deep", "sort_merged_arrays"=>true, "knockout_prefix"=>"--"}	merge	{"k"=>{"j"=>["z", "--q", "a"]}}	{}	=>	OK {"k"=>{"j"=>["z"]}} | {"k"=>{"j"=>["z"]}} | {}
+"reverse_deep"	merge	{"x"=>2, "z"=>3}	{"x"=>1, "y"=>[1, 2]}	=>	OK {"x"=>1, "z"=>3, "y"=>[1, 2]} | {"x"=>2, "z"=>3} | {"x"=>1, "y"=>[1, 2]}
+"reverse_deep"	merge	["c", "a"]	["a", "b"]	=>	OK ["c", "a", "b"] | ["c", "a"] | ["a", "b"]
+{"strategy"=>"reverse_deep", "knockout_prefix"=>"--"}	merge	["x", "z"]	["--x", "y"]	=>	OK ["z", "y"] | ["x", "z"] | ["y"]
+{"strategy"=>"reverse_deep", "knockout_prefix"=>1}	merge	["x", 1]	["1x", "y", 1.0]	=>	OK ["y"] | ["x", 1] | ["y"]
+{"strategy"=>"reverse_deep", "knockout_prefix"=>true}	merge	["x", true]	["truex", "y", true]	=>	OK ["y"] | ["x", true] | ["y"]
+"unconstrained_deep"	merge	["c", "a"]	["a", "b"]	=>	OK ["a", "b", "c"] | ["c", "a"] | ["a", "b"]
+{"strategy"=>"unconstrained_deep", "knockout_prefix"=>"--"}	merge	["--x", "y"]	["x", "z"]	=>	OK ["z", "y"] | ["y"] | ["x", "z"]
+{"strategy"=>"unconstrained_deep", "preserve_unmergeables"=>true}	merge	{"a"=>1, "b"=>[1], "c"=>{"d"=>1}}	{"a"=>2, "b"=>"s", "c"=>[1], "e"=>nil}	=>	OK {"a"=>2, "b"=>"s", "c"=>[1], "e"=>nil} | {"a"=>1, "b"=>[1], "c"=>{"d"=>1}} | {"a"=>2, "b"=>"s", "c"=>[1], "e"=>nil}
+{"strategy"=>"unconstrained_deep", "preserve_unmergeables"=>true}	merge	"x"	nil	=>	OK nil | "x" | nil
+{"strategy"=>"unconstrained_deep", "preserve_unmergeables"=>true}	merge	"x"	false	=>	OK false | "x" | false
+{"strategy"=>"unconstrained_deep", "preserve_unmergeables"=>true, "knockout_prefix"=>"--"}	merge	"x"	"y"	=>	ERR raw "overwrite_unmergeable must be true if knockout_prefix is specified in deep_merge!"
+{"strategy"=>"unconstrained_deep", "overwrite_arrays"=>true}	merge	{"a"=>[1, 1], "b"=>{"c"=>[2, 2]}}	{"a"=>[3], "b"=>{"c"=>[4]}}	=>	OK {"a"=>[1, 1], "b"=>{"c"=>[2, 2]}} | {"a"=>[1, 1], "b"=>{"c"=>[2, 2]}} | {"a"=>[3], "b"=>{"c"=>[4]}}
+{"strategy"=>"unconstrained_deep", "overwrite_arrays"=>"false"}	merge	[1]	[2]	=>	OK [1] | [1] | [2]
+{"strategy"=>"unconstrained_deep", "extend_existing_arrays"=>true}	merge	{"a"=>1, "b"=>2}	[0]	=>	OK [0, {"a"=>1, "b"=>2}, {"a"=>1, "b"=>2}] | {"a"=>1, "b"=>2} | [0]
+{"strategy"=>"unconstrained_deep", "extend_existing_arrays"=>true}	merge	{"a"=>"x"}	{"a"=>[0]}	=>	OK {"a"=>[0, "x"]} | {"a"=>"x"} | {"a"=>[0]}
+{"strategy"=>"unconstrained_deep", "unpack_arrays"=>","}	merge	["1,2,3", "4"]	["5", "6", "7,8"]	=>	OK ["5", "6", "7", "8", "1", "2", "3", "4"] | ["1,2,3", "4"] | ["5", "6", "7,8"]
+{"strategy"=>"unconstrained_deep", "unpack_arrays"=>","}	merge	{"a"=>["x,y", 1, nil, [2, "z,w"]]}	{}	=>	OK {"a"=>["x", "y", "1", "", "2", "z", "w"]} | {"a"=>["x,y", 1, nil, [2, "z,w"]]} | {}
+{"strategy"=>"unconstrained_deep", "unpack_arrays"=>" "}	merge	[" a  b ", "c"]	["d e"]	=>	OK ["d", "e", "a", "b", "c"] | [" a  b ", "c"] | ["d e"]
+{"strategy"=>"unconstrained_deep", "unpack_arrays"=>","}	merge	["a,,b,,"]	["x"]	=>	OK ["x", "a", "", "b"] | ["a,,b,,"] | ["x"]
+{"strategy"=>"unconstrained_deep", "unpack_arrays"=>true}	merge	["a"]	["b"]	=>	ERR raw "no implicit conversion of true into String"
+{"strategy"=>"unconstrained_deep", "bogus"=>[1], "keep_array_duplicates"=>true, "merge_nil_values"=>true}	merge	{"a"=>nil, "b"=>[1, 1]}	{"a"=>1, "b"=>[1]}	=>	OK {"a"=>1, "b"=>[1]} | {"a"=>nil, "b"=>[1, 1]} | {"a"=>1, "b"=>[1]}
+"##;
+
+    #[test]
+    fn table_matches_ruby() {
+        let mut failures = Vec::new();
+        for line in TABLE
+            .lines()
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        {
+            let (input, expected) = line.split_once("\t=>\t").unwrap();
+            let parts: Vec<&str> = input.split('\t').collect();
+            let got = run(parts[0], parts[1], &parts[2..]);
+            if got != expected {
+                failures.push(format!("{input}\n   want {expected}\n   got  {got}"));
+            }
+        }
+        assert!(
+            failures.is_empty(),
+            "{} failures:\n{}",
+            failures.len(),
+            failures.join("\n")
+        );
+    }
+
+    fn level(i: usize, n: usize) -> Value {
+        let mut h = Map::new();
+        for j in 0..n {
+            let mut inner = Map::new();
+            inner.insert(
+                Value::str("x"),
+                Value::Array(vec![Value::Int(j as i64), Value::Int(i as i64)]),
+            );
+            let mut deeper = Map::new();
+            deeper.insert(Value::str("z"), Value::String(format!("v{i}")));
+            let mut d4 = Map::new();
+            d4.insert(Value::str("w"), Value::Hash(deeper));
+            inner.insert(Value::str("y"), Value::Hash(d4));
+            h.insert(Value::String(format!("k{j}")), Value::Hash(inner));
+        }
+        let big: Vec<Value> = (0..n)
+            .map(|j| Value::String(format!("s{}", j + i * n / 2)))
+            .collect();
+        h.insert(Value::str("big"), Value::Array(big));
+        Value::Hash(h)
+    }
+
+    fn time_deep(n: usize) -> f64 {
+        let levels: Vec<Option<Value>> = (0..6).map(|i| Some(level(i, n))).collect();
+        let s = MergeStrategy::from_value(&lit(r#"{"strategy"=>"deep", "knockout_prefix"=>"--"}"#))
+            .unwrap();
+        let t = std::time::Instant::now();
+        let r = s.merge_found(levels).unwrap().unwrap();
+        let took = t.elapsed().as_secs_f64();
+        drop(r);
+        took
+    }
+
+    #[test]
+    fn deep_merge_is_linear() {
+        let levels: Vec<Option<Value>> = (0..6).map(|i| Some(level(i, 10_000))).collect();
+        let s = MergeStrategy::from_value(&lit(r#"{"strategy"=>"deep", "knockout_prefix"=>"--"}"#))
+            .unwrap();
+        let r = s.merge_found(levels.clone()).unwrap().unwrap();
+        let Value::Hash(h) = &r else { panic!() };
+        assert_eq!(h.len(), 10_001);
+        let Some(Value::Array(big)) = r.get("big") else {
+            panic!()
+        };
+        assert_eq!(big.len(), 35_000);
+        // Lower levels' elements first.
+        assert_eq!(big.first(), Some(&Value::str("s25000")));
+        assert_eq!(
+            r.get("k7").and_then(|v| v.get("x")),
+            Some(&lit("[7, 5, 4, 3, 2, 1, 0]"))
+        );
+        let u = MergeStrategy::Unique;
+        let arrays: Vec<Option<Value>> = levels
+            .into_iter()
+            .map(|l| l.and_then(|v| v.get("big").cloned()))
+            .collect();
+        let Some(Value::Array(a)) = u.merge_found(arrays).unwrap() else {
+            panic!()
+        };
+        assert_eq!(a.len(), 35_000);
+        // 4x the data must take far less than 16x the time (quadratic); best of 3 against noise.
+        let small = (0..3).map(|_| time_deep(1_000)).fold(f64::MAX, f64::min);
+        let large = (0..3).map(|_| time_deep(4_000)).fold(f64::MAX, f64::min);
+        assert!(
+            large < small * 9.0 + 0.05,
+            "not linear: {small}s for 1000, {large}s for 4000"
+        );
+    }
+
+    #[test]
+    fn uniq_of_many_same_sized_hashes_is_fast() {
+        let many: Vec<Value> = (0..20_000)
+            .map(|j| {
+                lit(&format!(
+                    "{{\"a\"=>{}, \"b\"=>{}}}",
+                    j % 10_000,
+                    j % 10_000 % 7
+                ))
+            })
+            .collect();
+        let t = std::time::Instant::now();
+        let r = MergeStrategy::Unique
+            .merge_single(Value::Array(many))
+            .unwrap();
+        assert!(t.elapsed().as_secs_f64() < 5.0);
+        let Value::Array(a) = r else { panic!() };
+        assert_eq!(a.len(), 10_000);
+    }
+
+    #[test]
+    fn regex_prefixes() {
+        // Ruby's ^ matches after every newline; the prefix is an unescaped regexp.
+        let re = ruby_regex("--").unwrap();
+        assert_eq!(re.replace_all("a\n--b\n--c", ""), "a\nb\nc");
+        assert!(ruby_regex("a{2}").unwrap().is_match("aab"));
+        assert!(ruby_regex("{x").unwrap().is_match("{xb"));
+        assert!(ruby_regex("+x").unwrap().is_match("x"));
+        assert_eq!(
+            ruby_regex("(").unwrap_err(),
+            "end pattern with unmatched parenthesis: /^(/"
+        );
+    }
+
+    #[test]
+    fn ruby_float_format() {
+        let cases = [
+            (1e14, "100000000000000.0"),
+            (1e15, "1.0e+15"),
+            (123456789012345.6, "123456789012345.6"),
+            (1234567890123456.7, "1234567890123456.8"),
+            (0.0001, "0.0001"),
+            (0.00001, "1.0e-05"),
+            (-0.0, "-0.0"),
+            (1e100, "1.0e+100"),
+            (1.0 / 3.0, "0.3333333333333333"),
+            (5e-324, "5.0e-324"),
+            (9007199254740993.0, "9.007199254740992e+15"),
+        ];
+        for (f, want) in cases {
+            assert_eq!(ruby_float(f), want);
+        }
     }
 }

@@ -2,7 +2,7 @@
 
 use crate::cli::Args;
 use hiera_lookup::environment::EnvOptions;
-use hiera_lookup::merge::{DeepOptions, MergeStrategy};
+use hiera_lookup::merge::MergeStrategy;
 use hiera_lookup::scope::{load_facts_file, Scope, Strict};
 use hiera_lookup::{render, Error, Map, Outcome, Session, Settings, Value};
 
@@ -42,7 +42,11 @@ fn one_line(s: &str) -> String {
 fn parse_merge(args: &Args) -> Result<Option<MergeStrategy>, Error> {
     let deep_only =
         args.sort_merged_arrays || args.merge_hash_arrays || args.knock_out_prefix.is_some();
-    if deep_only && args.merge.as_deref() != Some("deep") {
+    let deep = matches!(
+        args.merge.as_deref(),
+        Some("deep" | "reverse_deep" | "unconstrained_deep")
+    );
+    if deep_only && !deep {
         return Err(Error::Usage(format!(
             "The options --knock-out-prefix, --sort-merged-arrays, and --merge-hash-arrays are only available with '--merge deep'\n{RUN_HELP}"
         )));
@@ -50,25 +54,33 @@ fn parse_merge(args: &Args) -> Result<Option<MergeStrategy>, Error> {
     let Some(m) = args.merge.as_deref() else {
         return Ok(None);
     };
-    let opts = DeepOptions {
-        knockout_prefix: args.knock_out_prefix.clone(),
-        sort_merged_arrays: args.sort_merged_arrays,
-        merge_hash_arrays: args.merge_hash_arrays,
-        merge_debug: false,
-    };
-    Ok(Some(match m {
-        "first" => MergeStrategy::First,
-        "unique" => MergeStrategy::Unique,
-        "hash" => MergeStrategy::Hash,
-        "deep" => MergeStrategy::Deep(opts),
-        "reverse_deep" => MergeStrategy::ReverseDeep(opts),
-        "unconstrained_deep" => MergeStrategy::UnconstrainedDeep(opts),
-        _ => {
-            return Err(Error::Usage(format!(
-                "The --merge option only accepts 'first', 'hash', 'unique', or 'deep'\n{RUN_HELP}"
-            )))
+    if !matches!(
+        m,
+        "first" | "unique" | "hash" | "deep" | "reverse_deep" | "unconstrained_deep"
+    ) {
+        return Err(Error::Usage(format!(
+            "The --merge option only accepts 'first', 'hash', 'unique', or 'deep'\n{RUN_HELP}"
+        )));
+    }
+    // The merge hash exactly as Puppet's CLI builds it (its order shows in --explain).
+    let mut h = Map::new();
+    h.insert(Value::str("strategy"), Value::str(m));
+    if !matches!(m, "first" | "unique" | "hash") {
+        h.insert(
+            Value::str("sort_merged_arrays"),
+            Value::Bool(args.sort_merged_arrays),
+        );
+        h.insert(
+            Value::str("merge_hash_arrays"),
+            Value::Bool(args.merge_hash_arrays),
+        );
+        if let Some(p) = &args.knock_out_prefix {
+            h.insert(Value::str("knockout_prefix"), Value::str(p.as_str()));
         }
-    }))
+    }
+    MergeStrategy::from_value(&Value::Hash(h))
+        .map(Some)
+        .map_err(|e| Error::Usage(e.message))
 }
 
 fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), Error> {
@@ -143,6 +155,12 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
             m
         }
     };
+    if facts.is_empty() && args.facts.is_some() {
+        let node = args.node.clone().unwrap_or_else(|| "localhost".into());
+        return Err(Error::run(format!(
+            "No facts available for target node: {node}"
+        )));
+    }
     let mut scope = Scope::from_facts(facts, &env.environment_name());
     for v in &args.vars {
         let Some((name, value)) = v.split_once('=') else {

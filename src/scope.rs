@@ -100,12 +100,8 @@ fn trusted_from_facts(facts: &Map) -> Value {
 /// else JSON then YAML. The `{"name": …, "values": {…}}` wrapper printed by `puppet facts`
 /// is unwrapped (Puppet crashes on it).
 pub fn load_facts_file(path: &Path, display: &str) -> Result<Map> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        Error::run(format!(
-            "Could not read facts file {display}: {}",
-            io_reason(&e)
-        ))
-    })?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::run(format!("{} @ rb_sysopen - {display}", io_reason(&e))))?;
     let lower = display.to_ascii_lowercase();
     let parsed: Option<Value> = if lower.ends_with(".json") {
         Some(parse_json_facts(&text, display)?)
@@ -149,12 +145,18 @@ fn unwrap_values(facts: Map) -> Map {
 }
 
 fn parse_json_facts(text: &str, display: &str) -> Result<Value> {
-    crate::backend::parse_json(text)
-        .map_err(|e| Error::run(format!("Could not parse facts file {display}: {e}")))
+    crate::backend::parse_json(text).map_err(|e| Error::run(format!("{e} (in {display})")))
 }
 
 fn parse_yaml_facts(text: &str, display: &str) -> Result<Value> {
-    crate::yaml::load(text).map_err(|e| Error::run(format!("({display}): {e}")))
+    use crate::yaml::YamlError;
+    crate::yaml::load(text).map_err(|e| match e {
+        // Facts are read without permitting symbols.
+        YamlError::SymbolValue { .. } => Error::run(format!(
+            "({display}): Tried to load unspecified class: Symbol"
+        )),
+        other => Error::run(other.puppet_message(display)),
+    })
 }
 
 pub(crate) fn io_reason(e: &std::io::Error) -> String {
