@@ -1032,6 +1032,13 @@ impl Session {
                     self.report_not_found(root);
                     return Ok(None);
                 };
+                if !rich_data(&value) {
+                    return Err(Error::Puppet(format!(
+                        "Value for key '{root}', in hash returned from data_hash function '{f}', when using location '{}', has wrong type, expects Puppet::LookupValue, got {}",
+                        loc.location,
+                        crate::types::infer_set(&value)
+                    )));
+                }
                 if let Some((_, class)) =
                     hash.invalid.iter().find(|(k, _)| k.as_str() == Some(root))
                 {
@@ -1339,6 +1346,17 @@ fn hash_get(v: &Value, key: &str) -> Option<Value> {
     match v {
         Value::Hash(h) => h.get(&Value::str(key)).cloned(),
         _ => None,
+    }
+}
+
+/// Puppet's `RichData`: hash keys must be strings or numbers, all the way down.
+fn rich_data(v: &Value) -> bool {
+    match v {
+        Value::Array(a) => a.iter().all(rich_data),
+        Value::Hash(h) => h.iter().all(|(k, v)| {
+            matches!(k, Value::String(_) | Value::Int(_) | Value::Float(_)) && rich_data(v)
+        }),
+        _ => true,
     }
 }
 

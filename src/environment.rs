@@ -133,10 +133,15 @@ impl EnvOptions {
     /// Modules along the environment's modulepath (environment.conf, else
     /// `modules:$basemodulepath`), first occurrence of a name wins.
     fn modules_of(&self, env_dir: &Path, codedir: &Path) -> Result<Vec<(String, PathBuf)>> {
-        let base = self
-            .basemodulepath
-            .clone()
-            .unwrap_or_else(|| format!("{}/modules", codedir.display()));
+        // Puppet expands a relative basemodulepath against the working directory.
+        let base = match &self.basemodulepath {
+            Some(b) => b
+                .split(':')
+                .map(|p| absolute(&self.cwd, Path::new(p)).display().to_string())
+                .collect::<Vec<_>>()
+                .join(":"),
+            None => format!("{}/modules", codedir.display()),
+        };
         let conf = read_environment_conf(&env_dir.join("environment.conf"));
         let modulepath = match (&self.modulepath, conf) {
             (Some(m), _) => m.clone(),

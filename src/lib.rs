@@ -15,6 +15,7 @@ pub mod location;
 pub mod merge;
 pub mod render;
 pub mod scope;
+pub mod types;
 pub mod value;
 pub mod yaml;
 
