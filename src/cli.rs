@@ -20,8 +20,21 @@ pub struct Args {
     pub hiera_config: Option<PathBuf>,
 
     /// Facts of the node: a YAML or JSON file (the `puppet facts` wrapper is accepted).
-    #[arg(long, value_name = "FILE")]
-    pub facts: Option<PathBuf>,
+    /// Given more than once, every node is answered (batch mode, JSON Lines out).
+    #[arg(long, value_name = "FILE", action = ArgAction::Append)]
+    pub facts: Vec<PathBuf>,
+
+    /// Batch mode: one node per facts file (.yaml, .yml, .json) in DIR.
+    #[arg(long = "facts-dir", visible_alias = "facts_dir", value_name = "DIR")]
+    pub facts_dir: Option<PathBuf>,
+
+    /// Batch mode: every key each node can see in its data, instead of named keys.
+    #[arg(long)]
+    pub all: bool,
+
+    /// Batch mode: worker threads (default: the number of CPUs).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
 
     /// The node's name (certname); without --facts it sets clientcert and trusted.certname.
     #[arg(long, value_name = "NAME")]

@@ -214,6 +214,66 @@ impl Session {
         Ok(Outcome::NotFound)
     }
 
+    /// Every key this node can see in the data_hash levels of its layers (global,
+    /// environment, and every module's own keys), in first-seen order, without
+    /// `lookup_options`. Files that fail to load are skipped here; looking their keys up
+    /// reports the error.
+    pub fn all_keys(&mut self) -> Result<Vec<String>> {
+        let mut ids = vec![ProviderId::Global, ProviderId::Environment];
+        ids.extend(
+            self.layers
+                .modules
+                .iter()
+                .map(|(n, _)| ProviderId::Module(n.clone())),
+        );
+        let mut seen: indexmap::IndexSet<String> = indexmap::IndexSet::new();
+        for id in ids {
+            let Some(path) = self.provider_path(&id)? else {
+                continue;
+            };
+            let Ok(cfg) = self.config_at(&id, &path) else {
+                continue;
+            };
+            let mut lists = vec![self.entries_of(&id, &cfg, false)];
+            if cfg.default_hierarchy.is_some() {
+                lists.push(self.entries_of(&id, &cfg, true));
+            }
+            for entries in lists.into_iter().flatten() {
+                for e in entries.iter() {
+                    if e.entry.kind != FunctionKind::DataHash {
+                        continue;
+                    }
+                    for loc in e.locations.iter().flatten().filter(|l| l.exists && !l.uri) {
+                        let mut w = Vec::new();
+                        let Ok(hash) = self.files.data_hash(
+                            &e.entry.function,
+                            &loc.location,
+                            self.settings.strict,
+                            &mut w,
+                        ) else {
+                            continue;
+                        };
+                        for k in hash.map.keys() {
+                            let Some(k) = k.as_str() else { continue };
+                            if k == LOOKUP_OPTIONS {
+                                continue;
+                            }
+                            if let ProviderId::Module(m) = &id {
+                                if !k.starts_with(&format!("{m}::")) {
+                                    continue;
+                                }
+                            }
+                            if !seen.contains(k) {
+                                seen.insert(k.to_string());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(seen.into_iter().collect())
+    }
+
     /// Puppet's message for a failed lookup of `keys`.
     pub fn not_found_message(keys: &[String]) -> String {
         if keys.len() == 1 {

@@ -4,6 +4,7 @@
 //! [`render`] / [`explain`].
 
 pub mod backend;
+pub mod batch;
 pub mod config;
 pub mod engine;
 pub mod environment;

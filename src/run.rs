@@ -102,8 +102,9 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
     }
     let explain = args.explain || args.explain_options;
     let only_options = args.explain_options && !args.explain;
+    let batch = args.facts.len() > 1 || args.facts_dir.is_some() || args.all;
     let mut keys = args.keys.clone();
-    if keys.is_empty() {
+    if keys.is_empty() && !batch {
         if only_options {
             keys.push("__global__".into());
         } else {
@@ -141,7 +142,10 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
     };
     let layers = env.layers()?;
 
-    let facts = match &args.facts {
+    if batch {
+        return run_batch(args, &env, layers, strict, merge, &cwd);
+    }
+    let facts = match args.facts.first() {
         Some(f) => {
             let path = hiera_lookup::environment::absolute(&cwd, f);
             load_facts_file(&path, &f.display().to_string())?
@@ -155,20 +159,15 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
             m
         }
     };
-    if facts.is_empty() && args.facts.is_some() {
+    if facts.is_empty() && !args.facts.is_empty() {
         let node = args.node.clone().unwrap_or_else(|| "localhost".into());
         return Err(Error::run(format!(
             "No facts available for target node: {node}"
         )));
     }
     let mut scope = Scope::from_facts(facts, &env.environment_name());
-    for v in &args.vars {
-        let Some((name, value)) = v.split_once('=') else {
-            return Err(Error::Usage(format!("--var expects NAME=VALUE, got '{v}'")));
-        };
-        let value = hiera_lookup::yaml::load(value)
-            .map_err(|e| Error::Usage(format!("--var {name}: {e}")))?;
-        scope.set(name, value);
+    for (name, value) in parse_vars(args)? {
+        scope.set(&name, value);
     }
 
     let settings = Settings {
@@ -214,6 +213,141 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
             None => Ok((String::new(), 1)),
         },
     }
+}
+
+/// `--var NAME=VALUE` pairs, values read as YAML.
+fn parse_vars(args: &Args) -> Result<Vec<(String, Value)>, Error> {
+    let mut out = Vec::new();
+    for v in &args.vars {
+        let Some((name, value)) = v.split_once('=') else {
+            return Err(Error::Usage(format!("--var expects NAME=VALUE, got '{v}'")));
+        };
+        let value = hiera_lookup::yaml::load(value)
+            .map_err(|e| Error::Usage(format!("--var {name}: {e}")))?;
+        out.push((name.to_string(), value));
+    }
+    Ok(out)
+}
+
+/// Batch mode: JSON Lines for every node × key, streamed in node order.
+fn run_batch(
+    args: &Args,
+    env: &EnvOptions,
+    layers: hiera_lookup::Layers,
+    strict: Strict,
+    merge: Option<MergeStrategy>,
+    cwd: &std::path::Path,
+) -> Result<(String, i32), Error> {
+    use hiera_lookup::batch::{Batch, Keys, Node};
+    use std::io::{IsTerminal, Write};
+    if args.explain || args.explain_options {
+        return Err(Error::Usage(
+            "--explain cannot be combined with batch mode".into(),
+        ));
+    }
+    if args.all && !args.keys.is_empty() {
+        return Err(Error::Usage("--all and keys cannot be combined".into()));
+    }
+    if !args.all && args.keys.is_empty() {
+        return Err(Error::Usage("No keys were given to lookup.".into()));
+    }
+    let mut files: Vec<std::path::PathBuf> = args
+        .facts
+        .iter()
+        .map(|f| hiera_lookup::environment::absolute(cwd, f))
+        .collect();
+    if let Some(dir) = &args.facts_dir {
+        let dir = hiera_lookup::environment::absolute(cwd, dir);
+        let rd = std::fs::read_dir(&dir).map_err(|e| {
+            Error::run(format!(
+                "Could not read facts directory {}: {e}",
+                dir.display()
+            ))
+        })?;
+        let mut found: Vec<_> = rd
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                matches!(
+                    p.extension().and_then(|x| x.to_str()),
+                    Some("yaml" | "yml" | "json")
+                )
+            })
+            .collect();
+        found.sort();
+        files.extend(found);
+    }
+    let vars = parse_vars(args)?;
+    let mut nodes = Vec::with_capacity(files.len());
+    for f in &files {
+        let facts = load_facts_file(f, &f.display().to_string())?;
+        let name = match facts.get(&Value::str("clientcert")) {
+            Some(Value::String(c)) => c.clone(),
+            _ => f
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        };
+        let mut scope = Scope::from_facts(facts, &env.environment_name());
+        for (n, v) in &vars {
+            scope.set(n, v.clone());
+        }
+        nodes.push(Node { name, scope });
+    }
+    let threads = args.threads.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    let batch = Batch {
+        layers,
+        settings: Settings {
+            strict,
+            explain: false,
+            explain_options_only: false,
+        },
+        merge,
+        keys: if args.all {
+            Keys::All
+        } else {
+            Keys::List(args.keys.clone())
+        },
+        threads,
+    };
+    let total = nodes.len();
+    let progress = std::io::stderr().is_terminal() && total >= 50;
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout());
+    let (mut missed, mut errors, mut broken) = (false, false, false);
+    batch.run(nodes, |i, records| {
+        if broken {
+            return;
+        }
+        for r in &records {
+            match &r.outcome {
+                Ok(Outcome::Found(_)) => {}
+                Ok(Outcome::NotFound) => missed = true,
+                Err(_) => errors = true,
+            }
+            if writeln!(out, "{}", r.to_json_line()).is_err() {
+                broken = true;
+                return;
+            }
+        }
+        if progress {
+            eprint!("\rhiera-lookup: {}/{total} nodes", i + 1);
+        }
+    });
+    if progress {
+        eprintln!();
+    }
+    let _ = out.flush();
+    let code = if errors {
+        2
+    } else if missed {
+        1
+    } else {
+        0
+    };
+    Ok((String::new(), code))
 }
 
 /// `puts renderer.render(value)`.

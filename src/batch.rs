@@ -1,0 +1,139 @@
+//! Batch mode: many nodes × many keys in one process. Data files are parsed once and
+//! shared; nodes are answered in parallel; results come out in node order.
+
+use crate::backend::DataFiles;
+use crate::engine::{Layers, Outcome, Session, Settings};
+use crate::error::Error;
+use crate::merge::MergeStrategy;
+use crate::scope::Scope;
+use crate::value::{Map, Value};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// One node of a batch.
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub name: String,
+    pub scope: Scope,
+}
+
+/// Which keys to answer for every node.
+#[derive(Debug, Clone)]
+pub enum Keys {
+    List(Vec<String>),
+    /// Every key the node can see in its data (`--all`).
+    All,
+}
+
+/// The answer for one node and key.
+#[derive(Debug, Clone)]
+pub struct Record {
+    pub node: String,
+    pub key: String,
+    pub outcome: Result<Outcome, Error>,
+}
+
+impl Record {
+    /// The JSON Lines form: `{"node":…,"key":…,"found":true,"value":…}`,
+    /// `{"node":…,"key":…,"found":false}` or `{"node":…,"key":…,"error":"…"}`.
+    pub fn to_json_line(&self) -> String {
+        let mut m = Map::new();
+        m.insert(Value::str("node"), Value::str(self.node.as_str()));
+        m.insert(Value::str("key"), Value::str(self.key.as_str()));
+        match &self.outcome {
+            Ok(Outcome::Found(v)) => {
+                m.insert(Value::str("found"), Value::Bool(true));
+                m.insert(Value::str("value"), v.clone());
+            }
+            Ok(Outcome::NotFound) => {
+                m.insert(Value::str("found"), Value::Bool(false));
+            }
+            Err(e) => {
+                m.insert(Value::str("error"), Value::str(e.to_string()));
+            }
+        }
+        let v = Value::Hash(m);
+        crate::render::to_json(&v).unwrap_or_else(|e| {
+            let mut m = Map::new();
+            m.insert(Value::str("node"), Value::str(self.node.as_str()));
+            m.insert(Value::str("key"), Value::str(self.key.as_str()));
+            m.insert(Value::str("error"), Value::str(e.to_string()));
+            crate::render::to_json(&Value::Hash(m)).unwrap_or_default()
+        })
+    }
+}
+
+/// What a batch needs besides the nodes.
+#[derive(Debug, Clone)]
+pub struct Batch {
+    pub layers: Layers,
+    pub settings: Settings,
+    pub merge: Option<MergeStrategy>,
+    pub keys: Keys,
+    pub threads: usize,
+}
+
+impl Batch {
+    /// Answers every node; `emit` receives each node's records, in node order.
+    pub fn run(&self, nodes: Vec<Node>, mut emit: impl FnMut(usize, Vec<Record>) + Send) {
+        let files = DataFiles::default();
+        let next = AtomicUsize::new(0);
+        let total = nodes.len();
+        // Finished nodes wait here until every earlier node has been emitted.
+        let done: Mutex<(usize, Vec<Option<Vec<Record>>>)> = Mutex::new((0, vec![None; total]));
+        let emit = Mutex::new(&mut emit);
+        let threads = self.threads.max(1).min(total.max(1));
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(|| loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= total {
+                        break;
+                    }
+                    let records = self.node_records(&nodes[i], files.clone());
+                    let mut d = done.lock().unwrap_or_else(|e| e.into_inner());
+                    d.1[i] = Some(records);
+                    while d.0 < total {
+                        let idx = d.0;
+                        let Some(r) = d.1[idx].take() else { break };
+                        d.0 += 1;
+                        let mut e = emit.lock().unwrap_or_else(|e| e.into_inner());
+                        (*e)(idx, r);
+                    }
+                });
+            }
+        });
+    }
+
+    fn node_records(&self, node: &Node, files: DataFiles) -> Vec<Record> {
+        let mut session = Session::with_files(
+            node.scope.clone(),
+            self.layers.clone(),
+            self.settings.clone(),
+            files,
+        );
+        let keys = match &self.keys {
+            Keys::List(k) => k.clone(),
+            Keys::All => match session.all_keys() {
+                Ok(k) => k,
+                Err(e) => {
+                    return vec![Record {
+                        node: node.name.clone(),
+                        key: String::new(),
+                        outcome: Err(e),
+                    }];
+                }
+            },
+        };
+        keys.into_iter()
+            .map(|key| {
+                let outcome = session.lookup(std::slice::from_ref(&key), self.merge.as_ref());
+                Record {
+                    node: node.name.clone(),
+                    key,
+                    outcome,
+                }
+            })
+            .collect()
+    }
+}
