@@ -8,13 +8,54 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// The hash a data_hash function returned.
-#[derive(Debug, Default)]
-pub struct DataHash {
-    pub map: Map,
-    /// Top-level keys whose values hold Ruby objects that Puppet rejects when the key is
-    /// looked up (symbols), with the class to name in the error.
-    pub invalid: Vec<(Value, &'static str)>,
+/// The hash a data_hash function returned: parsed, or read from the parse cache.
+#[derive(Debug)]
+pub enum DataHash {
+    Parsed {
+        map: Map,
+        /// Top-level keys whose values hold Ruby objects that Puppet rejects when the key
+        /// is looked up (symbols), with the class to name in the error.
+        invalid: Vec<(Value, &'static str)>,
+    },
+    Cached(crate::cache::Table),
+}
+
+impl Default for DataHash {
+    fn default() -> DataHash {
+        DataHash::Parsed {
+            map: Map::new(),
+            invalid: Vec::new(),
+        }
+    }
+}
+
+impl DataHash {
+    /// The value of a top-level key.
+    pub fn get(&self, key: &str) -> Option<Value> {
+        match self {
+            DataHash::Parsed { map, .. } => map.get(&crate::value::StrKey(key)).cloned(),
+            DataHash::Cached(t) => t.get(key),
+        }
+    }
+
+    /// The string keys, in file order.
+    pub fn keys(&self) -> Vec<&str> {
+        match self {
+            DataHash::Parsed { map, .. } => map.keys().filter_map(Value::as_str).collect(),
+            DataHash::Cached(t) => t.keys().collect(),
+        }
+    }
+
+    /// The Ruby class that makes the value of `key` invalid for Puppet, if any.
+    pub fn invalid_class(&self, key: &str) -> Option<&'static str> {
+        match self {
+            DataHash::Parsed { invalid, .. } => invalid
+                .iter()
+                .find(|(k, _)| k.as_str() == Some(key))
+                .map(|(_, c)| *c),
+            DataHash::Cached(t) => t.invalid.iter().find(|(k, _)| k == key).map(|(_, c)| *c),
+        }
+    }
 }
 
 /// A data file as its data_hash function returned it, with the warnings it caused.
@@ -29,9 +70,19 @@ struct Loaded {
 #[derive(Debug, Clone, Default)]
 pub struct DataFiles {
     shared: Arc<Mutex<HashMap<String, Arc<OnceLock<Loaded>>>>>,
+    /// Where parsed YAML files are cached between runs (`None`: no cache).
+    cache_dir: Option<std::path::PathBuf>,
 }
 
 impl DataFiles {
+    /// Data files shared by sessions, with the parse cache in `cache_dir`.
+    pub fn with_cache(cache_dir: Option<std::path::PathBuf>) -> DataFiles {
+        DataFiles {
+            shared: Arc::default(),
+            cache_dir,
+        }
+    }
+
     /// The hash a data_hash function returns for `path`. Warnings (Puppet 7's non-hash
     /// files) are appended to `warnings` every time the file is used.
     pub fn data_hash(
@@ -49,7 +100,8 @@ impl DataFiles {
         };
         let loaded = cell.get_or_init(|| {
             let mut w = Vec::new();
-            let result = load(function, path, strict, &mut w).map(Arc::new);
+            let result =
+                load(function, path, strict, self.cache_dir.as_deref(), &mut w).map(Arc::new);
             Loaded {
                 result,
                 warnings: w,
@@ -64,8 +116,23 @@ fn load(
     function: &str,
     path: &str,
     strict: Strict,
+    cache_dir: Option<&Path>,
     warnings: &mut Vec<String>,
 ) -> Result<DataHash> {
+    // Big YAML files come from the parse cache when it is still valid for them.
+    let stamp = match (function, cache_dir) {
+        ("yaml_data", Some(dir)) => std::fs::metadata(path)
+            .ok()
+            .map(|m| crate::cache::Stamp::of(&m))
+            .filter(|s| s.size() >= crate::cache::MIN_SIZE)
+            .map(|s| (dir, s)),
+        _ => None,
+    };
+    if let Some((dir, stamp)) = &stamp {
+        if let Some(t) = crate::cache::read(dir, path, stamp) {
+            return Ok(DataHash::Cached(t));
+        }
+    }
     let bytes = std::fs::read(Path::new(path)).map_err(|e| {
         Error::lookup(format!(
             "Unable to read ({path}): {}",
@@ -73,11 +140,22 @@ fn load(
         ))
     })?;
     match function {
-        "yaml_data" => yaml_data(&bytes, path, strict, warnings),
-        "json_data" => json_data(&String::from_utf8_lossy(&bytes), path).map(|map| DataHash {
-            map,
-            invalid: Vec::new(),
-        }),
+        "yaml_data" => {
+            let hash = yaml_data(&bytes, path, strict, warnings)?;
+            if let (Some((dir, stamp)), DataHash::Parsed { map, invalid }) = (&stamp, &hash) {
+                // Only a file that parsed to a hash (no warnings) is worth caching.
+                if !map.is_empty() {
+                    crate::cache::write(dir, path, stamp, map, invalid);
+                }
+            }
+            Ok(hash)
+        }
+        "json_data" => {
+            json_data(&String::from_utf8_lossy(&bytes), path).map(|map| DataHash::Parsed {
+                map,
+                invalid: Vec::new(),
+            })
+        }
         other => Err(Error::issue(format!(
             "Unable to find 'data_hash' function named '{other}'"
         ))),
@@ -99,7 +177,7 @@ fn yaml_data(
                 .into_iter()
                 .map(|r| (r.key, r.class))
                 .collect();
-            Ok(DataHash { map, invalid })
+            Ok(DataHash::Parsed { map, invalid })
         }
         other => {
             let msg = format!("{path}: file does not contain a valid yaml hash");

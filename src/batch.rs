@@ -75,8 +75,12 @@ pub struct Batch {
 
 impl Batch {
     /// Answers every node; `emit` receives each node's records, in node order.
-    pub fn run(&self, nodes: Vec<Node>, mut emit: impl FnMut(usize, Vec<Record>) + Send) {
-        let files = DataFiles::default();
+    pub fn run(
+        &self,
+        nodes: Vec<Node>,
+        files: DataFiles,
+        mut emit: impl FnMut(usize, Vec<Record>) + Send,
+    ) {
         let next = AtomicUsize::new(0);
         let total = nodes.len();
         // Finished nodes wait here until every earlier node has been emitted.

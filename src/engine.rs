@@ -13,7 +13,7 @@ use crate::key::{split_key, LookupKey, Segment};
 use crate::location::ResolvedLocation;
 use crate::merge::{MergeError, MergeStrategy};
 use crate::scope::{Scope, Strict};
-use crate::value::{Map, StrKey, Value};
+use crate::value::{Map, Value};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::rc::Rc;
@@ -253,8 +253,7 @@ impl Session {
                         ) else {
                             continue;
                         };
-                        for k in hash.map.keys() {
-                            let Some(k) = k.as_str() else { continue };
+                        for k in hash.keys() {
                             if k == LOOKUP_OPTIONS {
                                 continue;
                             }
@@ -1088,7 +1087,7 @@ impl Session {
                         r?
                     }
                 };
-                let Some(value) = hash.map.get(&StrKey(root)).cloned() else {
+                let Some(value) = hash.get(root) else {
                     self.report_not_found(root);
                     return Ok(None);
                 };
@@ -1099,9 +1098,7 @@ impl Session {
                         crate::types::infer_set(&value)
                     )));
                 }
-                if let Some((_, class)) =
-                    hash.invalid.iter().find(|(k, _)| k.as_str() == Some(root))
-                {
+                if let Some(class) = hash.invalid_class(root) {
                     return Err(Error::Puppet(format!(
                         "Value for key '{root}', in hash returned from data_hash function '{f}', when using location '{}', has wrong type, expects Puppet::LookupValue, got Runtime[ruby, '{class}']",
                         loc.location

@@ -5,6 +5,7 @@
 
 pub mod backend;
 pub mod batch;
+pub mod cache;
 pub mod config;
 pub mod engine;
 pub mod environment;

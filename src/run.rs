@@ -175,7 +175,7 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
         explain: args.explain,
         explain_options_only: only_options,
     };
-    let mut session = Session::new(scope, layers, settings);
+    let mut session = Session::with_files(scope, layers, settings, data_files(args));
     let result = session.lookup(&keys, merge.as_ref());
     warnings.extend(session.take_warnings());
 
@@ -213,6 +213,16 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
             None => Ok((String::new(), 1)),
         },
     }
+}
+
+/// The process-wide data file store, with the parse cache unless `--no-cache`.
+fn data_files(args: &Args) -> hiera_lookup::backend::DataFiles {
+    let dir = if args.no_cache {
+        None
+    } else {
+        hiera_lookup::cache::default_dir()
+    };
+    hiera_lookup::backend::DataFiles::with_cache(dir)
 }
 
 /// `--var NAME=VALUE` pairs, values read as YAML.
@@ -317,7 +327,7 @@ fn run_batch(
     let progress = std::io::stderr().is_terminal() && total >= 50;
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout());
     let (mut missed, mut errors, mut broken) = (false, false, false);
-    batch.run(nodes, |i, records| {
+    batch.run(nodes, data_files(args), |i, records| {
         if broken {
             return;
         }

@@ -1,8 +1,6 @@
-//! Minimal port of Psych 4.0.3 `ScalarScanner#tokenize`, only as far as `YAMLTree#visit_String`
-//! needs it: would this string read back as something other than a String?
-//!
-//! LEAD: src/yaml.rs has (or will have) the full scanner for reading; swap this for it once it
-//! exposes the same answer, keeping the `Err` cases (Psych raises while dumping those strings).
+//! Would a string read back as something other than a String (`YAMLTree#visit_String`)?
+//! The reader's scanner (`crate::yaml::scan_plain_scalar`) answers, except for strings shaped
+//! like dates and times: the dumper only quotes real ones, which the rules below decide.
 //!
 //! Ruby regexps here are ported with Ruby's meaning: `^`/`$` are line anchors, `\d` and `\s` are
 //! ASCII, `[[:alpha:]]` is Unicode Alphabetic.
@@ -66,6 +64,17 @@ fn res() -> &'static Res {
 /// `Ok(true)` when `tokenize(s)` returns a non-String (nil, bool, number, Date, Time, Symbol);
 /// `Err(message)` when it raises, as Psych's `to_yaml` then does.
 pub(super) fn would_be_non_string(s: &str) -> Result<bool, String> {
+    use crate::yaml::Scalar;
+    match crate::yaml::scan_plain_scalar(s) {
+        Scalar::Str => Ok(false),
+        Scalar::Value(_) | Scalar::BigInt(_) | Scalar::Symbol(_) => Ok(true),
+        Scalar::Invalid(m) => Err(m),
+        Scalar::Date | Scalar::Time => date_or_time_is_real(s),
+    }
+}
+
+/// The full rules (with regexps, compiled on first use) for date- and time-shaped strings.
+fn date_or_time_is_real(s: &str) -> Result<bool, String> {
     let r = res();
     if s.is_empty() {
         return Ok(true);
