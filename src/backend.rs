@@ -181,8 +181,9 @@ fn yaml_data(
         }
         other => {
             let msg = format!("{path}: file does not contain a valid yaml hash");
-            // An empty document is `false` to Puppet, which never raises for it.
-            if strict == Strict::Error && !other.is_null() {
+            // An empty document (and a literal `false`) is `false` to Puppet, which never
+            // raises for it.
+            if strict == Strict::Error && !matches!(other, Value::Null | Value::Bool(false)) {
                 return Err(Error::lookup(msg));
             }
             warnings.push(msg);
