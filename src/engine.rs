@@ -356,32 +356,14 @@ impl Session {
     }
 
     /// `convert_to`: the conversions that do not need Puppet's type system.
+    /// `convert_to`: Puppet's `new` of the option's type, after merging and digging.
     fn convert_to(&mut self, key: &str, value: Value, convert_to: &Value) -> Result<Value> {
-        let args = match convert_to {
-            Value::Array(a) => a.clone(),
-            other => vec![other.clone()],
-        };
-        let type_name = args.first().and_then(Value::as_str).unwrap_or("");
-        let result = match type_name {
-            "Sensitive" => Value::Sensitive(Box::new(value)),
-            other => {
-                return Err(Error::lookup(format!(
-                    "The convert_to lookup_option for key '{key}' raised error: conversion to '{other}' is not supported by hiera-lookup"
-                )))
-            }
-        };
+        let result = crate::types::convert(value, convert_to)
+            .map_err(|e| Error::lookup(e.lookup_message(key)))?;
         if let Some(ex) = self.ex.as_mut() {
-            let shown: Vec<String> = args
-                .iter()
-                .map(|a| {
-                    a.as_str()
-                        .map(str::to_string)
-                        .unwrap_or_else(|| crate::render::inspect(a))
-                })
-                .collect();
             ex.root_text(format!(
-                "Applying convert_to lookup_option with arguments [{}]",
-                shown.join(", ")
+                "Applying convert_to lookup_option with arguments {}",
+                crate::types::convert_args_string(convert_to)
             ));
         }
         Ok(result)
@@ -1095,7 +1077,7 @@ impl Session {
                     return Err(Error::Puppet(format!(
                         "Value for key '{root}', in hash returned from data_hash function '{f}', when using location '{}', has wrong type, expects Puppet::LookupValue, got {}",
                         loc.location,
-                        crate::types::infer_set(&value)
+                        crate::types::infer(&value)
                     )));
                 }
                 if let Some(class) = hash.invalid_class(root) {

@@ -336,7 +336,12 @@ impl Explainer {
                 Value::Array(n.children.iter().map(|&c| self.node_hash(c)).collect()),
             );
         }
-        if let Some(k) = &n.key {
+        // Top and invalid-key nodes carry their key from creation: it prints before `type`.
+        let key = match &n.kind {
+            Kind::Top { key, .. } | Kind::InvalidKey(key) => Some(key),
+            _ => n.key.as_ref(),
+        };
+        if let Some(k) = key {
             m.insert(s("key"), s(k));
         }
         if matches!(n.event, Event::Found | Event::Result) {
@@ -376,9 +381,6 @@ impl Explainer {
         };
         m.insert(s("type"), s(ty));
         match &n.kind {
-            Kind::Top { key, .. } | Kind::InvalidKey(key) => {
-                m.insert(s("key"), s(key));
-            }
             Kind::DataProvider {
                 name,
                 config_path,

@@ -122,11 +122,6 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
     ) {
         return Err(Error::Usage(format!("Unknown rendering format '{format}'")));
     }
-    if args.type_.is_some() {
-        return Err(Error::Usage(
-            "--type is not supported yet by hiera-lookup".into(),
-        ));
-    }
 
     let cwd = std::env::current_dir()
         .map_err(|e| Error::run(format!("cannot read the current directory: {e}")))?;
@@ -175,8 +170,30 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
         explain: args.explain,
         explain_options_only: only_options,
     };
+    let value_type = match &args.type_ {
+        Some(t) => Some(hiera_lookup::types::parse_cli(t).map_err(|e| Error::run(e.message()))?),
+        None => None,
+    };
     let mut session = Session::with_files(scope, layers, settings, data_files(args));
     let result = session.lookup(&keys, merge.as_ref());
+    // `--type`: the found value, else the default, must be an instance (a raw error if not).
+    let assert_type = |subject: &str, v: &Value| -> Result<(), Error> {
+        match &value_type {
+            Some(t) if !t.is_instance(v) => Err(Error::run(
+                hiera_lookup::types::describe_mismatch(subject, t, v),
+            )),
+            _ => Ok(()),
+        }
+    };
+    match &result {
+        Ok(Outcome::Found(v)) => assert_type("Found value", v)?,
+        Ok(Outcome::NotFound) => {
+            if let Some(d) = &args.default {
+                assert_type("Default value", &Value::str(d.as_str()))?;
+            }
+        }
+        Err(_) => {}
+    }
     warnings.extend(session.take_warnings());
 
     if explain {

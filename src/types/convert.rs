@@ -1,0 +1,1015 @@
+//! `lookup_options` `convert_to`: Puppet's `new(Type, value, args...)` for the types data uses.
+//!
+//! Timestamp, Timespan and SemVer results have no `Value` variant; they are returned as
+//! `Value::String` holding Puppet's `to_s` of the object (what `--render-as s` prints).
+
+use super::{parse, puppet_quote, ruby_float, Type};
+use crate::value::Value;
+
+/// Why a `convert_to` failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConvertError {
+    /// The type string did not parse: TypeParser's message.
+    Parse { source: String, message: String },
+    /// `new` failed: its message.
+    New(String),
+}
+
+impl ConvertError {
+    /// The LookupError text Puppet reports for key `key`.
+    pub fn lookup_message(&self, key: &str) -> String {
+        match self {
+            ConvertError::Parse { source, message } => format!(
+                "Invalid data type in lookup_options for key '{key}' could not parse '{source}', error: '{message}"
+            ),
+            ConvertError::New(m) => format!("The convert_to lookup_option for key '{key}' raised error: {m}"),
+        }
+    }
+}
+
+/// Apply a `convert_to` option (`"Type"` or `["Type", args...]`) to a looked-up value
+/// (`LookupAdapter#convert_result`).
+pub fn convert(value: Value, target: &Value) -> Result<Value, ConvertError> {
+    let (type_str, args): (&Value, &[Value]) = match target {
+        Value::Array(a) if !a.is_empty() => (&a[0], &a[1..]),
+        Value::Array(_) => {
+            return Err(ConvertError::New(
+                "'new' expects at least 1 argument, got none".into(),
+            ))
+        }
+        t => (t, &[]),
+    };
+    let ty = match type_str {
+        Value::String(s) => match parse(s) {
+            Ok(t) => t,
+            Err(super::TypeError::Unknown(name)) => {
+                // An unknown name is a TypeReference, which has no `new`.
+                return Err(ConvertError::New(format!(
+                    "Creation of new instance of type 'TypeReference[{}]' is not supported",
+                    puppet_quote(&name)
+                )));
+            }
+            Err(e) => {
+                return Err(ConvertError::Parse {
+                    source: s.clone(),
+                    message: e.message(),
+                })
+            }
+        },
+        other => {
+            return Err(ConvertError::New(format!(
+                "'new' parameter 'type' expects a Type value, got {}",
+                type_name_of(other)
+            )))
+        }
+    };
+    convert_with_type(value, &ty, args).map_err(ConvertError::New)
+}
+
+/// The `Applying convert_to lookup_option with arguments ...` text (StringConverter of the option).
+pub fn convert_args_string(target: &Value) -> String {
+    let items: Vec<Value> = match target {
+        Value::Array(a) => a.clone(),
+        t => vec![t.clone()],
+    };
+    let parts: Vec<String> = items
+        .iter()
+        .enumerate()
+        .map(|(i, v)| match (i, v) {
+            (0, Value::String(s)) => parse(s)
+                .map(|t| t.to_string())
+                .unwrap_or_else(|_| s.clone()),
+            (_, v) => puppet_string(v, true),
+        })
+        .collect();
+    format!("[{}]", parts.join(", "))
+}
+
+/// `new(type, value, *args)`.
+pub fn convert_with_type(value: Value, ty: &Type, args: &[Value]) -> Result<Value, String> {
+    match ty {
+        Type::Sensitive(_) => Ok(match value {
+            Value::Sensitive(_) => value,
+            v => Value::Sensitive(Box::new(v)),
+        }),
+        Type::String { .. } => to_string(value, args.first()),
+        Type::Integer(_) => to_integer(value, args),
+        Type::Float(_) => to_float(value, args.first()).map_err(|e| prefixed("new_float", e)),
+        Type::Numeric => to_numeric(value, args.first()).map_err(|e| prefixed("new_numeric", e)),
+        Type::Boolean(_) => to_boolean(value).map_err(|e| format!("'new_boolean' {e}")),
+        Type::Array(..) | Type::Tuple(..) => to_array(value, args.first()),
+        Type::Hash(..) | Type::Struct(_) => to_hash(value),
+        Type::Timestamp(..) => to_timestamp(value, args.first()),
+        Type::Timespan(..) => to_timespan(value, args.first()),
+        Type::SemVer(_) => to_semver(value),
+        Type::Optional(Some(inner)) | Type::NotUndef(Some(inner)) => {
+            convert_with_type(value, inner, args)
+        }
+        Type::Data | Type::RichData | Type::Any | Type::NotUndef(None) => Ok(value),
+        t => Err(format!(
+            "Creation of new instance of type '{}' is not supported",
+            t
+        )),
+    }
+}
+
+/// Dispatch failures (argument_mismatch handlers) carry the function name; conversion errors not.
+fn prefixed(func: &str, e: String) -> String {
+    if e.starts_with("The string '") || e.starts_with("Value of type ") {
+        format!("'{func}' {e}")
+    } else {
+        e
+    }
+}
+
+fn type_name_of(v: &Value) -> String {
+    super::calc::generalize(&super::infer_plain(v)).to_string()
+}
+
+fn cannot(v: &Value, target: &str) -> String {
+    match v {
+        Value::String(s) => format!("The string '{s}' cannot be converted to {target}"),
+        v => format!(
+            "Value of type {} cannot be converted to {target}",
+            type_name_of(v)
+        ),
+    }
+}
+
+/// Ruby `Integer(str, radix)` (strict: optional sign, prefix, digits with single underscores).
+fn ruby_integer(s: &str, radix: Option<u32>) -> Option<i64> {
+    let t = s.trim_matches(|c: char| c.is_ascii_whitespace());
+    let (neg, rest) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let lower = rest.to_ascii_lowercase();
+    let (base, digits) = match radix {
+        None => {
+            if let Some(d) = lower.strip_prefix("0x") {
+                (16, d.to_string())
+            } else if let Some(d) = lower.strip_prefix("0b") {
+                (2, d.to_string())
+            } else if let Some(d) = lower.strip_prefix("0o") {
+                (8, d.to_string())
+            } else if lower.len() > 1 && lower.starts_with('0') {
+                (8, lower[1..].to_string())
+            } else {
+                (10, lower.clone())
+            }
+        }
+        Some(r) => {
+            let d = match r {
+                16 => lower.strip_prefix("0x").unwrap_or(&lower),
+                2 => lower.strip_prefix("0b").unwrap_or(&lower),
+                8 => lower
+                    .strip_prefix("0o")
+                    .or_else(|| lower.strip_prefix('0').filter(|x| !x.is_empty()))
+                    .unwrap_or(&lower),
+                _ => &lower,
+            };
+            (r, d.to_string())
+        }
+    };
+    if digits.is_empty()
+        || digits.starts_with('_')
+        || digits.ends_with('_')
+        || digits.contains("__")
+    {
+        return None;
+    }
+    let clean: String = digits.chars().filter(|c| *c != '_').collect();
+    let n = i64::from_str_radix(&clean, base).ok()?;
+    Some(if neg { -n } else { n })
+}
+
+/// INTEGER_PATTERN_LENIENT: `\A[+-]?\s*(?:\d+|0[xX][0-9A-Fa-f]+|0[bB][01]+)\z`.
+fn integer_lenient(s: &str) -> bool {
+    let b = s
+        .strip_prefix(['+', '-'])
+        .unwrap_or(s)
+        .trim_start_matches([' ', '\t', '\n', '\r', '\x0c', '\x0b']);
+    let hex = b.len() > 2
+        && (b.starts_with("0x") || b.starts_with("0X"))
+        && b[2..].bytes().all(|c| c.is_ascii_hexdigit());
+    let bin = b.len() > 2
+        && (b.starts_with("0b") || b.starts_with("0B"))
+        && b[2..].bytes().all(|c| c == b'0' || c == b'1');
+    let dec = !b.is_empty() && b.bytes().all(|c| c.is_ascii_digit());
+    hex || bin || dec
+}
+
+/// FLOAT_PATTERN: sign, then decimal float, hex, octal or binary integer.
+fn float_pattern(s: &str) -> bool {
+    let b = s
+        .strip_prefix(['+', '-'])
+        .unwrap_or(s)
+        .trim_start_matches([' ', '\t', '\n', '\r', '\x0c', '\x0b']);
+    let bytes = b.as_bytes();
+    let hex = b.len() > 2
+        && (b.starts_with("0x") || b.starts_with("0X"))
+        && b[2..].bytes().all(|c| c.is_ascii_hexdigit());
+    let bin = b.len() > 2
+        && (b.starts_with("0b") || b.starts_with("0B"))
+        && b[2..].bytes().all(|c| c == b'0' || c == b'1');
+    let oct =
+        b.len() > 1 && b.starts_with('0') && b[1..].bytes().all(|c| (b'0'..=b'7').contains(&c));
+    // (?:0|[1-9]\d*)(?:\.\d+)?(?:[eE]-?\d+)?
+    let mut i = 0;
+    let dec = (|| {
+        if bytes.first() == Some(&b'0') {
+            i = 1;
+        } else if bytes.first().is_some_and(|c| (b'1'..=b'9').contains(c)) {
+            while i < bytes.len() && bytes[i].is_ascii_digit() {
+                i += 1;
+            }
+        } else {
+            return false;
+        }
+        if bytes.get(i) == Some(&b'.') {
+            let s = i + 1;
+            i += 1;
+            while i < bytes.len() && bytes[i].is_ascii_digit() {
+                i += 1;
+            }
+            if i == s {
+                return false;
+            }
+        }
+        if matches!(bytes.get(i), Some(b'e' | b'E')) {
+            i += 1;
+            if bytes.get(i) == Some(&b'-') {
+                i += 1;
+            }
+            let s = i;
+            while i < bytes.len() && bytes[i].is_ascii_digit() {
+                i += 1;
+            }
+            if i == s {
+                return false;
+            }
+        }
+        i == bytes.len()
+    })();
+    dec || hex || oct || bin
+}
+
+fn to_integer(v: Value, args: &[Value]) -> Result<Value, String> {
+    if let Value::Hash(h) = &v {
+        return integer_from_hash(h);
+    }
+    to_integer_args(v, args).map_err(|e| prefixed("new", e))
+}
+
+/// `Integer.new({from => ..., radix => ..., abs => ...})`.
+fn integer_from_hash(h: &crate::value::Map) -> Result<Value, String> {
+    let get = |k: &str| h.get(&Value::String(k.to_string())).cloned();
+    let allowed = ["from", "radix", "abs"];
+    if let Some(from) = get("from") {
+        if h.keys()
+            .all(|k| matches!(k, Value::String(s) if allowed.contains(&s.as_str())))
+        {
+            let mut args = vec![get("radix").unwrap_or(Value::String("default".into()))];
+            if let Some(a) = get("abs") {
+                args.push(a);
+            }
+            return to_integer(from, &args);
+        }
+    }
+    let mut errs = Vec::new();
+    if get("from").is_none() {
+        errs.push(" Integer.new has wrong type, expects a value for key 'from'".to_string());
+    }
+    for k in h.keys() {
+        match k {
+            Value::String(s) if allowed.contains(&s.as_str()) => {}
+            k => errs.push(format!(
+                " Integer.new has wrong type, unrecognized key '{}'",
+                puppet_string(k, false)
+            )),
+        }
+    }
+    Err(if errs.len() == 1 {
+        errs.remove(0).trim().to_string()
+    } else {
+        errs.join("\n ")
+    })
+}
+
+fn to_integer_args(v: Value, args: &[Value]) -> Result<Value, String> {
+    let radix = match args.first() {
+        None => None,
+        Some(Value::String(d)) if d == "default" => None,
+        Some(Value::Int(r)) => Some(*r),
+        Some(_) => return Err(cannot(&v, "Integer")),
+    };
+    let abs = matches!(args.get(1), Some(Value::Bool(true)));
+    if let Some(r) = radix {
+        if ![2, 8, 10, 16].contains(&r) {
+            return Err(format!(
+                "Illegal radix: {r}, expected 2, 8, 10, 16, or default"
+            ));
+        }
+    }
+    let n = match &v {
+        Value::Int(i) => *i,
+        Value::Float(f) => f.trunc() as i64,
+        Value::Bool(b) => i64::from(*b),
+        Value::String(s) if integer_lenient(s) => {
+            let compact: String = {
+                // WS_BETWEEN_SIGN_AND_NUMBER retry: "- 5" => "-5".
+                let t = s.trim_start();
+                match t.strip_prefix(['+', '-']) {
+                    Some(rest) => format!("{}{}", &t[..1], rest.trim_start()),
+                    None => t.to_string(),
+                }
+            };
+            match ruby_integer(&compact, radix.map(|r| r as u32)) {
+                Some(n) => n,
+                None => {
+                    return Err(match radix {
+                        None => format!("invalid value for Integer(): {}", ruby_inspect_str(s)),
+                        Some(_) => format!("invalid value for Integer(): {}", ruby_inspect_str(s)),
+                    })
+                }
+            }
+        }
+        other => return Err(cannot(other, "Integer")),
+    };
+    Ok(Value::Int(if abs { n.abs() } else { n }))
+}
+
+fn ruby_inspect_str(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn to_float(v: Value, abs: Option<&Value>) -> Result<Value, String> {
+    let abs = matches!(abs, Some(Value::Bool(true)));
+    let f = match &v {
+        Value::Float(f) => *f,
+        Value::Int(i) => *i as f64,
+        Value::Bool(b) => f64::from(u8::from(*b)),
+        Value::String(s) if float_pattern(s) => {
+            let t: String = {
+                let t = s.trim_start();
+                match t.strip_prefix(['+', '-']) {
+                    Some(rest) => format!("{}{}", &t[..1], rest.trim_start()),
+                    None => t.to_string(),
+                }
+            };
+            let body = t.trim_start_matches(['+', '-']);
+            let neg = t.starts_with('-');
+            let lower = body.to_ascii_lowercase();
+            let mag = if lower.starts_with("0b") || lower.starts_with("0x") {
+                ruby_integer(body, None).map(|n| n as f64)
+            } else {
+                // Ruby Float() reads "010" as decimal 10.0.
+                lower.parse::<f64>().ok()
+            };
+            match mag {
+                Some(m) => {
+                    if neg {
+                        -m
+                    } else {
+                        m
+                    }
+                }
+                None => {
+                    return Err(format!(
+                        "invalid value for Float(): {}",
+                        ruby_inspect_str(s)
+                    ))
+                }
+            }
+        }
+        other => return Err(cannot(other, "Float")),
+    };
+    Ok(Value::Float(if abs { f.abs() } else { f }))
+}
+
+fn to_numeric(v: Value, abs: Option<&Value>) -> Result<Value, String> {
+    let abs = matches!(abs, Some(Value::Bool(true)));
+    let r = match &v {
+        Value::Float(_) | Value::Int(_) => v.clone(),
+        Value::Bool(b) => Value::Int(i64::from(*b)),
+        Value::String(s) if float_pattern(s) => {
+            let lower = s.to_ascii_lowercase();
+            if lower.starts_with("0b") || lower.starts_with("0x") {
+                ruby_integer(s, None)
+                    .map(Value::Int)
+                    .ok_or_else(|| cannot(&v, "Numeric"))?
+            } else {
+                to_n(s).ok_or_else(|| cannot(&v, "Numeric"))?
+            }
+        }
+        other => return Err(cannot(other, "Numeric")),
+    };
+    Ok(match r {
+        Value::Int(i) if abs => Value::Int(i.abs()),
+        Value::Float(f) if abs => Value::Float(f.abs()),
+        r => r,
+    })
+}
+
+/// `Puppet::Pops::Utils.to_n`: integers (0x, 0 octal) or floats.
+fn to_n(s: &str) -> Option<Value> {
+    let t: String = s.chars().filter(|c| !c.is_whitespace()).collect();
+    let (neg, body) = match t.strip_prefix('-') {
+        Some(b) => (true, b.to_string()),
+        None => (false, t.trim_start_matches('+').to_string()),
+    };
+    if body.contains(['.', 'e', 'E']) && !body.starts_with("0x") {
+        let f: f64 = body.parse().ok()?;
+        return Some(Value::Float(if neg { -f } else { f }));
+    }
+    let n = ruby_integer(&body, None)?;
+    Some(Value::Int(if neg { -n } else { n }))
+}
+
+fn to_boolean(v: Value) -> Result<Value, String> {
+    Ok(Value::Bool(match &v {
+        Value::Bool(b) => *b,
+        Value::Int(i) => *i != 0,
+        Value::Float(f) => *f != 0.0,
+        Value::String(s) => match s.to_ascii_lowercase().as_str() {
+            "true" | "yes" | "y" => true,
+            "false" | "no" | "n" => false,
+            _ => return Err(cannot(&v, "Boolean")),
+        },
+        other => return Err(cannot(other, "Boolean")),
+    }))
+}
+
+fn to_array(v: Value, wrap: Option<&Value>) -> Result<Value, String> {
+    if matches!(wrap, Some(Value::Bool(true))) {
+        return Ok(match v {
+            Value::Array(_) => v,
+            v => Value::Array(vec![v]),
+        });
+    }
+    match v {
+        Value::Array(_) => Ok(v),
+        Value::Hash(h) => Ok(Value::Array(
+            h.into_iter()
+                .map(|(k, x)| Value::Array(vec![k, x]))
+                .collect(),
+        )),
+        Value::String(s) => Ok(Value::Array(
+            s.chars().map(|c| Value::String(c.to_string())).collect(),
+        )),
+        Value::Int(n) if n >= 0 => Ok(Value::Array((0..n.min(1 << 24)).map(Value::Int).collect())),
+        other => Err(format!(
+            "Value of type {} cannot be converted to Array",
+            type_name_of(&other)
+        )),
+    }
+}
+
+fn to_hash(v: Value) -> Result<Value, String> {
+    match v {
+        Value::Hash(_) => Ok(v),
+        Value::Array(a) => {
+            let pairs = !a.is_empty()
+                && a.iter()
+                    .all(|e| matches!(e, Value::Array(p) if p.len() == 2));
+            let mut h = crate::value::Map::new();
+            if pairs {
+                for e in a {
+                    if let Value::Array(mut p) = e {
+                        let x = p.pop().unwrap_or(Value::Null);
+                        let k = p.pop().unwrap_or(Value::Null);
+                        h.insert(k, x);
+                    }
+                }
+                return Ok(Value::Hash(h));
+            }
+            if a.len() % 2 != 0 {
+                return Err("odd number of arguments for Hash".into());
+            }
+            let mut it = a.into_iter();
+            while let (Some(k), Some(x)) = (it.next(), it.next()) {
+                h.insert(k, x);
+            }
+            Ok(Value::Hash(h))
+        }
+        Value::String(s) => {
+            let chars: Vec<Value> = s.chars().map(|c| Value::String(c.to_string())).collect();
+            if chars.len() % 2 != 0 {
+                return Err("odd number of arguments for Hash".into());
+            }
+            to_hash(Value::Array(chars))
+        }
+        other => Err(format!(
+            "Value of type {} cannot be converted to Hash",
+            type_name_of(&other)
+        )),
+    }
+}
+
+// ---- String conversion (StringConverter, default formats) ----
+
+/// Puppet's default string form of a value; `quoted` for values nested in containers.
+pub(crate) fn puppet_string(v: &Value, quoted: bool) -> String {
+    match v {
+        Value::Null => {
+            if quoted {
+                "undef".into()
+            } else {
+                String::new()
+            }
+        }
+        Value::Bool(b) => b.to_string(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => float_p(*f),
+        Value::String(s) => {
+            if quoted {
+                puppet_quote(s)
+            } else {
+                s.clone()
+            }
+        }
+        Value::Array(a) => format!(
+            "[{}]",
+            a.iter()
+                .map(|x| puppet_string(x, true))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Value::Hash(h) => format!(
+            "{{{}}}",
+            h.iter()
+                .map(|(k, x)| format!("{} => {}", puppet_string(k, true), puppet_string(x, true)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Value::Sensitive(_) => "Sensitive [value redacted]".into(),
+    }
+}
+
+/// Float `%p`: Ruby's shortest round-trip form.
+fn float_p(f: f64) -> String {
+    ruby_float(f)
+}
+
+fn to_string(v: Value, fmt: Option<&Value>) -> Result<Value, String> {
+    let fmt = match fmt {
+        // StringConverter's default for a top-level Float is '%f'.
+        None if matches!(v, Value::Float(_)) => return format_value(&v, "%f").map(Value::String),
+        None => return Ok(Value::String(puppet_string(&v, false))),
+        Some(Value::String(f)) => f.clone(),
+        Some(_) => return Ok(Value::String(puppet_string(&v, false))),
+    };
+    format_value(&v, &fmt).map(Value::String)
+}
+
+struct Spec {
+    flags: String,
+    width: Option<usize>,
+    prec: Option<usize>,
+    conv: char,
+}
+
+fn parse_spec(f: &str) -> Option<Spec> {
+    let rest = f.strip_prefix('%')?;
+    let mut chars = rest.chars().peekable();
+    let mut flags = String::new();
+    while let Some(&c) = chars.peek() {
+        if " +-#0<>[{(|".contains(c) {
+            flags.push(c);
+            chars.next();
+        } else {
+            break;
+        }
+    }
+    let mut width = String::new();
+    while let Some(&c) = chars.peek() {
+        if c.is_ascii_digit() {
+            width.push(c);
+            chars.next();
+        } else {
+            break;
+        }
+    }
+    let mut prec = None;
+    if chars.peek() == Some(&'.') {
+        chars.next();
+        let mut p = String::new();
+        while let Some(&c) = chars.peek() {
+            if c.is_ascii_digit() {
+                p.push(c);
+                chars.next();
+            } else {
+                break;
+            }
+        }
+        prec = Some(p.parse().unwrap_or(0));
+    }
+    let conv = chars.next()?;
+    if chars.next().is_some() || !conv.is_ascii_alphabetic() {
+        return None;
+    }
+    Some(Spec {
+        flags,
+        width: width.parse().ok(),
+        prec,
+        conv,
+    })
+}
+
+fn pad(s: String, spec: &Spec) -> String {
+    let w = spec.width.unwrap_or(0);
+    let len = s.chars().count();
+    if len >= w {
+        return s;
+    }
+    if spec.flags.contains('-') {
+        format!("{}{}", s, " ".repeat(w - len))
+    } else if spec.flags.contains('0') && !matches!(spec.conv, 's' | 'p') {
+        let (sign, digits) = if s.starts_with(['-', '+']) {
+            s.split_at(1)
+        } else {
+            ("", s.as_str())
+        };
+        format!("{}{}{}", sign, "0".repeat(w - len), digits)
+    } else {
+        format!("{}{}", " ".repeat(w - len), s)
+    }
+}
+
+fn format_value(v: &Value, fmt: &str) -> Result<String, String> {
+    let bad = || {
+        format!(
+            "The format '{}' is not a valid format on the form '%<flags><width>.<prec><format>'",
+            fmt
+        )
+    };
+    let spec = parse_spec(fmt).ok_or_else(bad)?;
+    let sign = |neg: bool| {
+        if neg {
+            "-"
+        } else if spec.flags.contains('+') {
+            "+"
+        } else if spec.flags.contains(' ') {
+            " "
+        } else {
+            ""
+        }
+    };
+    let s = match (v, spec.conv) {
+        (Value::Int(i), 'd' | 'i' | 'x' | 'X' | 'o' | 'b' | 'B') => {
+            let m = i.unsigned_abs();
+            let alt = spec.flags.contains('#');
+            let digits = match spec.conv {
+                'x' => format!("{}{:x}", if alt { "0x" } else { "" }, m),
+                'X' => format!("{}{:X}", if alt { "0X" } else { "" }, m),
+                'o' => format!("{}{:o}", if alt { "0" } else { "" }, m),
+                'b' => format!("{}{:b}", if alt { "0b" } else { "" }, m),
+                'B' => format!("{}{:b}", if alt { "0B" } else { "" }, m),
+                _ => m.to_string(),
+            };
+            format!("{}{}", sign(*i < 0), digits)
+        }
+        (Value::Int(i), 'e' | 'E' | 'f' | 'g' | 'G' | 'a' | 'A') => return format_value(&Value::Float(*i as f64), fmt),
+        (Value::Float(f), 'f' | 'e' | 'E' | 'g' | 'G') => {
+            let p = spec.prec.unwrap_or(6);
+            let body = match spec.conv {
+                'f' => format!("{:.*}", p, f.abs()),
+                'e' | 'E' => {
+                    let s = format!("{:.*e}", p, f.abs());
+                    let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
+                    let e: i32 = e.parse().unwrap_or(0);
+                    let r = format!("{}e{}{:02}", m, if e < 0 { '-' } else { '+' }, e.abs());
+                    if spec.conv == 'E' {
+                        r.to_uppercase()
+                    } else {
+                        r
+                    }
+                }
+                _ => ruby_float(f.abs()),
+            };
+            format!("{}{}", sign(f.is_sign_negative() && *f != 0.0), body)
+        }
+        (Value::Float(f), 'd' | 'x' | 'X' | 'o' | 'b' | 'B') => return format_value(&Value::Int(f.trunc() as i64), fmt),
+        (Value::Bool(b), 't' | 's') => b.to_string(),
+        (Value::Bool(b), 'T') => if *b { "True" } else { "False" }.into(),
+        (Value::Bool(b), 'y') => if *b { "yes" } else { "no" }.into(),
+        (Value::Bool(b), 'Y') => if *b { "Yes" } else { "No" }.into(),
+        (Value::Bool(b), 'p') => b.to_string(),
+        (Value::String(s), 's') => s.clone(),
+        (Value::String(s), 'p') => puppet_quote(s),
+        (Value::String(s), 'C' | 'c' | 'u' | 'd') => match spec.conv {
+            'C' => s.split("::").map(capitalize).collect::<Vec<_>>().join("::"),
+            'c' => capitalize(s),
+            'u' => s.to_uppercase(),
+            _ => s.to_lowercase(),
+        },
+        (v, 's') => puppet_string(v, false),
+        (v, 'p') => puppet_string(v, true),
+        (Value::Array(_) | Value::Hash(_), 'a' | 'h') => puppet_string(v, true),
+        _ => {
+            return Err(format!(
+                "Illegal format '{}' specified for value of {} type - expected one of the characters '{}'",
+                spec.conv,
+                type_name_of(v),
+                valid_chars(v)
+            ))
+        }
+    };
+    let s = match spec.prec {
+        Some(p) if matches!(spec.conv, 's' | 'p') => s.chars().take(p).collect(),
+        _ => s,
+    };
+    Ok(pad(s, &spec))
+}
+
+fn valid_chars(v: &Value) -> &'static str {
+    match v {
+        Value::Int(_) => "dxXobBeEfgGaAspc",
+        Value::Float(_) => "dxXobBeEfgGaAsp",
+        Value::String(_) => "cCudspt",
+        Value::Bool(_) => "tTyYdxXobBeEfgGaAsp",
+        Value::Array(_) => "asp",
+        Value::Hash(_) => "hasp",
+        _ => "sp",
+    }
+}
+
+fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().collect::<String>() + &c.as_str().to_lowercase(),
+        None => String::new(),
+    }
+}
+
+// ---- Time and version types ----
+
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = if y >= 0 { y } else { y - 399 } / 400;
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146097 + doe - 719468
+}
+
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719468;
+    let era = if z >= 0 { z } else { z - 146096 } / 146097;
+    let doe = z - era * 146097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// Timestamp `to_s`: `%FT%T.%N UTC`.
+fn timestamp_to_s(secs: i64, nanos: u32) -> String {
+    let days = secs.div_euclid(86400);
+    let rem = secs.rem_euclid(86400);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:09} UTC",
+        y,
+        m,
+        d,
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        nanos
+    )
+}
+
+fn parse_timestamp(s: &str) -> Option<(i64, u32)> {
+    let b = s.trim();
+    let num = |x: &str| x.parse::<i64>().ok();
+    let date = b.get(..10)?;
+    let mut parts = date.split('-');
+    let (y, m, d) = (
+        num(parts.next()?)?,
+        num(parts.next()?)?,
+        num(parts.next()?)?,
+    );
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return None;
+    }
+    let mut secs = days_from_civil(y, m, d) * 86400;
+    let mut nanos = 0u32;
+    let mut rest = &b[10..];
+    if rest.is_empty() {
+        return Some((secs, 0));
+    }
+    rest = rest.strip_prefix(['T', 't', ' '])?;
+    let hh = num(rest.get(..2)?)?;
+    let mm = num(rest.get(3..5)?)?;
+    let ss = num(rest.get(6..8)?)?;
+    if rest.get(2..3) != Some(":") || rest.get(5..6) != Some(":") {
+        return None;
+    }
+    secs += hh * 3600 + mm * 60 + ss;
+    rest = &rest[8..];
+    if let Some(frac) = rest.strip_prefix('.') {
+        let digits: String = frac.chars().take_while(|c| c.is_ascii_digit()).collect();
+        let mut n = digits.clone();
+        n.truncate(9);
+        while n.len() < 9 {
+            n.push('0');
+        }
+        nanos = n.parse().ok()?;
+        rest = &frac[digits.len()..];
+    }
+    let zone = rest.trim();
+    let offset = match zone {
+        "" | "Z" | "UTC" | "GMT" => 0,
+        z => {
+            let sign = match z.as_bytes().first() {
+                Some(b'+') => 1,
+                Some(b'-') => -1,
+                _ => return None,
+            };
+            let digits: String = z[1..].chars().filter(|c| c.is_ascii_digit()).collect();
+            if digits.len() != 4 {
+                return None;
+            }
+            sign * (num(&digits[..2])? * 3600 + num(&digits[2..])? * 60)
+        }
+    };
+    Some((secs - offset, nanos))
+}
+
+fn to_timestamp(v: Value, fmt: Option<&Value>) -> Result<Value, String> {
+    let (secs, nanos) = match &v {
+        Value::Int(i) => (*i, 0),
+        Value::Float(f) => (f.floor() as i64, ((f - f.floor()) * 1e9).round() as u32),
+        Value::String(s) => {
+            let parsed = match fmt {
+                Some(Value::String(f)) if f == "%Y-%m-%d" || f == "%F" => {
+                    if s.len() == 10 {
+                        parse_timestamp(s)
+                    } else {
+                        None
+                    }
+                }
+                _ => parse_timestamp(s),
+            };
+            parsed.ok_or_else(|| {
+                format!(
+                    "Unable to parse '{}' using any of the formats {}",
+                    s,
+                    timestamp_formats(fmt)
+                )
+            })?
+        }
+        other => {
+            return Err(format!(
+                "Value of type {} cannot be converted to Timestamp",
+                type_name_of(other)
+            ))
+        }
+    };
+    Ok(Value::String(timestamp_to_s(secs, nanos.min(999_999_999))))
+}
+
+fn timestamp_formats(fmt: Option<&Value>) -> String {
+    match fmt {
+        Some(Value::String(f)) => f.clone(),
+        _ => "%FT%T.%N %Z, %FT%T %Z, %F %T.%N %Z, %F %T %Z, %F %Z, %FT%T.%N, %FT%T, %F %T.%N, %F %T, %F".to_string(),
+    }
+}
+
+/// Timespan `to_s`: `%D-%H:%M:%S.%N` with trailing zeros of the fraction removed (at least one digit).
+fn timespan_to_s(total_nanos: i128) -> String {
+    let neg = total_nanos < 0;
+    let n = total_nanos.abs();
+    let secs = n / 1_000_000_000;
+    let frac = n % 1_000_000_000;
+    let mut f = format!("{:09}", frac);
+    while f.len() > 1 && f.ends_with('0') {
+        f.pop();
+    }
+    format!(
+        "{}{}-{:02}:{:02}:{:02}.{}",
+        if neg { "-" } else { "" },
+        secs / 86400,
+        secs % 86400 / 3600,
+        secs % 3600 / 60,
+        secs % 60,
+        f
+    )
+}
+
+fn parse_timespan(s: &str) -> Option<i128> {
+    let t = s.trim();
+    let (neg, t) = match t.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, t),
+    };
+    let (days, hms) = match t.split_once('-') {
+        Some((d, r)) => (d.parse::<i128>().ok()?, r),
+        None => (0, t),
+    };
+    let (hms, frac) = match hms.split_once('.') {
+        Some((a, b)) => (a, Some(b)),
+        None => (hms, None),
+    };
+    let parts: Vec<&str> = hms.split(':').collect();
+    if parts.len() != 3
+        || parts
+            .iter()
+            .any(|p| p.is_empty() || !p.bytes().all(|c| c.is_ascii_digit()))
+    {
+        return None;
+    }
+    let h: i128 = parts[0].parse().ok()?;
+    let m: i128 = parts[1].parse().ok()?;
+    let sec: i128 = parts[2].parse().ok()?;
+    let mut nanos = ((days * 24 + h) * 60 + m) * 60 + sec;
+    nanos *= 1_000_000_000;
+    if let Some(f) = frac {
+        if f.is_empty() || !f.bytes().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        let mut d = f.to_string();
+        d.truncate(9);
+        while d.len() < 9 {
+            d.push('0');
+        }
+        nanos += d.parse::<i128>().ok()?;
+    }
+    Some(if neg { -nanos } else { nanos })
+}
+
+fn to_timespan(v: Value, _fmt: Option<&Value>) -> Result<Value, String> {
+    let nanos = match &v {
+        Value::Int(i) => i128::from(*i) * 1_000_000_000,
+        Value::Float(f) => (f * 1e9).round() as i128,
+        Value::String(s) => parse_timespan(s).ok_or_else(|| {
+            format!(
+                "Unable to parse '{}' using any of the formats %D-%H:%M:%S.%-N, %H:%M:%S.%-N, %M:%S.%-N, %S.%-N, %D-%H:%M:%S, %H:%M:%S, %D-%H:%M, %S",
+                s
+            )
+        })?,
+        other => return Err(format!("Value of type {} cannot be converted to Timespan", type_name_of(other))),
+    };
+    Ok(Value::String(timespan_to_s(nanos)))
+}
+
+/// Used by the parser for `Timestamp[...]` / `Timespan[...]` parameters.
+pub(crate) fn time_param_to_s(span: bool, v: Value) -> Result<String, super::TypeError> {
+    let r = if span {
+        to_timespan(v, None)
+    } else {
+        to_timestamp(v, None)
+    };
+    match r {
+        Ok(Value::String(s)) => Ok(s),
+        Ok(_) => Err(super::TypeError::Invalid("invalid time parameter".into())),
+        Err(e) => Err(super::TypeError::Invalid(e)),
+    }
+}
+
+fn to_semver(v: Value) -> Result<Value, String> {
+    match &v {
+        Value::String(s) => {
+            let ok = {
+                let (core, _build) = s.split_once('+').unwrap_or((s, ""));
+                let (nums, _pre) = core.split_once('-').unwrap_or((core, ""));
+                let parts: Vec<&str> = nums.split('.').collect();
+                parts.len() == 3
+                    && parts.iter().all(|p| {
+                        !p.is_empty()
+                            && p.bytes().all(|c| c.is_ascii_digit())
+                            && (p.len() == 1 || !p.starts_with('0'))
+                    })
+            };
+            if ok {
+                Ok(Value::String(s.clone()))
+            } else {
+                Err(format!(
+                    "'new_Version' The string '{}' cannot be converted to a SemVer",
+                    s
+                ))
+            }
+        }
+        other => Err(format!(
+            "Value of type {} cannot be converted to SemVer",
+            type_name_of(other)
+        )),
+    }
+}

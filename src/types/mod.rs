@@ -1,0 +1,750 @@
+//! Puppet's type system, as far as lookups touch it (Puppet 7.23 `pops/types`):
+//! parsing type expressions (`--type`, `convert_to`), instance checks, Puppet's
+//! type formatting, inferred types and mismatch descriptions, and `new` conversions.
+
+mod calc;
+mod convert;
+mod describe;
+mod parser;
+
+pub use convert::{convert, convert_args_string, convert_with_type, ConvertError};
+pub use describe::describe_mismatch;
+pub use parser::{parse, parse_cli, TypeError};
+
+use crate::value::Value;
+
+/// An integer range `[from, to]`; `None` is unbounded (Ruby's ±Infinity).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Range {
+    pub from: Option<i64>,
+    pub to: Option<i64>,
+}
+
+impl Range {
+    pub const ANY: Range = Range {
+        from: None,
+        to: None,
+    };
+    pub fn new(from: Option<i64>, to: Option<i64>) -> Range {
+        Range { from, to }
+    }
+    pub fn exact(n: i64) -> Range {
+        Range {
+            from: Some(n),
+            to: Some(n),
+        }
+    }
+    fn lo(&self) -> i128 {
+        self.from.map_or(i128::MIN, i128::from)
+    }
+    fn hi(&self) -> i128 {
+        self.to.map_or(i128::MAX, i128::from)
+    }
+    pub fn contains(&self, n: i64) -> bool {
+        let n = i128::from(n);
+        n >= self.lo() && n <= self.hi()
+    }
+    /// `r2` lies within `self` (PIntegerType#assignable?).
+    pub fn covers(&self, r2: &Range) -> bool {
+        self.lo() <= r2.lo() && self.hi() >= r2.hi()
+    }
+    pub fn unbounded(&self) -> bool {
+        self.from.is_none() && self.to.is_none()
+    }
+    /// PIntegerType#to_size: a size range never goes below zero.
+    pub fn to_size(self) -> Range {
+        if self.from.is_some_and(|f| f >= 0) {
+            return self;
+        }
+        Range {
+            from: Some(0),
+            to: self.to.map(|t| t.max(0)),
+        }
+    }
+    /// The range a collection size type means when absent (`Integer[0]`).
+    pub const DEFAULT_SIZE: Range = Range {
+        from: Some(0),
+        to: None,
+    };
+}
+
+/// A float range; `None` is unbounded.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FRange {
+    pub from: Option<f64>,
+    pub to: Option<f64>,
+}
+
+impl FRange {
+    fn lo(&self) -> f64 {
+        self.from.unwrap_or(f64::NEG_INFINITY)
+    }
+    fn hi(&self) -> f64 {
+        self.to.unwrap_or(f64::INFINITY)
+    }
+}
+
+/// A regular expression as Puppet keeps it: the Ruby source and a compiled Rust
+/// equivalent (None when Rust's engine cannot express it; such a pattern matches nothing).
+#[derive(Clone, Debug)]
+pub struct Regex {
+    pub source: String,
+    pub compiled: Option<regex::Regex>,
+}
+
+impl PartialEq for Regex {
+    fn eq(&self, o: &Regex) -> bool {
+        self.source == o.source
+    }
+}
+
+impl Regex {
+    pub fn new(source: &str) -> Regex {
+        // Ruby: ^ and $ are always line anchors, \Z allows a final newline.
+        let translated = source
+            .replace("\\Z", "(?:\\n?\\z)")
+            .replace("\\h", "[0-9a-fA-F]");
+        let compiled = regex::RegexBuilder::new(&translated)
+            .multi_line(true)
+            .size_limit(1 << 20)
+            .build()
+            .ok();
+        Regex {
+            source: source.to_string(),
+            compiled,
+        }
+    }
+    pub fn is_match(&self, s: &str) -> bool {
+        self.compiled.as_ref().is_some_and(|r| r.is_match(s))
+    }
+    /// Ruby `Regexp#inspect`: `/source/` with unescaped slashes escaped.
+    pub fn inspect(&self) -> String {
+        let mut out = String::from("/");
+        let mut escaped = false;
+        for c in self.source.chars() {
+            if escaped {
+                out.push(c);
+                escaped = false;
+            } else if c == '\\' {
+                out.push(c);
+                escaped = true;
+            } else if c == '/' {
+                out.push_str("\\/");
+            } else {
+                out.push(c);
+            }
+        }
+        out.push('/');
+        out
+    }
+}
+
+/// One `Struct` member: the key type is `String['name']` or `Optional[String['name']]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StructElem {
+    pub name: String,
+    pub optional_key: bool,
+    pub value: Type,
+}
+
+/// A Puppet type.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Type {
+    Any,
+    /// Internal: the element type of empty collections (`Array[0, 0]`).
+    Unit,
+    Undef,
+    Default,
+    Scalar,
+    ScalarData,
+    Numeric,
+    /// The built-in alias `Data` (kept as an alias for formatting, like Puppet).
+    Data,
+    RichData,
+    Boolean(Option<bool>),
+    Integer(Range),
+    Float(FRange),
+    /// `String[min, max]` (`size`) or, for inferred types and `Optional['x']`, one value.
+    String {
+        size: Option<Range>,
+        value: Option<String>,
+    },
+    /// Sorted, unique values and the case-insensitive flag.
+    Enum(Vec<String>, bool),
+    Pattern(Vec<Regex>),
+    Regexp(Option<String>),
+    NotUndef(Option<Box<Type>>),
+    Optional(Option<Box<Type>>),
+    Variant(Vec<Type>),
+    Array(Box<Type>, Option<Range>),
+    Tuple(Vec<Type>, Option<Range>),
+    Hash(Box<Type>, Box<Type>, Option<Range>),
+    Struct(Vec<StructElem>),
+    Collection(Option<Range>),
+    Iterable(Option<Box<Type>>),
+    Sensitive(Box<Type>),
+    /// Timestamp/Timespan bounds, already in Puppet's formatted (quoted) form.
+    Timestamp(Option<String>, Option<String>),
+    Timespan(Option<String>, Option<String>),
+    SemVer(Vec<String>),
+    SemVerRange,
+    Type(Option<Box<Type>>),
+    /// Types no lookup value can be an instance of (Binary, Callable, URI, ...): their text.
+    Other(String),
+}
+
+impl Type {
+    pub fn string() -> Type {
+        Type::String {
+            size: None,
+            value: None,
+        }
+    }
+    pub fn integer() -> Type {
+        Type::Integer(Range::ANY)
+    }
+    fn str_value(s: &str) -> Type {
+        Type::String {
+            size: None,
+            value: Some(s.to_string()),
+        }
+    }
+    pub(crate) fn array_empty() -> Type {
+        Type::Array(Box::new(Type::Unit), Some(Range::exact(0)))
+    }
+    pub(crate) fn hash_empty() -> Type {
+        Type::Hash(
+            Box::new(Type::Unit),
+            Box::new(Type::Unit),
+            Some(Range::exact(0)),
+        )
+    }
+
+    /// Is `v` an instance of this type (`PAnyType#instance?`)?
+    pub fn is_instance(&self, v: &Value) -> bool {
+        use Type as T;
+        match self {
+            T::Any | T::Unit => true,
+            T::Undef => v.is_null(),
+            T::Default | T::Regexp(_) | T::Timestamp(..) | T::Timespan(..) => false,
+            T::SemVer(_) | T::SemVerRange | T::Type(_) | T::Other(_) => false,
+            T::Scalar | T::ScalarData => {
+                matches!(
+                    v,
+                    Value::String(_) | Value::Int(_) | Value::Float(_) | Value::Bool(_)
+                )
+            }
+            T::Numeric => matches!(v, Value::Int(_) | Value::Float(_)),
+            T::Data => is_data(v),
+            T::RichData => is_rich_data(v),
+            T::Boolean(b) => matches!(v, Value::Bool(x) if b.map_or(true, |b| b == *x)),
+            T::Integer(r) => matches!(v, Value::Int(i) if r.contains(*i)),
+            T::Float(r) => matches!(v, Value::Float(f) if *f >= r.lo() && *f <= r.hi()),
+            T::String { size, value } => match v {
+                Value::String(s) => match (size, value) {
+                    (_, Some(val)) => s == val,
+                    (Some(r), None) => r.contains(ruby_len(s)),
+                    (None, None) => true,
+                },
+                _ => false,
+            },
+            T::Enum(vals, ci) => match v {
+                Value::String(s) => {
+                    if *ci {
+                        vals.iter().any(|p| casecmp_eq(p, s))
+                    } else {
+                        vals.iter().any(|p| p == s)
+                    }
+                }
+                _ => false,
+            },
+            T::Pattern(pats) => match v {
+                Value::String(s) => pats.is_empty() || pats.iter().any(|p| p.is_match(s)),
+                _ => false,
+            },
+            T::NotUndef(t) => !v.is_null() && t.as_ref().map_or(true, |t| t.is_instance(v)),
+            T::Optional(t) => v.is_null() || t.as_ref().is_some_and(|t| t.is_instance(v)),
+            T::Variant(ts) => ts.iter().any(|t| t.is_instance(v)),
+            T::Array(e, size) => match v {
+                Value::Array(a) => {
+                    a.iter().all(|x| e.is_instance(x))
+                        && size.map_or(true, |r| r.contains(len_i64(a.len())))
+                }
+                _ => false,
+            },
+            T::Tuple(types, size) => match v {
+                Value::Array(a) => {
+                    match size {
+                        Some(r) if !r.contains(len_i64(a.len())) => return false,
+                        None if !types.is_empty() && types.len() != a.len() => return false,
+                        _ => {}
+                    }
+                    types.is_empty()
+                        || a.iter().enumerate().all(|(i, x)| {
+                            types
+                                .get(i)
+                                .or(types.last())
+                                .is_some_and(|t| t.is_instance(x))
+                        })
+                }
+                _ => false,
+            },
+            T::Hash(k, val, size) => match v {
+                Value::Hash(h) => {
+                    h.keys().all(|x| k.is_instance(x))
+                        && h.values().all(|x| val.is_instance(x))
+                        && size.map_or(true, |r| r.contains(len_i64(h.len())))
+                }
+                _ => false,
+            },
+            T::Struct(elems) => match v {
+                Value::Hash(h) => {
+                    let mut matched = 0usize;
+                    for e in elems {
+                        match h.get(&Value::String(e.name.clone())) {
+                            None => {
+                                if !e.key_accepts_undef() {
+                                    return false;
+                                }
+                            }
+                            Some(x) => {
+                                matched += 1;
+                                if !e.value.is_instance(x) {
+                                    return false;
+                                }
+                            }
+                        }
+                    }
+                    matched == h.len()
+                }
+                _ => false,
+            },
+            T::Collection(size) => match v {
+                Value::Array(a) => size.map_or(true, |r| r.contains(len_i64(a.len()))),
+                Value::Hash(h) => size.map_or(true, |r| r.contains(len_i64(h.len()))),
+                _ => false,
+            },
+            T::Iterable(t) => {
+                if t.as_ref().map_or(true, |t| calc::assignable(t, &Type::Any)) {
+                    match v {
+                        Value::String(_) | Value::Array(_) | Value::Hash(_) => true,
+                        Value::Int(i) => *i >= 0,
+                        _ => false,
+                    }
+                } else {
+                    calc::assignable(self, &infer(v))
+                }
+            }
+            T::Sensitive(t) => match v {
+                Value::Sensitive(inner) => t.is_instance(inner),
+                _ => false,
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for Type {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Puppet's `TypeFormatter#string` (the type's `to_s`).
+        let mut out = String::new();
+        fmt_type(self, &mut out);
+        f.write_str(&out)
+    }
+}
+
+impl StructElem {
+    /// Does the key type accept undef (Optional key, or a value type accepting undef)?
+    pub(crate) fn key_accepts_undef(&self) -> bool {
+        self.optional_key
+    }
+}
+
+fn len_i64(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// Ruby `String#size`: characters, not bytes.
+pub(crate) fn ruby_len(s: &str) -> i64 {
+    len_i64(s.chars().count())
+}
+
+fn casecmp_eq(a: &str, b: &str) -> bool {
+    // Ruby casecmp folds ASCII only.
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .all(|(x, y)| x.eq_ignore_ascii_case(&y))
+}
+
+/// `Data = Variant[ScalarData, Undef, Hash[String, Data], Array[Data]]`.
+fn is_data(v: &Value) -> bool {
+    match v {
+        Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::String(_) => true,
+        Value::Array(a) => a.iter().all(is_data),
+        Value::Hash(h) => h
+            .iter()
+            .all(|(k, x)| matches!(k, Value::String(_)) && is_data(x)),
+        Value::Sensitive(_) => false,
+    }
+}
+
+/// `RichData`: Scalar, Sensitive, Undef, Default, ..., `Hash[Variant[String, Numeric], RichData]`, `Array[RichData]`.
+fn is_rich_data(v: &Value) -> bool {
+    match v {
+        Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::String(_) => true,
+        Value::Sensitive(_) => true,
+        Value::Array(a) => a.iter().all(is_rich_data),
+        Value::Hash(h) => h.iter().all(|(k, x)| {
+            matches!(k, Value::String(_) | Value::Int(_) | Value::Float(_)) && is_rich_data(x)
+        }),
+    }
+}
+
+/// `TypeCalculator#infer_set`: the most specific type of a value, as shown in mismatch messages.
+pub fn infer(v: &Value) -> Type {
+    match v {
+        Value::Null => Type::Undef,
+        Value::Bool(b) => Type::Boolean(Some(*b)),
+        Value::Int(i) => Type::Integer(Range::exact(*i)),
+        Value::Float(f) => Type::Float(FRange {
+            from: Some(*f),
+            to: Some(*f),
+        }),
+        Value::String(s) => Type::str_value(s),
+        Value::Array(a) if a.is_empty() => Type::array_empty(),
+        Value::Array(a) => Type::Tuple(a.iter().map(infer).collect(), None),
+        Value::Hash(h) if h.is_empty() => Type::hash_empty(),
+        Value::Hash(h) => {
+            if h.keys()
+                .all(|k| matches!(k, Value::String(s) if !s.is_empty()))
+            {
+                Type::Struct(
+                    h.iter()
+                        .map(|(k, x)| StructElem {
+                            name: k.as_str().unwrap_or_default().to_string(),
+                            optional_key: false,
+                            value: infer(x),
+                        })
+                        .collect(),
+                )
+            } else {
+                let keys = calc::variant_maybe(h.keys().map(infer).collect());
+                let vals = calc::variant_maybe(h.values().map(infer).collect());
+                Type::Hash(
+                    Box::new(keys),
+                    Box::new(vals),
+                    Some(Range::exact(len_i64(h.len()))),
+                )
+            }
+        }
+        Value::Sensitive(inner) => Type::Sensitive(Box::new(calc::generalize(&infer(inner)))),
+    }
+}
+
+/// `TypeCalculator#infer` (not `infer_set`): containers get one common element type.
+pub(crate) fn infer_plain(v: &Value) -> Type {
+    fn common(ts: Vec<Type>) -> Type {
+        let gs: Vec<Type> = ts.iter().map(calc::generalize).collect();
+        match gs.first() {
+            None => Type::Unit,
+            Some(f) if gs.iter().all(|g| g == f) => f.clone(),
+            _ if gs.iter().all(|g| calc::assignable(&Type::ScalarData, g)) => Type::ScalarData,
+            _ if gs.iter().all(|g| calc::assignable(&Type::Scalar, g)) => Type::Scalar,
+            _ if gs.iter().all(|g| calc::assignable(&Type::Data, g)) => Type::Data,
+            _ => Type::Any,
+        }
+    }
+    match v {
+        Value::Array(a) if a.is_empty() => Type::array_empty(),
+        Value::Array(a) => Type::Array(Box::new(common(a.iter().map(infer_plain).collect())), None),
+        Value::Hash(h) if h.is_empty() => Type::hash_empty(),
+        Value::Hash(h) => Type::Hash(
+            Box::new(common(h.keys().map(infer_plain).collect())),
+            Box::new(common(h.values().map(infer_plain).collect())),
+            None,
+        ),
+        Value::Sensitive(inner) => Type::Sensitive(Box::new(calc::generalize(&infer_plain(inner)))),
+        v => infer(v),
+    }
+}
+
+/// Ruby `Float#to_s`.
+pub fn ruby_float(f: f64) -> String {
+    if f.is_nan() {
+        return "NaN".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
+    }
+    if f == 0.0 {
+        return if f.is_sign_negative() {
+            "-0.0".into()
+        } else {
+            "0.0".into()
+        };
+    }
+    let e = format!("{:e}", f);
+    let (mant, exp) = e.split_once('e').unwrap_or((&e, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let neg = mant.starts_with('-');
+    let digits: String = mant.chars().filter(|c| c.is_ascii_digit()).collect();
+    let sign = if neg { "-" } else { "" };
+    if (-4..16).contains(&exp) {
+        let n = digits.len() as i32;
+        let s = if exp >= 0 {
+            let int_len = (exp + 1) as usize;
+            if digits.len() <= int_len {
+                format!("{}{}.0", digits, "0".repeat(int_len - digits.len()))
+            } else {
+                format!("{}.{}", &digits[..int_len], &digits[int_len..])
+            }
+        } else {
+            let _ = n;
+            format!("0.{}{}", "0".repeat((-exp - 1) as usize), digits)
+        };
+        format!("{sign}{s}")
+    } else {
+        let (first, rest) = digits.split_at(1.min(digits.len()));
+        let rest = if rest.is_empty() { "0" } else { rest };
+        let esign = if exp < 0 { '-' } else { '+' };
+        format!("{sign}{first}.{rest}e{esign}{:02}", exp.abs())
+    }
+}
+
+/// `StringConverter#puppet_quote`: single quotes unless control characters force double.
+pub fn puppet_quote(s: &str) -> String {
+    if s.chars().any(|c| (c as u32) < 0x20) {
+        let mut b = String::from("\"");
+        for c in s.chars() {
+            match c {
+                '\t' => b.push_str("\\t"),
+                '\n' => b.push_str("\\n"),
+                '\r' => b.push_str("\\r"),
+                '"' => b.push_str("\\\""),
+                '$' => b.push_str("\\$"),
+                '\\' => b.push_str("\\\\"),
+                c if (c as u32) < 0x20 => b.push_str(&format!("\\u{{{:X}}}", c as u32)),
+                c => b.push(c),
+            }
+        }
+        b.push('"');
+        return b;
+    }
+    let mut b = String::from("'");
+    let mut escaped = false;
+    for c in s.chars() {
+        if escaped {
+            b.push('\\');
+            b.push(c);
+            escaped = false;
+        } else if c == '\'' {
+            b.push_str("\\'");
+        } else if c == '\\' {
+            escaped = true;
+        } else {
+            b.push(c);
+        }
+    }
+    if escaped {
+        b.push('\\');
+    }
+    b.push('\'');
+    b
+}
+
+fn range_part(r: &Option<Range>) -> Vec<String> {
+    match r {
+        None => vec![],
+        Some(r) if r.unbounded() => vec![],
+        Some(r) => {
+            let mut v = vec![r.from.map_or("default".to_string(), |f| f.to_string())];
+            if let Some(t) = r.to {
+                v.push(t.to_string());
+            }
+            v
+        }
+    }
+}
+
+fn frange_part(r: &FRange) -> Vec<String> {
+    if r.from.is_none() && r.to.is_none() {
+        return vec![];
+    }
+    let mut v = vec![r.from.map_or("default".to_string(), ruby_float)];
+    if let Some(t) = r.to {
+        v.push(ruby_float(t));
+    }
+    v
+}
+
+fn fmt_params(name: &str, parts: &[String], out: &mut String) {
+    out.push_str(name);
+    if !parts.is_empty() {
+        out.push('[');
+        out.push_str(&parts.join(", "));
+        out.push(']');
+    }
+}
+
+fn has_empty_range(size: &Option<Range>) -> bool {
+    matches!(
+        size,
+        Some(Range {
+            from: Some(0),
+            to: Some(0)
+        })
+    )
+}
+
+fn fmt_type(t: &Type, out: &mut String) {
+    use Type as T;
+    let s = |t: &Type| t.to_string();
+    match t {
+        T::Any => out.push_str("Any"),
+        T::Unit => out.push_str("Unit"),
+        T::Undef => out.push_str("Undef"),
+        T::Default => out.push_str("Default"),
+        T::Scalar => out.push_str("Scalar"),
+        T::ScalarData => out.push_str("ScalarData"),
+        T::Numeric => out.push_str("Numeric"),
+        T::Data => out.push_str("Data"),
+        T::RichData => out.push_str("RichData"),
+        T::Boolean(b) => fmt_params(
+            "Boolean",
+            &b.iter().map(|b| b.to_string()).collect::<Vec<_>>(),
+            out,
+        ),
+        T::Integer(r) => fmt_params("Integer", &range_part(&Some(*r)), out),
+        T::Float(r) => fmt_params("Float", &frange_part(r), out),
+        T::String { size, .. } => fmt_params("String", &range_part(size), out),
+        T::Enum(vals, ci) => {
+            let mut p: Vec<String> = vals.iter().map(|v| puppet_quote(v)).collect();
+            if *ci {
+                p.push("true".into());
+            }
+            fmt_params("Enum", &p, out)
+        }
+        T::Pattern(pats) => fmt_params(
+            "Pattern",
+            &pats.iter().map(|p| p.inspect()).collect::<Vec<_>>(),
+            out,
+        ),
+        T::Regexp(p) => fmt_params(
+            "Regexp",
+            &p.iter()
+                .map(|p| Regex::new(p).inspect())
+                .collect::<Vec<_>>(),
+            out,
+        ),
+        T::NotUndef(inner) | T::Optional(inner) => {
+            let name = if matches!(t, T::NotUndef(_)) {
+                "NotUndef"
+            } else {
+                "Optional"
+            };
+            let p = match inner.as_deref() {
+                None | Some(T::Any) if name == "NotUndef" => vec![],
+                None => vec![],
+                Some(T::String { value: Some(v), .. }) => vec![puppet_quote(v)],
+                Some(x) => vec![s(x)],
+            };
+            fmt_params(name, &p, out)
+        }
+        T::Variant(ts) => fmt_params("Variant", &ts.iter().map(s).collect::<Vec<_>>(), out),
+        T::Array(e, size) => {
+            if has_empty_range(size) {
+                out.push_str("Array[0, 0]")
+            } else if **e == T::Any && size.is_none() {
+                out.push_str("Array")
+            } else {
+                let mut p = vec![s(e)];
+                p.extend(range_part(size));
+                fmt_params("Array", &p, out)
+            }
+        }
+        T::Hash(k, v, size) => {
+            if has_empty_range(size) {
+                out.push_str("Hash[0, 0]")
+            } else if **k == T::Any && **v == T::Any && size.is_none() {
+                out.push_str("Hash")
+            } else {
+                let mut p = vec![s(k), s(v)];
+                p.extend(range_part(size));
+                fmt_params("Hash", &p, out)
+            }
+        }
+        T::Tuple(ts, size) => {
+            let mut p: Vec<String> = ts.iter().map(s).collect();
+            p.extend(range_part(size));
+            if ts.is_empty() {
+                out.push_str("Tuple")
+            } else {
+                fmt_params("Tuple", &p, out)
+            }
+        }
+        T::Struct(elems) => {
+            if elems.is_empty() {
+                out.push_str("Struct");
+                return;
+            }
+            let parts: Vec<String> = elems
+                .iter()
+                .map(|e| {
+                    let value_optional = calc::assignable(&e.value, &T::Undef);
+                    let key = if e.optional_key {
+                        if value_optional {
+                            puppet_quote(&e.name)
+                        } else {
+                            format!("Optional[{}]", puppet_quote(&e.name))
+                        }
+                    } else if value_optional {
+                        format!("NotUndef[{}]", puppet_quote(&e.name))
+                    } else {
+                        puppet_quote(&e.name)
+                    };
+                    format!("{} => {}", key, s(&e.value))
+                })
+                .collect();
+            out.push_str("Struct[{");
+            out.push_str(&parts.join(", "));
+            out.push_str("}]");
+        }
+        T::Collection(size) => fmt_params("Collection", &range_part(size), out),
+        T::Iterable(e) => fmt_params("Iterable", &e.iter().map(|x| s(x)).collect::<Vec<_>>(), out),
+        T::Sensitive(e) => {
+            if **e == T::Any {
+                out.push_str("Sensitive")
+            } else {
+                fmt_params("Sensitive", &[s(e)], out)
+            }
+        }
+        T::Timestamp(a, b) | T::Timespan(a, b) => {
+            let name = if matches!(t, T::Timestamp(..)) {
+                "Timestamp"
+            } else {
+                "Timespan"
+            };
+            let mut p = vec![];
+            if a.is_some() || b.is_some() {
+                p.push(a.clone().unwrap_or_else(|| "default".into()));
+                if let Some(b) = b {
+                    if Some(b) != a.as_ref() {
+                        p.push(b.clone());
+                    }
+                }
+            }
+            fmt_params(name, &p, out)
+        }
+        T::SemVer(r) => fmt_params("SemVer", r, out),
+        T::SemVerRange => out.push_str("SemVerRange"),
+        T::Type(e) => fmt_params("Type", &e.iter().map(|x| s(x)).collect::<Vec<_>>(), out),
+        T::Other(name) => out.push_str(name),
+    }
+}
+
+#[cfg(test)]
+mod tests;
