@@ -23,7 +23,7 @@ pub enum DataHash {
 impl Default for DataHash {
     fn default() -> DataHash {
         DataHash::Parsed {
-            map: Map::new(),
+            map: Map::default(),
             invalid: Vec::new(),
         }
     }

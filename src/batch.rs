@@ -37,7 +37,7 @@ impl Record {
     /// The JSON Lines form: `{"node":…,"key":…,"found":true,"value":…}`,
     /// `{"node":…,"key":…,"found":false}` or `{"node":…,"key":…,"error":"…"}`.
     pub fn to_json_line(&self) -> String {
-        let mut m = Map::new();
+        let mut m = Map::default();
         m.insert(Value::str("node"), Value::str(self.node.as_str()));
         m.insert(Value::str("key"), Value::str(self.key.as_str()));
         match &self.outcome {
@@ -54,7 +54,7 @@ impl Record {
         }
         let v = Value::Hash(m);
         crate::render::to_json(&v).unwrap_or_else(|e| {
-            let mut m = Map::new();
+            let mut m = Map::default();
             m.insert(Value::str("node"), Value::str(self.node.as_str()));
             m.insert(Value::str("key"), Value::str(self.key.as_str()));
             m.insert(Value::str("error"), Value::str(e.to_string()));

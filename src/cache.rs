@@ -344,7 +344,7 @@ impl Decoder<'_> {
             }
             T_HASH => {
                 let n = self.u32()? as usize;
-                let mut h = Map::with_capacity(n.min(self.b.len()));
+                let mut h = Map::with_capacity_and_hasher(n.min(self.b.len()), Default::default());
                 for _ in 0..n {
                     let k = self.value()?;
                     let v = self.value()?;
@@ -370,12 +370,12 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(&src, "x").unwrap();
         let stamp = Stamp::of(&std::fs::metadata(&src).unwrap());
-        let mut inner = Map::new();
+        let mut inner = Map::default();
         inner.insert(
             Value::Int(1),
             Value::Array(vec![Value::Null, Value::Bool(true), Value::Float(1.5)]),
         );
-        let mut m = Map::new();
+        let mut m = Map::default();
         m.insert(Value::str("b"), Value::str("é"));
         m.insert(Value::str("a"), Value::Hash(inner.clone()));
         m.insert(Value::Int(7), Value::str("not a string key"));

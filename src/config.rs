@@ -292,13 +292,13 @@ fn s(v: &str) -> Value {
 }
 
 fn default_v5() -> Value {
-    let mut defaults = Map::new();
+    let mut defaults = Map::default();
     defaults.insert(s("datadir"), s("data"));
     defaults.insert(s("data_hash"), s("yaml_data"));
-    let mut entry = Map::new();
+    let mut entry = Map::default();
     entry.insert(s("name"), s("Common"));
     entry.insert(s("path"), s("common.yaml"));
-    let mut m = Map::new();
+    let mut m = Map::default();
     m.insert(s("version"), Value::Int(5));
     m.insert(s("defaults"), Value::Hash(defaults));
     m.insert(s("hierarchy"), Value::Array(vec![Value::Hash(entry)]));
@@ -306,7 +306,7 @@ fn default_v5() -> Value {
 }
 
 fn default_v3() -> Value {
-    let mut m = Map::new();
+    let mut m = Map::default();
     m.insert(s("backends"), Value::Array(vec![s("yaml")]));
     m.insert(
         s("hierarchy"),
@@ -793,7 +793,7 @@ impl Validator<'_> {
             map.insert(s("datadir"), s("data"));
         }
         if matches!(map.get(&s("hierarchy")), None | Some(Value::Null)) {
-            let mut e = Map::new();
+            let mut e = Map::default();
             e.insert(s("name"), s("common"));
             e.insert(s("backend"), s("yaml"));
             map.insert(s("hierarchy"), Value::Array(vec![Value::Hash(e)]));
@@ -898,7 +898,7 @@ impl Validator<'_> {
             }
         }
         if matches!(map.get(&s("deep_merge_options")), None | Some(Value::Null)) {
-            map.insert(s("deep_merge_options"), Value::Hash(Map::new()));
+            map.insert(s("deep_merge_options"), Value::Hash(Map::default()));
         }
         let flat = |v: &Value| -> Vec<Value> {
             match v {
@@ -1041,7 +1041,7 @@ impl Validator<'_> {
         }
         let dmo = match map.get(&s("deep_merge_options")) {
             Some(Value::Hash(h)) => h.clone(),
-            _ => Map::new(),
+            _ => Map::default(),
         };
         cfg.v3_merge = Some(V3Merge {
             behavior: mb,

@@ -129,15 +129,15 @@ impl Session {
             scope,
             settings,
             layers,
-            provider_paths: HashMap::new(),
-            configs: HashMap::new(),
-            entries: HashMap::new(),
+            provider_paths: HashMap::default(),
+            configs: HashMap::default(),
+            entries: HashMap::default(),
             files,
-            local_files: HashMap::new(),
-            lookup_options: HashMap::new(),
+            local_files: HashMap::default(),
+            lookup_options: HashMap::default(),
             global_lookup_options: None,
             env_lookup_options: None,
-            module_default_options: HashMap::new(),
+            module_default_options: HashMap::default(),
             name_stack: Vec::new(),
             top_keys: Vec::new(),
             global_only: false,
@@ -882,9 +882,9 @@ impl Session {
             let options = match &e.options {
                 Some(o) => match self.interpolate(&Value::Hash(o.clone()), false)? {
                     Value::Hash(h) => h,
-                    _ => Map::new(),
+                    _ => Map::default(),
                 },
-                None => Map::new(),
+                None => Map::default(),
             };
             let config_file = cfg
                 .path
@@ -1235,7 +1235,7 @@ impl Session {
                 Ok(Value::Array(out))
             }
             Value::Hash(h) => {
-                let mut out = Map::with_capacity(h.len());
+                let mut out = Map::with_capacity_and_hasher(h.len(), Default::default());
                 for (k, v) in h {
                     let k = self.interpolate(k, allow_methods)?;
                     let v = self.interpolate(v, allow_methods)?;

@@ -304,7 +304,7 @@ impl Explainer {
         if root.children.len() == 1 {
             self.node_hash(root.children[0])
         } else {
-            let mut m = Map::new();
+            let mut m = Map::default();
             if !root.children.is_empty() {
                 m.insert(
                     Value::str("branches"),
@@ -319,7 +319,7 @@ impl Explainer {
         let n = &self.nodes[id];
         let s = Value::str;
         if let Kind::MergeSource(src) = &n.kind {
-            let mut m = Map::new();
+            let mut m = Map::default();
             m.insert(s("type"), s("merge_source"));
             m.insert(s("merge_source"), s(src));
             return Value::Hash(m);
@@ -329,7 +329,7 @@ impl Explainer {
                 return self.node_hash(n.children[0]);
             }
         }
-        let mut m = Map::new();
+        let mut m = Map::default();
         if !n.children.is_empty() {
             m.insert(
                 s("branches"),

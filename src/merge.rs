@@ -409,7 +409,7 @@ impl Hash for Key<'_> {
 }
 
 fn deep_hash(v: &Value) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
+    let mut h = rustc_hash::FxHasher::default();
     match v {
         Value::Array(a) => {
             1u8.hash(&mut h);
@@ -436,7 +436,21 @@ fn uniq(a: Vec<Value>) -> Vec<Value> {
     if a.len() < 2 {
         return a;
     }
-    let mut seen: HashSet<Key<'_>> = HashSet::with_capacity(a.len());
+    // Small arrays (the usual case): comparing beats hashing, and in place allocates nothing.
+    if a.len() <= 16 {
+        let mut a = a;
+        let mut i = 1;
+        while i < a.len() {
+            if a[..i].contains(&a[i]) {
+                a.remove(i);
+            } else {
+                i += 1;
+            }
+        }
+        return a;
+    }
+    let mut seen: HashSet<Key<'_>, rustc_hash::FxBuildHasher> =
+        HashSet::with_capacity_and_hasher(a.len(), Default::default());
     let keep: Vec<bool> = a.iter().map(|v| seen.insert(Key(v))).collect();
     drop(seen);
     a.into_iter()
@@ -444,6 +458,29 @@ fn uniq(a: Vec<Value>) -> Vec<Value> {
         .filter(|(_, k)| *k)
         .map(|(v, _)| v)
         .collect()
+}
+
+/// A value merged into itself under plain options: every array deduplicated (and sorted),
+/// nil and false children left alone.
+fn self_merged_plain(v: Value, sort: bool) -> R<Value> {
+    match v {
+        Value::Hash(mut h) => {
+            for (_, c) in h.iter_mut() {
+                if c.truthy() {
+                    *c = self_merged_plain(take(c), sort)?;
+                }
+            }
+            Ok(Value::Hash(h))
+        }
+        Value::Array(a) => {
+            let mut out = uniq(a);
+            if sort {
+                ruby_sort(&mut out)?;
+            }
+            Ok(Value::Array(out))
+        }
+        other => Ok(other),
+    }
 }
 
 /// Ruby's `a | b`.
@@ -812,14 +849,29 @@ impl Dm<'_> {
         }
     }
 
+    /// No option that makes merging a value into itself do more than dedupe (and sort) its
+    /// arrays.
+    fn plain(&self) -> bool {
+        let o = self.o;
+        o.ko.is_none()
+            && o.unpack_arrays.is_none()
+            && !o.overwrite_arrays
+            && !o.merge_hash_arrays
+            && !o.extend_existing_arrays
+            && !o.preserve_unmergeables
+    }
+
     /// `deep_merge!(v, v.dup)`: the path for a source key that dest lacks (or has nil/false).
     fn merge_dup(&self, v: &mut Value) -> R<Value> {
+        if !self.keep && self.plain() {
+            return self_merged_plain(take(v), self.o.sort_merged_arrays);
+        }
         match v {
             Value::Null => Ok(Value::Null),
             Value::Bool(false) => Ok(Value::Bool(false)),
             Value::Hash(h) => {
                 // A shallow dup: each child is merged into itself.
-                let mut out = Map::with_capacity(h.len());
+                let mut out = Map::with_capacity_and_hasher(h.len(), Default::default());
                 for (k, c) in h.iter_mut() {
                     let nv = if c.truthy() {
                         self.merge_self(c)?
@@ -999,7 +1051,7 @@ fn delete_all(a: &mut Vec<Value>, item: &Value) {
 fn clear_or_nil(v: Value) -> Value {
     match v {
         Value::Array(_) => Value::Array(Vec::new()),
-        Value::Hash(_) => Value::Hash(Map::new()),
+        Value::Hash(_) => Value::Hash(Map::default()),
         Value::String(_) => Value::str(""),
         _ => Value::Null,
     }
@@ -2098,7 +2150,7 @@ mod tests {
                 return Value::Array(a);
             }
             if self.eat("{") {
-                let mut h = Map::new();
+                let mut h = Map::default();
                 while !self.eat("}") {
                     let k = self.value();
                     assert!(self.eat("=>"));
@@ -2550,16 +2602,16 @@ true	new	=>	ERR raw "Unknown merge strategy: 'true'"
     }
 
     fn level(i: usize, n: usize) -> Value {
-        let mut h = Map::new();
+        let mut h = Map::default();
         for j in 0..n {
-            let mut inner = Map::new();
+            let mut inner = Map::default();
             inner.insert(
                 Value::str("x"),
                 Value::Array(vec![Value::Int(j as i64), Value::Int(i as i64)]),
             );
-            let mut deeper = Map::new();
+            let mut deeper = Map::default();
             deeper.insert(Value::str("z"), Value::String(format!("v{i}")));
-            let mut d4 = Map::new();
+            let mut d4 = Map::default();
             d4.insert(Value::str("w"), Value::Hash(deeper));
             inner.insert(Value::str("y"), Value::Hash(d4));
             h.insert(Value::String(format!("k{j}")), Value::Hash(inner));

@@ -63,7 +63,7 @@ fn parse_merge(args: &Args) -> Result<Option<MergeStrategy>, Error> {
         )));
     }
     // The merge hash exactly as Puppet's CLI builds it (its order shows in --explain).
-    let mut h = Map::new();
+    let mut h = Map::default();
     h.insert(Value::str("strategy"), Value::str(m));
     if !matches!(m, "first" | "unique" | "hash") {
         h.insert(
@@ -147,7 +147,7 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
         }
         None => {
             // Puppet would ask Facter or PuppetDB; we only know the node's name.
-            let mut m = Map::new();
+            let mut m = Map::default();
             if let Some(n) = &args.node {
                 m.insert(Value::str("clientcert"), Value::str(n.as_str()));
             }

@@ -29,7 +29,7 @@ impl Scope {
     /// Builds the scope for a node from its facts, as `generate_scope` does: every fact is a
     /// top-scope variable, plus `$facts`, `$trusted`, `$environment`, and `$name`/`$title`.
     pub fn from_facts(facts: Map, environment: &str) -> Scope {
-        let mut vars: IndexMap<String, Value> = IndexMap::new();
+        let mut vars: IndexMap<String, Value> = IndexMap::default();
         for (k, v) in &facts {
             if let Value::String(k) = k {
                 vars.insert(k.clone(), v.clone());
@@ -86,13 +86,13 @@ fn trusted_from_facts(facts: &Map) -> Value {
         },
         _ => (Value::Null, Value::Null),
     };
-    let mut t = Map::new();
+    let mut t = Map::default();
     t.insert(Value::str("authenticated"), Value::str("local"));
     t.insert(Value::str("certname"), certname);
-    t.insert(Value::str("extensions"), Value::Hash(Map::new()));
+    t.insert(Value::str("extensions"), Value::Hash(Map::default()));
     t.insert(Value::str("hostname"), hostname);
     t.insert(Value::str("domain"), domain);
-    t.insert(Value::str("external"), Value::Hash(Map::new()));
+    t.insert(Value::str("external"), Value::Hash(Map::default()));
     Value::Hash(t)
 }
 
@@ -193,7 +193,7 @@ mod tests {
 
     #[test]
     fn trusted_without_clientcert_has_nil_certname() {
-        let s = Scope::from_facts(Map::new(), "production");
+        let s = Scope::from_facts(Map::default(), "production");
         assert_eq!(
             s.get("trusted").unwrap().get("certname"),
             Some(&Value::Null)
@@ -202,10 +202,10 @@ mod tests {
 
     #[test]
     fn complete_trusted_hash_is_used_verbatim() {
-        let mut t = Map::new();
+        let mut t = Map::default();
         t.insert(Value::str("authenticated"), Value::str("remote"));
         t.insert(Value::str("certname"), Value::str("x"));
-        t.insert(Value::str("extensions"), Value::Hash(Map::new()));
+        t.insert(Value::str("extensions"), Value::Hash(Map::default()));
         let s = Scope::from_facts(facts(&[("trusted", Value::Hash(t.clone()))]), "production");
         assert_eq!(s.get("trusted"), Some(&Value::Hash(t)));
     }

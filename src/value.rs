@@ -4,7 +4,7 @@ use indexmap::IndexMap;
 use std::hash::{Hash, Hasher};
 
 /// An ordered hash, as Ruby's: insertion order is kept and observable.
-pub type Map = IndexMap<Value, Value>;
+pub type Map = IndexMap<Value, Value, rustc_hash::FxBuildHasher>;
 
 /// A Puppet value (Ruby object) that lookups can produce.
 #[derive(Clone, Debug)]
@@ -156,7 +156,7 @@ mod tests {
 
     #[test]
     fn str_key_finds_string_keys_only() {
-        let mut m = Map::new();
+        let mut m = Map::default();
         m.insert(Value::str("a"), Value::Int(1));
         m.insert(Value::Int(1), Value::Int(2));
         assert_eq!(m.get(&StrKey("a")), Some(&Value::Int(1)));

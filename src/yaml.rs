@@ -408,7 +408,7 @@ impl Node {
             value,
             kind,
             taint: None,
-            entries: IndexMap::new(),
+            entries: IndexMap::default(),
             items: Vec::new(),
             symbol: false,
             str_tag: false,
@@ -618,8 +618,8 @@ impl Builder {
         let anchor = self.new_anchor(anchor);
         let kind = if omap {
             FrameKind::Omap {
-                map: Map::new(),
-                taints: IndexMap::new(),
+                map: Map::default(),
+                taints: IndexMap::default(),
             }
         } else {
             FrameKind::Seq {
@@ -662,8 +662,8 @@ impl Builder {
         }
         let anchor = self.new_anchor(anchor);
         let kind = FrameKind::Map {
-            map: Map::new(),
-            taints: IndexMap::new(),
+            map: Map::default(),
+            taints: IndexMap::default(),
             key: None,
             special,
         };
@@ -712,7 +712,7 @@ impl Builder {
                         str_members(&map, &v, frame.mark)?;
                     }
                     if special == MapTag::Ivars && !matches!(v, Value::Hash(_)) {
-                        v = Value::Hash(Map::new());
+                        v = Value::Hash(Map::default());
                     }
                     let taint = taints.get(&Value::str(name)).copied();
                     Node {
@@ -855,7 +855,8 @@ fn insert_pair(map: &mut Map, taints: &mut IndexMap<Value, Taint>, key: Node, va
             Kind::Seq => {
                 if let Value::Array(items) = &val.value {
                     if items.iter().all(|i| matches!(i, Value::Hash(_))) {
-                        let mut merged: IndexMap<Value, (Value, Option<Taint>)> = IndexMap::new();
+                        let mut merged: IndexMap<Value, (Value, Option<Taint>)> =
+                            IndexMap::default();
                         for (idx, item) in items.iter().enumerate().rev() {
                             let et = val.items.iter().find(|(i, _)| *i == idx).map(|(_, e)| e);
                             if let Value::Hash(h) = item {

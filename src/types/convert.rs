@@ -484,7 +484,7 @@ fn to_hash(v: Value) -> Result<Value, String> {
             let pairs = !a.is_empty()
                 && a.iter()
                     .all(|e| matches!(e, Value::Array(p) if p.len() == 2));
-            let mut h = crate::value::Map::new();
+            let mut h = crate::value::Map::default();
             if pairs {
                 for e in a {
                     if let Value::Array(mut p) = e {

@@ -14,7 +14,7 @@ fn json(v: &serde_json::Value) -> Value {
         serde_json::Value::String(s) => Value::String(s.clone()),
         serde_json::Value::Array(a) => Value::Array(a.iter().map(json).collect()),
         serde_json::Value::Object(o) => {
-            let mut m = Map::new();
+            let mut m = Map::default();
             for (k, x) in o {
                 m.insert(Value::String(k.clone()), json(x));
             }
