@@ -147,3 +147,43 @@ pub struct Args {
     #[arg(long, value_name = "DIR", hide = true)]
     pub rundir: Option<PathBuf>,
 }
+
+/// Puppet's option parser takes the word after an option as its value even when it is `--`
+/// (`--knock-out-prefix --` is the usual spelling); clap would end the options there.
+pub fn normalize(args: impl IntoIterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let mut out: Vec<std::ffi::OsString> = Vec::new();
+    let mut it = args.into_iter().peekable();
+    while let Some(a) = it.next() {
+        let takes_value = matches!(
+            a.to_str(),
+            Some("--knock-out-prefix" | "--knock_out_prefix" | "--default")
+        );
+        if takes_value && it.peek().is_some_and(|n| n == "--") {
+            let mut joined = a.clone();
+            joined.push("=--");
+            it.next();
+            out.push(joined);
+        } else {
+            out.push(a);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn double_dash_as_a_value() {
+        let v = |xs: &[&str]| xs.iter().map(std::ffi::OsString::from).collect::<Vec<_>>();
+        assert_eq!(
+            normalize(v(&["x", "--knock-out-prefix", "--", "k"])),
+            v(&["x", "--knock-out-prefix=--", "k"])
+        );
+        assert_eq!(normalize(v(&["--", "k"])), v(&["--", "k"]));
+        let a = Args::try_parse_from(normalize(v(&["hl", "--merge", "deep", "--knock-out-prefix", "--", "k"]))).unwrap();
+        assert_eq!(a.knock_out_prefix.as_deref(), Some("--"));
+        assert_eq!(a.keys, ["k"]);
+    }
+}

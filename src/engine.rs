@@ -642,8 +642,10 @@ impl Session {
                         |s| -> Result<Option<CompiledOptions>> {
                             match s.provider_key_lookup(&id, &lo, &MergeStrategy::Hash, true)? {
                                 Some(v) => {
-                                    let m = validate_lookup_options(v, Some(&module))?;
-                                    Ok(Some(compile_patterns(m)?))
+                                    match validate_lookup_options(v, Some(&module))? {
+                                        Some(m) => Ok(Some(compile_patterns(m)?)),
+                                        None => Ok(None),
+                                    }
                                 }
                                 None => Ok(None),
                             }
@@ -1077,7 +1079,7 @@ impl Session {
                     return Err(Error::Puppet(format!(
                         "Value for key '{root}', in hash returned from data_hash function '{f}', when using location '{}', has wrong type, expects Puppet::LookupValue, got {}",
                         loc.location,
-                        crate::types::infer(&value)
+                        crate::types::infer_reduced(&value)
                     )));
                 }
                 if let Some(class) = hash.invalid_class(root) {
@@ -1139,8 +1141,8 @@ impl Session {
                         slot.insert(opts.clone().map(compile_patterns).transpose()?);
                     }
                     let lo = LookupKey::parse(LOOKUP_OPTIONS)?;
-                    if let Some(v) = s.lookup_in_module(&lo, &strategy)? {
-                        let module_opts = validate_lookup_options(v, Some(m))?;
+                    let found = s.lookup_in_module(&lo, &strategy)?;
+                    if let Some(module_opts) = found.map(|v| validate_lookup_options(v, Some(m))).transpose()?.flatten() {
                         opts = match opts {
                             None => Some(module_opts),
                             Some(ge) => {
@@ -1184,7 +1186,7 @@ impl Session {
         }
         let lo = LookupKey::parse(LOOKUP_OPTIONS)?;
         let g = match self.lookup_global(&lo, strategy)? {
-            Some(v) => Some(validate_lookup_options(v, None)?),
+            Some(v) => validate_lookup_options(v, None)?,
             None => None,
         };
         self.global_lookup_options = Some(g.clone());
@@ -1198,7 +1200,7 @@ impl Session {
         let global = self.global_lookup_options(strategy)?;
         let lo = LookupKey::parse(LOOKUP_OPTIONS)?;
         let env_only = match self.lookup_in_environment(&lo, strategy)? {
-            Some(v) => Some(validate_lookup_options(v, None)?),
+            Some(v) => validate_lookup_options(v, None)?,
             None => None,
         };
         let merged = match (global, env_only) {
@@ -1399,7 +1401,11 @@ fn rich_data(v: &Value) -> bool {
     }
 }
 
-fn validate_lookup_options(v: Value, module: Option<&str>) -> Result<Map> {
+/// `validate_lookup_options`: nil means no options; anything else must be a hash.
+fn validate_lookup_options(v: Value, module: Option<&str>) -> Result<Option<Map>> {
+    if v.is_null() {
+        return Ok(None);
+    }
     let Value::Hash(h) = v else {
         return Err(Error::lookup("value of lookup_options must be a hash"));
     };
@@ -1420,7 +1426,7 @@ fn validate_lookup_options(v: Value, module: Option<&str>) -> Result<Map> {
             }
         }
     }
-    Ok(h)
+    Ok(Some(h))
 }
 
 fn compile_patterns(options: Map) -> Result<CompiledOptions> {
@@ -1428,9 +1434,7 @@ fn compile_patterns(options: Map) -> Result<CompiledOptions> {
     for (k, v) in options {
         match &k {
             Value::String(s) if s.starts_with('^') => {
-                let re = regex::Regex::new(s).map_err(|e| {
-                    Error::run(format!("invalid lookup_options pattern /{s}/: {e}"))
-                })?;
+                let re = crate::merge::ruby_pattern(s).map_err(Error::run)?;
                 c.patterns.push((re, v));
             }
             _ => {

@@ -8,7 +8,7 @@ use std::io::Write;
 
 fn main() {
     // Broken pipes end the program quietly, like `puppet lookup | head`.
-    let args = match cli::Args::try_parse() {
+    let args = match cli::Args::try_parse_from(cli::normalize(std::env::args_os())) {
         Ok(a) => a,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };

@@ -1108,13 +1108,21 @@ fn ruby_split(s: &str, sep: &str) -> Vec<String> {
     parts
 }
 
-/// `%r{^#{prefix}}` as a regex-crate pattern (Ruby's `^` matches at every line start). Errors
-/// carry Ruby's message for the mistakes a prefix is likely to contain.
+/// `%r{^#{prefix}}` as a regex-crate pattern.
 fn ruby_regex(prefix: &str) -> Result<Regex, String> {
-    let ruby_err = |what: &str| Err(format!("{what}: /^{prefix}/"));
-    let chars: Vec<char> = prefix.chars().collect();
-    // `(?:^)` so that a leading quantifier applies to the anchor, as in Ruby (`/^+x/`).
-    let mut out = String::from("(?m)(?:^)");
+    ruby_pattern(&format!("^{prefix}"))
+}
+
+/// A Ruby regexp source as a regex-crate pattern (Ruby's `^`/`$` match at every line start
+/// and end). Errors carry Ruby's message for the mistakes a pattern is likely to contain.
+pub(crate) fn ruby_pattern(pattern: &str) -> Result<Regex, String> {
+    let ruby_err = |what: &str| Err(format!("{what}: /{pattern}/"));
+    let (mut out, body) = match pattern.strip_prefix('^') {
+        // `(?:^)` so that a leading quantifier applies to the anchor, as in Ruby (`/^+x/`).
+        Some(rest) => (String::from("(?m)(?:^)"), rest),
+        None => (String::from("(?m)"), pattern),
+    };
+    let chars: Vec<char> = body.chars().collect();
     let (mut depth, mut in_class, mut i) = (0i32, false, 0usize);
     while let Some(&c) = chars.get(i) {
         let at_start = i == 0;
@@ -1188,7 +1196,7 @@ fn ruby_regex(prefix: &str) -> Result<Regex, String> {
     if depth > 0 {
         return ruby_err("end pattern with unmatched parenthesis");
     }
-    Regex::new(&out).map_err(|e| format!("invalid pattern: /^{prefix}/ ({e})"))
+    Regex::new(&out).map_err(|e| format!("invalid pattern: /{pattern}/ ({e})"))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -748,3 +748,126 @@ fn fmt_type(t: &Type, out: &mut String) {
 
 #[cfg(test)]
 mod tests;
+
+/// `TypeCalculator#infer` (Puppet's own, as `validate_data_value` names a rejected value):
+/// containers get the common type of their elements (`reduce_type`) and their size.
+pub fn infer_reduced(v: &Value) -> Type {
+    match v {
+        Value::Array(a) if a.is_empty() => Type::array_empty(),
+        Value::Array(a) => Type::Array(
+            Box::new(reduce_types(a.iter().map(infer_reduced))),
+            Some(Range::exact(len_i64(a.len()))),
+        ),
+        Value::Hash(h) if h.is_empty() => Type::hash_empty(),
+        Value::Hash(h) => Type::Hash(
+            Box::new(reduce_types(h.keys().map(infer_reduced))),
+            Box::new(reduce_types(h.values().map(infer_reduced))),
+            Some(Range::exact(len_i64(h.len()))),
+        ),
+        Value::Sensitive(inner) => Type::Sensitive(Box::new(infer_reduced(inner))),
+        v => infer(v),
+    }
+}
+
+fn reduce_types(ts: impl Iterator<Item = Type>) -> Type {
+    let mut memo: Option<Type> = None;
+    for t in ts {
+        memo = Some(match memo {
+            None => t,
+            Some(m) => common_type(m, t),
+        });
+    }
+    memo.unwrap_or(Type::Unit)
+}
+
+/// `TypeCalculator#common_type` for the types data values infer to.
+fn common_type(t1: Type, t2: Type) -> Type {
+    use Type as T;
+    // `is_pnil?` counts Undef as no type at all.
+    if matches!(t1, T::Unit | T::Undef) {
+        return t2;
+    }
+    if matches!(t2, T::Unit | T::Undef) {
+        return t1;
+    }
+    if calc::assignable(&t1, &t2) {
+        return t1;
+    }
+    if calc::assignable(&t2, &t1) {
+        return t2;
+    }
+    let sorted_union = |a: &[String], b: &[String]| {
+        let mut v: Vec<String> = a.to_vec();
+        for x in b {
+            if !v.contains(x) {
+                v.push(x.clone());
+            }
+        }
+        v.sort();
+        v
+    };
+    match (&t1, &t2) {
+        (T::Array(e1, _), T::Array(e2, _)) => {
+            return T::Array(Box::new(common_type((**e1).clone(), (**e2).clone())), None)
+        }
+        (T::Hash(k1, v1, _), T::Hash(k2, v2, _)) => {
+            return T::Hash(
+                Box::new(common_type((**k1).clone(), (**k2).clone())),
+                Box::new(common_type((**v1).clone(), (**v2).clone())),
+                None,
+            )
+        }
+        (T::Integer(a), T::Integer(b)) => {
+            let from = match (a.from, b.from) {
+                (Some(x), Some(y)) => Some(x.min(y)),
+                _ => None,
+            };
+            let to = match (a.to, b.to) {
+                (Some(x), Some(y)) => Some(x.max(y)),
+                _ => None,
+            };
+            return T::Integer(Range::new(from, to));
+        }
+        (T::Float(a), T::Float(b)) => {
+            let from = match (a.from, b.from) {
+                (Some(x), Some(y)) => Some(x.min(y)),
+                _ => None,
+            };
+            let to = match (a.to, b.to) {
+                (Some(x), Some(y)) => Some(x.max(y)),
+                _ => None,
+            };
+            return T::Float(FRange { from, to });
+        }
+        (T::String { value: v1, .. }, T::String { value: v2, .. }) => {
+            return match (v1, v2) {
+                (Some(a), Some(b)) => T::Enum(sorted_union(&[a.clone()], &[b.clone()]), false),
+                _ => T::String { size: None, value: None },
+            }
+        }
+        (T::String { value, .. }, T::Enum(vals, _)) | (T::Enum(vals, _), T::String { value, .. }) => {
+            return match value {
+                Some(s) => T::Enum(sorted_union(vals, &[s.clone()]), false),
+                None => T::Enum(Vec::new(), false),
+            }
+        }
+        (T::Enum(a, _), T::Enum(b, _)) => return T::Enum(sorted_union(a, b), false),
+        (T::Variant(a), T::Variant(b)) => {
+            let mut v = a.clone();
+            for x in b {
+                if !v.contains(x) {
+                    v.push(x.clone());
+                }
+            }
+            return T::Variant(v);
+        }
+        _ => {}
+    }
+    let both = |t: &Type| calc::assignable(t, &t1) && calc::assignable(t, &t2);
+    for general in [T::Numeric, T::ScalarData, T::Scalar, T::Data, T::RichData] {
+        if both(&general) {
+            return general;
+        }
+    }
+    T::Any
+}
