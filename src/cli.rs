@@ -182,7 +182,15 @@ mod tests {
             v(&["x", "--knock-out-prefix=--", "k"])
         );
         assert_eq!(normalize(v(&["--", "k"])), v(&["--", "k"]));
-        let a = Args::try_parse_from(normalize(v(&["hl", "--merge", "deep", "--knock-out-prefix", "--", "k"]))).unwrap();
+        let a = Args::try_parse_from(normalize(v(&[
+            "hl",
+            "--merge",
+            "deep",
+            "--knock-out-prefix",
+            "--",
+            "k",
+        ])))
+        .unwrap();
         assert_eq!(a.knock_out_prefix.as_deref(), Some("--"));
         assert_eq!(a.keys, ["k"]);
     }

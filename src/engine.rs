@@ -98,11 +98,14 @@ pub struct Session {
     top_keys: Vec<String>,
     /// Hiera 3 data confines nested lookups to the global layer.
     global_only: bool,
+    /// Variables are read through Hiera 3's scope (a version 3 global layer is searching).
+    v3_scope: bool,
     /// A local variable set while a mapped_paths template is interpolated.
     local_var: Option<(String, Value)>,
     /// Interpolating hierarchy locations: undefined variables warn (Puppet 8, PUP-11751).
     in_location: bool,
-    /// The module whose lookup_options are being searched (the invocation's module).
+    /// The module of the current invocation: the key's, which the search for its
+    /// lookup_options also uses.
     lookup_options_module: Option<String>,
     ex: Option<Explainer>,
     warnings: Vec<String>,
@@ -141,6 +144,7 @@ impl Session {
             name_stack: Vec::new(),
             top_keys: Vec::new(),
             global_only: false,
+            v3_scope: false,
             local_var: None,
             in_location: false,
             lookup_options_module: None,
@@ -301,7 +305,9 @@ impl Session {
         }
         let lk = LookupKey::parse(key)?;
         self.top_keys.push(lk.key.clone());
+        let saved = std::mem::replace(&mut self.lookup_options_module, lk.module_name.clone());
         let r = self.adapter_lookup_key(&lk, merge);
+        self.lookup_options_module = saved;
         self.top_keys.pop();
         r
     }
@@ -513,7 +519,7 @@ impl Session {
             self.report_not_found(&lk.key);
             return Ok(None);
         }
-        let r = self.provider_key_lookup(&ProviderId::Global, lk, strategy, false);
+        let r = self.global_provider_lookup(lk, strategy);
         r.map_err(|e| match e {
             Error::Lookup {
                 message,
@@ -524,6 +530,42 @@ impl Session {
             }
             other => other,
         })
+    }
+
+    /// `GlobalDataProvider#unchecked_key_lookup`: a Hiera 3 configuration runs in Hiera 3's
+    /// scope and, unless the environment has a version 5 configuration, confines nested
+    /// lookups to the global layer.
+    fn global_provider_lookup(
+        &mut self,
+        lk: &LookupKey,
+        strategy: &MergeStrategy,
+    ) -> Result<Option<Value>> {
+        let v3 = !self.v3_scope
+            && match self.provider_path(&ProviderId::Global)? {
+                Some(p) => self
+                    .config_at(&ProviderId::Global, &p)
+                    .is_ok_and(|c| c.version == 3),
+                None => false,
+            };
+        if !v3 {
+            return self.provider_key_lookup(&ProviderId::Global, lk, strategy, false);
+        }
+        let saved = (self.v3_scope, self.global_only);
+        self.v3_scope = true;
+        if !self.global_only && !self.has_environment_v5()? {
+            self.global_only = true;
+        }
+        let r = self.provider_key_lookup(&ProviderId::Global, lk, strategy, false);
+        (self.v3_scope, self.global_only) = saved;
+        r
+    }
+
+    /// `LookupAdapter#has_environment_data_provider?`: an environment layer of version 5.
+    fn has_environment_v5(&mut self) -> Result<bool> {
+        match self.provider_path(&ProviderId::Environment)? {
+            Some(p) => Ok(self.config_at(&ProviderId::Environment, &p)?.version >= 5),
+            None => Ok(false),
+        }
     }
 
     fn lookup_in_environment(
@@ -641,12 +683,10 @@ impl Session {
                         || Kind::Scope(format!("Searching for \"{LOOKUP_OPTIONS}\"")),
                         |s| -> Result<Option<CompiledOptions>> {
                             match s.provider_key_lookup(&id, &lo, &MergeStrategy::Hash, true)? {
-                                Some(v) => {
-                                    match validate_lookup_options(v, Some(&module))? {
-                                        Some(m) => Ok(Some(compile_patterns(m)?)),
-                                        None => Ok(None),
-                                    }
-                                }
+                                Some(v) => match validate_lookup_options(v, Some(&module))? {
+                                    Some(m) => Ok(Some(compile_patterns(m)?)),
+                                    None => Ok(None),
+                                },
                                 None => Ok(None),
                             }
                         },
@@ -770,8 +810,10 @@ impl Session {
         };
         if default_hierarchy {
             let cfg = self.config_at(id, &path)?;
-            let entries = self.entries_of(id, &cfg, true)?;
-            return self.entries_lookup(&entries, lk, strategy);
+            if self.entries_of(id, &cfg, true)?.is_empty() {
+                self.report_not_found(&lk.key);
+                return Ok(None);
+            }
         }
         let name = Self::provider_name(id, None);
         let module = match id {
@@ -794,7 +836,7 @@ impl Session {
                     }
                 }
                 let cfg = cfg?;
-                let entries = s.entries_of(id, &cfg, false)?;
+                let entries = s.entries_of(id, &cfg, default_hierarchy)?;
                 if entries.is_empty() {
                     s.report_not_found(&lk.key);
                     return Ok(None);
@@ -1142,7 +1184,11 @@ impl Session {
                     }
                     let lo = LookupKey::parse(LOOKUP_OPTIONS)?;
                     let found = s.lookup_in_module(&lo, &strategy)?;
-                    if let Some(module_opts) = found.map(|v| validate_lookup_options(v, Some(m))).transpose()?.flatten() {
+                    if let Some(module_opts) = found
+                        .map(|v| validate_lookup_options(v, Some(m)))
+                        .transpose()?
+                        .flatten()
+                    {
                         opts = match opts {
                             None => Some(module_opts),
                             Some(ge) => {
@@ -1312,7 +1358,14 @@ impl Session {
     /// `%{lookup('k')}`, `%{hiera('k')}`, `%{alias('k')}`: a full lookup with default ''.
     fn global_lookup(&mut self, key: &str) -> Result<Value> {
         let keys = [key.to_string()];
-        match self.lookup(&keys, None)? {
+        // A nested lookup that may leave the global layer leaves Hiera 3's scope too.
+        let saved = self.v3_scope;
+        if !self.global_only {
+            self.v3_scope = false;
+        }
+        let r = self.lookup(&keys, None);
+        self.v3_scope = saved;
+        match r? {
             Outcome::Found(v) => Ok(v),
             Outcome::NotFound => Ok(Value::str("")),
         }
@@ -1331,6 +1384,20 @@ impl Session {
                     _ => None,
                 };
                 let found = local.or_else(|| s.scope.get(&root).cloned());
+                // Hiera 3's scope (`Hiera::Scope`): the calling_* variables exist (empty for
+                // `puppet lookup`), and empty strings read as nil.
+                let found = match found {
+                    _ if s.v3_scope
+                        && matches!(
+                            root.as_str(),
+                            "calling_module" | "calling_class" | "calling_class_path"
+                        ) =>
+                    {
+                        Some(Value::Null)
+                    }
+                    Some(Value::String(e)) if s.v3_scope && e.is_empty() => Some(Value::Null),
+                    other => other,
+                };
                 match found {
                     Some(v) => {
                         s.report_found(&root, &v);

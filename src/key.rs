@@ -141,7 +141,14 @@ impl LookupKey {
         let mut segs = split_key(key)
             .map_err(|_| crate::error::Error::lookup(format!("Syntax error in key: '{key}'")))?;
         let root = segs.remove(0).to_string();
-        let module_name = root.find("::").map(|i| root[..i].to_string());
+        // Ruby's `root[0..i-1]`: for a leading `::` that is the whole key.
+        let module_name = root.find("::").map(|i| {
+            if i == 0 {
+                root.clone()
+            } else {
+                root[..i].to_string()
+            }
+        });
         Ok(LookupKey {
             key: key.to_string(),
             root,

@@ -842,10 +842,14 @@ fn common_type(t1: Type, t2: Type) -> Type {
         (T::String { value: v1, .. }, T::String { value: v2, .. }) => {
             return match (v1, v2) {
                 (Some(a), Some(b)) => T::Enum(sorted_union(&[a.clone()], &[b.clone()]), false),
-                _ => T::String { size: None, value: None },
+                _ => T::String {
+                    size: None,
+                    value: None,
+                },
             }
         }
-        (T::String { value, .. }, T::Enum(vals, _)) | (T::Enum(vals, _), T::String { value, .. }) => {
+        (T::String { value, .. }, T::Enum(vals, _))
+        | (T::Enum(vals, _), T::String { value, .. }) => {
             return match value {
                 Some(s) => T::Enum(sorted_union(vals, &[s.clone()]), false),
                 None => T::Enum(Vec::new(), false),
