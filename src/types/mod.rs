@@ -841,7 +841,7 @@ fn common_type(t1: Type, t2: Type) -> Type {
         }
         (T::String { value: v1, .. }, T::String { value: v2, .. }) => {
             return match (v1, v2) {
-                (Some(a), Some(b)) => T::Enum(sorted_union(&[a.clone()], &[b.clone()]), false),
+                (Some(a), Some(b)) => T::Enum(sorted_union(std::slice::from_ref(a), std::slice::from_ref(b)), false),
                 _ => T::String {
                     size: None,
                     value: None,
@@ -851,7 +851,7 @@ fn common_type(t1: Type, t2: Type) -> Type {
         (T::String { value, .. }, T::Enum(vals, _))
         | (T::Enum(vals, _), T::String { value, .. }) => {
             return match value {
-                Some(s) => T::Enum(sorted_union(vals, &[s.clone()]), false),
+                Some(s) => T::Enum(sorted_union(vals, std::slice::from_ref(s)), false),
                 None => T::Enum(Vec::new(), false),
             }
         }
