@@ -1,5 +1,11 @@
-//! Data providers' backend functions: `yaml_data` and `json_data` (data_hash), with each
-//! file read and parsed at most once per process.
+//! Data providers' backend functions: `yaml_data`, `json_data` and `hocon_data`
+//! (data_hash), `eyaml_lookup_key`, the external `command` backend and embedders' own
+//! backends, with each data file read and parsed at most once per process.
+
+pub mod command;
+pub mod custom;
+pub mod eyaml;
+pub mod hocon;
 
 use crate::error::{Error, Result};
 use crate::scope::Strict;

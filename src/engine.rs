@@ -109,6 +109,8 @@ pub struct Session {
     lookup_options_module: Option<String>,
     ex: Option<Explainer>,
     warnings: Vec<String>,
+    /// Backends registered by an embedding program.
+    backends: crate::backend::custom::Backends,
 }
 
 impl Session {
@@ -150,7 +152,13 @@ impl Session {
             lookup_options_module: None,
             ex,
             warnings: Vec::new(),
+            backends: Default::default(),
         }
+    }
+
+    /// Makes embedders' backends available to hierarchy entries naming them.
+    pub fn set_backends(&mut self, backends: crate::backend::custom::Backends) {
+        self.backends = backends;
     }
 
     pub fn scope(&self) -> &Scope {
@@ -1054,7 +1062,7 @@ impl Session {
             |s| -> Result<Option<Value>> {
                 match &e.locations {
                     None => {
-                        let r = s.call_function(e, None, &lk.root)?;
+                        let r = s.call_function(e, None, lk)?;
                         Ok(r)
                     }
                     Some(locs) => {
@@ -1069,7 +1077,7 @@ impl Session {
                                 },
                                 |s| {
                                     if loc.exists {
-                                        s.call_function(e, Some(loc), &lk.root)
+                                        s.call_function(e, Some(loc), lk)
                                     } else {
                                         if let Some(ex) = s.ex.as_mut() {
                                             ex.location_not_found();
@@ -1085,62 +1093,178 @@ impl Session {
         )
     }
 
+    /// The options a backend function receives: the entry's, plus `path` or `uri`.
+    fn function_options(e: &ResolvedEntry, loc: Option<&ResolvedLocation>) -> Map {
+        let mut o = e.options.clone();
+        if let Some(l) = loc {
+            let k = if l.uri { "uri" } else { "path" };
+            o.insert(Value::str(k), Value::str(l.location.as_str()));
+        }
+        o
+    }
+
+    /// The parsed hash of a data file (once per session; once per process behind that).
+    fn load_data(&mut self, function: &str, path: &str) -> Result<Arc<DataHash>> {
+        if let Some(r) = self.local_files.get(path) {
+            return r.clone();
+        }
+        let r = self
+            .files
+            .data_hash(function, path, self.settings.strict, &mut self.warnings);
+        self.local_files.insert(path.to_string(), r.clone());
+        r
+    }
+
+    /// One hierarchy entry's backend function at one location (`None`: not found).
     fn call_function(
         &mut self,
         e: &ResolvedEntry,
         loc: Option<&ResolvedLocation>,
-        root: &str,
+        lk: &LookupKey,
     ) -> Result<Option<Value>> {
         let f = e.entry.function.as_str();
-        match (e.entry.kind, f) {
-            (FunctionKind::DataHash, "yaml_data" | "json_data") => {
-                let Some(loc) = loc.filter(|l| !l.uri) else {
-                    // Puppet's function dispatcher raises an ArgumentError: not wrapped.
-                    return Err(Error::run(format!(
-                        "'{f}' one of 'path', 'paths' 'glob', 'globs' or 'mapped_paths' must be declared in hiera.yaml when using this data_hash function"
-                    )));
-                };
-                let hash = match self.local_files.get(&loc.location) {
-                    Some(r) => r.clone()?,
-                    None => {
-                        let r = self.files.data_hash(
-                            f,
-                            &loc.location,
-                            self.settings.strict,
-                            &mut self.warnings,
-                        );
-                        self.local_files.insert(loc.location.clone(), r.clone());
-                        r?
+        let root = lk.root.as_str();
+        let path = loc.filter(|l| !l.uri).map(|l| l.location.clone());
+        // Puppet's function dispatcher raises an ArgumentError (not wrapped) without a path.
+        let missing_path = |kind: &str, sep: &str| {
+            Error::run(format!(
+                "'{f}'{sep} one of 'path', 'paths' 'glob', 'globs' or 'mapped_paths' must be declared in hiera.yaml when using this {kind} function"
+            ))
+        };
+        let not_found = || {
+            Error::issue(format!(
+                "Unable to find '{}' function named '{f}' (file: {})",
+                e.entry.kind.tag(),
+                e.config_file
+            ))
+        };
+        let location_name = loc.map(|l| l.location.clone()).unwrap_or_default();
+        let value = match e.entry.kind {
+            FunctionKind::DataHash => {
+                let hash = if matches!(f, "yaml_data" | "json_data" | "hocon_data") {
+                    let Some(path) = path else {
+                        return Err(missing_path("data_hash", ""));
+                    };
+                    self.load_data(f, &path)?
+                } else if let Some(b) = self.backends.data_hash(f).cloned() {
+                    let cache_key = format!("{f}\0{location_name}");
+                    match self.local_files.get(&cache_key) {
+                        Some(r) => r.clone()?,
+                        None => {
+                            let r = b
+                                .data_hash(&Self::function_options(e, loc))
+                                .map(|map| {
+                                    Arc::new(DataHash::Parsed {
+                                        map,
+                                        invalid: Vec::new(),
+                                    })
+                                })
+                                .map_err(Error::lookup);
+                            self.local_files.insert(cache_key, r.clone());
+                            r?
+                        }
                     }
+                } else {
+                    return Err(not_found());
                 };
                 let Some(value) = hash.get(root) else {
                     self.report_not_found(root);
                     return Ok(None);
                 };
-                if !rich_data(&value) {
-                    return Err(Error::Puppet(format!(
-                        "Value for key '{root}', in hash returned from data_hash function '{f}', when using location '{}', has wrong type, expects Puppet::LookupValue, got {}",
-                        loc.location,
-                        crate::types::infer_reduced(&value)
-                    )));
-                }
-                if let Some(class) = hash.invalid_class(root) {
-                    return Err(Error::Puppet(format!(
-                        "Value for key '{root}', in hash returned from data_hash function '{f}', when using location '{}', has wrong type, expects Puppet::LookupValue, got Runtime[ruby, '{class}']",
-                        loc.location
-                    )));
-                }
-                drop(hash);
-                let v = self.interpolate(&value, true)?;
-                self.report_found(root, &v);
-                Ok(Some(v))
+                validate_data_value(
+                    &hash,
+                    root,
+                    &value,
+                    &format!("data_hash function '{f}'"),
+                    &location_name,
+                )?;
+                self.interpolate(&value, true)?
             }
-            (kind, name) => Err(Error::issue(format!(
-                "Unable to find '{}' function named '{name}' (file: {})",
-                kind.tag(),
-                e.config_file
-            ))),
-        }
+            FunctionKind::LookupKey => {
+                let found = match f {
+                    "eyaml_lookup_key" => {
+                        let Some(path) = path else {
+                            return Err(missing_path("lookup_key", ":"));
+                        };
+                        let hash = self.load_data("yaml_data", &path)?;
+                        match hash.get(root) {
+                            None => None,
+                            Some(v) => {
+                                validate_data_value(
+                                    &hash,
+                                    root,
+                                    &v,
+                                    &format!("lookup_key function '{f}'"),
+                                    &path,
+                                )?;
+                                let v = if crate::backend::eyaml::contains_encrypted(&v) {
+                                    let keys = crate::backend::eyaml::load_keys(&e.options);
+                                    crate::backend::eyaml::decrypt_value(&v, &keys, root, &path)?
+                                } else {
+                                    v
+                                };
+                                Some(self.interpolate(&v, true)?)
+                            }
+                        }
+                    }
+                    "command" => {
+                        let scope = self.scope.to_value();
+                        let dir = std::path::Path::new(&e.config_file)
+                            .parent()
+                            .map(std::path::Path::to_path_buf)
+                            .unwrap_or_default();
+                        crate::backend::command::command_lookup(
+                            root,
+                            &Self::function_options(e, loc),
+                            loc.map(|l| l.location.as_str()),
+                            &scope,
+                            &dir,
+                            crate::backend::command::DEFAULT_TIMEOUT,
+                        )
+                        .map_err(Error::lookup)?
+                    }
+                    _ => match self.backends.lookup_key(f).cloned() {
+                        Some(b) => b
+                            .lookup_key(root, &Self::function_options(e, loc))
+                            .map_err(Error::lookup)?,
+                        None => return Err(not_found()),
+                    },
+                };
+                match found {
+                    Some(v) => v,
+                    None => {
+                        self.report_not_found(root);
+                        return Ok(None);
+                    }
+                }
+            }
+            FunctionKind::DataDig => {
+                let Some(b) = self.backends.data_dig(f).cloned() else {
+                    return Err(not_found());
+                };
+                let segments: Vec<Value> = std::iter::once(Value::str(root))
+                    .chain(lk.segments.iter().map(Segment::to_value))
+                    .collect();
+                match b
+                    .data_dig(&segments, &Self::function_options(e, loc))
+                    .map_err(Error::lookup)?
+                {
+                    Some(v) => v,
+                    None => {
+                        self.report_not_found(root);
+                        return Ok(None);
+                    }
+                }
+            }
+            FunctionKind::Hiera3Backend => {
+                return Err(Error::issue(format!(
+                    "Hiera 3 backend '{f}' is not supported by hiera-lookup (file: {})",
+                    e.config_file
+                )))
+            }
+        };
+        self.report_found(root, &value);
+        Ok(Some(value))
     }
 
     // ---- lookup_options --------------------------------------------------------------
@@ -1455,6 +1579,31 @@ fn hash_get(v: &Value, key: &str) -> Option<Value> {
         Value::Hash(h) => h.get(&Value::str(key)).cloned(),
         _ => None,
     }
+}
+
+/// `validate_data_value`: what a backend returned must be Puppet's RichData.
+fn validate_data_value(
+    hash: &DataHash,
+    root: &str,
+    value: &Value,
+    function: &str,
+    location: &str,
+) -> Result<()> {
+    let got = if !rich_data(value) {
+        crate::types::infer_reduced(value).to_string()
+    } else if let Some(class) = hash.invalid_class(root) {
+        format!("Runtime[ruby, '{class}']")
+    } else {
+        return Ok(());
+    };
+    let returned = if function.starts_with("lookup_key") {
+        "returned from"
+    } else {
+        "in hash returned from"
+    };
+    Err(Error::Puppet(format!(
+        "Value for key '{root}', {returned} {function}, when using location '{location}', has wrong type, expects Puppet::LookupValue, got {got}"
+    )))
 }
 
 /// Puppet's `RichData`: hash keys must be strings or numbers, all the way down.

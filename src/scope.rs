@@ -60,6 +60,16 @@ impl Scope {
         self.get(name).is_some()
     }
 
+    /// Every top-scope variable, as a hash (for external backends).
+    pub fn to_value(&self) -> Value {
+        Value::Hash(
+            self.vars
+                .iter()
+                .map(|(k, v)| (Value::str(k.as_str()), v.clone()))
+                .collect(),
+        )
+    }
+
     /// The `$facts` hash.
     pub fn facts(&self) -> Option<&Value> {
         self.vars.get("facts")

@@ -841,7 +841,10 @@ fn common_type(t1: Type, t2: Type) -> Type {
         }
         (T::String { value: v1, .. }, T::String { value: v2, .. }) => {
             return match (v1, v2) {
-                (Some(a), Some(b)) => T::Enum(sorted_union(std::slice::from_ref(a), std::slice::from_ref(b)), false),
+                (Some(a), Some(b)) => T::Enum(
+                    sorted_union(std::slice::from_ref(a), std::slice::from_ref(b)),
+                    false,
+                ),
                 _ => T::String {
                     size: None,
                     value: None,

@@ -1,0 +1,373 @@
+//! The external-command `lookup_key` backend (beyond Puppet): a hierarchy entry
+//!
+//! ```yaml
+//! - name: vault
+//!   lookup_key: command
+//!   options:
+//!     command: [./bin/vault-lookup, --mount, secret]   # or a single string: the program
+//!     timeout: 5                                       # seconds, optional
+//! ```
+//!
+//! runs the program once per (key, location, options, scope) with a JSON request on stdin
+//! and reads a JSON answer from stdout. The protocol is in docs/backends.md:
+//!
+//! request  `{"protocol":1,"kind":"lookup_key","key":K,"location":L|null,"options":{...},"scope":{...}}`
+//! answer   `{"found":true,"value":V}` or `{"found":false}`
+//!
+//! A relative program path with a `/` is taken from the hiera.yaml directory (a bare name is
+//! searched in PATH), and the program runs in that directory. A non-zero exit, a timeout, or
+//! an answer that is not one of the two shapes is an error naming the command and the key;
+//! the program's stderr is shown only then.
+
+use crate::value::{Map, Value};
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// The version of the request format, sent as `protocol`.
+pub const PROTOCOL: i64 = 1;
+
+/// Timeout when neither the caller nor `options.timeout` gives one.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Answers one key from the command in `options.command`. `options` are the entry's
+/// interpolated options (with Puppet's `path`/`uri` already added for a location),
+/// `location` the location itself, `scope` the facts/trusted/variables hash, `config_dir`
+/// the hiera.yaml directory and `timeout` the default when `options.timeout` is absent.
+/// Answers are cached for the process by request text, so a batch asks once per node.
+pub fn command_lookup(
+    key: &str,
+    options: &Map,
+    location: Option<&str>,
+    scope: &Value,
+    config_dir: &Path,
+    timeout: Duration,
+) -> Result<Option<Value>, String> {
+    let argv = command_argv(options)?;
+    let shown = argv.join(" ");
+    let fail = |why: String| format!("lookup_key command '{shown}' failed for key '{key}': {why}");
+    let timeout = match options.get(&crate::value::StrKey("timeout")) {
+        None | Some(Value::Null) => timeout,
+        Some(Value::Int(n)) if *n > 0 => Duration::from_secs(*n as u64),
+        Some(Value::Float(f)) if *f > 0.0 && f.is_finite() => Duration::from_secs_f64(*f),
+        Some(_) => {
+            return Err(fail(
+                "option 'timeout' must be a positive number of seconds".into(),
+            ))
+        }
+    };
+    let request = request_json(key, options, location, scope);
+
+    static CACHE: OnceLock<Mutex<HashMap<String, Option<Value>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let cache_key = format!("{}\0{request}", config_dir.display());
+    if let Some(hit) = lock(cache).get(&cache_key) {
+        return Ok(hit.clone());
+    }
+    let out = run(&argv, config_dir, &request, timeout).map_err(fail)?;
+    let answer = parse_answer(&out).map_err(fail)?;
+    lock(cache).insert(cache_key, answer.clone());
+    Ok(answer)
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// `options.command`: a program, or a non-empty array of program and arguments (strings;
+/// numbers and booleans are written as in YAML). No shell is involved.
+fn command_argv(options: &Map) -> Result<Vec<String>, String> {
+    let bad = || {
+        "lookup_key command: option 'command' must be a program path or a non-empty array [program, args...]"
+            .to_string()
+    };
+    let word = |v: &Value| match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Int(i) => Some(i.to_string()),
+        Value::Float(f) => Some(f.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    };
+    match options.get(&crate::value::StrKey("command")) {
+        Some(Value::String(s)) if !s.is_empty() => Ok(vec![s.clone()]),
+        Some(Value::Array(a)) if !a.is_empty() => {
+            let argv: Option<Vec<String>> = a.iter().map(word).collect();
+            match argv {
+                Some(v) if !v[0].is_empty() => Ok(v),
+                _ => Err(bad()),
+            }
+        }
+        _ => Err(bad()),
+    }
+}
+
+/// The request document (keys in this order; `options` and `scope` keep theirs).
+fn request_json(key: &str, options: &Map, location: Option<&str>, scope: &Value) -> String {
+    let mut req = serde_json::Map::default();
+    req.insert("protocol".into(), PROTOCOL.into());
+    req.insert("kind".into(), "lookup_key".into());
+    req.insert("key".into(), key.into());
+    req.insert(
+        "location".into(),
+        location.map_or(serde_json::Value::Null, Into::into),
+    );
+    req.insert("options".into(), to_json(&Value::Hash(options.clone())));
+    req.insert("scope".into(), to_json(scope));
+    serde_json::Value::Object(req).to_string()
+}
+
+/// A value as JSON: non-string hash keys become their text (JSON keys are strings),
+/// non-finite floats null, Sensitive its content (the program is trusted with secrets).
+pub fn to_json(v: &Value) -> serde_json::Value {
+    use serde_json::Value as J;
+    match v {
+        Value::Null => J::Null,
+        Value::Bool(b) => J::Bool(*b),
+        Value::Int(i) => J::from(*i),
+        Value::Float(f) => serde_json::Number::from_f64(*f).map_or(J::Null, J::Number),
+        Value::String(s) => J::String(s.clone()),
+        Value::Array(a) => J::Array(a.iter().map(to_json).collect()),
+        Value::Hash(h) => J::Object(
+            h.iter()
+                .map(|(k, v)| {
+                    let key = match k {
+                        Value::String(s) => s.clone(),
+                        other => match to_json(other) {
+                            J::String(s) => s,
+                            j => j.to_string(),
+                        },
+                    };
+                    (key, to_json(v))
+                })
+                .collect(),
+        ),
+        Value::Sensitive(inner) => to_json(inner),
+    }
+}
+
+/// Resolves the program: a relative path with a separator is relative to the hiera.yaml
+/// directory; a bare name is left to PATH.
+fn program_path(program: &str, config_dir: &Path) -> PathBuf {
+    let p = Path::new(program);
+    if p.is_absolute() || !program.contains('/') {
+        p.to_path_buf()
+    } else {
+        config_dir.join(p)
+    }
+}
+
+/// Runs the program with `input` on stdin; its stdout when it exits 0 within `timeout`.
+fn run(
+    argv: &[String],
+    config_dir: &Path,
+    input: &str,
+    timeout: Duration,
+) -> Result<Vec<u8>, String> {
+    let (program, args) = argv.split_first().ok_or("empty command")?;
+    // An absolute directory: a relative program path must not depend on how the platform
+    // combines it with current_dir.
+    let config_dir = std::path::absolute(config_dir).unwrap_or_else(|_| config_dir.to_path_buf());
+    let config_dir = config_dir.as_path();
+    let mut child = Command::new(program_path(program, config_dir))
+        .args(args)
+        .current_dir(config_dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run it: {}", os_reason(&e)))?;
+
+    // Pipes are drained by threads so that neither side blocks on a full pipe.
+    let stdin = child.stdin.take();
+    let input = input.as_bytes().to_vec();
+    let writer = std::thread::spawn(move || {
+        if let Some(mut s) = stdin {
+            // A program that answers without reading its request closes the pipe: fine.
+            let _ = s.write_all(&input);
+        }
+    });
+    let reader = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let out = reader(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err = reader(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+
+    let start = Instant::now();
+    let mut pause = Duration::from_millis(1);
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if start.elapsed() >= timeout => {
+                // Only the child we started, by its handle.
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("timed out after {}", seconds(timeout)));
+            }
+            Ok(None) => {
+                std::thread::sleep(pause.min(timeout.saturating_sub(start.elapsed())));
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            Err(e) => return Err(format!("cannot wait for it: {e}")),
+        }
+    };
+    let _ = writer.join();
+    let stdout = out.join().unwrap_or_default();
+    let stderr = err.join().unwrap_or_default();
+    if !status.success() {
+        let how = match status.code() {
+            Some(c) => format!("exited with status {c}"),
+            None => "was killed by a signal".to_string(),
+        };
+        let text = String::from_utf8_lossy(&stderr);
+        let text = text.trim();
+        return Err(if text.is_empty() {
+            how
+        } else {
+            format!("{how}: {}", clip(text, 1000))
+        });
+    }
+    Ok(stdout)
+}
+
+fn seconds(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{}s", s as u64)
+    } else {
+        format!("{s}s")
+    }
+}
+
+fn os_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "No such file or directory".into(),
+        std::io::ErrorKind::PermissionDenied => "Permission denied".into(),
+        _ => e.to_string(),
+    }
+}
+
+fn clip(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &s[..end])
+}
+
+/// `{"found": true, "value": V}` → Some(V); `{"found": false}` → None; anything else is a
+/// bad answer.
+fn parse_answer(out: &[u8]) -> Result<Option<Value>, String> {
+    let text = std::str::from_utf8(out).map_err(|_| "its answer is not UTF-8".to_string())?;
+    let shape = r#"the answer must be {"found": true, "value": ...} or {"found": false}"#;
+    let v = super::parse_json(text).map_err(|e| {
+        if text.trim().is_empty() {
+            format!("it printed no answer ({shape})")
+        } else {
+            format!("its answer is not JSON ({e}): {}", clip(text.trim(), 200))
+        }
+    })?;
+    let bad = || format!("{shape}, got: {}", clip(text.trim(), 200));
+    let Value::Hash(h) = &v else {
+        return Err(bad());
+    };
+    match h.get(&crate::value::StrKey("found")) {
+        Some(Value::Bool(true)) => h
+            .get(&crate::value::StrKey("value"))
+            .cloned()
+            .map(Some)
+            .ok_or_else(bad),
+        Some(Value::Bool(false)) => Ok(None),
+        _ => Err(bad()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers() {
+        assert_eq!(
+            parse_answer(br#"{"found": true, "value": [1, "a"]}"#),
+            Ok(Some(Value::Array(vec![Value::Int(1), Value::str("a")])))
+        );
+        assert_eq!(
+            parse_answer(br#"{"found": true, "value": null}"#),
+            Ok(Some(Value::Null))
+        );
+        assert_eq!(parse_answer(br#" {"found": false} "#), Ok(None));
+        assert!(parse_answer(br#"{"found": true}"#)
+            .unwrap_err()
+            .starts_with("the answer must be"));
+        assert!(parse_answer(br#"{"found": "yes"}"#).is_err());
+        assert!(parse_answer(b"[]").is_err());
+        assert!(parse_answer(b"")
+            .unwrap_err()
+            .starts_with("it printed no answer"));
+        assert!(parse_answer(b"nope")
+            .unwrap_err()
+            .starts_with("its answer is not JSON"));
+        assert_eq!(
+            parse_answer(b"\xff").unwrap_err(),
+            "its answer is not UTF-8"
+        );
+    }
+
+    #[test]
+    fn argv_and_request() {
+        let mut o = Map::default();
+        assert!(command_argv(&o).is_err());
+        o.insert(Value::str("command"), Value::str("./x"));
+        assert_eq!(command_argv(&o).unwrap(), ["./x"]);
+        o.insert(
+            Value::str("command"),
+            Value::Array(vec![Value::str("./x"), Value::Int(3), Value::Bool(true)]),
+        );
+        assert_eq!(command_argv(&o).unwrap(), ["./x", "3", "true"]);
+        o.insert(Value::str("command"), Value::Array(vec![]));
+        assert!(command_argv(&o).is_err());
+        let mut scope = Map::default();
+        scope.insert(Value::Int(1), Value::Float(f64::NAN));
+        let mut o = Map::default();
+        o.insert(Value::str("path"), Value::str("/d/x.yaml"));
+        assert_eq!(
+            request_json("k", &o, Some("/d/x.yaml"), &Value::Hash(scope)),
+            r#"{"protocol":1,"kind":"lookup_key","key":"k","location":"/d/x.yaml","options":{"path":"/d/x.yaml"},"scope":{"1":null}}"#
+        );
+        assert_eq!(
+            program_path("./bin/x", Path::new("/c")),
+            Path::new("/c/./bin/x")
+        );
+        assert_eq!(
+            program_path("bin/x", Path::new("/c")),
+            Path::new("/c/bin/x")
+        );
+        assert_eq!(program_path("jq", Path::new("/c")), Path::new("jq"));
+        assert_eq!(
+            program_path("/usr/bin/jq", Path::new("/c")),
+            Path::new("/usr/bin/jq")
+        );
+    }
+}

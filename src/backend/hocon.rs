@@ -1,0 +1,1003 @@
+//! `hocon_data`: HOCON read as Puppet reads it, `Hocon.parse(content)` of ruby-hocon 1.3.1
+//! (parse the text, resolve substitutions, unwrap to Ruby values).
+//!
+//! No HOCON crate fits: the maintained-looking one (`hocon` 0.9) is unmaintained since 2022,
+//! drops key order (Puppet hashes are ordered) and words errors its own way. This is a
+//! parser for the HOCON that Hiera data uses, with ruby-hocon's results:
+//! objects with or without root braces, `:`/`=`/`{` separators, commas or newlines between
+//! fields (trailing commas allowed), `#` and `//` comments, quoted ("JSON") strings,
+//! `"""` multi-line strings, unquoted strings and value concatenation (`10 seconds`),
+//! path keys (`a.b.c = 1`, quoted segments kept whole), duplicate keys (objects merge, the
+//! later object's keys first as ruby-hocon orders them; anything else replaces), array and
+//! object concatenation, `+=`, substitutions `${a.b}` / `${?a.b}` against the whole
+//! document with the environment as fallback, self-references (`a = ${a} [2]`), cycle
+//! detection. Numbers as ruby-hocon makes them: integral floats are Integers (`1.0` → 1,
+//! `1e3` → 1000), a leading zero is octal (`010` → 8, `08` is a string).
+//!
+//! Not supported: `include` (ignored, as ruby-hocon ignores includes it cannot find when
+//! parsing a string), duration/size units (strings anyway when unwrapped), substitutions
+//! inside a concatenation that must merge with an earlier object (`a = ${b} { c = 1 }` is
+//! resolved, but not delayed-merged with an earlier `a`). Errors carry ruby-hocon's
+//! `String: <line>: ` origin and its wording for the common mistakes; rarer ones are worded
+//! the same way but may differ in detail.
+
+use crate::value::{Map, Value};
+use indexmap::IndexMap;
+
+/// The unwrapped document, or ruby-hocon's message (the caller wraps it as
+/// `Unable to parse (<path>): <message>`).
+pub fn parse_hocon(text: &str) -> Result<Value, String> {
+    let mut p = Parser {
+        s: text.chars().collect(),
+        i: 0,
+        line: 1,
+        depth: 0,
+    };
+    let root = p.parse_root()?;
+    let mut r = Resolver {
+        root: &root,
+        visiting: Vec::new(),
+    };
+    match r.resolve(&Node::Obj(root.clone()))? {
+        Some(v) => Ok(v),
+        None => Ok(Value::Hash(Map::default())),
+    }
+}
+
+/// A parsed, unresolved value.
+#[derive(Debug, Clone)]
+enum Node {
+    Obj(IndexMap<String, Node>),
+    Arr(Vec<Node>),
+    /// A scalar and the text it was written as (used when it is concatenated).
+    Scalar(Value, String),
+    /// Whitespace between two pieces of a concatenation.
+    Space(String),
+    Subst {
+        path: Vec<String>,
+        optional: bool,
+        line: usize,
+    },
+    Concat(Vec<Node>, usize),
+    /// An optional self-reference with nothing before it: no value.
+    Missing,
+}
+
+struct Parser {
+    s: Vec<char>,
+    i: usize,
+    line: usize,
+    /// Nesting of objects and arrays, bounded so that no input can exhaust the stack.
+    depth: usize,
+}
+
+const MAX_DEPTH: usize = 512;
+
+fn err<T>(line: usize, msg: impl AsRef<str>) -> Result<T, String> {
+    Err(format!("String: {line}: {}", msg.as_ref()))
+}
+
+/// Characters that end an unquoted string (HOCON's forbidden characters).
+fn forbidden(c: char) -> bool {
+    matches!(
+        c,
+        '$' | '"'
+            | '{'
+            | '}'
+            | '['
+            | ']'
+            | ':'
+            | '='
+            | ','
+            | '+'
+            | '#'
+            | '`'
+            | '^'
+            | '?'
+            | '!'
+            | '@'
+            | '*'
+            | '&'
+            | '\\'
+    )
+}
+
+fn inline_space(c: char) -> bool {
+    c != '\n' && c.is_whitespace() || c == '\u{feff}'
+}
+
+impl Parser {
+    fn peek(&self) -> Option<char> {
+        self.s.get(self.i).copied()
+    }
+    fn at(&self, text: &str) -> bool {
+        (self.i..)
+            .zip(text.chars())
+            .all(|(j, c)| self.s.get(j) == Some(&c))
+    }
+    fn bump(&mut self) -> Option<char> {
+        let c = self.peek()?;
+        self.i += 1;
+        if c == '\n' {
+            self.line += 1;
+        }
+        Some(c)
+    }
+    fn at_comment(&self) -> bool {
+        self.peek() == Some('#') || self.at("//")
+    }
+    fn skip_comment(&mut self) {
+        while let Some(c) = self.peek() {
+            if c == '\n' {
+                break;
+            }
+            self.i += 1;
+        }
+    }
+    /// Spaces and comments on this line; returns the spaces' text.
+    fn skip_inline(&mut self) -> String {
+        let mut ws = String::new();
+        loop {
+            match self.peek() {
+                Some(c) if inline_space(c) => {
+                    ws.push(c);
+                    self.i += 1;
+                }
+                _ if self.at_comment() => self.skip_comment(),
+                _ => return ws,
+            }
+        }
+    }
+    /// Spaces, comments and newlines; true if a newline was crossed.
+    fn skip_all(&mut self) -> bool {
+        let mut nl = false;
+        loop {
+            self.skip_inline();
+            if self.peek() == Some('\n') {
+                self.bump();
+                nl = true;
+            } else {
+                return nl;
+            }
+        }
+    }
+
+    /// A description of the next token, in ruby-hocon's words.
+    fn token_name(&self) -> String {
+        match self.peek() {
+            None => "end of file".into(),
+            Some('\n') => "newline".into(),
+            Some(c) => format!("'{c}'"),
+        }
+    }
+
+    fn parse_root(&mut self) -> Result<IndexMap<String, Node>, String> {
+        self.skip_all();
+        match self.peek() {
+            None => Ok(IndexMap::default()),
+            Some('[') => err(self.line, " has type LIST rather than object at file root"),
+            Some('{') => {
+                self.bump();
+                let obj = self.parse_fields(true, &[])?;
+                self.skip_all();
+                if self.peek().is_some() {
+                    return err(
+                        self.line,
+                        format!(
+                            "Document has trailing tokens after first object or array: {}",
+                            self.token_name()
+                        ),
+                    );
+                }
+                Ok(obj)
+            }
+            Some(_) => self.parse_fields(false, &[]),
+        }
+    }
+
+    /// Fields up to the closing brace (consumed) or the end of the text.
+    fn parse_fields(
+        &mut self,
+        braces: bool,
+        prefix: &[String],
+    ) -> Result<IndexMap<String, Node>, String> {
+        let mut obj = IndexMap::default();
+        loop {
+            self.skip_all();
+            match self.peek() {
+                None if braces => return err(self.line, "Expecting close brace } or a comma, got end of file"),
+                None => return Ok(obj),
+                Some('}') if braces => {
+                    self.bump();
+                    return Ok(obj);
+                }
+                Some('}') => return err(
+                    self.line,
+                    "unbalanced close brace '}' with no open brace (if you intended '}' to be part of a key or string value, try enclosing the key or value in double quotes",
+                ),
+                _ => {}
+            }
+            if self.at("include") {
+                let save = (self.i, self.line);
+                self.i += "include".len();
+                let ws = self.skip_inline();
+                if !ws.is_empty() && self.peek() == Some('"') {
+                    // Includes are ignored (see the module comment).
+                    self.parse_value(prefix)?;
+                    self.end_of_field(braces)?;
+                    continue;
+                }
+                (self.i, self.line) = save;
+            }
+            let line = self.line;
+            let key = self.parse_key()?;
+            self.skip_inline();
+            let mut path = prefix.to_vec();
+            path.extend(key.iter().cloned());
+            let value = match self.peek() {
+                Some(':') | Some('=') => {
+                    self.bump();
+                    self.skip_all_before_value();
+                    self.parse_value(&path)?
+                }
+                Some('+') if self.at("+=") => {
+                    self.i += 2;
+                    self.skip_all_before_value();
+                    let v = self.parse_value(&path)?;
+                    Node::Concat(
+                        vec![
+                            Node::Subst {
+                                path: path.clone(),
+                                optional: true,
+                                line,
+                            },
+                            Node::Arr(vec![v]),
+                        ],
+                        line,
+                    )
+                }
+                Some('{') => self.parse_value(&path)?,
+                _ => {
+                    return err(
+                        self.line,
+                        format!(
+                            "Key '{}' may not be followed by token: {}",
+                            key.join("."),
+                            self.token_name()
+                        ),
+                    )
+                }
+            };
+            insert_path(&mut obj, &key, value, &path);
+            self.end_of_field(braces)?;
+        }
+    }
+
+    /// After a `:`/`=`, the value may start on a later line (ruby-hocon skips newlines).
+    fn skip_all_before_value(&mut self) {
+        self.skip_all();
+    }
+
+    /// A field ends at a comma, a newline, the closing brace or the end.
+    fn end_of_field(&mut self, braces: bool) -> Result<(), String> {
+        let nl = self.skip_all();
+        match self.peek() {
+            Some(',') => {
+                self.bump();
+                Ok(())
+            }
+            Some('}') if braces => Ok(()),
+            None => Ok(()),
+            _ if nl => Ok(()),
+            Some('}') => err(
+                self.line,
+                "unbalanced close brace '}' with no open brace (if you intended '}' to be part of a key or string value, try enclosing the key or value in double quotes",
+            ),
+            Some(_) => err(
+                self.line,
+                format!(
+                    "Expecting close brace }} or a comma, got {} (if you intended {} to be part of a key or string value, try enclosing the key or value in double quotes",
+                    self.token_name(),
+                    self.token_name()
+                ),
+            ),
+        }
+    }
+
+    /// A path expression: unquoted segments split at dots, quoted segments whole.
+    fn parse_key(&mut self) -> Result<Vec<String>, String> {
+        let mut segs: Vec<String> = vec![String::new()];
+        let mut any = false;
+        loop {
+            match self.peek() {
+                Some('"') => {
+                    let s = self.parse_quoted()?;
+                    if let Some(last) = segs.last_mut() {
+                        last.push_str(&s);
+                    }
+                    any = true;
+                }
+                Some('.') => {
+                    self.bump();
+                    segs.push(String::new());
+                }
+                Some(c) if inline_space(c) => {
+                    // Spaces inside a key belong to it; trailing ones do not.
+                    let save = (self.i, self.line);
+                    let ws = self.skip_inline();
+                    match self.peek() {
+                        Some(':') | Some('=') | Some('{') | Some('\n') | None => break,
+                        Some('+') if self.at("+=") => break,
+                        _ => {
+                            (self.i, self.line) = save;
+                            self.i += ws.chars().count();
+                            if let Some(last) = segs.last_mut() {
+                                last.push_str(&ws);
+                            }
+                        }
+                    }
+                }
+                Some(c) if !forbidden(c) && c != '\n' && !self.at_comment() => {
+                    if let Some(last) = segs.last_mut() {
+                        last.push(c);
+                    }
+                    self.bump();
+                    any = true;
+                }
+                _ => break,
+            }
+        }
+        if !any {
+            return err(
+                self.line,
+                format!(
+                    "Expecting a value but got wrong token: {}",
+                    self.token_name()
+                ),
+            );
+        }
+        Ok(segs)
+    }
+
+    fn parse_quoted(&mut self) -> Result<String, String> {
+        if self.at("\"\"\"") {
+            self.i += 3;
+            let mut s = String::new();
+            loop {
+                if self.at("\"\"\"") {
+                    // Extra quotes before the closing three belong to the string.
+                    while self.at("\"\"\"\"") {
+                        s.push('"');
+                        self.i += 1;
+                    }
+                    self.i += 3;
+                    return Ok(s);
+                }
+                match self.bump() {
+                    Some(c) => s.push(c),
+                    None => {
+                        return err(
+                            self.line,
+                            "End of input but triple-quoted string was still open",
+                        )
+                    }
+                }
+            }
+        }
+        self.bump();
+        let mut s = String::new();
+        loop {
+            match self.bump() {
+                Some('"') => return Ok(s),
+                Some('\\') => {
+                    let c = self.bump();
+                    match c {
+                        Some('"') => s.push('"'),
+                        Some('\\') => s.push('\\'),
+                        Some('/') => s.push('/'),
+                        Some('b') => s.push('\u{8}'),
+                        Some('f') => s.push('\u{c}'),
+                        Some('n') => s.push('\n'),
+                        Some('r') => s.push('\r'),
+                        Some('t') => s.push('\t'),
+                        Some('u') => {
+                            let hex: String = (0..4).filter_map(|_| self.bump()).collect();
+                            match u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32) {
+                                Some(ch) => s.push(ch),
+                                None => {
+                                    return err(
+                                        self.line,
+                                        format!("Malformed hex value after \\u: '{hex}'"),
+                                    )
+                                }
+                            }
+                        }
+                        other => {
+                            return err(
+                                self.line,
+                                format!(
+                                    "backslash followed by '{}', this is not a valid escape sequence (quoted strings use JSON escaping, so use double-backslash \\\\ for literal backslash)",
+                                    other.map(String::from).unwrap_or_default()
+                                ),
+                            )
+                        }
+                    }
+                }
+                Some('\n') => {
+                    return err(
+                        self.line - 1,
+                        "JSON does not allow unescaped newline in quoted strings, use a backslash escape",
+                    )
+                }
+                Some(c) => s.push(c),
+                None => return err(self.line, "JSON does not allow unescaped end of file in quoted strings, use a backslash escape"),
+            }
+        }
+    }
+
+    /// A value: one piece, or a concatenation of pieces on one line.
+    fn parse_value(&mut self, path: &[String]) -> Result<Node, String> {
+        let line = self.line;
+        let mut pieces: Vec<Node> = Vec::new();
+        // Whether the last piece was unquoted text (a lone one is typed: 1, true, null).
+        let mut unquoted_last = false;
+        let mut pending_space = String::new();
+        loop {
+            let mut unquoted = false;
+            if matches!(self.peek(), Some('{' | '[')) {
+                if self.depth >= MAX_DEPTH {
+                    return err(self.line, "Objects and arrays nest too deeply");
+                }
+                self.depth += 1;
+            }
+            let piece = match self.peek() {
+                Some('{') => {
+                    self.bump();
+                    let o = self.parse_fields(true, path)?;
+                    self.depth -= 1;
+                    Node::Obj(o)
+                }
+                Some('[') => {
+                    self.bump();
+                    let a = self.parse_array(path)?;
+                    self.depth -= 1;
+                    a
+                }
+                Some('"') => {
+                    let s = self.parse_quoted()?;
+                    Node::Scalar(Value::String(s.clone()), s)
+                }
+                Some('$') if self.at("${") => self.parse_subst()?,
+                Some(c) if !forbidden(c) && c != '\n' && !inline_space(c) && !self.at_comment() => {
+                    let mut t = String::new();
+                    while let Some(c) = self.peek() {
+                        if forbidden(c) || c == '\n' || inline_space(c) || self.at("//") {
+                            break;
+                        }
+                        t.push(c);
+                        self.i += 1;
+                    }
+                    unquoted = true;
+                    Node::Scalar(Value::String(t.clone()), t)
+                }
+                _ => break,
+            };
+            unquoted_last = unquoted;
+            if !pieces.is_empty() && !pending_space.is_empty() {
+                pieces.push(Node::Space(std::mem::take(&mut pending_space)));
+            }
+            pieces.push(piece);
+            pending_space = self.skip_inline();
+        }
+        // Spaces after the last piece are not part of the value.
+        match pieces.len() {
+            0 => err(
+                self.line,
+                format!(
+                    "Expecting a value but got wrong token: {}",
+                    self.token_name()
+                ),
+            ),
+            1 => Ok(match pieces.pop() {
+                Some(Node::Scalar(Value::String(_), t)) if unquoted_last => typed(t),
+                Some(p) => p,
+                None => Node::Scalar(Value::Null, String::new()),
+            }),
+            _ => Ok(Node::Concat(pieces, line)),
+        }
+    }
+
+    fn parse_array(&mut self, path: &[String]) -> Result<Node, String> {
+        let mut items = Vec::new();
+        loop {
+            self.skip_all();
+            if self.peek() == Some(']') {
+                self.bump();
+                return Ok(Node::Arr(items));
+            }
+            if self.peek().is_none() {
+                return err(
+                    self.line,
+                    "List should have ended with ] or had a comma, instead had token: end of file (if you want end of file to be part of a string value, then double-quote it)",
+                );
+            }
+            items.push(self.parse_value(path)?);
+            let nl = self.skip_all();
+            match self.peek() {
+                Some(',') => {
+                    self.bump();
+                    self.skip_all();
+                    if self.peek().is_none() {
+                        return err(
+                            self.line,
+                            "List should have had new element after a comma, instead had token: end of file (if you want the comma or end of file to be part of a string value, then double-quote it)",
+                        );
+                    }
+                }
+                Some(']') => {}
+                _ if nl => {}
+                _ => {
+                    let t = self.token_name();
+                    return err(
+                        self.line,
+                        format!("List should have ended with ] or had a comma, instead had token: {t} (if you want {t} to be part of a string value, then double-quote it)"),
+                    );
+                }
+            }
+        }
+    }
+
+    fn parse_subst(&mut self) -> Result<Node, String> {
+        let line = self.line;
+        self.i += 2;
+        let optional = self.peek() == Some('?');
+        if optional {
+            self.i += 1;
+        }
+        let mut inner = String::new();
+        let mut quoted_parts: Vec<(String, bool)> = Vec::new();
+        loop {
+            match self.peek() {
+                Some('}') => {
+                    self.i += 1;
+                    break;
+                }
+                Some('"') => {
+                    if !inner.is_empty() {
+                        quoted_parts.push((std::mem::take(&mut inner), false));
+                    }
+                    let q = self.parse_quoted()?;
+                    quoted_parts.push((q, true));
+                }
+                Some('\n') | None => return err(line, "Substitution ${ was not closed with a }"),
+                Some(c) => {
+                    inner.push(c);
+                    self.i += 1;
+                }
+            }
+        }
+        if !inner.is_empty() {
+            quoted_parts.push((inner, false));
+        }
+        let mut path: Vec<String> = vec![String::new()];
+        for (text, quoted) in quoted_parts {
+            if quoted {
+                if let Some(l) = path.last_mut() {
+                    l.push_str(&text);
+                }
+                continue;
+            }
+            for (n, seg) in text.trim().split('.').enumerate() {
+                if n > 0 {
+                    path.push(String::new());
+                }
+                if let Some(l) = path.last_mut() {
+                    l.push_str(seg);
+                }
+            }
+        }
+        if path.iter().all(|s| s.is_empty()) {
+            return err(line, "Substitution ${} is empty");
+        }
+        Ok(Node::Subst {
+            path,
+            optional,
+            line,
+        })
+    }
+}
+
+/// An unquoted piece on its own: true/false/null, a number, or a string.
+fn typed(t: String) -> Node {
+    let v = match t.as_str() {
+        "true" => Value::Bool(true),
+        "false" => Value::Bool(false),
+        "null" => Value::Null,
+        _ => number(&t).unwrap_or_else(|| Value::String(t.clone())),
+    };
+    Node::Scalar(v, t)
+}
+
+/// ruby-hocon's numbers: digits with optional fraction/exponent; `Integer()` for integers
+/// (a leading zero means octal), `Float()` otherwise, integral results become Integers.
+fn number(t: &str) -> Option<Value> {
+    let body = t.strip_prefix('-').unwrap_or(t);
+    let first = body.chars().next()?;
+    if !first.is_ascii_digit() || !t.chars().all(|c| "0123456789eE+-.".contains(c)) {
+        return None;
+    }
+    if t.contains(['.', 'e', 'E']) {
+        let f: f64 = t.parse().ok()?;
+        if !f.is_finite() {
+            return None;
+        }
+        if f.fract() == 0.0 && f.abs() < 9.2e18 {
+            return Some(Value::Int(f as i64));
+        }
+        return Some(Value::Float(f));
+    }
+    if t[1..].contains(['+', '-']) || body.contains(['+', '-']) {
+        return None;
+    }
+    let neg = t.starts_with('-');
+    let n = if body.len() > 1 && body.starts_with('0') {
+        i64::from_str_radix(&body[1..], 8).ok()?
+    } else {
+        body.parse::<i64>().ok()?
+    };
+    Some(Value::Int(if neg { -n } else { n }))
+}
+
+/// Sets `key` (a path) in `obj` as ruby-hocon does for a field: a self-reference in the new
+/// value sees the old value; objects merge with the new keys first; others replace.
+fn insert_path(obj: &mut IndexMap<String, Node>, key: &[String], value: Node, full: &[String]) {
+    let Some((first, rest)) = key.split_first() else {
+        return;
+    };
+    let value = if rest.is_empty() {
+        value
+    } else {
+        let mut inner = IndexMap::default();
+        insert_path(&mut inner, rest, value, full);
+        Node::Obj(inner)
+    };
+    let old = obj.get(first).cloned();
+    let value = if rest.is_empty() {
+        replace_self_refs(value, full, old.as_ref())
+    } else {
+        value
+    };
+    let merged = match (value, old) {
+        (Node::Obj(new), Some(Node::Obj(old))) => Node::Obj(merge(new, old)),
+        (new, _) => new,
+    };
+    obj.insert(first.clone(), merged);
+}
+
+/// `new` over `old`: the new object's keys first, then the old ones it does not have;
+/// objects under the same key merge the same way.
+fn merge(new: IndexMap<String, Node>, mut old: IndexMap<String, Node>) -> IndexMap<String, Node> {
+    let mut out = IndexMap::with_capacity_and_hasher(new.len() + old.len(), Default::default());
+    for (k, v) in new {
+        let v = match (v, old.shift_remove(&k)) {
+            (Node::Obj(n), Some(Node::Obj(o))) => Node::Obj(merge(n, o)),
+            (n, _) => n,
+        };
+        out.insert(k, v);
+    }
+    for (k, v) in old {
+        out.insert(k, v);
+    }
+    out
+}
+
+/// Substitutions of the field's own path take the previous value (or vanish when optional
+/// and there is none).
+fn replace_self_refs(node: Node, path: &[String], old: Option<&Node>) -> Node {
+    match node {
+        Node::Subst {
+            path: p,
+            optional,
+            line,
+        } if p == path => match old {
+            Some(o) => o.clone(),
+            None if optional => Node::Missing,
+            None => Node::Subst {
+                path: p,
+                optional,
+                line,
+            },
+        },
+        Node::Concat(pieces, line) => Node::Concat(
+            pieces
+                .into_iter()
+                .map(|n| replace_self_refs(n, path, old))
+                .collect(),
+            line,
+        ),
+        other => other,
+    }
+}
+
+struct Resolver<'a> {
+    root: &'a IndexMap<String, Node>,
+    /// Substitutions being resolved, with the line each was written on.
+    visiting: Vec<(Vec<String>, usize)>,
+}
+
+impl Resolver<'_> {
+    /// The value of `node`; `None` for an optional substitution that found nothing.
+    fn resolve(&mut self, node: &Node) -> Result<Option<Value>, String> {
+        Ok(Some(match node {
+            Node::Scalar(v, _) => v.clone(),
+            Node::Space(s) => Value::String(s.clone()),
+            Node::Obj(o) => {
+                let mut m = Map::with_capacity_and_hasher(o.len(), Default::default());
+                for (k, v) in o {
+                    if let Some(v) = self.resolve(v)? {
+                        m.insert(Value::String(k.clone()), v);
+                    }
+                }
+                Value::Hash(m)
+            }
+            Node::Arr(a) => {
+                let mut out = Vec::with_capacity(a.len());
+                for v in a {
+                    if let Some(v) = self.resolve(v)? {
+                        out.push(v);
+                    }
+                }
+                Value::Array(out)
+            }
+            Node::Subst {
+                path,
+                optional,
+                line,
+            } => return self.substitute(path, *optional, *line),
+            Node::Concat(pieces, line) => return self.concat(pieces, *line),
+            Node::Missing => return Ok(None),
+        }))
+    }
+
+    fn substitute(
+        &mut self,
+        path: &[String],
+        optional: bool,
+        line: usize,
+    ) -> Result<Option<Value>, String> {
+        let shown = format!("${{{}{}}}", if optional { "?" } else { "" }, path.join("."));
+        if self.visiting.iter().any(|(p, _)| p == path) {
+            // ruby-hocon names the substitution that led back into the cycle, at its line.
+            let (shown, line) = match self.visiting.last() {
+                Some((p, l)) => (format!("${{{}}}", p.join(".")), *l),
+                None => (shown, line),
+            };
+            let mut cycle: Vec<String> = self
+                .visiting
+                .iter()
+                .map(|(p, _)| format!("${{{}}}", p.join(".")))
+                .collect();
+            cycle.push(format!("${{{}}}", path.join(".")));
+            return err(
+                line,
+                format!(
+                    "Could not resolve substitution to a value: {shown} was part of a cycle of substitutions involving {}",
+                    cycle.join(", ")
+                ),
+            );
+        }
+        if self.visiting.len() >= MAX_DEPTH {
+            return err(line, format!("Substitutions nest too deeply at {shown}"));
+        }
+        let mut target: Option<&Node> = None;
+        let mut cur = self.root;
+        for (n, seg) in path.iter().enumerate() {
+            match cur.get(seg) {
+                Some(Node::Obj(o)) if n + 1 < path.len() => cur = o,
+                Some(v) if n + 1 == path.len() => target = Some(v),
+                _ => break,
+            }
+        }
+        match target {
+            Some(t) => {
+                self.visiting.push((path.to_vec(), line));
+                let r = self.resolve(t);
+                self.visiting.pop();
+                match r? {
+                    None if !optional => err(
+                        line,
+                        format!("Could not resolve substitution to a value: {shown}"),
+                    ),
+                    other => Ok(other),
+                }
+            }
+            None => match std::env::var(path.join(".")) {
+                Ok(v) => Ok(Some(Value::String(v))),
+                Err(_) if optional => Ok(None),
+                Err(_) => err(
+                    line,
+                    format!("Could not resolve substitution to a value: {shown}"),
+                ),
+            },
+        }
+    }
+
+    fn concat(&mut self, pieces: &[Node], line: usize) -> Result<Option<Value>, String> {
+        let mut vals: Vec<(Option<Value>, &Node)> = Vec::with_capacity(pieces.len());
+        for p in pieces {
+            vals.push((self.resolve(p)?, p));
+        }
+        let solid = || {
+            vals.iter()
+                .filter(|(_, n)| !matches!(n, Node::Space(_)))
+                .filter_map(|(v, _)| v.as_ref())
+        };
+        let any_array = solid().any(|v| matches!(v, Value::Array(_)));
+        let any_hash = solid().any(|v| matches!(v, Value::Hash(_)));
+        if any_array || any_hash {
+            let mut acc: Option<Value> = None;
+            for v in solid() {
+                acc = Some(match (acc, v) {
+                    (None, v) => v.clone(),
+                    (Some(Value::Array(mut a)), Value::Array(b)) => {
+                        a.extend(b.iter().cloned());
+                        Value::Array(a)
+                    }
+                    (Some(Value::Hash(a)), Value::Hash(b)) => Value::Hash(merge_values(b, a)),
+                    (Some(a), b) => {
+                        return err(
+                            line,
+                            format!(
+                                "Cannot concatenate object or list with a non-object-or-list, {} and {} are not compatible",
+                                describe(&a),
+                                describe(b)
+                            ),
+                        )
+                    }
+                });
+            }
+            return Ok(acc);
+        }
+        let mut s = String::new();
+        for (v, n) in &vals {
+            match (v, n) {
+                (_, Node::Scalar(_, text)) => s.push_str(text),
+                (Some(v), _) => s.push_str(&scalar_text(v)),
+                (None, _) => {}
+            }
+        }
+        Ok(Some(Value::String(s)))
+    }
+}
+
+/// Hash `new` over `old`, ruby-hocon's key order (new keys first).
+fn merge_values(new: &Map, old: Map) -> Map {
+    let mut old = old;
+    let mut out = Map::with_capacity_and_hasher(new.len() + old.len(), Default::default());
+    for (k, v) in new {
+        let v = match (v, old.shift_remove(k)) {
+            (Value::Hash(n), Some(Value::Hash(o))) => Value::Hash(merge_values(n, o)),
+            (n, _) => n.clone(),
+        };
+        out.insert(k.clone(), v);
+    }
+    out.extend(old);
+    out
+}
+
+fn describe(v: &Value) -> String {
+    match v {
+        Value::Array(_) => format!("SimpleConfigList({})", crate::backend::command::to_json(v)),
+        Value::Hash(_) => format!(
+            "SimpleConfigObject({})",
+            crate::backend::command::to_json(v)
+        ),
+        Value::String(s) => format!("Quoted(\"{s}\")"),
+        other => scalar_text(other),
+    }
+}
+
+/// A substituted scalar inside a string concatenation.
+fn scalar_text(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => f.to_string(),
+        Value::String(s) => s.clone(),
+        _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn json(text: &str) -> String {
+        match parse_hocon(text) {
+            Ok(v) => crate::backend::command::to_json(&v).to_string(),
+            Err(e) => format!("ERR {e}"),
+        }
+    }
+
+    // Expected values: ruby-hocon 1.3.1 `Hocon.parse(text)` rendered with JSON.generate.
+    #[test]
+    fn values_as_ruby_hocon_unwraps_them() {
+        let text = "a = 1\nb : 2.5\nc { d = x }\nc.e = \"q\"\nf = [1, 2, three]\ng = 10 seconds\nh = ${a}\ni = ${c}\nj = \"a\"${a}\"b\"\nk = true\nl = null\nm = yes\nn = 1e3\no = -0\nq = \"\"\"multi\nline\"\"\"\nr = [1] [2]\ns { t = 1 }\ns { u = 2 }\nv = [1]\nv += 2\n\"w.x\" = 1\ny = ${?NOPE_HIERA_LOOKUP}\naa = 0x10\nbb = 1.0\ncc = .5\ndd = 01\n";
+        assert_eq!(
+            json(text),
+            r#"{"a":1,"b":2.5,"c":{"e":"q","d":"x"},"f":[1,2,"three"],"g":"10 seconds","h":1,"i":{"e":"q","d":"x"},"j":"a1b","k":true,"l":null,"m":"yes","n":1000,"o":0,"q":"multi\nline","r":[1,2],"s":{"u":2,"t":1},"v":[1,2],"w.x":1,"aa":"0x10","bb":1,"cc":".5","dd":1}"#
+        );
+    }
+
+    #[test]
+    fn small_documents() {
+        let cases = [
+            ("{ \"a\" : 1 }", r#"{"a":1}"#),
+            ("include \"foo.conf\"\na = 1", r#"{"a":1}"#),
+            ("a = 1, b = 2,", r#"{"a":1,"b":2}"#),
+            ("", "{}"),
+            ("# only comment", "{}"),
+            ("a = {b = 1} {c = 2}", r#"{"a":{"c":2,"b":1}}"#),
+            ("a = 1 x", r#"{"a":"1 x"}"#),
+            ("a = x 1", r#"{"a":"x 1"}"#),
+            ("a = \"\\u00e9\\n\"", r#"{"a":"é\n"}"#),
+            (
+                "a.b.c = 1, a.b.d = 2, a = { e = 3 }",
+                r#"{"a":{"e":3,"b":{"d":2,"c":1}}}"#,
+            ),
+            ("a = { x = 1 }, a = 5", r#"{"a":5}"#),
+            ("a = 5, a = { x = 1 }", r#"{"a":{"x":1}}"#),
+            ("a = 010", r#"{"a":8}"#),
+            ("a = 08", r#"{"a":"08"}"#),
+            ("a = 1.5.3", r#"{"a":"1.5.3"}"#),
+            ("a = -", r#"{"a":"-"}"#),
+            ("a b = 1", r#"{"a b":1}"#),
+            ("a = [1, 2,]", r#"{"a":[1,2]}"#),
+            ("a = [\n  1\n  2\n]", r#"{"a":[1,2]}"#),
+            ("a = \"x\" ${?nope} \"y\"", r#"{"a":"x  y"}"#),
+            ("a = ${?nope}", "{}"),
+            ("a = [1] ${?nope}", r#"{"a":[1]}"#),
+            ("a = 1\nb = ${a} ${a}", r#"{"a":1,"b":"1 1"}"#),
+            ("\"a\" { b = 1 }\na.c = 2", r#"{"a":{"c":2,"b":1}}"#),
+            ("a = 1 // comment\nb = 2 # c", r#"{"a":1,"b":2}"#),
+            ("a = {\n  b = 1,\n}", r#"{"a":{"b":1}}"#),
+            ("a = 1\na = ${a}\" more\"", r#"{"a":"1 more"}"#),
+            (
+                "x = { y = 1 }\nx = ${x} { z = 2 }",
+                r#"{"x":{"z":2,"y":1}}"#,
+            ),
+            ("a = tr ue", r#"{"a":"tr ue"}"#),
+            ("a = 1.50", r#"{"a":1.5}"#),
+            ("a = 2.0e0", r#"{"a":2}"#),
+            ("a = null x", r#"{"a":"null x"}"#),
+            ("a = 12abc", r#"{"a":"12abc"}"#),
+        ];
+        for (text, want) in cases {
+            assert_eq!(json(text), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn errors_in_ruby_hocon_words() {
+        let cases = [
+            ("a = ", "String: 1: Expecting a value but got wrong token: end of file"),
+            ("a = ${nope}", "String: 1: Could not resolve substitution to a value: ${nope}"),
+            ("a = [1,", "String: 1: List should have had new element after a comma, instead had token: end of file (if you want the comma or end of file to be part of a string value, then double-quote it)"),
+            ("a { b = 1 ", "String: 1: Expecting close brace } or a comma, got end of file"),
+            ("[1, 2]", "String: 1:  has type LIST rather than object at file root"),
+            ("a : b : c", "String: 1: Expecting close brace } or a comma, got ':' (if you intended ':' to be part of a key or string value, try enclosing the key or value in double quotes"),
+            ("a = ${b}, b = ${a}", "String: 1: Could not resolve substitution to a value: ${a} was part of a cycle of substitutions involving ${b}, ${a}, ${b}"),
+            ("a = ${b}\nb = ${a}\n", "String: 2: Could not resolve substitution to a value: ${a} was part of a cycle of substitutions involving ${b}, ${a}, ${b}"),
+            ("a = [1,\n", "String: 2: List should have had new element after a comma, instead had token: end of file (if you want the comma or end of file to be part of a string value, then double-quote it)"),
+            ("a = 1\n}\n", "String: 2: unbalanced close brace '}' with no open brace (if you intended '}' to be part of a key or string value, try enclosing the key or value in double quotes"),
+            ("a = 1 ]", "String: 1: Expecting close brace } or a comma, got ']' (if you intended ']' to be part of a key or string value, try enclosing the key or value in double quotes"),
+            ("a = {x = 1} [2]", "String: 1: Cannot concatenate object or list with a non-object-or-list, SimpleConfigObject({\"x\":1}) and SimpleConfigList([2]) are not compatible"),
+            (&format!("a = {}", "[".repeat(100_000)), "String: 1: Objects and arrays nest too deeply"),
+            ("a = \"x\" [1]", "String: 1: Cannot concatenate object or list with a non-object-or-list, Quoted(\"x\") and SimpleConfigList([1]) are not compatible"),
+        ];
+        for (text, want) in cases {
+            assert_eq!(json(text), format!("ERR {want}"), "{text}");
+        }
+    }
+}
