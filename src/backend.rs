@@ -156,6 +156,14 @@ fn load(
             }
             Ok(hash)
         }
+        "hocon_data" => match hocon::parse_hocon(&String::from_utf8_lossy(&bytes)) {
+            Ok(Value::Hash(map)) => Ok(DataHash::Parsed {
+                map,
+                invalid: Vec::new(),
+            }),
+            Ok(_) => Ok(DataHash::default()),
+            Err(e) => Err(Error::lookup(format!("Unable to parse ({path}): {e}"))),
+        },
         "json_data" => {
             json_data(&String::from_utf8_lossy(&bytes), path).map(|map| DataHash::Parsed {
                 map,

@@ -861,13 +861,18 @@ impl Validator<'_> {
                 "json" => ("json_data", ".json"),
                 "hocon" => ("hocon_data", ".conf"),
                 _ => {
+                    // Raised when the providers are built, inside the provider's explain node.
+                    #[allow(clippy::regex_creation_in_loops)] // once: the loop ends here
                     let re =
                         regex::Regex::new(&format!(r"[^\w]{}(?:[^\w]|$)", regex::escape(&backend)))
                             .expect("escaped regex");
-                    return Err(self.issue(
-                        &format!("No data provider is registered for backend '{backend}'"),
-                        self.find_line(&re, 1),
-                    ));
+                    if cfg.deferred_error.is_none() {
+                        cfg.deferred_error = Some(self.issue(
+                            &format!("No data provider is registered for backend '{backend}'"),
+                            self.find_line(&re, 1),
+                        ));
+                    }
+                    break;
                 }
             };
             let dd = get("datadir").unwrap_or_else(|| datadir.clone());

@@ -823,7 +823,11 @@ impl Session {
                 return Ok(None);
             }
         }
-        let name = Self::provider_name(id, None);
+        // The configuration is read before the provider's explain node opens (Puppet's
+        // global provider reads it first; the others when the provider is created).
+        let cfg = self.config_at(id, &path)?;
+        let name = Self::provider_name(id, Some(&cfg));
+        let config_path = cfg.path.as_ref().map(|x| x.display().to_string());
         let module = match id {
             ProviderId::Module(m) => Some(m.clone()),
             _ => None,
@@ -831,19 +835,10 @@ impl Session {
         self.with(
             || Kind::DataProvider {
                 name,
-                config_path: None,
+                config_path,
                 module,
             },
             |s| -> Result<Option<Value>> {
-                let cfg = s.config_at(id, &path);
-                if let Ok(c) = &cfg {
-                    let nm = Self::provider_name(id, Some(c));
-                    let cp = c.path.as_ref().map(|x| x.display().to_string());
-                    if let Some(ex) = s.ex.as_mut() {
-                        ex.set_provider_name(nm, cp);
-                    }
-                }
-                let cfg = cfg?;
                 let entries = s.entries_of(id, &cfg, default_hierarchy)?;
                 if entries.is_empty() {
                     s.report_not_found(&lk.key);

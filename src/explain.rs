@@ -103,19 +103,6 @@ impl Explainer {
         self.current = self.nodes[self.current].parent;
     }
 
-    /// Renames the current data provider node once its configuration is known.
-    pub fn set_provider_name(&mut self, name: String, config_path: Option<String>) {
-        if let Kind::DataProvider {
-            name: n,
-            config_path: c,
-            ..
-        } = &mut self.nodes[self.current].kind
-        {
-            *n = name;
-            *c = config_path;
-        }
-    }
-
     fn cur(&mut self) -> &mut Node {
         &mut self.nodes[self.current]
     }
