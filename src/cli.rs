@@ -135,8 +135,10 @@ pub struct Args {
     #[arg(long, short = 'v', hide = true)]
     pub verbose: bool,
 
-    /// Puppet's color setting; accepted for compatibility.
-    #[arg(long, value_name = "WHEN", hide = true)]
+    /// Colour the --explain text: always, never or auto (a terminal, unless NO_COLOR is
+    /// set). Default never, so the trace stays byte-identical to Puppet's. Puppet's
+    /// true/false are accepted too.
+    #[arg(long, value_name = "WHEN")]
     pub color: Option<String>,
 
     /// Puppet settings we accept and ignore (vardir, logdir, rundir).

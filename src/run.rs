@@ -214,7 +214,15 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
             Err(e) => return Err(e.clone()),
         };
         if format == "s" {
-            return Ok((ex_text(&mut session, extra), 0));
+            let text = ex_text(&mut session, extra);
+            return Ok((
+                if use_color(args)? {
+                    colorize(&text)
+                } else {
+                    text
+                },
+                0,
+            ));
         }
         let hash = session
             .explainer()
@@ -375,6 +383,76 @@ fn run_batch(
         0
     };
     Ok((String::new(), code))
+}
+
+/// Whether `--color` asks for colour on stdout.
+fn use_color(args: &Args) -> Result<bool, Error> {
+    use std::io::IsTerminal;
+    match args.color.as_deref() {
+        None | Some("never" | "false") => Ok(false),
+        Some("always" | "true" | "ansi") => Ok(true),
+        Some("auto") => {
+            Ok(std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal())
+        }
+        Some(other) => Err(Error::Usage(format!(
+            "--color expects always, never or auto, got '{other}'"
+        ))),
+    }
+}
+
+/// Highlights an explanation: what was found in green (the merged result in bold), the
+/// files it came from in cyan, misses dimmed, errors and the final miss in red.
+fn colorize(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = String::with_capacity(text.len() + lines.len() * 12);
+    // A multi-line value keeps its line's colour down to its closing bracket.
+    let mut open: Option<(&str, usize)> = None;
+    for (i, line) in lines.iter().enumerate() {
+        let t = line.trim_start();
+        let indent = line.len() - t.len();
+        if let Some((code, at)) = open {
+            if indent == at && (t.starts_with('}') || t.starts_with(']')) {
+                open = None;
+            }
+            out.push_str(&format!("\x1b[{code}m{line}\x1b[0m\n"));
+            continue;
+        }
+        let style = if t.starts_with("Found key:") {
+            Some("32")
+        } else if t.starts_with("Merged result:") {
+            Some("1;32")
+        } else if t.starts_with("Path \"") || t.starts_with("URI \"") {
+            // The location a value was found in: its "Found key" follows further down.
+            let found = lines[i + 1..]
+                .iter()
+                .take_while(|l| l.len() - l.trim_start().len() > indent)
+                .any(|l| l.trim_start().starts_with("Found key:"));
+            found.then_some("36")
+        } else if t.starts_with("No such key:") || t == "Path not found" {
+            Some("2")
+        } else if !line.starts_with(' ')
+            && !t.starts_with("Searching for")
+            && !t.starts_with("Merge strategy")
+            && !t.starts_with("Using merge options")
+        {
+            Some("31")
+        } else {
+            None
+        };
+        match style {
+            Some(code) => {
+                if t.ends_with('{') || t.ends_with('[') {
+                    open = Some((code, indent));
+                }
+                out.push_str(&format!("\x1b[{code}m{line}\x1b[0m\n"))
+            }
+            None => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out
 }
 
 /// `puts renderer.render(value)`.
