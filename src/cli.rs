@@ -32,6 +32,11 @@ pub struct Args {
     #[arg(long)]
     pub all: bool,
 
+    /// Print `[redacted]` for every value that comes from an eyaml `ENC[...]` token, in
+    /// values and in --explain traces (beyond Puppet).
+    #[arg(long)]
+    pub redact: bool,
+
     /// Do not use or write the parse cache of big data files (see README).
     #[arg(long = "no-cache")]
     pub no_cache: bool,

@@ -40,6 +40,8 @@ pub struct Settings {
     pub strict: Strict,
     pub explain: bool,
     pub explain_options_only: bool,
+    /// Show `[redacted]` instead of every value decrypted from an `ENC[...]` token.
+    pub redact: bool,
 }
 
 /// The outcome of one lookup.
@@ -1192,7 +1194,10 @@ impl Session {
                                     &format!("lookup_key function '{f}'"),
                                     &path,
                                 )?;
-                                let v = if crate::backend::eyaml::contains_encrypted(&v) {
+                                let v = if self.settings.redact {
+                                    // --redact: secrets never leave the file, in values or traces.
+                                    crate::backend::eyaml::redact_encrypted(&v)
+                                } else if crate::backend::eyaml::contains_encrypted(&v) {
                                     let keys = crate::backend::eyaml::load_keys(&e.options);
                                     crate::backend::eyaml::decrypt_value(&v, &keys, root, &path)?
                                 } else {

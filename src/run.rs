@@ -169,6 +169,7 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
         strict,
         explain: args.explain,
         explain_options_only: only_options,
+        redact: args.redact,
     };
     let value_type = match &args.type_ {
         Some(t) => Some(hiera_lookup::types::parse_cli(t).map_err(|e| Error::run(e.message()))?),
@@ -339,6 +340,7 @@ fn run_batch(
             strict,
             explain: false,
             explain_options_only: false,
+            redact: args.redact,
         },
         merge,
         keys: if args.all {

@@ -209,3 +209,55 @@ fn broken_pipe_exits_quietly() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn redact_hides_decrypted_secrets_in_values_and_traces() {
+    let case = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance/backends/eyaml-basic");
+    let base = [
+        "--node",
+        "web01.example.com",
+        "--facts",
+        "facts.yaml",
+        "--hiera_config",
+        "hiera.yaml",
+        "whole",
+    ];
+    let plain = run_in(&case, &base);
+    assert_eq!(stdout(&plain), "--- hunter2\n", "{}", stderr(&plain));
+    let mut args = base.to_vec();
+    args.push("--redact");
+    assert_eq!(stdout(&run_in(&case, &args)), "--- \"[redacted]\"\n");
+    args.push("--explain");
+    let trace = stdout(&run_in(&case, &args));
+    assert!(
+        trace.contains("Found key: \"whole\" value: \"[redacted]\""),
+        "{trace}"
+    );
+    assert!(!trace.contains("hunter2"), "{trace}");
+}
+
+#[test]
+fn color_highlights_only_when_asked() {
+    let repo = fixtures().join("environments/production");
+    let args = [
+        "ntp::servers",
+        "--facts",
+        "../../facts/web01.yaml",
+        "--explain",
+    ];
+    let plain = stdout(&run_in(&repo, &args));
+    assert!(!plain.contains('\x1b'));
+    let mut colored = args.to_vec();
+    colored.extend(["--color", "always"]);
+    let c = stdout(&run_in(&repo, &colored));
+    assert!(c.contains("\x1b[32m"), "{c}");
+    // Without the escapes, the text is the plain trace.
+    let stripped: String = c
+        .replace("\x1b[0m", "")
+        .replace("\x1b[32m", "")
+        .replace("\x1b[1;32m", "")
+        .replace("\x1b[36m", "")
+        .replace("\x1b[2m", "")
+        .replace("\x1b[31m", "");
+    assert_eq!(stripped, plain);
+}
