@@ -33,6 +33,7 @@
 //! (except for effects that need Ruby object identity: a later merge editing an object that an
 //! earlier result shares with its source, and `String#clear` on a lower-priority string).
 
+use crate::types::puppet_quote;
 use crate::value::{Map, Value};
 use regex::Regex;
 use std::cmp::Ordering;
@@ -669,6 +670,31 @@ impl Dm<'_> {
         }
     }
 
+    /// Source strings with the knockout prefix leave the source, and take their unprefixed
+    /// (and prefixed) value out of `dest`.
+    fn knock_out_items(&self, source: &mut Vec<Value>, dest: &mut Vec<Value>) -> R<()> {
+        if self.o.ko.is_none() {
+            return Ok(());
+        }
+        let mut err = None;
+        source.retain(|item| {
+            let Value::String(s) = item else { return true };
+            match self.knocked(s) {
+                Ok(Some(stripped)) => {
+                    delete_all(dest, &Value::String(stripped));
+                    delete_all(dest, item);
+                    false
+                }
+                Ok(None) => true,
+                Err(e) => {
+                    err.get_or_insert(e);
+                    true
+                }
+            }
+        });
+        err.map_or(Ok(()), Err)
+    }
+
     fn is_marker(&self, v: &Value) -> bool {
         self.o.ko.as_ref().is_some_and(|k| ruby_eq(v, &k.marker))
     }
@@ -764,27 +790,7 @@ impl Dm<'_> {
         }
         match dest {
             Value::Array(mut da) => {
-                if self.o.ko.is_some() {
-                    let mut err = None;
-                    sa.retain(|item| {
-                        let Value::String(s) = item else { return true };
-                        match self.knocked(s) {
-                            Ok(Some(stripped)) => {
-                                delete_all(&mut da, &Value::String(stripped));
-                                delete_all(&mut da, item);
-                                false
-                            }
-                            Ok(None) => true,
-                            Err(e) => {
-                                err.get_or_insert(e);
-                                true
-                            }
-                        }
-                    });
-                    if let Some(e) = err {
-                        return Err(e);
-                    }
-                }
+                self.knock_out_items(sa, &mut da)?;
                 let mut out = if self.o.merge_hash_arrays && all_hashes(sa) && all_hashes(&da) {
                     let n = da.len();
                     let mut list = Vec::with_capacity(n.max(sa.len()));
@@ -893,27 +899,7 @@ impl Dm<'_> {
                     d.clear();
                     a.retain(|x| !self.is_marker(x));
                 }
-                if self.o.ko.is_some() {
-                    let mut err = None;
-                    a.retain(|item| {
-                        let Value::String(s) = item else { return true };
-                        match self.knocked(s) {
-                            Ok(Some(stripped)) => {
-                                delete_all(&mut d, &Value::String(stripped));
-                                delete_all(&mut d, item);
-                                false
-                            }
-                            Ok(None) => true,
-                            Err(e) => {
-                                err.get_or_insert(e);
-                                true
-                            }
-                        }
-                    });
-                    if let Some(e) = err {
-                        return Err(e);
-                    }
-                }
+                self.knock_out_items(a, &mut d)?;
                 let mut out = if self.o.merge_hash_arrays && all_hashes(a) && all_hashes(&d) {
                     if d.is_empty() {
                         // list = [] + source[0..]
@@ -1200,130 +1186,9 @@ pub(crate) fn ruby_pattern(pattern: &str) -> Result<Regex, String> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Ruby to_s / inspect (messages only)
+// Ruby to_s / inspect (messages only): the renderer's, which are Ruby's.
 
-/// Ruby's `"#{v}"`.
-fn ruby_to_s(v: &Value) -> String {
-    match v {
-        Value::Null => String::new(),
-        Value::String(s) => s.clone(),
-        Value::Sensitive(_) => "Sensitive [value redacted]".to_string(),
-        other => ruby_inspect(other),
-    }
-}
-
-/// Ruby 3.1's `inspect`.
-fn ruby_inspect(v: &Value) -> String {
-    let mut out = String::new();
-    inspect_into(v, &mut out);
-    out
-}
-
-fn inspect_into(v: &Value, out: &mut String) {
-    match v {
-        Value::Null => out.push_str("nil"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Int(i) => {
-            let _ = write!(out, "{i}");
-        }
-        Value::Float(f) => out.push_str(&ruby_float(*f)),
-        Value::String(s) => {
-            out.push('"');
-            let mut chars = s.chars().peekable();
-            while let Some(c) = chars.next() {
-                match c {
-                    '"' => out.push_str("\\\""),
-                    '\\' => out.push_str("\\\\"),
-                    '\n' => out.push_str("\\n"),
-                    '\t' => out.push_str("\\t"),
-                    '\r' => out.push_str("\\r"),
-                    '\u{1b}' => out.push_str("\\e"),
-                    '\u{7}' => out.push_str("\\a"),
-                    '\u{8}' => out.push_str("\\b"),
-                    '\u{c}' => out.push_str("\\f"),
-                    '\u{b}' => out.push_str("\\v"),
-                    '#' if matches!(chars.peek(), Some('{' | '$' | '@')) => out.push_str("\\#"),
-                    c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                        let _ = write!(out, "\\x{:02X}", c as u32);
-                    }
-                    c => out.push(c),
-                }
-            }
-            out.push('"');
-        }
-        Value::Array(a) => {
-            out.push('[');
-            for (i, e) in a.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                inspect_into(e, out);
-            }
-            out.push(']');
-        }
-        Value::Hash(h) => {
-            out.push('{');
-            for (i, (k, e)) in h.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                inspect_into(k, out);
-                out.push_str("=>");
-                inspect_into(e, out);
-            }
-            out.push('}');
-        }
-        Value::Sensitive(_) => out.push_str("#<Sensitive [value redacted]>"),
-    }
-}
-
-/// Ruby's `Float#to_s`.
-fn ruby_float(f: f64) -> String {
-    if f.is_nan() {
-        return "NaN".into();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 {
-            "Infinity".into()
-        } else {
-            "-Infinity".into()
-        };
-    }
-    if f == 0.0 {
-        return if f.is_sign_negative() {
-            "-0.0".into()
-        } else {
-            "0.0".into()
-        };
-    }
-    // Shortest round-trip digits and the decimal exponent, from Rust's `{:e}`.
-    let e = format!("{:e}", f.abs());
-    let (mant, exp) = e.split_once('e').unwrap_or((e.as_str(), "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: String = mant.chars().filter(char::is_ascii_digit).collect();
-    let digs = digits.len() as i32;
-    let decpt = exp + 1;
-    let sign = if f < 0.0 { "-" } else { "" };
-    if decpt > 0 && (decpt <= 15 || (decpt == 16 && digs > decpt)) {
-        if digs <= decpt {
-            format!("{sign}{digits}{}.0", "0".repeat((decpt - digs) as usize))
-        } else {
-            let (i, fr) = digits.split_at(decpt as usize);
-            format!("{sign}{i}.{fr}")
-        }
-    } else if decpt <= 0 && decpt > -4 {
-        format!("{sign}0.{}{digits}", "0".repeat((-decpt) as usize))
-    } else {
-        let (first, rest) = digits.split_at(1);
-        let rest = if rest.is_empty() { "0" } else { rest };
-        let e = decpt - 1;
-        format!(
-            "{sign}{first}.{rest}e{}{:02}",
-            if e < 0 { '-' } else { '+' },
-            e.abs()
-        )
-    }
-}
+use crate::render::{float_to_s as ruby_float, inspect as ruby_inspect, to_s as ruby_to_s};
 
 // ---------------------------------------------------------------------------------------------
 // Type checks: a small replica of Puppet's TypeCalculator#infer_set, type normalisation,
@@ -1687,49 +1552,6 @@ fn join_tys(ts: &[Ty], out: &mut String) {
         }
         fmt_ty(t, out);
     }
-}
-
-/// StringConverter#puppet_quote.
-fn puppet_quote(s: &str) -> String {
-    if s.chars().any(|c| (c as u32) < 0x20) {
-        let mut out = String::from("\"");
-        for c in s.chars() {
-            match c {
-                '\t' => out.push_str("\\t"),
-                '\n' => out.push_str("\\n"),
-                '\r' => out.push_str("\\r"),
-                '"' => out.push_str("\\\""),
-                '$' => out.push_str("\\$"),
-                '\\' => out.push_str("\\\\"),
-                c if (c as u32) < 0x20 => {
-                    let _ = write!(out, "\\u{{{:X}}}", c as u32);
-                }
-                c => out.push(c),
-            }
-        }
-        out.push('"');
-        return out;
-    }
-    let mut out = String::from("'");
-    let mut escaped = false;
-    for c in s.chars() {
-        if escaped {
-            out.push('\\');
-            out.push(c);
-            escaped = false;
-        } else if c == '\'' {
-            out.push_str("\\'");
-        } else if c == '\\' {
-            escaped = true;
-        } else {
-            out.push(c);
-        }
-    }
-    if escaped {
-        out.push('\\');
-    }
-    out.push('\'');
-    out
 }
 
 /// The short name of an actual type (`Struct`, `Tuple`, `Sensitive[String]`, ...).

@@ -469,51 +469,7 @@ pub(crate) fn infer_plain(v: &Value) -> Type {
 }
 
 /// Ruby `Float#to_s`.
-pub fn ruby_float(f: f64) -> String {
-    if f.is_nan() {
-        return "NaN".into();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 {
-            "Infinity".into()
-        } else {
-            "-Infinity".into()
-        };
-    }
-    if f == 0.0 {
-        return if f.is_sign_negative() {
-            "-0.0".into()
-        } else {
-            "0.0".into()
-        };
-    }
-    let e = format!("{:e}", f);
-    let (mant, exp) = e.split_once('e').unwrap_or((&e, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let neg = mant.starts_with('-');
-    let digits: String = mant.chars().filter(|c| c.is_ascii_digit()).collect();
-    let sign = if neg { "-" } else { "" };
-    if (-4..16).contains(&exp) {
-        let n = digits.len() as i32;
-        let s = if exp >= 0 {
-            let int_len = (exp + 1) as usize;
-            if digits.len() <= int_len {
-                format!("{}{}.0", digits, "0".repeat(int_len - digits.len()))
-            } else {
-                format!("{}.{}", &digits[..int_len], &digits[int_len..])
-            }
-        } else {
-            let _ = n;
-            format!("0.{}{}", "0".repeat((-exp - 1) as usize), digits)
-        };
-        format!("{sign}{s}")
-    } else {
-        let (first, rest) = digits.split_at(1.min(digits.len()));
-        let rest = if rest.is_empty() { "0" } else { rest };
-        let esign = if exp < 0 { '-' } else { '+' };
-        format!("{sign}{first}.{rest}e{esign}{:02}", exp.abs())
-    }
-}
+pub use crate::render::float_to_s as ruby_float;
 
 /// `StringConverter#puppet_quote`: single quotes unless control characters force double.
 pub fn puppet_quote(s: &str) -> String {
