@@ -749,6 +749,22 @@ impl Dm<'_> {
         let Value::Hash(dh) = &mut dest else {
             return Ok(dest);
         };
+        if !self.keep {
+            // The source is ours: its keys and values move instead of being copied.
+            for (k, mut sv) in std::mem::take(sh) {
+                match dh.get_mut(&k) {
+                    Some(dv) if dv.truthy() => {
+                        let d = take(dv);
+                        *dv = self.merge(&mut sv, d)?;
+                    }
+                    _ => {
+                        let v = self.merge_dup(&mut sv)?;
+                        dh.insert(k, v);
+                    }
+                }
+            }
+            return Ok(dest);
+        }
         for (k, sv) in sh.iter_mut() {
             match dh.get_mut(k) {
                 Some(dv) if dv.truthy() => {
