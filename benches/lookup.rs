@@ -6,6 +6,10 @@ use hiera_lookup::merge::MergeStrategy;
 use hiera_lookup::{Map, Value};
 use std::hint::black_box;
 
+// As in the binary.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// A hash of `n` entries as level `level` of a hierarchy would hold it: most keys shared
 /// with the other levels, some own keys, nested hashes and arrays.
 fn level_hash(n: usize, level: usize) -> Value {
