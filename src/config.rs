@@ -170,7 +170,7 @@ impl HieraConfig {
         let parsed =
             crate::yaml::load(&text).map_err(|e| Error::Puppet(format!("({shown}): {e}")))?;
         let config = match parsed {
-            Value::Hash(h) => Value::Hash(h),
+            Value::Hash(h) => h,
             _ => {
                 warnings.push(format!(
                     "{shown}: File exists but does not contain a valid YAML hash. Falling back to Hiera version 3 default config"
@@ -182,16 +182,13 @@ impl HieraConfig {
     }
 
     fn from_value(
-        config: Value,
+        map: Map,
         path: Option<PathBuf>,
         root: PathBuf,
         ctx: &LoadContext,
         warnings: &mut Warnings,
         text: &str,
     ) -> Result<HieraConfig> {
-        let Value::Hash(map) = config else {
-            unreachable_hash()
-        };
         let shown = path
             .as_ref()
             .map(|p| p.display().to_string())
@@ -262,11 +259,6 @@ impl HieraConfig {
     }
 }
 
-fn unreachable_hash() -> ! {
-    // from_value is only called with hashes (load() checks, defaults are hashes).
-    panic!("hiera config is not a hash")
-}
-
 fn ruby_to_i(v: &Value) -> i64 {
     match v {
         Value::Int(i) => *i,
@@ -291,7 +283,7 @@ fn s(v: &str) -> Value {
     Value::str(v)
 }
 
-fn default_v5() -> Value {
+fn default_v5() -> Map {
     let mut defaults = Map::default();
     defaults.insert(s("datadir"), s("data"));
     defaults.insert(s("data_hash"), s("yaml_data"));
@@ -302,10 +294,10 @@ fn default_v5() -> Value {
     m.insert(s("version"), Value::Int(5));
     m.insert(s("defaults"), Value::Hash(defaults));
     m.insert(s("hierarchy"), Value::Array(vec![Value::Hash(entry)]));
-    Value::Hash(m)
+    m
 }
 
-fn default_v3() -> Value {
+fn default_v3() -> Map {
     let mut m = Map::default();
     m.insert(s("backends"), Value::Array(vec![s("yaml")]));
     m.insert(
@@ -313,7 +305,7 @@ fn default_v3() -> Value {
         Value::Array(vec![s("nodes/%{::trusted.certname}"), s("common")]),
     );
     m.insert(s("merge_behavior"), s("native"));
-    Value::Hash(m)
+    m
 }
 
 /// A value as Puppet's string formatter quotes it in messages (`'x'`).
@@ -460,22 +452,20 @@ impl Validator<'_> {
         cfg.version = 5;
         // `||=`: absent or null take Puppet's defaults.
         let defaults_v = match map.get(&s("defaults")) {
-            None | Some(Value::Null) => {
-                let Value::Hash(d) = default_v5() else {
-                    unreachable_hash()
-                };
-                d.get(&s("defaults")).cloned().unwrap_or(Value::Null)
-            }
+            None | Some(Value::Null) => default_v5()
+                .get(&s("defaults"))
+                .cloned()
+                .unwrap_or(Value::Null),
             Some(v) => v.clone(),
         };
         map.insert(s("defaults"), defaults_v.clone());
         if matches!(map.get(&s("hierarchy")), None | Some(Value::Null)) {
-            let Value::Hash(d) = default_v5() else {
-                unreachable_hash()
-            };
             map.insert(
                 s("hierarchy"),
-                d.get(&s("hierarchy")).cloned().unwrap_or(Value::Null),
+                default_v5()
+                    .get(&s("hierarchy"))
+                    .cloned()
+                    .unwrap_or(Value::Null),
             );
         }
         self.check_keys(&map, V5_TOP_KEYS, "")?;
@@ -893,10 +883,7 @@ impl Validator<'_> {
 
     fn load_v3(&mut self, mut map: Map, ctx: &LoadContext, cfg: &mut HieraConfig) -> Result<()> {
         cfg.version = 3;
-        let defaults = default_v3();
-        let Value::Hash(d) = defaults else {
-            unreachable_hash()
-        };
+        let d = default_v3();
         for k in ["backends", "hierarchy", "merge_behavior"] {
             if matches!(map.get(&s(k)), None | Some(Value::Null)) {
                 map.insert(s(k), d.get(&s(k)).cloned().unwrap_or(Value::Null));
