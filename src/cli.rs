@@ -9,6 +9,8 @@ use std::path::PathBuf;
     version,
     about = "Resolve Hiera keys exactly as `puppet lookup` does, without Puppet",
     infer_long_args = true,
+    // Puppet's option parser lets a repeated option win: `--render-as s --render-as json`.
+    args_override_self = true,
     after_help = "Exit status: 0 found, 1 not found, 2 error."
 )]
 pub struct Args {

@@ -1016,7 +1016,12 @@ impl Validator<'_> {
                 "eyaml" => (FunctionKind::LookupKey, "eyaml_lookup_key".to_string()),
                 other => (FunctionKind::Hiera3Backend, other.to_string()),
             };
-            let mut options = bc.clone();
+            // Puppet passes a data_hash backend no options (only eyaml gets its section).
+            let mut options = if kind == FunctionKind::DataHash {
+                None
+            } else {
+                bc.clone()
+            };
             if let Some(o) = options.as_mut() {
                 o.shift_remove(&s("datadir"));
             }

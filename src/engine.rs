@@ -1139,7 +1139,9 @@ impl Session {
         let value = match e.entry.kind {
             FunctionKind::DataHash => {
                 let hash = if matches!(f, "yaml_data" | "json_data" | "hocon_data") {
-                    let Some(path) = path else {
+                    // Their signature takes `Struct[{path => String[1]}]`: any other option
+                    // falls through to the same ArgumentError as a missing path.
+                    let Some(path) = path.filter(|_| e.options.is_empty()) else {
                         return Err(missing_path("data_hash", ""));
                     };
                     self.load_data(f, &path)?

@@ -1,0 +1,519 @@
+//! Conformance tests: run `hiera-lookup` over every query recorded from real Puppet under
+//! tests/conformance/<suite>/<case>/ and compare stdout, exit status and error text.
+//!
+//! One test per suite (core, layers, explain, types, backends). Queries using `--explain`/`--explain-options` belong to the `explain`
+//! test wherever they live (as do all queries of directories named `explain*`); the others to the
+//! suite of their directory. Every mismatch is collected and reported at the end.
+//!
+//! `CONFORMANCE_FILTER=substring` keeps only queries whose "<dir>/<case>/<id>" contains it.
+//! `CONFORMANCE_TIMEOUT=seconds` (default 30) bounds each run of the binary.
+
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_hiera-lookup");
+
+struct Query {
+    dir: String,
+    case_name: String,
+    case_dir: PathBuf,
+    id: String,
+    args: Vec<String>,
+}
+
+impl Query {
+    fn label(&self) -> String {
+        format!("{}/{}/{}", self.dir, self.case_name, self.id)
+    }
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("conformance")
+}
+
+/// Splits a query's argument text: whitespace separates words, single quotes group (and join
+/// with adjacent text). Same rules as record.sh.
+fn split_args(s: &str) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let (mut in_quote, mut have) = (false, false);
+    for c in s.chars() {
+        if in_quote {
+            if c == '\'' {
+                in_quote = false;
+            } else {
+                cur.push(c);
+            }
+        } else if c == '\'' {
+            in_quote = true;
+            have = true;
+        } else if c.is_whitespace() {
+            if have {
+                out.push(std::mem::take(&mut cur));
+                have = false;
+            }
+        } else {
+            cur.push(c);
+            have = true;
+        }
+    }
+    if in_quote {
+        return Err("unbalanced single quote".to_string());
+    }
+    if have {
+        out.push(cur);
+    }
+    Ok(out)
+}
+
+fn is_explain(args: &[String]) -> bool {
+    args.iter()
+        .any(|a| a == "--explain" || a == "--explain-options")
+}
+
+fn sorted_dirs(p: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = fs::read_dir(p)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| p.is_dir())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// Reads every query of every case under the suite directories; bad query lines are returned as
+/// problems instead of being silently skipped.
+fn load_all(problems: &mut Vec<String>) -> Vec<Query> {
+    let mut queries = Vec::new();
+    for suite_dir in sorted_dirs(&root()) {
+        let dir = suite_dir
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        for case_dir in sorted_dirs(&suite_dir) {
+            let qfile = case_dir.join("queries");
+            let Ok(text) = fs::read_to_string(&qfile) else {
+                continue;
+            };
+            let case_name = case_dir
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
+            let case_dir = case_dir.canonicalize().unwrap_or(case_dir);
+            for line in text.lines() {
+                let line = line.trim();
+                if line.is_empty() || line.starts_with('#') {
+                    continue;
+                }
+                let (id, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+                match split_args(rest) {
+                    Ok(args) => queries.push(Query {
+                        dir: dir.clone(),
+                        case_name: case_name.clone(),
+                        case_dir: case_dir.clone(),
+                        id: id.to_string(),
+                        args,
+                    }),
+                    Err(e) => problems.push(format!("{dir}/{case_name}/{id}: bad query line: {e}")),
+                }
+            }
+        }
+    }
+    queries
+}
+
+struct Outcome {
+    status: Option<i32>,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+    timed_out: bool,
+}
+
+fn run(q: &Query, timeout: Duration) -> Result<Outcome, String> {
+    let mut child = Command::new(BIN)
+        .args(&q.args)
+        .current_dir(&q.case_dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {BIN}: {e}"))?;
+    // Drain the pipes on threads so a chatty child cannot block on a full pipe.
+    let mut out_pipe = child.stdout.take();
+    let mut err_pipe = child.stderr.take();
+    let out_t = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        if let Some(p) = out_pipe.as_mut() {
+            let _ = p.read_to_end(&mut b);
+        }
+        b
+    });
+    let err_t = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        if let Some(p) = err_pipe.as_mut() {
+            let _ = p.read_to_end(&mut b);
+        }
+        b
+    });
+    let start = Instant::now();
+    let mut timed_out = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(st)) => break st.code(),
+            Ok(None) if start.elapsed() > timeout => {
+                let _ = child.kill();
+                let _ = child.wait();
+                timed_out = true;
+                break None;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
+            Err(e) => return Err(format!("wait failed: {e}")),
+        }
+    };
+    let stdout = out_t.join().unwrap_or_default();
+    let stderr = err_t.join().unwrap_or_default();
+    Ok(Outcome {
+        status,
+        stdout,
+        stderr,
+        timed_out,
+    })
+}
+
+fn replace_bytes(hay: &[u8], needle: &[u8], with: &[u8]) -> Vec<u8> {
+    if needle.is_empty() {
+        return hay.to_vec();
+    }
+    let mut out = Vec::with_capacity(hay.len());
+    let mut i = 0;
+    while i < hay.len() {
+        if hay[i..].starts_with(needle) {
+            out.extend_from_slice(with);
+            i += needle.len();
+        } else {
+            out.push(hay[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+fn with_case_placeholder(bytes: &[u8], case_dir: &Path) -> String {
+    let canon = case_dir.to_string_lossy();
+    let b = replace_bytes(bytes, canon.as_bytes(), b"<CASE>");
+    String::from_utf8_lossy(&b).into_owned()
+}
+
+/// Shortens a line for the report, keeping it readable (escapes control characters).
+fn show(s: &str) -> String {
+    const MAX: usize = 160;
+    // escape_debug also escapes ' which only adds noise to Puppet's quoted messages.
+    let mut out: String = s.escape_debug().to_string().replace("\\'", "'");
+    if out.chars().count() > MAX {
+        out = out.chars().take(MAX).collect::<String>() + "…";
+    }
+    format!("\"{out}\"")
+}
+
+/// Byte length of the longest common prefix of `a` and `b`, on a char boundary.
+fn common_prefix(a: &str, b: &str) -> usize {
+    a.char_indices()
+        .zip(b.chars())
+        .find(|((_, ca), cb)| ca != cb)
+        .map_or(a.len().min(b.len()), |((i, _), _)| i)
+}
+
+/// Shows `expected` and `got` from a little before the point where they diverge, so that long
+/// lines (JSON, error messages) point at the difference instead of being cut before it.
+fn show_pair(expected: &str, got: &str) -> String {
+    let n = common_prefix(expected, got);
+    let mut from = n.saturating_sub(40);
+    while !expected.is_char_boundary(from) {
+        from -= 1;
+    }
+    if from == 0 {
+        return format!("expected {} got {}", show(expected), show(got));
+    }
+    let tail = |s: &str| format!("…{}", &show(&s[from..])[1..]);
+    format!(
+        "(from char {from}) expected \"{} got \"{}",
+        tail(expected),
+        tail(got)
+    )
+}
+
+fn first_diff(expected: &str, got: &str) -> String {
+    let e: Vec<&str> = expected.split_inclusive('\n').collect();
+    let g: Vec<&str> = got.split_inclusive('\n').collect();
+    for i in 0..e.len().max(g.len()) {
+        match (e.get(i), g.get(i)) {
+            (Some(el), Some(gl)) if el != gl => {
+                return format!("stdout line {}: {}", i + 1, show_pair(el, gl));
+            }
+            (Some(el), None) => {
+                return format!("stdout line {}: expected {} got <no line>", i + 1, show(el))
+            }
+            (None, Some(gl)) => {
+                return format!("stdout line {}: expected <no line> got {}", i + 1, show(gl))
+            }
+            _ => {}
+        }
+    }
+    "stdout differs".to_string()
+}
+
+/// Explains why the expected error text is not in stderr: aligned on the stderr position that
+/// matches the longest prefix of it when there is one.
+fn err_diff(expected: &str, stderr: &str) -> String {
+    let probe_len = common_prefix(expected, &expected[..expected.len().min(24)]);
+    let probe = &expected[..probe_len];
+    let best = stderr
+        .match_indices(probe)
+        .map(|(i, _)| (common_prefix(expected, &stderr[i..]), i))
+        .max();
+    match best {
+        Some((_, i)) if !probe.is_empty() => {
+            let got_line = stderr[i..].lines().next().unwrap_or("");
+            format!(
+                "stderr error text differs: {}",
+                show_pair(expected, got_line)
+            )
+        }
+        _ => {
+            let first = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+            format!("stderr lacks {} (got {})", show(expected), show(first))
+        }
+    }
+}
+
+/// Checks one query; returns the list of problems (empty = pass).
+fn check(q: &Query, timeout: Duration) -> Vec<String> {
+    let exp_dir = q.case_dir.join("expected");
+    let read = |ext: &str| fs::read_to_string(exp_dir.join(format!("{}.{ext}", q.id)));
+    let (Ok(exp_out), Ok(exp_status)) = (read("out"), read("status")) else {
+        return vec!["not recorded (run tests/conformance/record.sh)".to_string()];
+    };
+    let exp_status = exp_status.trim();
+    let exp_err = if exp_status == "2" {
+        read("err")
+            .ok()
+            .map(|s| s.strip_suffix('\n').unwrap_or(&s).to_string())
+    } else {
+        None
+    };
+    let got = match run(q, timeout) {
+        Ok(o) => o,
+        Err(e) => return vec![e],
+    };
+    let mut problems = Vec::new();
+    let stdout = with_case_placeholder(&got.stdout, &q.case_dir);
+    let stderr = with_case_placeholder(&got.stderr, &q.case_dir);
+    let first_err_line = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let got_status = match (got.timed_out, got.status) {
+        (true, _) => format!("timeout after {}s", timeout.as_secs()),
+        (false, Some(c)) => c.to_string(),
+        (false, None) => "killed by a signal".to_string(),
+    };
+    if got_status != exp_status {
+        let mut p = format!("status: expected {exp_status} got {got_status}");
+        if !first_err_line.is_empty() {
+            p.push_str(&format!(" (stderr: {})", show(first_err_line)));
+        }
+        problems.push(p);
+    }
+    if stdout != exp_out {
+        problems.push(first_diff(&exp_out, &stdout));
+    }
+    if let Some(e) = exp_err {
+        if !stderr.contains(&e) {
+            problems.push(err_diff(&e, &stderr));
+        }
+    }
+    problems
+}
+
+/// `known-differences.txt`: queries where hiera-lookup knowingly differs from the recording
+/// (one `<dir>/<case>/<id>  reason` per line). They must still differ: one that starts to
+/// match is reported, so that the list only ever shrinks.
+fn known_differences() -> Vec<String> {
+    let text = std::fs::read_to_string(root().join("known-differences.txt")).unwrap_or_default();
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect()
+}
+
+fn run_suite(suite: &str) {
+    let root = root();
+    let known = known_differences();
+    let mut problems = Vec::new();
+    let all = load_all(&mut problems);
+    let filter = std::env::var("CONFORMANCE_FILTER").unwrap_or_default();
+    let timeout = Duration::from_secs(
+        std::env::var("CONFORMANCE_TIMEOUT")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(30),
+    );
+    let in_suite = |q: &Query| {
+        if suite == "explain" {
+            is_explain(&q.args) || q.dir.starts_with("explain")
+        } else {
+            q.dir == suite && !is_explain(&q.args)
+        }
+    };
+    let dir_exists = if suite == "explain" {
+        sorted_dirs(&root).iter().any(|d| {
+            d.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("explain"))
+        }) || all.iter().any(|q| is_explain(&q.args))
+    } else {
+        root.join(suite).is_dir()
+    };
+    if !dir_exists {
+        eprintln!("conformance {suite}: no tests/conformance/{suite} directory, nothing to check");
+        return;
+    }
+    let selected: Vec<Query> = all.into_iter().filter(|q| in_suite(q)).collect();
+    // Problems in query files of this suite count as failures.
+    problems.retain(|p| {
+        let dir = p.split('/').next().unwrap_or("");
+        suite == "explain" || dir == suite
+    });
+    if selected.is_empty() {
+        panic!("conformance {suite}: the suite directory exists but holds no queries");
+    }
+    let selected: Vec<Query> = selected
+        .into_iter()
+        .filter(|q| q.label().contains(&filter))
+        .collect();
+    let total = selected.len();
+
+    // Run queries on a few threads; each query is an independent process.
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<(usize, Vec<String>)>> = Mutex::new(Vec::new());
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(1, 8);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(q) = selected.get(i) else { break };
+                let mut p = check(q, timeout);
+                if known.contains(&q.label()) {
+                    p = if p.is_empty() {
+                        vec!["matches Puppet now: remove it from known-differences.txt".to_string()]
+                    } else {
+                        Vec::new()
+                    };
+                }
+                if !p.is_empty() {
+                    if let Ok(mut r) = results.lock() {
+                        r.push((i, p));
+                    }
+                }
+            });
+        }
+    });
+    let mut failures = results.into_inner().unwrap_or_default();
+    failures.sort_by_key(|(i, _)| *i);
+
+    let known_here = selected
+        .iter()
+        .filter(|q| known.contains(&q.label()))
+        .count();
+    if failures.is_empty() && problems.is_empty() {
+        eprintln!(
+            "conformance {suite}: {} of {total} queries match Puppet, {known_here} known differences (known-differences.txt)",
+            total - known_here
+        );
+        return;
+    }
+    let mut report = String::new();
+    for p in &problems {
+        report.push_str(&format!("{p}\n"));
+    }
+    for (i, ps) in &failures {
+        let q = &selected[*i];
+        report.push_str(&format!("{}  [{}]\n", q.label(), q.args.join(" ")));
+        for p in ps {
+            report.push_str(&format!("    {p}\n"));
+        }
+    }
+    // Per-case tally makes it easy to see which areas are furthest off.
+    let mut per_case: Vec<(String, usize, usize)> = Vec::new();
+    for (i, q) in selected.iter().enumerate() {
+        let name = format!("{}/{}", q.dir, q.case_name);
+        let failed = failures.iter().any(|(j, _)| *j == i) as usize;
+        match per_case.last_mut() {
+            Some(last) if last.0 == name => {
+                last.1 += 1;
+                last.2 += failed;
+            }
+            _ => per_case.push((name, 1, failed)),
+        }
+    }
+    report.push_str("\nper case (failed/total):\n");
+    for (name, n, f) in per_case.iter().filter(|c| c.2 > 0) {
+        report.push_str(&format!("    {name}: {f}/{n}\n"));
+    }
+    panic!(
+        "conformance {suite}: {} of {total} queries differ from Puppet{}\n{report}",
+        failures.len(),
+        if problems.is_empty() {
+            String::new()
+        } else {
+            format!(", {} bad query lines", problems.len())
+        }
+    );
+}
+
+#[test]
+fn core() {
+    run_suite("core");
+}
+
+#[test]
+fn layers() {
+    run_suite("layers");
+}
+
+#[test]
+fn explain() {
+    run_suite("explain");
+}
+
+// Suites recorded for later issues (data types, backends): same format, same rules.
+#[test]
+fn types() {
+    run_suite("types");
+}
+
+#[test]
+fn backends() {
+    run_suite("backends");
+}
+
+#[test]
+fn split_args_rules() {
+    assert_eq!(split_args("a  b\tc").unwrap(), ["a", "b", "c"]);
+    assert_eq!(
+        split_args("--default 'a b' x'y z'w ''").unwrap(),
+        ["--default", "a b", "xy zw", ""]
+    );
+    assert!(split_args("'open").is_err());
+}
