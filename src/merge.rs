@@ -1118,6 +1118,12 @@ fn ruby_regex(prefix: &str) -> Result<Regex, String> {
 /// A Ruby regexp source as a regex-crate pattern (Ruby's `^`/`$` match at every line start
 /// and end). Errors carry Ruby's message for the mistakes a pattern is likely to contain.
 pub(crate) fn ruby_pattern(pattern: &str) -> Result<Regex, String> {
+    let source = ruby_pattern_source(pattern)?;
+    Regex::new(&source).map_err(|e| format!("invalid pattern: /{pattern}/ ({e})"))
+}
+
+/// [`ruby_pattern`]'s translation alone: the regex-crate source for a Ruby regexp.
+pub(crate) fn ruby_pattern_source(pattern: &str) -> Result<String, String> {
     let ruby_err = |what: &str| Err(format!("{what}: /{pattern}/"));
     let (mut out, body) = match pattern.strip_prefix('^') {
         // `(?:^)` so that a leading quantifier applies to the anchor, as in Ruby (`/^+x/`).
@@ -1198,7 +1204,7 @@ pub(crate) fn ruby_pattern(pattern: &str) -> Result<Regex, String> {
     if depth > 0 {
         return ruby_err("end pattern with unmatched parenthesis");
     }
-    Regex::new(&out).map_err(|e| format!("invalid pattern: /{pattern}/ ({e})"))
+    Ok(out)
 }
 
 // ---------------------------------------------------------------------------------------------

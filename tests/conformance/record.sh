@@ -128,6 +128,11 @@ record_one() {
     printf '%s\n' "$status" >"$exp/$id.status"
     if ((status == 2)); then
         msg=${msg//"$case_dir"/<CASE>}
+        # An uncaught Ruby exception (unknown environment) prints "<file>:<line>:in `m': text
+        # (Class)": keep Puppet's text only.
+        if [[ $msg =~ ^/[^:]+\.rb:[0-9]+:in\ \`[^\']+\':\ (.*)\ \([A-Z][A-Za-z:]+\)$ ]]; then
+            msg=${BASH_REMATCH[1]}
+        fi
         printf '%s\n' "$msg" >"$exp/$id.err"
     fi
     if grep -q "$tmp" "$exp/$id.out" "$exp/$id.err" 2>/dev/null; then
