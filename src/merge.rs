@@ -529,31 +529,17 @@ fn ruby_cmp(a: &Value, b: &Value) -> Option<Ordering> {
     }
 }
 
-fn ruby_class(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "NilClass",
-        Value::Bool(true) => "TrueClass",
-        Value::Bool(false) => "FalseClass",
-        Value::Int(_) => "Integer",
-        Value::Float(_) => "Float",
-        Value::String(_) => "String",
-        Value::Array(_) => "Array",
-        Value::Hash(_) => "Hash",
-        Value::Sensitive(_) => "Puppet::Pops::Types::PSensitiveType::Sensitive",
-    }
-}
-
 /// Ruby's `rb_cmperr`: special constants and floats are shown by inspect, others by class.
 fn cmp_error(a: &Value, b: &Value) -> MergeError {
     let fixnum = |i: i64| (-(1i64 << 62)..(1i64 << 62)).contains(&i);
     let shown = match b {
         Value::Null | Value::Bool(_) | Value::Float(_) => ruby_inspect(b),
         Value::Int(i) if fixnum(*i) => ruby_inspect(b),
-        _ => ruby_class(b).to_string(),
+        _ => Value::ruby_class(b).to_string(),
     };
     MergeError::raw(format!(
         "comparison of {} with {} failed",
-        ruby_class(a),
+        Value::ruby_class(a),
         shown
     ))
 }
@@ -1064,7 +1050,7 @@ fn unpack(v: &Value, sep: &Value) -> R<Vec<Value>> {
     let Value::String(sep) = sep else {
         let shown = match sep {
             Value::Bool(_) | Value::Null => ruby_inspect(sep),
-            other => ruby_class(other).to_string(),
+            other => Value::ruby_class(other).to_string(),
         };
         return Err(MergeError::raw(format!(
             "no implicit conversion of {shown} into String"
