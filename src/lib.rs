@@ -1,5 +1,20 @@
 //! hiera-lookup: resolve Hiera keys exactly as `puppet lookup` does.
 //!
+//! ```
+//! use hiera_lookup::merge::MergeStrategy;
+//! use hiera_lookup::{render, yaml};
+//!
+//! // A deep merge as Puppet does it: lower-priority keys first, arrays lower-first.
+//! let node = yaml::load("{users: {bob: {shell: /bin/zsh}}, pkgs: [vim]}").unwrap();
+//! let common = yaml::load("{users: {alice: {uid: 1}, bob: {uid: 2}}, pkgs: [curl]}").unwrap();
+//! let deep = MergeStrategy::from_value(&"deep".into()).unwrap();
+//! let merged = deep.merge(node, common).unwrap();
+//! assert_eq!(
+//!     render::to_json(&merged).unwrap(),
+//!     r#"{"users":{"alice":{"uid":1},"bob":{"uid":2,"shell":"/bin/zsh"}},"pkgs":["curl","vim"]}"#
+//! );
+//! ```
+//!
 //! Data flows one way: [`config`] + [`scope`] → [`engine`] → [`backend`] → [`merge`] →
 //! [`render`] / [`explain`].
 
