@@ -295,6 +295,8 @@ fn encode(v: &Value, out: &mut Vec<u8>) {
             out.push(T_SENSITIVE);
             encode(x, out);
         }
+        // Data files never hold runtime objects; keep the cache total all the same.
+        Value::Object(o) => encode(&Value::String(o.to_s.clone()), out),
     }
 }
 

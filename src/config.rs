@@ -327,6 +327,7 @@ pub(crate) fn type_label(v: &Value) -> &'static str {
         Value::Array(_) => "Tuple",
         Value::Hash(_) => "Struct",
         Value::Sensitive(_) => "Sensitive",
+        Value::Object(o) => o.type_name,
     }
 }
 

@@ -38,4 +38,4 @@ pub mod yaml;
 
 pub use engine::{Layers, Outcome, Session, Settings};
 pub use error::{Error, Result};
-pub use value::{Map, Value};
+pub use value::{Map, RubyObject, Value};

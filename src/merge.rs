@@ -1223,6 +1223,8 @@ enum Ty {
     Variant(Vec<Ty>),
     Optional(Box<Ty>),
     Sensitive(Box<Ty>),
+    /// A runtime object's type, by name (`Timestamp`, `SemVer`).
+    Named(&'static str),
 }
 
 fn infer_set(v: &Value) -> Ty {
@@ -1251,6 +1253,7 @@ fn infer_set(v: &Value) -> Ty {
             }
         }
         Value::Sensitive(inner) => Ty::Sensitive(Box::new(infer(inner))),
+        Value::Object(o) => Ty::Named(o.type_name),
     }
 }
 
@@ -1472,6 +1475,7 @@ fn ty_string(t: &Ty) -> String {
 
 fn fmt_ty(t: &Ty, out: &mut String) {
     match t {
+        Ty::Named(n) => out.push_str(n),
         Ty::Undef => out.push_str("Undef"),
         Ty::Bool(b) => {
             let _ = write!(out, "Boolean[{b}]");
@@ -1581,6 +1585,7 @@ fn short_name(v: &Value) -> String {
         }
         Value::Hash(_) => "Hash".into(),
         Value::Sensitive(inner) => format!("Sensitive[{}]", short_name(inner)),
+        Value::Object(o) => o.type_name.into(),
     }
 }
 
@@ -1603,6 +1608,7 @@ fn simple_name(v: &Value) -> &'static str {
         }
         Value::Hash(_) => "Hash",
         Value::Sensitive(_) => "Sensitive",
+        Value::Object(o) => o.type_name,
     }
 }
 
@@ -1622,7 +1628,7 @@ fn is_data(v: &Value) -> bool {
         Value::Hash(h) => h
             .iter()
             .all(|(k, v)| matches!(k, Value::String(_)) && is_data(v)),
-        Value::Sensitive(_) => false,
+        Value::Sensitive(_) | Value::Object(_) => false,
     }
 }
 

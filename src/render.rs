@@ -248,6 +248,7 @@ fn write_inspect(out: &mut String, v: &Value, utf8: bool) {
             out.push('}');
         }
         Value::Sensitive(_) => out.push_str(SENSITIVE_INSPECT),
+        Value::Object(o) => out.push_str(&o.to_s),
     }
 }
 
@@ -361,6 +362,7 @@ fn write_json(out: &mut String, v: &Value, depth: usize) -> Result<(), RenderErr
         }
         Value::String(s) => json_str(out, s),
         Value::Sensitive(_) => json_str(out, SENSITIVE_TO_S),
+        Value::Object(o) => json_str(out, &o.to_s),
         Value::Array(a) => {
             if depth + 1 > JSON_MAX_NESTING {
                 return Err(nesting_error());

@@ -19,6 +19,22 @@ pub enum Value {
     Hash(Map),
     /// `Sensitive[T]`, produced by `convert_to: Sensitive`.
     Sensitive(Box<Value>),
+    /// A Puppet runtime object made by `convert_to` (Timestamp, Timespan, SemVer).
+    Object(Box<RubyObject>),
+}
+
+/// A Ruby object a lookup can produce: rendered by its `to_s`, and by `to_yaml` as a tagged
+/// mapping of its instance variables.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RubyObject {
+    /// Puppet's type name: `Timestamp`, `Timespan`, `SemVer`.
+    pub type_name: &'static str,
+    /// The Ruby class `to_yaml` tags it with.
+    pub class: &'static str,
+    /// The instance variables, in the order `to_yaml` lists them.
+    pub fields: Vec<(String, Value)>,
+    /// Ruby's `to_s` (also what JSON and `--render-as s` print).
+    pub to_s: String,
 }
 
 impl Value {
@@ -56,6 +72,7 @@ impl Value {
             Value::Array(_) => "Array",
             Value::Hash(_) => "Hash",
             Value::Sensitive(_) => "Puppet::Pops::Types::PSensitiveType::Sensitive",
+            Value::Object(o) => o.class,
         }
     }
     /// Look up a string key in a hash value.
@@ -81,6 +98,7 @@ impl PartialEq for Value {
             (Array(a), Array(b)) => a == b,
             (Hash(a), Hash(b)) => a.len() == b.len() && a.iter().all(|(k, v)| b.get(k) == Some(v)),
             (Sensitive(a), Sensitive(b)) => a == b,
+            (Object(a), Object(b)) => a == b,
             _ => false,
         }
     }
@@ -102,6 +120,7 @@ impl Hash for Value {
             Array(_) => 5,
             Hash(_) => 6,
             Sensitive(_) => 7,
+            Object(_) => 8,
         };
         tag.hash(state);
         match self {
@@ -118,6 +137,7 @@ impl Hash for Value {
             // Order-independent, like Ruby's Hash#hash.
             Hash(h) => h.len().hash(state),
             Sensitive(v) => v.hash(state),
+            Object(o) => o.to_s.hash(state),
         }
     }
 }

@@ -145,6 +145,7 @@ pub fn to_json(v: &Value) -> serde_json::Value {
                 .collect(),
         ),
         Value::Sensitive(inner) => to_json(inner),
+        Value::Object(o) => J::String(o.to_s.clone()),
     }
 }
 

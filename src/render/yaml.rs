@@ -265,6 +265,15 @@ impl<'v> Emitter<'v> {
                 self.node(inner)?;
                 self.end(true)
             }
+            Value::Object(o) => {
+                let tag = format!("!ruby/object:{}\0", o.class);
+                self.start_mapping(Some(tag.as_bytes()))?;
+                for (k, v) in &o.fields {
+                    self.scalar(&Scalar::bare(k))?;
+                    self.node(v)?;
+                }
+                self.end(true)
+            }
         }
     }
 
@@ -330,7 +339,8 @@ impl<'v> Emitter<'v> {
     }
 
     /// Plain hashes are implicit untagged mappings; tagged ones (objects) are not implicit.
-    fn start_mapping(&mut self, tag: Option<&'static [u8]>) -> Result<(), RenderError> {
+    // libyaml copies the tag, so it need only live through the call.
+    fn start_mapping(&mut self, tag: Option<&[u8]>) -> Result<(), RenderError> {
         let mut ev = MaybeUninit::uninit();
         let ok = unsafe {
             y::yaml_mapping_start_event_initialize(

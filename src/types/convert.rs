@@ -1,7 +1,7 @@
 //! `lookup_options` `convert_to`: Puppet's `new(Type, value, args...)` for the types data uses.
 //!
-//! Timestamp, Timespan and SemVer results have no `Value` variant; they are returned as
-//! `Value::String` holding Puppet's `to_s` of the object (what `--render-as s` prints).
+//! Timestamp, Timespan and SemVer results are `Value::Object`s: their `to_s` for JSON and
+//! `--render-as s`, their instance variables for YAML, as Ruby renders them.
 
 use super::{parse, puppet_quote, ruby_float, Type};
 use crate::value::Value;
@@ -555,6 +555,7 @@ pub(crate) fn puppet_string(v: &Value, quoted: bool) -> String {
                 .join(", ")
         ),
         Value::Sensitive(_) => "Sensitive [value redacted]".into(),
+        Value::Object(o) => o.to_s.clone(),
     }
 }
 
@@ -883,7 +884,68 @@ fn to_timestamp(v: Value, fmt: Option<&Value>) -> Result<Value, String> {
             ))
         }
     };
-    Ok(Value::String(timestamp_to_s(secs, nanos.min(999_999_999))))
+    let nanos = nanos.min(999_999_999);
+    let total = i128::from(secs) * 1_000_000_000 + i128::from(nanos);
+    Ok(object(
+        "Timestamp",
+        "Puppet::Pops::Time::Timestamp",
+        total,
+        timestamp_to_s(secs, nanos),
+    ))
+}
+
+/// A Timestamp or Timespan: Ruby objects holding `@nsecs`.
+fn object(type_name: &'static str, class: &'static str, nsecs: i128, to_s: String) -> Value {
+    let n = i64::try_from(nsecs)
+        .map(Value::Int)
+        .unwrap_or_else(|_| Value::Float(nsecs as f64));
+    Value::Object(Box::new(crate::value::RubyObject {
+        type_name,
+        class,
+        fields: vec![("nsecs".to_string(), n)],
+        to_s,
+    }))
+}
+
+/// `SemanticPuppet::Version` of a valid version string: numeric prerelease identifiers are
+/// Integers, build identifiers stay Strings.
+fn semver_object(s: &str) -> Value {
+    let (core, build) = match s.split_once('+') {
+        Some((c, b)) => (c, Some(b)),
+        None => (s, None),
+    };
+    let (nums, pre) = match core.split_once('-') {
+        Some((n, p)) => (n, Some(p)),
+        None => (core, None),
+    };
+    let mut parts = nums
+        .split('.')
+        .map(|p| p.parse::<i64>().map(Value::Int).unwrap_or(Value::Null));
+    let mut next = || parts.next().unwrap_or(Value::Null);
+    let (major, minor, patch) = (next(), next(), next());
+    let idents = |t: Option<&str>, numeric: bool| match t {
+        None => Value::Null,
+        Some(t) => Value::Array(
+            t.split('.')
+                .map(|i| match i.parse::<i64>() {
+                    Ok(n) if numeric && (i == "0" || !i.starts_with('0')) => Value::Int(n),
+                    _ => Value::String(i.to_string()),
+                })
+                .collect(),
+        ),
+    };
+    Value::Object(Box::new(crate::value::RubyObject {
+        type_name: "SemVer",
+        class: "SemanticPuppet::Version",
+        fields: vec![
+            ("major".to_string(), major),
+            ("minor".to_string(), minor),
+            ("patch".to_string(), patch),
+            ("prerelease".to_string(), idents(pre, true)),
+            ("build".to_string(), idents(build, false)),
+        ],
+        to_s: s.to_string(),
+    }))
 }
 
 fn timestamp_formats(fmt: Option<&Value>) -> String {
@@ -967,7 +1029,12 @@ fn to_timespan(v: Value, _fmt: Option<&Value>) -> Result<Value, String> {
         })?,
         other => return Err(format!("Value of type {} cannot be converted to Timespan", type_name_of(other))),
     };
-    Ok(Value::String(timespan_to_s(nanos)))
+    Ok(object(
+        "Timespan",
+        "Puppet::Pops::Time::Timespan",
+        nanos,
+        timespan_to_s(nanos),
+    ))
 }
 
 /// Used by the parser for `Timestamp[...]` / `Timespan[...]` parameters.
@@ -978,6 +1045,7 @@ pub(crate) fn time_param_to_s(span: bool, v: Value) -> Result<String, super::Typ
         to_timestamp(v, None)
     };
     match r {
+        Ok(Value::Object(o)) => Ok(o.to_s),
         Ok(Value::String(s)) => Ok(s),
         Ok(_) => Err(super::TypeError::Invalid("invalid time parameter".into())),
         Err(e) => Err(super::TypeError::Invalid(e)),
@@ -999,7 +1067,7 @@ fn to_semver(v: Value) -> Result<Value, String> {
                     })
             };
             if ok {
-                Ok(Value::String(s.clone()))
+                Ok(semver_object(s))
             } else {
                 Err(format!(
                     "'new_Version' The string '{}' cannot be converted to a SemVer",

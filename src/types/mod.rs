@@ -226,8 +226,12 @@ impl Type {
         match self {
             T::Any | T::Unit => true,
             T::Undef => v.is_null(),
-            T::Default | T::Regexp(_) | T::Timestamp(..) | T::Timespan(..) => false,
-            T::SemVer(_) | T::SemVerRange | T::Type(_) | T::Other(_) => false,
+            // Runtime objects by kind (their range parameters are not checked).
+            T::Timestamp(..) => matches!(v, Value::Object(o) if o.type_name == "Timestamp"),
+            T::Timespan(..) => matches!(v, Value::Object(o) if o.type_name == "Timespan"),
+            T::SemVer(_) => matches!(v, Value::Object(o) if o.type_name == "SemVer"),
+            T::Default | T::Regexp(_) => false,
+            T::SemVerRange | T::Type(_) | T::Other(_) => false,
             T::Scalar | T::ScalarData => {
                 matches!(
                     v,
@@ -384,7 +388,7 @@ fn is_data(v: &Value) -> bool {
         Value::Hash(h) => h
             .iter()
             .all(|(k, x)| matches!(k, Value::String(_)) && is_data(x)),
-        Value::Sensitive(_) => false,
+        Value::Sensitive(_) | Value::Object(_) => false,
     }
 }
 
@@ -392,7 +396,7 @@ fn is_data(v: &Value) -> bool {
 fn is_rich_data(v: &Value) -> bool {
     match v {
         Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::String(_) => true,
-        Value::Sensitive(_) => true,
+        Value::Sensitive(_) | Value::Object(_) => true,
         Value::Array(a) => a.iter().all(is_rich_data),
         Value::Hash(h) => h.iter().all(|(k, x)| {
             matches!(k, Value::String(_) | Value::Int(_) | Value::Float(_)) && is_rich_data(x)
@@ -438,6 +442,11 @@ pub fn infer(v: &Value) -> Type {
             }
         }
         Value::Sensitive(inner) => Type::Sensitive(Box::new(calc::generalize(&infer(inner)))),
+        Value::Object(o) => match o.type_name {
+            "Timestamp" => Type::Timestamp(None, None),
+            "Timespan" => Type::Timespan(None, None),
+            _ => Type::SemVer(Vec::new()),
+        },
     }
 }
 

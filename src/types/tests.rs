@@ -312,21 +312,31 @@ fn recorded_sensitive_and_explain_text() {
         Value::String("%x".into()),
     ]);
     assert_eq!(convert_args_string(&fmt), "[String, '%x']");
-    // Puppet's `to_s` of the converted Timestamp / Timespan / SemVer (what `s` and `json` print).
+    // Puppet's `to_s` of the converted Timestamp / Timespan / SemVer (what `s` and `json` print),
+    // and the object `to_yaml` dumps.
     let c = |v: Value, t: &str| convert(v, &Value::String(t.into()));
-    assert_eq!(
-        c(
-            Value::String("2020-01-02T03:04:05.123Z".into()),
-            "Timestamp"
-        ),
-        Ok(Value::String("2020-01-02T03:04:05.123000000 UTC".into()))
+    let to_s = |r: Result<Value, ConvertError>| match r {
+        Ok(v) => crate::render::to_s(&v),
+        Err(e) => format!("{e:?}"),
+    };
+    let ts = c(
+        Value::String("2020-01-02T03:04:05.123Z".into()),
+        "Timestamp",
     );
+    assert_eq!(to_s(ts.clone()), "2020-01-02T03:04:05.123000000 UTC");
+    assert!(parse_cli("Timestamp").is_ok_and(|t| ts.as_ref().is_ok_and(|v| t.is_instance(v))));
     assert_eq!(
-        c(Value::Int(3600), "Timespan"),
-        Ok(Value::String("0-01:00:00.0".into()))
+        ts.as_ref()
+            .ok()
+            .and_then(|v| crate::render::to_yaml(v).ok())
+            .as_deref(),
+        Some("--- !ruby/object:Puppet::Pops::Time::Timestamp\nnsecs: 1577934245123000000\n")
     );
+    assert_eq!(to_s(c(Value::Int(3600), "Timespan")), "0-01:00:00.0");
+    let v = c(Value::String("2.0.0-rc.1+build.5".into()), "SemVer");
+    assert_eq!(to_s(v.clone()), "2.0.0-rc.1+build.5");
     assert_eq!(
-        c(Value::String("1.2.3".into()), "SemVer"),
-        Ok(Value::String("1.2.3".into()))
+        v.ok().and_then(|v| crate::render::to_yaml(&v).ok()).as_deref(),
+        Some("--- !ruby/object:SemanticPuppet::Version\nmajor: 2\nminor: 0\npatch: 0\nprerelease:\n- rc\n- 1\nbuild:\n- build\n- '5'\n")
     );
 }
