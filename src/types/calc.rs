@@ -550,9 +550,16 @@ fn normalize_variant(ts: &[Type]) -> Type {
         return normalize(&T::Optional(Some(Box::new(variant_maybe(inner)))));
     }
     let mut types = flatten(types);
+    // Each merge step below keeps the order unless it merges (Ruby partitions and only
+    // reassembles when more than one member is merged).
+    let count = |ts: &[Type], f: &dyn Fn(&Type) -> bool| ts.iter().filter(|t| f(t)).count();
     // swap_not_undefs
-    let (nus, mut others): (Vec<Type>, Vec<Type>) =
-        types.into_iter().partition(|t| matches!(t, T::NotUndef(_)));
+    let is_nu = |t: &Type| matches!(t, T::NotUndef(_));
+    let (nus, mut others): (Vec<Type>, Vec<Type>) = if count(&types, &is_nu) > 1 {
+        types.into_iter().partition(|t| is_nu(t))
+    } else {
+        (Vec::new(), types)
+    };
     if nus.len() > 1 {
         let inner: Vec<Type> = nus
             .into_iter()
@@ -569,10 +576,15 @@ fn normalize_variant(ts: &[Type]) -> Type {
     }
     types = others;
     // merge_enums (case sensitive)
-    let (enums, mut others): (Vec<Type>, Vec<Type>) = types.into_iter().partition(|t| {
+    let is_enum = |t: &Type| {
         matches!(t, T::Enum(v, false) if !v.is_empty())
             || matches!(t, T::String { value: Some(_), .. })
-    });
+    };
+    let (enums, mut others): (Vec<Type>, Vec<Type>) = if count(&types, &is_enum) > 1 {
+        types.into_iter().partition(|t| is_enum(t))
+    } else {
+        (Vec::new(), types)
+    };
     if enums.len() > 1 {
         let mut vals: Vec<String> = Vec::new();
         for e in enums {
@@ -587,9 +599,12 @@ fn normalize_variant(ts: &[Type]) -> Type {
         others.extend(enums);
     }
     types = others;
-    let (enums, mut others): (Vec<Type>, Vec<Type>) = types
-        .into_iter()
-        .partition(|t| matches!(t, T::Enum(v, true) if !v.is_empty()));
+    let is_ci = |t: &Type| matches!(t, T::Enum(v, true) if !v.is_empty());
+    let (enums, mut others): (Vec<Type>, Vec<Type>) = if count(&types, &is_ci) > 1 {
+        types.into_iter().partition(|t| is_ci(t))
+    } else {
+        (Vec::new(), types)
+    };
     if enums.len() > 1 {
         let mut vals = Vec::new();
         for e in enums {
@@ -603,8 +618,12 @@ fn normalize_variant(ts: &[Type]) -> Type {
     }
     types = others;
     // merge_patterns
-    let (pats, mut others): (Vec<Type>, Vec<Type>) =
-        types.into_iter().partition(|t| matches!(t, T::Pattern(_)));
+    let is_pat = |t: &Type| matches!(t, T::Pattern(_));
+    let (pats, mut others): (Vec<Type>, Vec<Type>) = if count(&types, &is_pat) > 1 {
+        types.into_iter().partition(|t| is_pat(t))
+    } else {
+        (Vec::new(), types)
+    };
     if pats.len() > 1 {
         let mut all: Vec<super::Regex> = Vec::new();
         for p in pats {
