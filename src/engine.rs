@@ -1213,7 +1213,7 @@ impl Session {
                     &format!("data_hash function '{f}'"),
                     &location_name,
                 )?;
-                self.interpolate(&value, true)?
+                self.interpolate_owned(value, true)?
             }
             FunctionKind::LookupKey => {
                 let found = match f {
@@ -1241,7 +1241,7 @@ impl Session {
                                 } else {
                                     v
                                 };
-                                Some(self.interpolate(&v, true)?)
+                                Some(self.interpolate_owned(v, true)?)
                             }
                         }
                     }
@@ -1429,6 +1429,24 @@ impl Session {
     // ---- interpolation ---------------------------------------------------------------
 
     /// Interpolates a value (strings, array elements, hash keys and values).
+    /// [`interpolate`](Self::interpolate) of a value we own: returned as is (no copy) when
+    /// nothing in it holds `%{`, the usual case for big hashes.
+    fn interpolate_owned(&mut self, value: Value, allow_methods: bool) -> Result<Value> {
+        fn has_expr(v: &Value) -> bool {
+            match v {
+                Value::String(s) => s.contains("%{"),
+                Value::Array(a) => a.iter().any(has_expr),
+                Value::Hash(h) => h.iter().any(|(k, v)| has_expr(k) || has_expr(v)),
+                _ => false,
+            }
+        }
+        if has_expr(&value) {
+            self.interpolate(&value, allow_methods)
+        } else {
+            Ok(value)
+        }
+    }
+
     pub fn interpolate(&mut self, value: &Value, allow_methods: bool) -> Result<Value> {
         match value {
             Value::String(s) => {
