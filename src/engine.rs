@@ -540,10 +540,36 @@ impl Session {
                     },
                     |s| -> Result<Option<Value>> {
                         let mut memo: Option<Value> = None;
+                        // Explain only: the node showing the value memo came from. Ruby's
+                        // deep_merge! edits that object in place (knocked-out items leave
+                        // it), and the trace prints it afterwards.
+                        let mut memo_node: Option<usize> = None;
+                        let in_place = matches!(
+                            strategy,
+                            MergeStrategy::Deep(_) | MergeStrategy::UnconstrainedDeep(_)
+                        );
                         for v in variants {
+                            let start = s.ex.as_ref().map(Explainer::node_count);
                             if let Some(x) = f(s, v)? {
                                 memo = Some(match memo {
-                                    None => strategy.convert_value(x).map_err(merge_error)?,
+                                    None => {
+                                        memo_node = start.and_then(|st| {
+                                            s.ex.as_ref().and_then(|e| e.find_value_node(st, &x))
+                                        });
+                                        strategy.convert_value(x).map_err(merge_error)?
+                                    }
+                                    Some(mut m) if in_place && s.ex.is_some() => {
+                                        let mut x = x;
+                                        let r = strategy
+                                            .merge_in_place(&mut m, &mut x)
+                                            .map_err(merge_error)?;
+                                        if let (Some(id), Some(ex)) =
+                                            (memo_node.take(), s.ex.as_mut())
+                                        {
+                                            ex.set_node_value(id, m);
+                                        }
+                                        r
+                                    }
                                     Some(m) => strategy.merge(m, x).map_err(merge_error)?,
                                 });
                             }

@@ -103,6 +103,26 @@ impl Explainer {
         self.current = self.nodes[self.current].parent;
     }
 
+    /// How many nodes exist (a mark for [`find_value_node`](Self::find_value_node)).
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// The last node made since `since` that found (or merged into) `value`.
+    pub fn find_value_node(&self, since: usize, value: &Value) -> Option<usize> {
+        (since..self.nodes.len()).rev().find(|&i| {
+            let n = &self.nodes[i];
+            matches!(n.event, Event::Found | Event::Result) && n.value.as_ref() == Some(value)
+        })
+    }
+
+    /// Replaces a node's value: Ruby's merges edit found objects in place before they print.
+    pub fn set_node_value(&mut self, id: usize, value: Value) {
+        if let Some(n) = self.nodes.get_mut(id) {
+            n.value = Some(value);
+        }
+    }
+
     fn cur(&mut self) -> &mut Node {
         &mut self.nodes[self.current]
     }
