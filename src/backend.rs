@@ -142,7 +142,7 @@ fn load(
     let bytes = std::fs::read(Path::new(path)).map_err(|e| {
         Error::lookup(format!(
             "Unable to read ({path}): {}",
-            crate::scope::io_reason(&e)
+            crate::error::io_reason(&e)
         ))
     })?;
     match function {
@@ -211,7 +211,7 @@ fn json_data(text: &str, path: &str) -> Result<Map> {
         Ok(Value::Hash(h)) => Ok(h),
         Ok(other) => Err(Error::Puppet(format!(
             "Value returned from data_hash function 'json_data', when using location '{path}', has wrong type, expects a Hash value, got {}",
-            crate::config::type_label(&other)
+            crate::types::simple_name(&other)
         ))),
         Err(e) => Err(Error::lookup(format!("Unable to parse ({path}): {e}"))),
     }

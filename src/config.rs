@@ -161,7 +161,7 @@ impl HieraConfig {
                 return Err(Error::run(format!(
                     "Could not read {}: {}",
                     path.display(),
-                    crate::scope::io_reason(&e)
+                    crate::error::io_reason(&e)
                 )))
             }
         };
@@ -316,21 +316,6 @@ fn puppet_string(v: &Value) -> String {
     }
 }
 
-/// Puppet's name for a value's type in "expects X, got Y" messages (simplified inference).
-pub(crate) fn type_label(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "Undef",
-        Value::Bool(_) => "Boolean",
-        Value::Int(_) => "Integer",
-        Value::Float(_) => "Float",
-        Value::String(_) => "String",
-        Value::Array(_) => "Tuple",
-        Value::Hash(_) => "Struct",
-        Value::Sensitive(_) => "Sensitive",
-        Value::Object(o) => o.type_name,
-    }
-}
-
 struct Validator<'a> {
     path: String,
     text: &'a str,
@@ -387,7 +372,7 @@ impl Validator<'_> {
             }
             other => Err(self.type_error(&format!(
                 "{what} expects a String value, got {}",
-                type_label(other)
+                crate::types::simple_name(other)
             ))),
         }
     }
@@ -402,7 +387,7 @@ impl Validator<'_> {
         let Value::Array(items) = v else {
             return Err(self.type_error(&format!(
                 "{what} expects an Array value, got {}",
-                type_label(v)
+                crate::types::simple_name(v)
             )));
         };
         for (i, item) in items.iter().enumerate() {
@@ -433,7 +418,7 @@ impl Validator<'_> {
         let Value::Hash(h) = v else {
             return Err(self.type_error(&format!(
                 "{what} expects a Hash value, got {}",
-                type_label(v)
+                crate::types::simple_name(v)
             )));
         };
         for k in h.keys() {
@@ -474,14 +459,14 @@ impl Validator<'_> {
             if !matches!(v, Value::Int(_)) {
                 return Err(self.type_error(&format!(
                     "entry 'version' expects an Integer value, got {}",
-                    type_label(v)
+                    crate::types::simple_name(v)
                 )));
             }
         }
         let Value::Hash(defaults) = &defaults_v else {
             return Err(self.type_error(&format!(
                 "entry 'defaults' expects a Struct value, got {}",
-                type_label(&defaults_v)
+                crate::types::simple_name(&defaults_v)
             )));
         };
         self.check_keys(defaults, V5_DEFAULT_KEYS, "entry 'defaults' ")?;
@@ -500,7 +485,7 @@ impl Validator<'_> {
                 let Value::Array(items) = h else {
                     return Err(self.type_error(&format!(
                         "entry '{key}' expects an Array value, got {}",
-                        type_label(h)
+                        crate::types::simple_name(h)
                     )));
                 };
                 let mut entries = Vec::new();
@@ -509,7 +494,7 @@ impl Validator<'_> {
                     let Value::Hash(e) = item else {
                         return Err(self.type_error(&format!(
                             "{prefix}expects a Struct value, got {}",
-                            type_label(item)
+                            crate::types::simple_name(item)
                         )));
                     };
                     self.check_keys(e, V5_ENTRY_KEYS, &prefix)?;
@@ -798,7 +783,7 @@ impl Validator<'_> {
             let h = map.get(&s("hierarchy")).unwrap_or(&Value::Null);
             return Err(self.type_error(&format!(
                 "entry 'hierarchy' expects an Array value, got {}",
-                type_label(h)
+                crate::types::simple_name(h)
             )));
         };
         let mut out: Vec<Entry> = Vec::new();
@@ -807,7 +792,7 @@ impl Validator<'_> {
             let Value::Hash(e) = item else {
                 return Err(self.type_error(&format!(
                     "{prefix}expects a Struct value, got {}",
-                    type_label(item)
+                    crate::types::simple_name(item)
                 )));
             };
             self.check_keys(e, &["backend", "name", "datadir", "path", "paths"], &prefix)?;
@@ -922,7 +907,7 @@ impl Validator<'_> {
             if !matches!(v, Value::Int(3)) {
                 return Err(self.type_error(&format!(
                     "entry 'version' expects an Integer[3, 3] value, got {}",
-                    type_label(v)
+                    crate::types::simple_name(v)
                 )));
             }
         }
@@ -953,7 +938,7 @@ impl Validator<'_> {
                     if !matches!(bc, Value::Hash(_) | Value::Null) {
                         return Err(self.type_error(&format!(
                             "entry '{bn}' expects a Hash value, got {}",
-                            type_label(bc)
+                            crate::types::simple_name(bc)
                         )));
                     }
                 }

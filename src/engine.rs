@@ -144,7 +144,7 @@ pub struct Session {
     in_location: bool,
     /// The module of the current invocation: the key's, which the search for its
     /// lookup_options also uses.
-    lookup_options_module: Option<String>,
+    invocation_module: Option<String>,
     ex: Option<Explainer>,
     warnings: Vec<String>,
     /// Backends registered by an embedding program.
@@ -164,7 +164,7 @@ impl Session {
         files: DataFiles,
     ) -> Session {
         let ex = if settings.explain || settings.explain_options_only {
-            Some(Explainer::new(settings.explain_options_only))
+            Some(Explainer::new())
         } else {
             None
         };
@@ -187,7 +187,7 @@ impl Session {
             v3_scope: false,
             local_var: None,
             in_location: false,
-            lookup_options_module: None,
+            invocation_module: None,
             ex,
             warnings: Vec::new(),
             backends: Default::default(),
@@ -351,9 +351,9 @@ impl Session {
         }
         let lk = LookupKey::parse(key)?;
         self.top_keys.push(lk.key.clone());
-        let saved = std::mem::replace(&mut self.lookup_options_module, lk.module_name.clone());
+        let saved = std::mem::replace(&mut self.invocation_module, lk.module_name.clone());
         let r = self.adapter_lookup_key(&lk, merge);
-        self.lookup_options_module = saved;
+        self.invocation_module = saved;
         self.top_keys.pop();
         r
     }
@@ -384,10 +384,7 @@ impl Session {
         };
         let key_s = lk.key.clone();
         let value = self.with(
-            || Kind::Top {
-                meta: false,
-                key: key_s,
-            },
+            || Kind::Top { key: key_s },
             |s| -> Result<Option<Value>> {
                 if let Some(v) = s.do_lookup(lk, &strategy)? {
                     return Ok(Some(v));
@@ -729,7 +726,7 @@ impl Session {
     /// the key whose options are being searched.
     fn current_module_name(&self, lk: &LookupKey) -> Option<String> {
         if lk.key == LOOKUP_OPTIONS {
-            return self.lookup_options_module.clone();
+            return self.invocation_module.clone();
         }
         lk.module_name.clone()
     }
@@ -1351,10 +1348,9 @@ impl Session {
         module: Option<String>,
     ) -> Result<Option<CompiledOptions>> {
         self.top_keys.push(LOOKUP_OPTIONS.to_string());
-        let saved_module = std::mem::replace(&mut self.lookup_options_module, module.clone());
+        let saved_module = std::mem::replace(&mut self.invocation_module, module.clone());
         let r = self.with(
             || Kind::Top {
-                meta: true,
                 key: LOOKUP_OPTIONS.into(),
             },
             |s| -> Result<Option<CompiledOptions>> {
@@ -1409,7 +1405,7 @@ impl Session {
                 opts.map(compile_patterns).transpose()
             },
         );
-        self.lookup_options_module = saved_module;
+        self.invocation_module = saved_module;
         self.top_keys.pop();
         r
     }

@@ -50,4 +50,13 @@ impl Error {
     }
 }
 
+/// Ruby's wording of an I/O failure (`No such file or directory` …), as messages quote it.
+pub(crate) fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "No such file or directory".to_string(),
+        std::io::ErrorKind::PermissionDenied => "Permission denied".to_string(),
+        _ => e.to_string(),
+    }
+}
+
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -8,9 +8,8 @@ use crate::value::{Map, Value};
 pub enum Kind {
     /// The explainer itself.
     Root,
-    /// `Searching for "key"` (`meta` is the lookup_options search).
+    /// `Searching for "key"` (the lookup_options search too).
     Top {
-        meta: bool,
         key: String,
     },
     InvalidKey(String),
@@ -64,11 +63,16 @@ struct Node {
 pub struct Explainer {
     nodes: Vec<Node>,
     current: usize,
-    pub only_options: bool,
+}
+
+impl Default for Explainer {
+    fn default() -> Explainer {
+        Explainer::new()
+    }
 }
 
 impl Explainer {
-    pub fn new(only_options: bool) -> Explainer {
+    pub fn new() -> Explainer {
         Explainer {
             nodes: vec![Node {
                 kind: Kind::Root,
@@ -80,7 +84,6 @@ impl Explainer {
                 texts: Vec::new(),
             }],
             current: 0,
-            only_options,
         }
     }
 
@@ -451,11 +454,8 @@ mod tests {
 
     #[test]
     fn single_branch_merge_collapses() {
-        let mut e = Explainer::new(false);
-        e.push(Kind::Top {
-            meta: false,
-            key: "a".into(),
-        });
+        let mut e = Explainer::new();
+        e.push(Kind::Top { key: "a".into() });
         e.push(Kind::Merge {
             strategy: "deep",
             options: None,

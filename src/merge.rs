@@ -33,7 +33,7 @@
 //! (except for effects that need Ruby object identity: a later merge editing an object that an
 //! earlier result shares with its source, and `String#clear` on a lower-priority string).
 
-use crate::types::puppet_quote;
+use crate::types::{puppet_quote, simple_name};
 use crate::value::{Map, Value};
 use regex::Regex;
 use std::cmp::Ordering;
@@ -1569,46 +1569,8 @@ fn join_tys(ts: &[Ty], out: &mut String) {
 /// The short name of an actual type (`Struct`, `Tuple`, `Sensitive[String]`, ...).
 fn short_name(v: &Value) -> String {
     match v {
-        Value::Null => "Undef".into(),
-        Value::Bool(_) => "Boolean".into(),
-        Value::Int(_) => "Integer".into(),
-        Value::Float(_) => "Float".into(),
-        Value::String(_) => "String".into(),
-        Value::Array(a) if a.is_empty() => "Array".into(),
-        Value::Array(_) => "Tuple".into(),
-        Value::Hash(h)
-            if !h.is_empty()
-                && h.keys()
-                    .all(|k| matches!(k, Value::String(s) if !s.is_empty())) =>
-        {
-            "Struct".into()
-        }
-        Value::Hash(_) => "Hash".into(),
         Value::Sensitive(inner) => format!("Sensitive[{}]", short_name(inner)),
-        Value::Object(o) => o.type_name.into(),
-    }
-}
-
-/// `simple_name` (used when a type alias is expected): no parameters at all.
-fn simple_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "Undef",
-        Value::Bool(_) => "Boolean",
-        Value::Int(_) => "Integer",
-        Value::Float(_) => "Float",
-        Value::String(_) => "String",
-        Value::Array(a) if a.is_empty() => "Array",
-        Value::Array(_) => "Tuple",
-        Value::Hash(h)
-            if !h.is_empty()
-                && h.keys()
-                    .all(|k| matches!(k, Value::String(s) if !s.is_empty())) =>
-        {
-            "Struct"
-        }
-        Value::Hash(_) => "Hash",
-        Value::Sensitive(_) => "Sensitive",
-        Value::Object(o) => o.type_name,
+        v => simple_name(v).into(),
     }
 }
 

@@ -110,8 +110,12 @@ fn trusted_from_facts(facts: &Map) -> Value {
 /// else JSON then YAML. The `{"name": …, "values": {…}}` wrapper printed by `puppet facts`
 /// is unwrapped (Puppet crashes on it).
 pub fn load_facts_file(path: &Path, display: &str) -> Result<Map> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Error::run(format!("{} @ rb_sysopen - {display}", io_reason(&e))))?;
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Error::run(format!(
+            "{} @ rb_sysopen - {display}",
+            crate::error::io_reason(&e)
+        ))
+    })?;
     let lower = display.to_ascii_lowercase();
     let parsed: Option<Value> = if lower.ends_with(".json") {
         Some(parse_json_facts(&text, display)?)
@@ -167,14 +171,6 @@ fn parse_yaml_facts(text: &str, display: &str) -> Result<Value> {
         )),
         other => Error::run(other.puppet_message(display)),
     })
-}
-
-pub(crate) fn io_reason(e: &std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::NotFound => "No such file or directory".to_string(),
-        std::io::ErrorKind::PermissionDenied => "Permission denied".to_string(),
-        _ => e.to_string(),
-    }
 }
 
 #[cfg(test)]

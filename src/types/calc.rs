@@ -657,79 +657,68 @@ pub(crate) fn make_enum(mut vals: Vec<String>, ci: bool) -> Type {
 }
 
 fn merge_ranges_int(types: Vec<Type>) -> Vec<Type> {
-    // Ruby: merge_ranges(ranges) + others only when there are several ranges; else order is kept.
-    if types.iter().filter(|t| matches!(t, T::Integer(_))).count() <= 1 {
-        return types;
-    }
-    let (ints, others): (Vec<Type>, Vec<Type>) =
-        types.into_iter().partition(|t| matches!(t, T::Integer(_)));
-    let mut ranges: Vec<Range> = ints
-        .into_iter()
-        .filter_map(|t| match t {
-            T::Integer(r) => Some(r),
-            _ => None,
+    let range = |t: &Type| match t {
+        T::Integer(r) => Some(*r),
+        _ => None,
+    };
+    merge_ranges(types, range, T::Integer, |memo, y| {
+        let intersect = !(memo.hi() < y.lo() || y.hi() < memo.lo());
+        let adjacent =
+            memo.hi().checked_add(1) == Some(y.lo()) || y.hi().checked_add(1) == Some(memo.lo());
+        (intersect || adjacent).then(|| {
+            Range::new(
+                if memo.lo() <= y.lo() {
+                    memo.from
+                } else {
+                    y.from
+                },
+                if memo.hi() >= y.hi() { memo.to } else { y.to },
+            )
         })
-        .collect();
-    let mut result = Vec::new();
-    while let Some(x) = ranges.pop() {
-        let mut memo = x;
-        let mut unmerged = Vec::new();
-        for y in ranges.iter() {
-            let intersect = !(memo.hi() < y.lo() || y.hi() < memo.lo());
-            let adjacent = memo.hi().checked_add(1) == Some(y.lo())
-                || y.hi().checked_add(1) == Some(memo.lo());
-            if intersect || adjacent {
-                memo = Range::new(
-                    if memo.lo() <= y.lo() {
-                        memo.from
-                    } else {
-                        y.from
-                    },
-                    if memo.hi() >= y.hi() { memo.to } else { y.to },
-                );
-            } else {
-                unmerged.push(*y);
-            }
-        }
-        result.push(T::Integer(memo));
-        ranges = unmerged;
-    }
-    result.extend(others);
-    result
+    })
 }
 
 fn merge_ranges_float(types: Vec<Type>) -> Vec<Type> {
-    if types.iter().filter(|t| matches!(t, T::Float(_))).count() <= 1 {
+    let range = |t: &Type| match t {
+        T::Float(r) => Some(*r),
+        _ => None,
+    };
+    merge_ranges(types, range, T::Float, |memo, y| {
+        (!(memo.hi() < y.lo() || y.hi() < memo.lo())).then(|| FRange {
+            from: if memo.lo() <= y.lo() {
+                memo.from
+            } else {
+                y.from
+            },
+            to: if memo.hi() >= y.hi() { memo.to } else { y.to },
+        })
+    })
+}
+
+/// Ruby's `merge_numbers` + `merge_ranges`: ranges of one kind that meet are merged (the
+/// merged ones first, then the other members); with at most one range the order is kept.
+fn merge_ranges<R: Copy>(
+    types: Vec<Type>,
+    range: impl Fn(&Type) -> Option<R>,
+    wrap: impl Fn(R) -> Type,
+    merge: impl Fn(R, R) -> Option<R>,
+) -> Vec<Type> {
+    if types.iter().filter(|t| range(t).is_some()).count() <= 1 {
         return types;
     }
-    let (fl, others): (Vec<Type>, Vec<Type>) =
-        types.into_iter().partition(|t| matches!(t, T::Float(_)));
-    let mut ranges: Vec<FRange> = fl
-        .into_iter()
-        .filter_map(|t| match t {
-            T::Float(r) => Some(r),
-            _ => None,
-        })
-        .collect();
+    let (rs, others): (Vec<Type>, Vec<Type>) = types.into_iter().partition(|t| range(t).is_some());
+    let mut ranges: Vec<R> = rs.iter().filter_map(&range).collect();
     let mut result = Vec::new();
     while let Some(x) = ranges.pop() {
         let mut memo = x;
         let mut unmerged = Vec::new();
         for y in ranges.iter() {
-            if !(memo.hi() < y.lo() || y.hi() < memo.lo()) {
-                memo = FRange {
-                    from: if memo.lo() <= y.lo() {
-                        memo.from
-                    } else {
-                        y.from
-                    },
-                    to: if memo.hi() >= y.hi() { memo.to } else { y.to },
-                };
-            } else {
-                unmerged.push(*y);
+            match merge(memo, *y) {
+                Some(m) => memo = m,
+                None => unmerged.push(*y),
             }
         }
-        result.push(T::Float(memo));
+        result.push(wrap(memo));
         ranges = unmerged;
     }
     result.extend(others);

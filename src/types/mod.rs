@@ -404,6 +404,30 @@ fn is_rich_data(v: &Value) -> bool {
     }
 }
 
+/// The describer's `simple_name` of a value's type, without parameters (`Struct`, `Tuple`,
+/// `Array` for an empty array …), as Puppet's "expects X, got Y" messages print it.
+pub(crate) fn simple_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "Undef",
+        Value::Bool(_) => "Boolean",
+        Value::Int(_) => "Integer",
+        Value::Float(_) => "Float",
+        Value::String(_) => "String",
+        Value::Array(a) if a.is_empty() => "Array",
+        Value::Array(_) => "Tuple",
+        Value::Hash(h)
+            if !h.is_empty()
+                && h.keys()
+                    .all(|k| matches!(k, Value::String(s) if !s.is_empty())) =>
+        {
+            "Struct"
+        }
+        Value::Hash(_) => "Hash",
+        Value::Sensitive(_) => "Sensitive",
+        Value::Object(o) => o.type_name,
+    }
+}
+
 /// `TypeCalculator#infer_set`: the most specific type of a value, as shown in mismatch messages.
 pub fn infer(v: &Value) -> Type {
     match v {
