@@ -317,21 +317,13 @@ fn to_integer_args(v: Value, args: &[Value]) -> Result<Value, String> {
         Value::Float(f) => f.trunc() as i64,
         Value::Bool(b) => i64::from(*b),
         Value::String(s) if integer_lenient(s) => {
-            let compact: String = {
-                // WS_BETWEEN_SIGN_AND_NUMBER retry: "- 5" => "-5".
-                let t = s.trim_start();
-                match t.strip_prefix(['+', '-']) {
-                    Some(rest) => format!("{}{}", &t[..1], rest.trim_start()),
-                    None => t.to_string(),
-                }
-            };
-            match ruby_integer(&compact, radix.map(|r| r as u32)) {
+            match ruby_integer(&close_sign(s), radix.map(|r| r as u32)) {
                 Some(n) => n,
                 None => {
-                    return Err(match radix {
-                        None => format!("invalid value for Integer(): {}", ruby_inspect_str(s)),
-                        Some(_) => format!("invalid value for Integer(): {}", ruby_inspect_str(s)),
-                    })
+                    return Err(format!(
+                        "invalid value for Integer(): {}",
+                        ruby_inspect_str(s)
+                    ))
                 }
             }
         }
@@ -341,18 +333,16 @@ fn to_integer_args(v: Value, args: &[Value]) -> Result<Value, String> {
 }
 
 fn ruby_inspect_str(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            c => out.push(c),
-        }
+    crate::render::inspect(&Value::String(s.to_string()))
+}
+
+/// Puppet's WS_BETWEEN_SIGN_AND_NUMBER retry: `"- 5"` reads as `"-5"`.
+fn close_sign(s: &str) -> String {
+    let t = s.trim_start();
+    match t.strip_prefix(['+', '-']) {
+        Some(rest) => format!("{}{}", &t[..1], rest.trim_start()),
+        None => t.to_string(),
     }
-    out.push('"');
-    out
 }
 
 fn to_float(v: Value, abs: Option<&Value>) -> Result<Value, String> {
@@ -362,13 +352,7 @@ fn to_float(v: Value, abs: Option<&Value>) -> Result<Value, String> {
         Value::Int(i) => *i as f64,
         Value::Bool(b) => f64::from(u8::from(*b)),
         Value::String(s) if float_pattern(s) => {
-            let t: String = {
-                let t = s.trim_start();
-                match t.strip_prefix(['+', '-']) {
-                    Some(rest) => format!("{}{}", &t[..1], rest.trim_start()),
-                    None => t.to_string(),
-                }
-            };
+            let t = close_sign(s);
             let body = t.trim_start_matches(['+', '-']);
             let neg = t.starts_with('-');
             let lower = body.to_ascii_lowercase();
