@@ -1180,7 +1180,7 @@ impl Session {
     ) -> Result<Option<Value>> {
         let f = e.entry.function.as_str();
         let root = lk.root.as_str();
-        let path = loc.filter(|l| !l.uri).map(|l| l.location.clone());
+        let path = loc.filter(|l| !l.uri).map(|l| l.location.as_str());
         // Puppet's function dispatcher raises an ArgumentError (not wrapped) without a path.
         let missing_path = |kind: &str, sep: &str| {
             Error::run(format!(
@@ -1194,7 +1194,7 @@ impl Session {
                 e.config_file
             ))
         };
-        let location_name = loc.map(|l| l.location.clone()).unwrap_or_default();
+        let location_name = loc.map_or("", |l| l.location.as_str());
         let value = match e.entry.kind {
             FunctionKind::DataHash => {
                 let hash = if matches!(f, "yaml_data" | "json_data" | "hocon_data") {
@@ -1203,7 +1203,7 @@ impl Session {
                     let Some(path) = path.filter(|_| e.options.is_empty()) else {
                         return Err(missing_path("data_hash", ""));
                     };
-                    self.load_data(f, &path)?
+                    self.load_data(f, path)?
                 } else if let Some(b) = self.backends.data_hash(f).cloned() {
                     let cache_key = format!("{f}\0{location_name}");
                     match self.local_files.get(&cache_key) {
@@ -1244,7 +1244,7 @@ impl Session {
                         let Some(path) = path else {
                             return Err(missing_path("lookup_key", ":"));
                         };
-                        let hash = self.load_data("yaml_data", &path)?;
+                        let hash = self.load_data("yaml_data", path)?;
                         match hash.get(root) {
                             None => None,
                             Some(v) => {
