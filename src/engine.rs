@@ -1234,7 +1234,7 @@ impl Session {
                     root,
                     &value,
                     &format!("data_hash function '{f}'"),
-                    &location_name,
+                    location_name,
                 )?;
                 self.interpolate_owned(value, true)?
             }
@@ -1253,14 +1253,14 @@ impl Session {
                                     root,
                                     &v,
                                     &format!("lookup_key function '{f}'"),
-                                    &path,
+                                    path,
                                 )?;
                                 let v = if self.settings.redact {
                                     // --redact: secrets never leave the file, in values or traces.
                                     crate::backend::eyaml::redact_encrypted(&v)
                                 } else if crate::backend::eyaml::contains_encrypted(&v) {
                                     let keys = crate::backend::eyaml::load_keys(&e.options);
-                                    crate::backend::eyaml::decrypt_value(&v, &keys, root, &path)?
+                                    crate::backend::eyaml::decrypt_value(&v, &keys, root, path)?
                                 } else {
                                     v
                                 };
