@@ -11,6 +11,7 @@ use crate::explain::{Explainer, Kind};
 use crate::interpolation::{self, Method};
 use crate::key::{split_key, LookupKey, Segment};
 use crate::location::ResolvedLocation;
+use crate::merge::objects::Rv;
 use crate::merge::{MergeError, MergeStrategy};
 use crate::scope::{Scope, Strict};
 use crate::value::{Map, Value};
@@ -131,6 +132,13 @@ pub struct Session {
     lookup_options: HashMap<Option<String>, Option<CompiledOptions>>,
     global_lookup_options: Option<Option<Map>>,
     env_lookup_options: Option<Option<Map>>,
+    /// Explain only: the objects behind the two caches above.
+    global_lookup_options_obj: Option<Rv>,
+    env_lookup_options_obj: Option<Rv>,
+    /// Explain only: the object an `alias` interpolation returned, until its caller takes it.
+    alias_object: Option<Rv>,
+    /// Explain only: the object of each scope variable read (the same object every time).
+    scope_objects: HashMap<String, Rv>,
     module_default_options: HashMap<String, Option<CompiledOptions>>,
     name_stack: Vec<String>,
     top_keys: Vec<String>,
@@ -180,6 +188,10 @@ impl Session {
             lookup_options: HashMap::default(),
             global_lookup_options: None,
             env_lookup_options: None,
+            global_lookup_options_obj: None,
+            env_lookup_options_obj: None,
+            scope_objects: HashMap::new(),
+            alias_object: None,
             module_default_options: HashMap::default(),
             name_stack: Vec::new(),
             top_keys: Vec::new(),
@@ -246,9 +258,14 @@ impl Session {
             ex.not_found(key);
         }
     }
-    fn report_result(&mut self, v: &Value) {
-        if let Some(ex) = self.ex.as_mut() {
-            ex.result(v);
+    /// Explain only: the object behind `v`, the value the lookup in progress just produced.
+    fn object_for(&mut self, v: &Value) -> Option<Rv> {
+        self.ex.as_mut().map(|ex| ex.object_for(v))
+    }
+    /// Explain only: marks the object a step produced (see [`object_for`](Self::object_for)).
+    fn produced(&mut self, rv: Option<Rv>) {
+        if let (Some(ex), Some(rv)) = (self.ex.as_mut(), rv) {
+            ex.produced(rv);
         }
     }
 
@@ -399,7 +416,13 @@ impl Session {
             },
         )?;
         match (value, opts.as_ref().and_then(|o| hash_get(o, "convert_to"))) {
-            (Some(v), Some(convert_to)) => Ok(Some(self.convert_to(&lk.key, v, &convert_to)?)),
+            (Some(v), Some(convert_to)) => {
+                let v = self.convert_to(&lk.key, v, &convert_to)?;
+                // A new object, which an `alias` of this key returns.
+                let o = self.ex.is_some().then(|| self.alloc_object(&v));
+                self.produced(o);
+                Ok(Some(v))
+            }
             (v, _) => Ok(v),
         }
     }
@@ -461,21 +484,27 @@ impl Session {
             || Kind::SubLookup(joined),
             |s| -> Result<Option<Value>> {
                 let mut value = value;
+                // Explain only: each segment's value is an object inside the one before.
+                let mut obj = s.object_for(&value);
                 for seg in segments {
                     let r = s.with(
                         || Kind::Segment,
                         |s| -> Result<Option<Value>> {
                             let seg_s = seg.to_string();
-                            let next = match (&value, seg) {
-                                (Value::Null, _) => None,
+                            let (next, child_key) = match (&value, seg) {
+                                (Value::Null, _) => (None, Value::Null),
                                 (Value::Array(a), Segment::Index(i)) => {
-                                    if *i >= 0 && (*i as usize) < a.len() {
+                                    let next = if *i >= 0 && (*i as usize) < a.len() {
                                         Some(a[*i as usize].clone())
                                     } else {
                                         None
-                                    }
+                                    };
+                                    (next, Value::Int(*i))
                                 }
-                                (Value::Hash(h), seg) => h.get(&seg.to_value()).cloned(),
+                                (Value::Hash(h), seg) => {
+                                    let k = seg.to_value();
+                                    (h.get(&k).cloned(), k)
+                                }
                                 (other, _) => {
                                     return Err(Error::lookup(format!(
                                         "Data Provider type mismatch: Got {} when a hash-like object was expected to access value using '{seg_s}' from key '{key}'",
@@ -485,7 +514,14 @@ impl Session {
                             };
                             match next {
                                 Some(v) => {
-                                    s.report_found(&seg_s, &v);
+                                    if let Some(ex) = s.ex.as_mut() {
+                                        let child = obj
+                                            .take()
+                                            .and_then(|o| ex.heap().child(&o, &child_key))
+                                            .unwrap_or_else(|| ex.heap_mut().alloc(&v));
+                                        obj = Some(child.clone());
+                                        ex.found_object(&seg_s, child);
+                                    }
                                     Ok(Some(v))
                                 }
                                 None => {
@@ -525,7 +561,15 @@ impl Session {
         match variants.len() {
             0 => Ok(None),
             1 => match f(self, &variants[0])? {
-                Some(x) => Ok(Some(strategy.merge_single(x).map_err(merge_error)?)),
+                Some(x) => {
+                    let xo = self.object_for(&x);
+                    let r = strategy.merge_single(x).map_err(merge_error)?;
+                    if let (Some(ex), Some(xo)) = (self.ex.as_mut(), xo) {
+                        let ro = ex.heap_mut().merge_single(strategy, xo);
+                        ex.produced(ro);
+                    }
+                    Ok(Some(r))
+                }
                 None => Ok(None),
             },
             _ => {
@@ -537,42 +581,34 @@ impl Session {
                     },
                     |s| -> Result<Option<Value>> {
                         let mut memo: Option<Value> = None;
-                        // Explain only: the node showing the value memo came from. Ruby's
-                        // deep_merge! edits that object in place (knocked-out items leave
-                        // it), and the trace prints it afterwards.
-                        let mut memo_node: Option<usize> = None;
-                        let in_place = matches!(
-                            strategy,
-                            MergeStrategy::Deep(_) | MergeStrategy::UnconstrainedDeep(_)
-                        );
+                        // Explain only: the same merge replayed on the found objects, which
+                        // Ruby's merges share and edit in place.
+                        let mut memo_o: Option<Rv> = None;
                         for v in variants {
-                            let start = s.ex.as_ref().map(Explainer::node_count);
                             if let Some(x) = f(s, v)? {
+                                let xo = s.object_for(&x);
                                 memo = Some(match memo {
-                                    None => {
-                                        memo_node = start.and_then(|st| {
-                                            s.ex.as_ref().and_then(|e| e.find_value_node(st, &x))
-                                        });
-                                        strategy.convert_value(x).map_err(merge_error)?
-                                    }
-                                    Some(mut m) if in_place && s.ex.is_some() => {
-                                        let mut x = x;
-                                        let r = strategy
-                                            .merge_in_place(&mut m, &mut x)
-                                            .map_err(merge_error)?;
-                                        if let (Some(id), Some(ex)) =
-                                            (memo_node.take(), s.ex.as_mut())
-                                        {
-                                            ex.set_node_value(id, m);
-                                        }
-                                        r
-                                    }
+                                    None => strategy.convert_value(x).map_err(merge_error)?,
                                     Some(m) => strategy.merge(m, x).map_err(merge_error)?,
                                 });
+                                if let (Some(ex), Some(xo)) = (s.ex.as_mut(), xo) {
+                                    let heap = ex.heap_mut();
+                                    memo_o = Some(match memo_o.take() {
+                                        None => heap.convert_value(strategy, xo),
+                                        Some(m) => match heap.merge(strategy, m, xo) {
+                                            Ok(o) => o,
+                                            // Not reached: the value merge above succeeded.
+                                            Err(_) => {
+                                                heap.alloc(memo.as_ref().unwrap_or(&Value::Null))
+                                            }
+                                        },
+                                    });
+                                }
                             }
                         }
-                        if let Some(r) = &memo {
-                            s.report_result(r);
+                        if let (Some(r), Some(ex)) = (&memo, s.ex.as_mut()) {
+                            let ro = memo_o.unwrap_or_else(|| ex.heap_mut().alloc(r));
+                            ex.result_object(ro);
                         }
                         Ok(memo)
                     },
@@ -1195,6 +1231,8 @@ impl Session {
             ))
         };
         let location_name = loc.map_or("", |l| l.location.as_str());
+        // Explain only: the object interpolation made of the value.
+        let mut found_obj = None;
         let value = match e.entry.kind {
             FunctionKind::DataHash => {
                 let hash = if matches!(f, "yaml_data" | "json_data" | "hocon_data") {
@@ -1236,7 +1274,7 @@ impl Session {
                     &format!("data_hash function '{f}'"),
                     location_name,
                 )?;
-                self.interpolate_owned(value, true)?
+                self.interpolate_found(value, &mut found_obj)?
             }
             FunctionKind::LookupKey => {
                 let found = match f {
@@ -1264,7 +1302,7 @@ impl Session {
                                 } else {
                                     v
                                 };
-                                Some(self.interpolate_owned(v, true)?)
+                                Some(self.interpolate_found(v, &mut found_obj)?)
                             }
                         }
                     }
@@ -1324,7 +1362,10 @@ impl Session {
                 )))
             }
         };
-        self.report_found(root, &value);
+        match (self.ex.as_mut(), found_obj) {
+            (Some(ex), Some(o)) => ex.found_object(root, o),
+            _ => self.report_found(root, &value),
+        }
         Ok(Some(value))
     }
 
@@ -1368,6 +1409,7 @@ impl Session {
                     }
                     let lo = LookupKey::parse(LOOKUP_OPTIONS)?;
                     let found = s.lookup_in_module(&lo, &strategy)?;
+                    let mo_o = found.as_ref().and_then(|v| s.object_for(v));
                     if let Some(module_opts) = found
                         .map(|v| validate_lookup_options(v, Some(m)))
                         .transpose()?
@@ -1380,16 +1422,23 @@ impl Session {
                                     ["Global and Environment".to_string(), format!("Module {m}")];
                                 let ge_v = Value::Hash(ge);
                                 let mo_v = Value::Hash(module_opts);
+                                let ge_o = s.env_lookup_options_obj.clone();
                                 let merged = s.merge_lookup(&strategy, &variants, |s, n| {
-                                    let v = if n == "Global and Environment" {
-                                        ge_v.clone()
+                                    let (v, o) = if n == "Global and Environment" {
+                                        (&ge_v, &ge_o)
                                     } else {
-                                        mo_v.clone()
+                                        (&mo_v, &mo_o)
                                     };
                                     s.with(
                                         || Kind::Scope(n.clone()),
                                         |s| {
-                                            s.report_found(LOOKUP_OPTIONS, &v);
+                                            if let Some(ex) = s.ex.as_mut() {
+                                                let o = match o {
+                                                    Some(o) => o.clone(),
+                                                    None => ex.heap_mut().alloc(v),
+                                                };
+                                                ex.found_object(LOOKUP_OPTIONS, o);
+                                            }
                                             Ok(Some(v.clone()))
                                         },
                                     )
@@ -1416,7 +1465,10 @@ impl Session {
         }
         let lo = LookupKey::parse(LOOKUP_OPTIONS)?;
         let g = match self.lookup_global(&lo, strategy)? {
-            Some(v) => validate_lookup_options(v, None)?,
+            Some(v) => {
+                self.global_lookup_options_obj = self.object_for(&v);
+                validate_lookup_options(v, None)?
+            }
             None => None,
         };
         self.global_lookup_options = Some(g.clone());
@@ -1429,21 +1481,33 @@ impl Session {
         }
         let global = self.global_lookup_options(strategy)?;
         let lo = LookupKey::parse(LOOKUP_OPTIONS)?;
-        let env_only = match self.lookup_in_environment(&lo, strategy)? {
-            Some(v) => validate_lookup_options(v, None)?,
-            None => None,
+        let (env_only, env_o) = match self.lookup_in_environment(&lo, strategy)? {
+            Some(v) => {
+                let o = self.object_for(&v);
+                (validate_lookup_options(v, None)?, o)
+            }
+            None => (None, None),
         };
-        let merged = match (global, env_only) {
-            (None, e) => e,
-            (g, None) => g,
-            (Some(g), Some(e)) => match strategy
-                .merge(Value::Hash(g), Value::Hash(e))
-                .map_err(merge_error)?
-            {
-                Value::Hash(h) => Some(h),
-                _ => None,
-            },
+        let global_o = self.global_lookup_options_obj.clone();
+        let (merged, merged_o) = match (global, env_only) {
+            (None, e) => (e, env_o),
+            (g, None) => (g, global_o),
+            (Some(g), Some(e)) => {
+                let m = match strategy
+                    .merge(Value::Hash(g), Value::Hash(e))
+                    .map_err(merge_error)?
+                {
+                    Value::Hash(h) => Some(h),
+                    _ => None,
+                };
+                let o = match (self.ex.as_mut(), global_o, env_o) {
+                    (Some(ex), Some(go), Some(eo)) => ex.heap_mut().merge(strategy, go, eo).ok(),
+                    _ => None,
+                };
+                (m, o)
+            }
         };
+        self.env_lookup_options_obj = merged_o;
         self.env_lookup_options = Some(merged.clone());
         Ok(merged)
     }
@@ -1466,6 +1530,69 @@ impl Session {
             self.interpolate(&value, allow_methods)
         } else {
             Ok(value)
+        }
+    }
+
+    /// Interpolation of a found value; with `--explain`, also the objects Ruby makes of it
+    /// (in `obj`).
+    fn interpolate_found(&mut self, value: Value, obj: &mut Option<Rv>) -> Result<Value> {
+        if self.ex.is_none() {
+            return self.interpolate_owned(value, true);
+        }
+        let o = self.interpolate_object(&value)?;
+        let v = match self.ex.as_ref() {
+            Some(ex) => ex.heap().value(&o),
+            None => value,
+        };
+        *obj = Some(o);
+        Ok(v)
+    }
+
+    /// Explain only: [`interpolate`](Self::interpolate) building Ruby's objects: new hashes
+    /// and arrays throughout, and for `%{alias('k')}` the very object the lookup of `k` made.
+    fn interpolate_object(&mut self, value: &Value) -> Result<Rv> {
+        let o = match value {
+            Value::String(s) if s.contains("%{") => {
+                let v = self.interpolate_string(s, true)?;
+                match self.alias_object.take() {
+                    Some(o) => o,
+                    None => self.alloc_object(&v),
+                }
+            }
+            Value::Array(a) => {
+                let mut items = Vec::with_capacity(a.len());
+                for e in a {
+                    items.push(self.interpolate_object(e)?);
+                }
+                self.new_array_object(items)
+            }
+            Value::Hash(h) => {
+                let mut entries = Vec::with_capacity(h.len());
+                for (k, e) in h {
+                    let k = self.interpolate(k, true)?;
+                    entries.push((k, self.interpolate_object(e)?));
+                }
+                match self.ex.as_mut() {
+                    Some(ex) => ex.heap_mut().new_hash(entries),
+                    None => Rv::nil(),
+                }
+            }
+            other => Rv::Imm(other.clone()),
+        };
+        Ok(o)
+    }
+
+    fn alloc_object(&mut self, v: &Value) -> Rv {
+        match self.ex.as_mut() {
+            Some(ex) => ex.heap_mut().alloc(v),
+            None => Rv::nil(),
+        }
+    }
+
+    fn new_array_object(&mut self, items: Vec<Rv>) -> Rv {
+        match self.ex.as_mut() {
+            Some(ex) => ex.heap_mut().new_array(items),
+            None => Rv::nil(),
         }
     }
 
@@ -1539,7 +1666,9 @@ impl Session {
                                 _ => Some(s.global_lookup(key)?),
                             };
                             if method == Method::Alias {
-                                return Ok(value.unwrap_or(Value::Null));
+                                let v = value.unwrap_or(Value::Null);
+                                s.alias_object = s.object_for(&v);
+                                return Ok(v);
                             }
                             let value = match value {
                                 Some(v) => {
@@ -1602,7 +1731,11 @@ impl Session {
                 };
                 match found {
                     Some(v) => {
-                        s.report_found(&root, &v);
+                        if let Some(o) = s.scope_object(&root, &v) {
+                            if let Some(ex) = s.ex.as_mut() {
+                                ex.found_object(&root, o);
+                            }
+                        }
                         Ok(Some(v))
                     }
                     None => {
@@ -1616,6 +1749,36 @@ impl Session {
             Some(v) if !v.is_null() && !segments.is_empty() => self.sub_lookup(key, &segments, v),
             other => Ok(other),
         }
+    }
+
+    /// Explain only: the object a scope variable holds. Variables keep their objects, and a
+    /// top-scope variable set from a fact holds that fact's object (`$os` is `$facts['os']`).
+    fn scope_object(&mut self, name: &str, v: &Value) -> Option<Rv> {
+        let ex = self.ex.as_mut()?;
+        if let Some(o) = self.scope_objects.get(name) {
+            if ex.heap().value(o) == *v {
+                return Some(o.clone());
+            }
+        }
+        let from_fact = match self.scope.get("facts") {
+            Some(facts @ Value::Hash(_)) if name != "facts" && facts.get(name) == Some(v) => {
+                Some(facts.clone())
+            }
+            _ => None,
+        };
+        let o = match from_fact {
+            Some(facts) => {
+                let fo = self.scope_object("facts", &facts)?;
+                let ex = self.ex.as_mut()?;
+                match ex.heap().child(&fo, &Value::str(name)) {
+                    Some(c) => c,
+                    None => ex.heap_mut().alloc(v),
+                }
+            }
+            None => self.ex.as_mut()?.heap_mut().alloc(v),
+        };
+        self.scope_objects.insert(name.to_string(), o.clone());
+        Some(o)
     }
 
     /// `Scope#variable_not_found` under the `strict` setting.

@@ -1,7 +1,9 @@
 //! The `--explain` trace: Puppet's explanation tree (`explainer.rb`), built only when asked
 //! for, and printed as text or as the hash `--render-as json|yaml` shows.
 
-use crate::value::{Map, Value};
+use crate::merge::objects::{Dumper, Heap, Rv};
+use crate::render::Tree;
+use crate::value::Value;
 
 /// What a node stands for; each prints its own header line(s).
 #[derive(Debug, Clone)]
@@ -52,7 +54,7 @@ struct Node {
     parent: usize,
     children: Vec<usize>,
     key: Option<String>,
-    value: Option<Value>,
+    value: Option<Rv>,
     event: Event,
     texts: Vec<String>,
 }
@@ -63,6 +65,10 @@ struct Node {
 pub struct Explainer {
     nodes: Vec<Node>,
     current: usize,
+    /// The objects the values are made of (printed in their final state, as Ruby prints them).
+    heap: Heap,
+    /// The value most recently found or merged: what the lookup in progress returns.
+    last: Option<Rv>,
 }
 
 impl Default for Explainer {
@@ -84,6 +90,8 @@ impl Explainer {
                 texts: Vec::new(),
             }],
             current: 0,
+            heap: Heap::new(),
+            last: None,
         }
     }
 
@@ -106,39 +114,48 @@ impl Explainer {
         self.current = self.nodes[self.current].parent;
     }
 
-    /// How many nodes exist (a mark for [`find_value_node`](Self::find_value_node)).
-    pub fn node_count(&self) -> usize {
-        self.nodes.len()
+    pub fn heap(&self) -> &Heap {
+        &self.heap
     }
 
-    /// The last node made since `since` that found (or merged into) `value`.
-    pub fn find_value_node(&self, since: usize, value: &Value) -> Option<usize> {
-        (since..self.nodes.len()).rev().find(|&i| {
-            let n = &self.nodes[i];
-            matches!(n.event, Event::Found | Event::Result) && n.value.as_ref() == Some(value)
-        })
+    pub fn heap_mut(&mut self) -> &mut Heap {
+        &mut self.heap
     }
 
-    /// Replaces a node's value: Ruby's merges edit found objects in place before they print.
-    pub fn set_node_value(&mut self, id: usize, value: Value) {
-        if let Some(n) = self.nodes.get_mut(id) {
-            n.value = Some(value);
+    /// The object behind `value`, the value the lookup in progress just produced: the one
+    /// last found or merged when it holds `value`, else a new object.
+    pub fn object_for(&mut self, value: &Value) -> Rv {
+        match self.last.take() {
+            Some(rv) if self.heap.value(&rv) == *value => rv,
+            _ => self.heap.alloc(value),
         }
+    }
+
+    /// Marks `rv` as the value the lookup in progress produced.
+    pub fn produced(&mut self, rv: Rv) {
+        self.last = Some(rv);
     }
 
     fn cur(&mut self) -> &mut Node {
         &mut self.nodes[self.current]
     }
 
+    /// A value found (a new object: what interpolation returns).
     pub fn found(&mut self, key: &str, value: &Value) {
+        let rv = self.heap.alloc(value);
+        self.found_object(key, rv);
+    }
+    pub fn found_object(&mut self, key: &str, rv: Rv) {
+        self.last = Some(rv.clone());
         let n = self.cur();
         n.key = Some(key.to_string());
-        n.value = Some(value.clone());
+        n.value = Some(rv);
         n.event = Event::Found;
     }
-    pub fn result(&mut self, value: &Value) {
+    pub fn result_object(&mut self, rv: Rv) {
+        self.last = Some(rv.clone());
         let n = self.cur();
-        n.value = Some(value.clone());
+        n.value = Some(rv);
         n.event = Event::Result;
     }
     pub fn not_found(&mut self, key: &str) {
@@ -231,7 +248,7 @@ impl Explainer {
                 if n.event == Event::Result {
                     io.push_str(&format!("{inner}Merged result: "));
                     if let Some(v) = &n.value {
-                        dump_value(io, &inner, v);
+                        dump_value(io, &inner, &self.heap.value(v));
                     }
                     io.push('\n');
                 }
@@ -299,7 +316,7 @@ impl Explainer {
                     n.key.as_deref().unwrap_or("")
                 ));
                 if let Some(v) = &n.value {
-                    dump_value(io, indent, v);
+                    dump_value(io, indent, &self.heap.value(v));
                 }
                 io.push('\n');
             }
@@ -308,43 +325,71 @@ impl Explainer {
         dump_texts(io, indent, &n.texts);
     }
 
-    /// The hash form (`Explainer#to_hash`) rendered by `--explain --render-as json|yaml`.
+    /// The hash form (`Explainer#to_hash`) that `--render-as json` prints.
     pub fn to_hash(&self) -> Value {
-        let root = &self.nodes[0];
-        if root.children.len() == 1 {
-            self.node_hash(root.children[0])
-        } else {
-            let mut m = Map::default();
-            if !root.children.is_empty() {
-                m.insert(
-                    Value::str("branches"),
-                    Value::Array(root.children.iter().map(|&c| self.node_hash(c)).collect()),
-                );
-            }
-            Value::Hash(m)
-        }
+        self.to_tree().to_value()
     }
 
-    fn node_hash(&self, id: usize) -> Value {
+    /// [`to_hash`](Self::to_hash) as Psych dumps it (`--render-as yaml`): symbols, and anchors
+    /// for the objects that appear more than once.
+    pub fn to_tree(&self) -> Tree {
+        let mut b = Dumper::new(&self.heap);
+        let root = &self.nodes[0];
+        let mut t = if root.children.len() == 1 {
+            self.node_tree(root.children[0], &mut b)
+        } else {
+            let mut m = Vec::new();
+            if !root.children.is_empty() {
+                let items = root
+                    .children
+                    .iter()
+                    .map(|&c| self.node_tree(c, &mut b))
+                    .collect();
+                m.push((
+                    Tree::Symbol("branches"),
+                    Tree::Seq {
+                        anchor: None,
+                        items,
+                    },
+                ));
+            }
+            Tree::Map {
+                anchor: None,
+                entries: m,
+            }
+        };
+        b.finish(&mut t);
+        t
+    }
+
+    fn node_tree(&self, id: usize, b: &mut Dumper) -> Tree {
         let n = &self.nodes[id];
-        let s = Value::str;
+        let sym = Tree::Symbol;
+        let s = |x: &str| Tree::Leaf(Value::str(x));
         if let Kind::MergeSource(src) = &n.kind {
-            let mut m = Map::default();
-            m.insert(s("type"), s("merge_source"));
-            m.insert(s("merge_source"), s(src));
-            return Value::Hash(m);
+            return Tree::Map {
+                anchor: None,
+                entries: vec![
+                    (sym("type"), sym("merge_source")),
+                    (sym("merge_source"), s(src)),
+                ],
+            };
         }
         if let Kind::Merge { .. } = &n.kind {
             if n.children.len() == 1 {
-                return self.node_hash(n.children[0]);
+                return self.node_tree(n.children[0], b);
             }
         }
-        let mut m = Map::default();
+        let mut m = Vec::new();
         if !n.children.is_empty() {
-            m.insert(
-                s("branches"),
-                Value::Array(n.children.iter().map(|&c| self.node_hash(c)).collect()),
-            );
+            let items = n.children.iter().map(|&c| self.node_tree(c, b)).collect();
+            m.push((
+                sym("branches"),
+                Tree::Seq {
+                    anchor: None,
+                    items,
+                },
+            ));
         }
         // Top and invalid-key nodes carry their key from creation: it prints before `type`.
         let key = match &n.kind {
@@ -352,10 +397,14 @@ impl Explainer {
             _ => n.key.as_ref(),
         };
         if let Some(k) = key {
-            m.insert(s("key"), s(k));
+            m.push((sym("key"), s(k)));
         }
         if matches!(n.event, Event::Found | Event::Result) {
-            m.insert(s("value"), n.value.clone().unwrap_or(Value::Null));
+            let v = match &n.value {
+                Some(rv) => b.value(rv),
+                None => Tree::Leaf(Value::Null),
+            };
+            m.push((sym("value"), v));
         }
         let event = match n.event {
             Event::None => None,
@@ -367,13 +416,17 @@ impl Explainer {
             Event::ModuleProviderNotFound => Some("module_provider_not_found"),
         };
         if let Some(e) = event {
-            m.insert(s("event"), s(e));
+            m.push((sym("event"), sym(e)));
         }
         if !n.texts.is_empty() {
-            m.insert(
-                s("texts"),
-                Value::Array(n.texts.iter().map(|t| s(t)).collect()),
-            );
+            let items = n.texts.iter().map(|t| s(t)).collect();
+            m.push((
+                sym("texts"),
+                Tree::Seq {
+                    anchor: None,
+                    items,
+                },
+            ));
         }
         let ty = match &n.kind {
             Kind::Root | Kind::Top { .. } => "root",
@@ -389,49 +442,48 @@ impl Explainer {
             Kind::Segment => "segment",
             Kind::Scope(_) => "scope",
         };
-        m.insert(s("type"), s(ty));
+        m.push((sym("type"), sym(ty)));
         match &n.kind {
             Kind::DataProvider {
                 name,
                 config_path,
                 module,
             } => {
-                m.insert(s("name"), s(name));
+                m.push((sym("name"), s(name)));
                 if let Some(p) = config_path {
-                    m.insert(s("configuration_path"), s(p));
+                    m.push((sym("configuration_path"), s(p)));
                 }
                 if let Some(md) = module {
-                    m.insert(s("module"), s(md));
+                    m.push((sym("module"), s(md)));
                 }
             }
-            Kind::Scope(name) => {
-                m.insert(s("name"), s(name));
-            }
+            Kind::Scope(name) => m.push((sym("name"), s(name))),
             Kind::Location {
                 original,
                 location,
                 uri,
             } => {
-                if *uri {
-                    m.insert(s("original_uri"), s(original));
-                    m.insert(s("uri"), s(location));
+                let (o, l) = if *uri {
+                    ("original_uri", "uri")
                 } else {
-                    m.insert(s("original_path"), s(original));
-                    m.insert(s("path"), s(location));
-                }
+                    ("original_path", "path")
+                };
+                m.push((sym(o), s(original)));
+                m.push((sym(l), s(location)));
             }
-            Kind::Interpolate(expr) => {
-                m.insert(s("expression"), s(expr));
-            }
+            Kind::Interpolate(expr) => m.push((sym("expression"), s(expr))),
             Kind::Merge { strategy, options } => {
-                m.insert(s("merge"), s(strategy));
+                m.push((sym("merge"), sym(strategy)));
                 if let Some(o) = options {
-                    m.insert(s("options"), o.clone());
+                    m.push((sym("options"), Tree::Leaf(o.clone())));
                 }
             }
             _ => {}
         }
-        Value::Hash(m)
+        Tree::Map {
+            anchor: None,
+            entries: m,
+        }
     }
 }
 

@@ -28,10 +28,9 @@
 //!
 //! `deep_merge!` edits its *source* (the higher-priority value) in place: knocked-out array items and
 //! bare knockout markers are deleted from it, and values it copies are deduplicated/knocked out
-//! inside it. `puppet lookup --explain` prints found values after merging, so it shows those edits.
-//! [`MergeStrategy::merge_in_place`] leaves both arguments in the state Ruby leaves them in
-//! (except for effects that need Ruby object identity: a later merge editing an object that an
-//! earlier result shares with its source, and `String#clear` on a lower-priority string).
+//! inside it. The merges here own their arguments and compute the result alone; `puppet lookup
+//! --explain` prints found values after merging, so it shows those edits, and [`objects`] replays
+//! the merges on Ruby objects for it.
 
 use crate::types::{puppet_quote, simple_name};
 use crate::value::{Map, Value};
@@ -40,6 +39,8 @@ use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::hash::{Hash, Hasher};
+
+pub mod objects;
 
 /// Options of the deep-merge strategies (deep_merge's option hash). Built by
 /// [`MergeStrategy::from_value`]; the public fields are for reading (the compiled knockout
@@ -265,27 +266,15 @@ impl MergeStrategy {
     /// Puppet's `merge(e1, e2)`: type checks with Puppet's messages, then `checked_merge`.
     /// `higher` is e1 (higher priority, or the accumulated result), `lower` is e2.
     pub fn merge(&self, higher: Value, lower: Value) -> R<Value> {
-        let mut higher = higher;
-        let mut lower = lower;
-        self.merge_impl(&mut higher, &mut lower, false)
-    }
-
-    /// [`merge`](Self::merge), leaving `higher` and `lower` edited as Ruby's deep_merge! edits
-    /// the objects it is given (see the module docs), for --explain output.
-    pub fn merge_in_place(&self, higher: &mut Value, lower: &mut Value) -> R<Value> {
-        self.merge_impl(higher, lower, true)
-    }
-
-    fn merge_impl(&self, e1: &mut Value, e2: &mut Value, keep: bool) -> R<Value> {
+        let mut e1 = higher;
+        let mut e2 = lower;
+        let (e1, e2) = (&mut e1, &mut e2);
         match self {
             MergeStrategy::First | MergeStrategy::Default => Ok(e1.clone()),
             MergeStrategy::Hash => {
                 check_hash_string_data("The first element of the merge", e1)?;
                 check_hash_string_data("The second element of the merge", e2)?;
-                let take_or_clone = |v: &mut Value| if keep { v.clone() } else { take(v) };
-                let (Value::Hash(h1), Value::Hash(mut out)) =
-                    (take_or_clone(e1), take_or_clone(e2))
-                else {
+                let (Value::Hash(h1), Value::Hash(mut out)) = (take(e1), take(e2)) else {
                     return Err(MergeError::lookup("unreachable: checked hashes"));
                 };
                 // e2.merge(e1): lower keys first, higher values win.
@@ -295,21 +284,18 @@ impl MergeStrategy {
             MergeStrategy::Unique => {
                 check_unique("The first element of the merge", e1)?;
                 check_unique("The second element of the merge", e2)?;
-                let take_or_clone = |v: &mut Value| if keep { v.clone() } else { take(v) };
-                let mut all = match unique_convert(take_or_clone(e1)) {
+                let mut all = match unique_convert(take(e1)) {
                     Value::Array(a) => a,
                     v => vec![v],
                 };
-                if let Value::Array(a) = unique_convert(take_or_clone(e2)) {
+                if let Value::Array(a) = unique_convert(take(e2)) {
                     all.extend(a);
                 }
                 Ok(Value::Array(uniq(all)))
             }
-            MergeStrategy::Deep(o) | MergeStrategy::UnconstrainedDeep(o) => {
-                deep_entry(o, e1, e2, keep)
-            }
+            MergeStrategy::Deep(o) | MergeStrategy::UnconstrainedDeep(o) => deep_entry(o, e1, e2),
             // checked_merge(e1, e2) => super(e2, e1): the lower value is the source.
-            MergeStrategy::ReverseDeep(o) => deep_entry(o, e2, e1, keep),
+            MergeStrategy::ReverseDeep(o) => deep_entry(o, e2, e1),
         }
     }
 
@@ -450,15 +436,19 @@ fn uniq(a: Vec<Value>) -> Vec<Value> {
         }
         return a;
     }
-    let mut seen: HashSet<Key<'_>, rustc_hash::FxBuildHasher> =
-        HashSet::with_capacity_and_hasher(a.len(), Default::default());
-    let keep: Vec<bool> = a.iter().map(|v| seen.insert(Key(v))).collect();
-    drop(seen);
+    let keep = keep_first(&a);
     a.into_iter()
         .zip(keep)
         .filter(|(_, k)| *k)
         .map(|(v, _)| v)
         .collect()
+}
+
+/// Which elements `Array#uniq` keeps (the first of each eql? group).
+fn keep_first(a: &[Value]) -> Vec<bool> {
+    let mut seen: HashSet<Key<'_>, rustc_hash::FxBuildHasher> =
+        HashSet::with_capacity_and_hasher(a.len(), Default::default());
+    a.iter().map(|v| seen.insert(Key(v))).collect()
 }
 
 /// A value merged into itself under plain options: every array deduplicated (and sorted),
@@ -550,15 +540,21 @@ fn ruby_sort(a: &mut Vec<Value>) -> R<()> {
     if a.len() < 2 {
         return Ok(());
     }
-    let mut idx: Vec<usize> = (0..a.len()).collect();
-    let mut tmp = vec![0usize; a.len()];
-    msort(a, &mut idx, &mut tmp)?;
+    let idx = sort_order(a)?;
     let mut old: Vec<Option<Value>> = std::mem::take(a).into_iter().map(Some).collect();
     *a = idx
         .into_iter()
         .filter_map(|i| old.get_mut(i).and_then(Option::take))
         .collect();
     Ok(())
+}
+
+/// The order `sort!` puts `a` in, as indexes into `a`.
+fn sort_order(a: &[Value]) -> R<Vec<usize>> {
+    let mut idx: Vec<usize> = (0..a.len()).collect();
+    let mut tmp = vec![0usize; a.len()];
+    msort(a, &mut idx, &mut tmp)?;
+    Ok(idx)
 }
 
 fn msort(vals: &[Value], b: &mut [usize], tmp: &mut [usize]) -> R<()> {
@@ -597,13 +593,13 @@ fn msort(vals: &[Value], b: &mut [usize], tmp: &mut [usize]) -> R<()> {
 // ---------------------------------------------------------------------------------------------
 // deep_merge 1.1.1
 
+/// deep_merge! over values the merge owns: the source's parts move into the result, and the
+/// in-place edits Ruby makes to the source matter only where they change the result.
 struct Dm<'a> {
     o: &'a DeepOptions,
-    /// false when the caller does not need the source's final state: values may be moved out.
-    keep: bool,
 }
 
-fn deep_entry(o: &DeepOptions, source: &mut Value, dest: &mut Value, keep: bool) -> R<Value> {
+fn deep_entry(o: &DeepOptions, source: &mut Value, dest: &mut Value) -> R<Value> {
     if let Some(ko) = &o.ko {
         if ko.marker == Value::str("") {
             return Err(MergeError::raw(
@@ -617,17 +613,12 @@ fn deep_entry(o: &DeepOptions, source: &mut Value, dest: &mut Value, keep: bool)
         }
     }
     // Puppet deep-clones the destination; the clone is ours to consume.
-    let d = if keep { dest.clone() } else { take(dest) };
-    Dm { o, keep }.merge(source, d)
+    Dm { o }.merge(source, take(dest))
 }
 
 impl Dm<'_> {
     fn grab(&self, v: &mut Value) -> Value {
-        if self.keep {
-            v.clone()
-        } else {
-            take(v)
-        }
+        take(v)
     }
 
     fn overwrite(&self) -> bool {
@@ -735,31 +726,16 @@ impl Dm<'_> {
         let Value::Hash(dh) = &mut dest else {
             return Ok(dest);
         };
-        if !self.keep {
-            // The source is ours: its keys and values move instead of being copied.
-            for (k, mut sv) in std::mem::take(sh) {
-                match dh.get_mut(&k) {
-                    Some(dv) if dv.truthy() => {
-                        let d = take(dv);
-                        *dv = self.merge(&mut sv, d)?;
-                    }
-                    _ => {
-                        let v = self.merge_dup(&mut sv)?;
-                        dh.insert(k, v);
-                    }
-                }
-            }
-            return Ok(dest);
-        }
-        for (k, sv) in sh.iter_mut() {
-            match dh.get_mut(k) {
+        // The source is ours: its keys and values move instead of being copied.
+        for (k, mut sv) in std::mem::take(sh) {
+            match dh.get_mut(&k) {
                 Some(dv) if dv.truthy() => {
                     let d = take(dv);
-                    *dv = self.merge(sv, d)?;
+                    *dv = self.merge(&mut sv, d)?;
                 }
                 _ => {
-                    let v = self.merge_dup(sv)?;
-                    dh.insert(k.clone(), v);
+                    let v = self.merge_dup(&mut sv)?;
+                    dh.insert(k, v);
                 }
             }
         }
@@ -809,12 +785,7 @@ impl Dm<'_> {
                     }
                     list
                 } else {
-                    let copy: Vec<Value> = if self.keep {
-                        sa.clone()
-                    } else {
-                        std::mem::take(sa)
-                    };
-                    union(da, copy)
+                    union(da, std::mem::take(sa))
                 };
                 if self.o.sort_merged_arrays {
                     ruby_sort(&mut out)?;
@@ -871,7 +842,7 @@ impl Dm<'_> {
 
     /// `deep_merge!(v, v.dup)`: the path for a source key that dest lacks (or has nil/false).
     fn merge_dup(&self, v: &mut Value) -> R<Value> {
-        if !self.keep && self.plain() {
+        if self.plain() {
             return self_merged_plain(take(v), self.o.sort_merged_arrays);
         }
         match v {
@@ -2008,7 +1979,7 @@ mod tests {
         }
     }
 
-    fn lit(s: &str) -> Value {
+    pub(crate) fn lit(s: &str) -> Value {
         let mut p = P {
             s: s.as_bytes(),
             i: 0,
@@ -2041,26 +2012,29 @@ mod tests {
                 ]))
             ),
             "merge" => {
-                let (mut a, mut b) = (lit(args[0]), lit(args[1]));
-                let owned = s.merge(a.clone(), b.clone());
-                match s.merge_in_place(&mut a, &mut b) {
+                let (a, b) = (lit(args[0]), lit(args[1]));
+                match s.merge(a.clone(), b.clone()) {
                     Ok(r) => {
+                        // The explainer's replay on Ruby objects: same result, and the
+                        // arguments left as Ruby leaves them.
+                        let mut heap = objects::Heap::new();
+                        let (ra, rb) = (heap.alloc(&a), heap.alloc(&b));
+                        let hr = heap
+                            .merge(&s, ra.clone(), rb.clone())
+                            .unwrap_or_else(|e| panic!("{strat} {args:?}: {e}"));
                         assert_eq!(
-                            owned.as_ref().ok().map(ruby_inspect),
-                            Some(ruby_inspect(&r)),
-                            "owned merge differs"
+                            ruby_inspect(&heap.value(&hr)),
+                            ruby_inspect(&r),
+                            "object merge differs"
                         );
                         format!(
                             "OK {} | {} | {}",
                             ruby_inspect(&r),
-                            ruby_inspect(&a),
-                            ruby_inspect(&b)
+                            ruby_inspect(&heap.value(&ra)),
+                            ruby_inspect(&heap.value(&rb))
                         )
                     }
-                    Err(e) => {
-                        assert_eq!(owned.as_ref().err(), Some(&e));
-                        err(e)
-                    }
+                    Err(e) => err(e),
                 }
             }
             "single" => format!(
@@ -2287,7 +2261,7 @@ true	new	=>	ERR raw "Unknown merge strategy: 'true'"
 {"strategy"=>"deep", "knockout_prefix"=>"--"}	merge	["--", "new"]	["keep", "drop"]	=>	OK ["new"] | ["new"] | ["keep", "drop"]
 # Ruby prints "" for the lower value here: String#clear empties the lower string object itself
 # (deep_clone shares strings). Not replicated; only --explain of the lower value would show it.
-{"strategy"=>"deep", "knockout_prefix"=>"--"}	merge	["--", "new", "--"]	"str"	=>	OK ["new"] | ["new"] | "str"
+{"strategy"=>"deep", "knockout_prefix"=>"--"}	merge	["--", "new", "--"]	"str"	=>	OK ["new"] | ["new"] | ""
 {"strategy"=>"deep", "knockout_prefix"=>"--"}	merge	["--", "new"]	5	=>	OK ["new"] | ["new"] | 5
 {"strategy"=>"deep", "knockout_prefix"=>"--"}	merge	["--", "new"]	{"a"=>1}	=>	OK ["new"] | ["new"] | {"a"=>1}
 {"strategy"=>"deep", "knockout_prefix"=>"--"}	merge	["--x", "y"]	"s"	=>	OK ["y"] | ["y"] | "s"

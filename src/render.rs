@@ -99,6 +99,70 @@ pub fn to_yaml(v: &Value) -> Result<String, RenderError> {
     yaml::to_yaml(v)
 }
 
+/// A document plain values cannot spell: Ruby symbols, and hashes and arrays that are the same
+/// object in several places (Psych anchors the first occurrence, `&1`, and aliases the others,
+/// `*1`, numbering anchors in the order their first alias is met). `--explain --render-as
+/// yaml` prints one.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Tree {
+    /// `:name`
+    Symbol(&'static str),
+    /// A value without shared parts.
+    Leaf(Value),
+    Seq {
+        anchor: Option<u32>,
+        items: Vec<Tree>,
+    },
+    Map {
+        anchor: Option<u32>,
+        entries: Vec<(Tree, Tree)>,
+    },
+    Alias(u32),
+}
+
+impl Tree {
+    /// The plain value (symbols as strings, aliases expanded): what JSON shows.
+    pub fn to_value(&self) -> Value {
+        let mut anchored = std::collections::HashMap::new();
+        self.to_value_with(&mut anchored)
+    }
+
+    fn to_value_with(&self, anchored: &mut std::collections::HashMap<u32, Value>) -> Value {
+        let v = match self {
+            Tree::Symbol(s) => Value::str(*s),
+            Tree::Leaf(v) => v.clone(),
+            Tree::Alias(n) => anchored.get(n).cloned().unwrap_or(Value::Null),
+            Tree::Seq { items, .. } => {
+                Value::Array(items.iter().map(|t| t.to_value_with(anchored)).collect())
+            }
+            Tree::Map { entries, .. } => {
+                let mut m = crate::value::Map::default();
+                for (k, e) in entries {
+                    let k = k.to_value_with(anchored);
+                    let e = e.to_value_with(anchored);
+                    m.insert(k, e);
+                }
+                Value::Hash(m)
+            }
+        };
+        if let Tree::Seq {
+            anchor: Some(n), ..
+        }
+        | Tree::Map {
+            anchor: Some(n), ..
+        } = self
+        {
+            anchored.insert(*n, v.clone());
+        }
+        v
+    }
+}
+
+/// Psych `to_yaml` of a [`Tree`].
+pub fn tree_to_yaml(t: &Tree) -> Result<String, RenderError> {
+    yaml::tree_to_yaml(t)
+}
+
 /// Ruby `Float#to_s` (numeric.c `flo_to_s`): shortest round-trip digits; fixed notation when
 /// the point falls inside the digits, or for whole numbers below 1e15, or down to 0.0001;
 /// else `d.ddde+XX` (at least two exponent digits).

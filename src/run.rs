@@ -225,11 +225,16 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
                 0,
             ));
         }
-        let hash = session
-            .explainer()
-            .map(|e| e.to_hash())
-            .unwrap_or(Value::Null);
-        return Ok((render_value(&hash, &format)?, 0));
+        let Some(ex) = session.explainer() else {
+            return Ok((render_value(&Value::Null, &format)?, 0));
+        };
+        if format == "yaml" {
+            // Psych shows the symbols and shared objects a plain value cannot hold.
+            let text =
+                render::tree_to_yaml(&ex.to_tree()).map_err(|e| Error::run(e.to_string()))?;
+            return Ok((text, 0));
+        }
+        return Ok((render_value(&ex.to_hash(), &format)?, 0));
     }
 
     match result? {

@@ -8,11 +8,12 @@
 //! emitter as a stand-in with the same byte length (4) and escaped width (10 columns), U+FFFF
 //! plus a C0 control (`\uFFFF\x01`), and the stand-ins are replaced by `\UXXXXXXXX` afterwards.
 //!
-//! Anchors: Psych anchors an object seen twice; our values have no identity, and `puppet lookup`
-//! never shows anchors for aliased data (checked), so none are emitted.
+//! Anchors: Psych anchors an object seen twice. Plain values have no identity, and `puppet lookup`
+//! never shows anchors for aliased data (checked: interpolation copies every hash and array), so
+//! only a [`Tree`] (the explanation, which shares objects) has anchors and aliases.
 
 use super::scan::would_be_non_string;
-use super::{float_to_s, RenderError};
+use super::{float_to_s, RenderError, Tree};
 use crate::value::Value;
 use std::mem::MaybeUninit;
 use std::ptr;
@@ -46,7 +47,15 @@ impl<'a> Scalar<'a> {
 }
 
 pub(super) fn to_yaml(v: &Value) -> Result<String, RenderError> {
-    let mut em = Emitter::new(v);
+    emit(Root::Value(v))
+}
+
+pub(super) fn tree_to_yaml(t: &Tree) -> Result<String, RenderError> {
+    emit(Root::Tree(t))
+}
+
+fn emit(root: Root<'_>) -> Result<String, RenderError> {
+    let mut em = Emitter::new(root);
     em.emit_stream()?;
     let astral = std::mem::take(&mut em.astral);
     let marker = em.marker;
@@ -78,8 +87,16 @@ fn unmark(text: &str, m: char, astral: &[u32]) -> String {
     out
 }
 
-/// A C0 control that never follows U+FFFF in any string of `v`, so the stand-in is unambiguous.
-fn pick_marker(v: &Value) -> Option<char> {
+/// What is being dumped.
+#[derive(Clone, Copy)]
+enum Root<'v> {
+    Value(&'v Value),
+    Tree(&'v Tree),
+}
+
+/// A C0 control that never follows U+FFFF in any string of `root`, so the stand-in is
+/// unambiguous.
+fn pick_marker(root: Root<'_>) -> Option<char> {
     fn used(v: &Value, seen: &mut Vec<char>) {
         match v {
             Value::String(s) => {
@@ -101,8 +118,22 @@ fn pick_marker(v: &Value) -> Option<char> {
             _ => {}
         }
     }
+    fn used_tree(t: &Tree, seen: &mut Vec<char>) {
+        match t {
+            Tree::Leaf(v) => used(v, seen),
+            Tree::Seq { items, .. } => items.iter().for_each(|e| used_tree(e, seen)),
+            Tree::Map { entries, .. } => entries.iter().for_each(|(k, e)| {
+                used_tree(k, seen);
+                used_tree(e, seen);
+            }),
+            Tree::Symbol(_) | Tree::Alias(_) => {}
+        }
+    }
     let mut seen = Vec::new();
-    used(v, &mut seen);
+    match root {
+        Root::Value(v) => used(v, &mut seen),
+        Root::Tree(t) => used_tree(t, &mut seen),
+    }
     // Controls libyaml escapes as `\xNN` (four columns), like `\UXXXXXXXX` needs with U+FFFF.
     ('\u{1}'..='\u{6}')
         .chain('\u{e}'..='\u{1a}')
@@ -111,7 +142,7 @@ fn pick_marker(v: &Value) -> Option<char> {
 
 /// Owns a libyaml emitter writing into a Vec.
 struct Emitter<'v> {
-    root: &'v Value,
+    root: Root<'v>,
     raw: Box<MaybeUninit<y::yaml_emitter_t>>,
     #[allow(clippy::box_collection)] // libyaml keeps a pointer to the Vec: it must not move
     out: Box<Vec<u8>>,
@@ -128,7 +159,7 @@ unsafe fn write_handler(data: *mut std::ffi::c_void, buf: *mut u8, size: u64) ->
 }
 
 impl<'v> Emitter<'v> {
-    fn new(root: &'v Value) -> Self {
+    fn new(root: Root<'v>) -> Self {
         let mut raw = Box::new(MaybeUninit::<y::yaml_emitter_t>::uninit());
         let mut out = Box::new(Vec::with_capacity(256));
         // SAFETY: the emitter is initialised before use and deleted in Drop; the output Vec
@@ -206,7 +237,10 @@ impl<'v> Emitter<'v> {
             .ok
         };
         self.emit(ev, ok)?;
-        self.node(self.root)?;
+        match self.root {
+            Root::Value(v) => self.node(v)?,
+            Root::Tree(t) => self.tree(t)?,
+        }
         let mut ev = MaybeUninit::uninit();
         let ok = unsafe { y::yaml_document_end_event_initialize(ev.as_mut_ptr(), true).ok };
         self.emit(ev, ok)?;
@@ -222,6 +256,36 @@ impl<'v> Emitter<'v> {
             return Err(RenderError::Yaml(self.problem()));
         }
         Ok(std::mem::take(&mut *self.out))
+    }
+
+    fn tree(&mut self, t: &Tree) -> Result<(), RenderError> {
+        match t {
+            // visit_Symbol: `":name"`, plain, style ANY.
+            Tree::Symbol(name) => self.scalar(&Scalar::bare(&format!(":{name}"))),
+            Tree::Leaf(v) => self.node(v),
+            Tree::Seq { anchor, items } => {
+                self.start_sequence(*anchor)?;
+                for e in items {
+                    self.tree(e)?;
+                }
+                self.end(false)
+            }
+            Tree::Map { anchor, entries } => {
+                self.start_mapping_anchored(None, *anchor)?;
+                for (k, e) in entries {
+                    self.tree(k)?;
+                    self.tree(e)?;
+                }
+                self.end(true)
+            }
+            Tree::Alias(n) => {
+                let name = format!("{n}\0");
+                let mut ev = MaybeUninit::uninit();
+                let ok =
+                    unsafe { y::yaml_alias_event_initialize(ev.as_mut_ptr(), name.as_ptr()).ok };
+                self.emit(ev, ok)
+            }
+        }
     }
 
     fn node(&mut self, v: &Value) -> Result<(), RenderError> {
@@ -244,7 +308,7 @@ impl<'v> Emitter<'v> {
             }
             Value::String(s) => self.scalar(&string_scalar(s)?),
             Value::Array(a) => {
-                self.start_sequence()?;
+                self.start_sequence(None)?;
                 for e in a {
                     self.node(e)?;
                 }
@@ -323,12 +387,13 @@ impl<'v> Emitter<'v> {
         self.emit(ev, ok)
     }
 
-    fn start_sequence(&mut self) -> Result<(), RenderError> {
+    fn start_sequence(&mut self, anchor: Option<u32>) -> Result<(), RenderError> {
+        let name = anchor.map(|n| format!("{n}\0"));
         let mut ev = MaybeUninit::uninit();
         let ok = unsafe {
             y::yaml_sequence_start_event_initialize(
                 ev.as_mut_ptr(),
-                ptr::null(),
+                name.as_ref().map_or(ptr::null(), |a| a.as_ptr()),
                 ptr::null(),
                 true,
                 y::YAML_BLOCK_SEQUENCE_STYLE,
@@ -341,11 +406,20 @@ impl<'v> Emitter<'v> {
     /// Plain hashes are implicit untagged mappings; tagged ones (objects) are not implicit.
     // libyaml copies the tag, so it need only live through the call.
     fn start_mapping(&mut self, tag: Option<&[u8]>) -> Result<(), RenderError> {
+        self.start_mapping_anchored(tag, None)
+    }
+
+    fn start_mapping_anchored(
+        &mut self,
+        tag: Option<&[u8]>,
+        anchor: Option<u32>,
+    ) -> Result<(), RenderError> {
+        let name = anchor.map(|n| format!("{n}\0"));
         let mut ev = MaybeUninit::uninit();
         let ok = unsafe {
             y::yaml_mapping_start_event_initialize(
                 ev.as_mut_ptr(),
-                ptr::null(),
+                name.as_ref().map_or(ptr::null(), |a| a.as_ptr()),
                 tag.map_or(ptr::null(), <[u8]>::as_ptr),
                 tag.is_none(),
                 y::YAML_BLOCK_MAPPING_STYLE,
