@@ -1577,7 +1577,7 @@ impl Session {
                     None => Rv::nil(),
                 }
             }
-            other => Rv::Imm(other.clone()),
+            other => self.alloc_object(other),
         };
         Ok(o)
     }

@@ -19,24 +19,17 @@ use crate::value::{Map, Value};
 use indexmap::IndexMap;
 use std::collections::{HashMap, HashSet};
 
-/// A Ruby value: an immediate (nil, booleans, numbers, strings, Puppet objects) or a hash or
-/// array object on the [`Heap`].
+/// A Ruby value: an immediate (nil, booleans, numbers, Puppet objects, strings made by a merge)
+/// or an object (hash, array, found string) on the [`Heap`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum Rv {
     Imm(Value),
     Obj(ObjId),
 }
 
-/// The identity of a hash or array (Ruby's `object_id`).
+/// The identity of an object (Ruby's `object_id`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ObjId(u32);
-
-impl ObjId {
-    /// A number unique to the object within its heap.
-    pub fn index(self) -> u32 {
-        self.0
-    }
-}
 
 type Entries = IndexMap<Value, Rv, rustc_hash::FxBuildHasher>;
 
@@ -47,7 +40,7 @@ enum Obj {
     Str(String),
 }
 
-/// Every hash and array the explanation holds.
+/// Every object the explanation holds.
 #[derive(Debug, Default, Clone)]
 pub struct Heap {
     objs: Vec<Obj>,
@@ -348,7 +341,7 @@ impl Heap {
 /// object is written out (tentatively anchored with its id), later ones become aliases.
 pub struct Dumper<'h> {
     heap: &'h Heap,
-    /// Objects met so far, by [`ObjId::index`].
+    /// Objects met so far.
     seen: HashSet<u32>,
     /// Objects met again, with the anchor number Psych gives them (in order of first alias).
     aliased: HashMap<u32, u32>,
@@ -375,13 +368,13 @@ impl<'h> Dumper<'h> {
         if let Some(Obj::Str(s)) = obj {
             return Tree::Leaf(Value::String(s.clone()));
         }
-        if !self.seen.insert(id.index()) {
+        if !self.seen.insert(id.0) {
             let next = self.aliased.len() as u32 + 1;
-            let n = *self.aliased.entry(id.index()).or_insert(next);
+            let n = *self.aliased.entry(id.0).or_insert(next);
             return Tree::Alias(n);
         }
         // The object's index stands in as its anchor until `finish` knows which are aliased.
-        let tentative = Some(id.index());
+        let tentative = Some(id.0);
         match obj {
             Some(Obj::Array(items)) => Tree::Seq {
                 anchor: tentative,
