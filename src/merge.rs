@@ -324,6 +324,34 @@ impl MergeStrategy {
 }
 
 impl DeepOptions {
+    /// deep_merge's `overwrite_unmergeable`.
+    fn overwrite(&self) -> bool {
+        !self.preserve_unmergeables
+    }
+
+    /// `/^prefix/`, or Ruby's error compiling it (raised where deep_merge! first uses it).
+    fn ko_re(&self) -> R<Option<&Regex>> {
+        match &self.ko {
+            None => Ok(None),
+            Some(k) => {
+                k.re.as_ref()
+                    .map(Some)
+                    .map_err(|e| MergeError::raw(e.clone()))
+            }
+        }
+    }
+
+    /// `s.gsub(/^ko/, "")` when it changes the string.
+    fn knocked(&self, s: &str) -> R<Option<String>> {
+        match self.ko_re()? {
+            Some(re) if re.is_match(s) => {
+                let t = re.replace_all(s, "");
+                Ok((t != s).then(|| t.into_owned()))
+            }
+            _ => Ok(None),
+        }
+    }
+
     /// deep_merge's options from a validated merge hash (Ruby truthiness for flags).
     fn from_map(opts: &Map) -> DeepOptions {
         let get = |k: &str| opts.get(&Value::str(k));
@@ -617,34 +645,16 @@ fn deep_entry(o: &DeepOptions, source: &mut Value, dest: &mut Value) -> R<Value>
 }
 
 impl Dm<'_> {
-    fn grab(&self, v: &mut Value) -> Value {
-        take(v)
-    }
-
     fn overwrite(&self) -> bool {
-        !self.o.preserve_unmergeables
+        self.o.overwrite()
     }
 
     fn ko_re(&self) -> R<Option<&Regex>> {
-        match &self.o.ko {
-            None => Ok(None),
-            Some(k) => {
-                k.re.as_ref()
-                    .map(Some)
-                    .map_err(|e| MergeError::raw(e.clone()))
-            }
-        }
+        self.o.ko_re()
     }
 
-    /// `s.gsub(/^ko/, "")` when it changes the string.
     fn knocked(&self, s: &str) -> R<Option<String>> {
-        match self.ko_re()? {
-            Some(re) if re.is_match(s) => {
-                let t = re.replace_all(s, "");
-                Ok((t != s).then(|| t.into_owned()))
-            }
-            _ => Ok(None),
-        }
+        self.o.knocked(s)
     }
 
     /// Source strings with the knockout prefix leave the source, and take their unprefixed
@@ -682,7 +692,7 @@ impl Dm<'_> {
             return Ok(dest);
         }
         if !dest.truthy() && self.overwrite() {
-            return Ok(self.grab(src));
+            return Ok(take(src));
         }
         match src {
             Value::Hash(_) => self.merge_hash(src, dest),
@@ -721,7 +731,7 @@ impl Dm<'_> {
                     _ => {}
                 }
             }
-            return Ok(self.grab(src));
+            return Ok(take(src));
         }
         let Value::Hash(dh) = &mut dest else {
             return Ok(dest);
@@ -744,7 +754,7 @@ impl Dm<'_> {
 
     fn merge_array(&self, src: &mut Value, dest: Value) -> R<Value> {
         if self.o.overwrite_arrays {
-            return Ok(self.grab(src));
+            return Ok(take(src));
         }
         // unpack_arrays rebinds `source` to a new array: the caller's array is left alone.
         let mut unpacked;
@@ -780,7 +790,7 @@ impl Dm<'_> {
                     }
                     if sa.len() > n {
                         for s in sa.iter_mut().skip(n) {
-                            list.push(self.grab(s));
+                            list.push(take(s));
                         }
                     }
                     list
@@ -808,13 +818,13 @@ impl Dm<'_> {
             return Ok(dest);
         }
         if self.o.ko.is_none() {
-            return Ok(self.grab(src));
+            return Ok(take(src));
         }
         match src {
             // A knocked-out scalar becomes "".
             Value::String(s) => Ok(match self.knocked(s)? {
                 Some(_) => Value::str(""),
-                None => self.grab(src),
+                None => take(src),
             }),
             Value::Array(a) => {
                 // delete_if mutates the source, so the comparison after it is always equal.
@@ -822,9 +832,9 @@ impl Dm<'_> {
                 if let Some(re) = re {
                     a.retain(|v| !matches!(v, Value::String(s) if re.is_match(s)));
                 }
-                Ok(self.grab(src))
+                Ok(take(src))
             }
-            _ => Ok(self.grab(src)),
+            _ => Ok(take(src)),
         }
     }
 
@@ -907,11 +917,11 @@ impl Dm<'_> {
         match x {
             Value::Hash(h) => {
                 self.merge_self_hash(h)?;
-                Ok(self.grab(x))
+                Ok(take(x))
             }
             Value::Array(a) => {
                 if self.o.overwrite_arrays {
-                    return Ok(self.grab(x));
+                    return Ok(take(x));
                 }
                 if self.o.unpack_arrays.is_some() {
                     // join/split makes two distinct arrays.

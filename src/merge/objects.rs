@@ -13,7 +13,7 @@
 //! place when a knockout marker clears a lower-priority string (`String#clear`), and the found
 //! value shows it.
 
-use super::{keep_first, ruby_eq, sort_order, unpack, DeepOptions, MergeError, MergeStrategy, R};
+use super::{keep_first, ruby_eq, sort_order, unpack, DeepOptions, MergeStrategy, R};
 use crate::render::Tree;
 use crate::value::{Map, Value};
 use indexmap::IndexMap;
@@ -416,30 +416,15 @@ struct DeepMerge<'a> {
 
 impl DeepMerge<'_> {
     fn overwrite(&self) -> bool {
-        !self.o.preserve_unmergeables
-    }
-
-    fn ko_re(&self) -> R<Option<&regex::Regex>> {
-        match &self.o.ko {
-            None => Ok(None),
-            Some(k) => {
-                k.re.as_ref()
-                    .map(Some)
-                    .map_err(|e| MergeError::raw(e.clone()))
-            }
-        }
+        self.o.overwrite()
     }
 
     /// `item.gsub(/^ko/, "")` when `item` is a string and that changes it.
     fn knocked(&self, item: &Rv) -> R<Option<Value>> {
-        let Some(s) = self.h.str(item) else {
-            return Ok(None);
-        };
-        let Some(re) = self.ko_re()? else {
-            return Ok(None);
-        };
-        let t = re.replace_all(s, "");
-        Ok((t != s).then(|| Value::String(t.into_owned())))
+        match self.h.str(item) {
+            Some(s) => Ok(self.o.knocked(s)?.map(Value::String)),
+            None => Ok(None),
+        }
     }
 
     fn is_marker(&self, v: &Rv) -> bool {
@@ -654,7 +639,7 @@ impl DeepMerge<'_> {
         if let Some(items) = self.h.array(source).cloned() {
             let has_string = items.iter().any(|e| self.h.str(e).is_some());
             let Some(re) = (if has_string {
-                self.ko_re()?.cloned()
+                self.o.ko_re()?.cloned()
             } else {
                 None
             }) else {
