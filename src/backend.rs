@@ -382,7 +382,7 @@ pub fn from_json(v: serde_json::Value) -> Value {
             } else {
                 match t.parse::<i64>() {
                     Ok(i) => Value::Int(i),
-                    Err(_) => Value::Float(t.parse().unwrap_or(0.0)),
+                    Err(_) => Value::BigInt(t),
                 }
             }
         }

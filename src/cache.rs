@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 pub const MIN_SIZE: u64 = 32 * 1024;
 const MAGIC: &[u8; 4] = b"HLC1";
 /// Bumped whenever the encoding or the YAML reader's results change.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 
 /// The cache directory: `$HIERA_LOOKUP_CACHE_DIR`, else `$XDG_CACHE_HOME/hiera-lookup`, else
 /// `~/.cache/hiera-lookup`; `None` when `HIERA_LOOKUP_CACHE=off`.
@@ -257,6 +257,7 @@ const T_STRING: u8 = 5;
 const T_ARRAY: u8 = 6;
 const T_HASH: u8 = 7;
 const T_SENSITIVE: u8 = 8;
+const T_BIGINT: u8 = 9;
 
 fn encode(v: &Value, out: &mut Vec<u8>) {
     match v {
@@ -270,6 +271,11 @@ fn encode(v: &Value, out: &mut Vec<u8>) {
         Value::Float(f) => {
             out.push(T_FLOAT);
             out.extend_from_slice(&f.to_bits().to_le_bytes());
+        }
+        Value::BigInt(d) => {
+            out.push(T_BIGINT);
+            out.extend_from_slice(&(d.len() as u32).to_le_bytes());
+            out.extend_from_slice(d.as_bytes());
         }
         Value::String(s) => {
             out.push(T_STRING);
@@ -336,6 +342,7 @@ impl Decoder<'_> {
             T_INT => Value::Int(self.u64()? as i64),
             T_FLOAT => Value::Float(f64::from_bits(self.u64()?)),
             T_STRING => Value::String(self.str()?),
+            T_BIGINT => Value::BigInt(self.str()?),
             T_ARRAY => {
                 let n = self.u32()? as usize;
                 let mut a = Vec::with_capacity(n.min(self.b.len()));
@@ -375,7 +382,12 @@ mod tests {
         let mut inner = Map::default();
         inner.insert(
             Value::Int(1),
-            Value::Array(vec![Value::Null, Value::Bool(true), Value::Float(1.5)]),
+            Value::Array(vec![
+                Value::Null,
+                Value::Bool(true),
+                Value::Float(1.5),
+                Value::BigInt("-98765432109876543210".into()),
+            ]),
         );
         let mut m = Map::default();
         m.insert(Value::str("b"), Value::str("é"));

@@ -512,6 +512,9 @@ fn union(mut a: Vec<Value>, b: Vec<Value>) -> Vec<Value> {
 fn ruby_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Int(x), Value::Float(y)) | (Value::Float(y), Value::Int(x)) => (*x as f64) == *y,
+        (Value::BigInt(x), Value::Float(y)) | (Value::Float(y), Value::BigInt(x)) => {
+            x.parse::<f64>().is_ok_and(|x| x == *y)
+        }
         (Value::Float(x), Value::Float(y)) => x == y,
         (Value::Array(x), Value::Array(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(p, q)| ruby_eq(p, q))
@@ -529,8 +532,15 @@ fn ruby_eq(a: &Value, b: &Value) -> bool {
 fn ruby_cmp(a: &Value, b: &Value) -> Option<Ordering> {
     match (a, b) {
         (Value::Int(x), Value::Int(y)) => Some(x.cmp(y)),
-        (Value::Int(x), Value::Float(y)) => (*x as f64).partial_cmp(y),
-        (Value::Float(x), Value::Int(y)) => x.partial_cmp(&(*y as f64)),
+        (Value::Int(_) | Value::BigInt(_), Value::Int(_) | Value::BigInt(_)) => {
+            Some(crate::value::int_cmp(a, b))
+        }
+        (Value::Int(_) | Value::BigInt(_), Value::Float(y)) => {
+            crate::value::int_to_f64(a).partial_cmp(y)
+        }
+        (Value::Float(x), Value::Int(_) | Value::BigInt(_)) => {
+            x.partial_cmp(&crate::value::int_to_f64(b))
+        }
         (Value::Float(x), Value::Float(y)) => x.partial_cmp(y),
         (Value::String(x), Value::String(y)) => Some(x.as_bytes().cmp(y.as_bytes())),
         (Value::Array(x), Value::Array(y)) => {
@@ -1213,6 +1223,7 @@ fn infer_set(v: &Value) -> Ty {
         Value::Null => Ty::Undef,
         Value::Bool(b) => Ty::Bool(*b),
         Value::Int(i) => Ty::Int(*i, *i),
+        Value::BigInt(_) => Ty::Named("Integer"),
         Value::Float(f) => Ty::Float(*f, *f),
         Value::String(s) => Ty::Str(s.clone()),
         Value::Array(a) if a.is_empty() => Ty::EmptyArray,
@@ -1566,7 +1577,12 @@ fn hash_type_string(h: &Map) -> String {
 /// Is `v` an instance of Puppet's `Data`?
 fn is_data(v: &Value) -> bool {
     match v {
-        Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::String(_) => true,
+        Value::Null
+        | Value::Bool(_)
+        | Value::Int(_)
+        | Value::BigInt(_)
+        | Value::Float(_)
+        | Value::String(_) => true,
         Value::Array(a) => a.iter().all(is_data),
         Value::Hash(h) => h
             .iter()
@@ -1802,7 +1818,9 @@ fn check_hash_string_data(subject: &str, v: &Value) -> R<()> {
 /// assert_type(subject, Variant[Scalar, Array[Data]], v)
 fn check_unique(subject: &str, v: &Value) -> R<()> {
     let ok = match v {
-        Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::String(_) => true,
+        Value::Bool(_) | Value::Int(_) | Value::BigInt(_) | Value::Float(_) | Value::String(_) => {
+            true
+        }
         Value::Array(_) => is_data(v),
         _ => false,
     };

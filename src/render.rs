@@ -287,6 +287,7 @@ fn write_inspect(out: &mut String, v: &Value, utf8: bool) {
         Value::Int(i) => {
             let _ = write!(out, "{i}");
         }
+        Value::BigInt(d) => out.push_str(d),
         Value::Float(f) => out.push_str(&float_to_s(*f)),
         Value::String(s) => inspect_str(out, s, utf8),
         Value::Array(a) => {
@@ -413,6 +414,7 @@ fn write_json(out: &mut String, v: &Value, depth: usize) -> Result<(), RenderErr
         Value::Int(i) => {
             let _ = write!(out, "{i}");
         }
+        Value::BigInt(d) => out.push_str(d),
         Value::Float(f) => {
             // generator.c reports its own source line in the message.
             if f.is_nan() {

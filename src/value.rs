@@ -13,6 +13,8 @@ pub enum Value {
     Null,
     Bool(bool),
     Int(i64),
+    /// An Integer beyond 64 bits (a Ruby Bignum): its decimal digits, with `-` when negative.
+    BigInt(String),
     Float(f64),
     String(String),
     Array(Vec<Value>),
@@ -66,7 +68,7 @@ impl Value {
             Value::Null => "NilClass",
             Value::Bool(true) => "TrueClass",
             Value::Bool(false) => "FalseClass",
-            Value::Int(_) => "Integer",
+            Value::Int(_) | Value::BigInt(_) => "Integer",
             Value::Float(_) => "Float",
             Value::String(_) => "String",
             Value::Array(_) => "Array",
@@ -93,6 +95,7 @@ impl PartialEq for Value {
             (Null, Null) => true,
             (Bool(a), Bool(b)) => a == b,
             (Int(a), Int(b)) => a == b,
+            (BigInt(a), BigInt(b)) => a == b,
             (Float(a), Float(b)) => a.to_bits() == b.to_bits() || a == b,
             (String(a), String(b)) => a == b,
             (Array(a), Array(b)) => a == b,
@@ -104,6 +107,40 @@ impl PartialEq for Value {
     }
 }
 impl Eq for Value {}
+
+/// Ruby's `<=>` of two integers (Int or BigInt).
+pub fn int_cmp(a: &Value, b: &Value) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    fn digits(v: &Value) -> (bool, String) {
+        let t = match v {
+            Value::Int(i) => i.to_string(),
+            Value::BigInt(d) => d.clone(),
+            _ => String::from("0"),
+        };
+        match t.strip_prefix('-') {
+            Some(m) => (true, m.to_string()),
+            None => (false, t),
+        }
+    }
+    let ((na, ma), (nb, mb)) = (digits(a), digits(b));
+    // Canonical digits: a longer magnitude is larger.
+    let mag = ma.len().cmp(&mb.len()).then_with(|| ma.cmp(&mb));
+    match (na, nb) {
+        (false, false) => mag,
+        (true, true) => mag.reverse(),
+        (true, false) => Ordering::Less,
+        (false, true) => Ordering::Greater,
+    }
+}
+
+/// An integer (Int or BigInt) as the nearest Float, as Ruby converts it to compare.
+pub fn int_to_f64(v: &Value) -> f64 {
+    match v {
+        Value::Int(i) => *i as f64,
+        Value::BigInt(d) => d.parse().unwrap_or(0.0),
+        _ => 0.0,
+    }
+}
 
 /// Hash tags of the variants; `StrKey` must hash like `Value::String`.
 const TAG_STRING: u8 = 4;
@@ -121,12 +158,14 @@ impl Hash for Value {
             Hash(_) => 6,
             Sensitive(_) => 7,
             Object(_) => 8,
+            BigInt(_) => 9,
         };
         tag.hash(state);
         match self {
             Null => {}
             Bool(b) => b.hash(state),
             Int(i) => i.hash(state),
+            BigInt(d) => d.hash(state),
             Float(f) => {
                 // 0.0 == -0.0 must hash alike.
                 let f = if *f == 0.0 { 0.0f64 } else { *f };

@@ -968,7 +968,7 @@ fn scalar_node(
         Ok(match s {
             Scalar::Value(v) => Node::plain(v, Kind::Scalar),
             Scalar::Str => Node::plain(Value::String(original), Kind::Scalar),
-            Scalar::BigInt(d) => Node::plain(Value::String(d), Kind::Scalar),
+            Scalar::BigInt(d) => Node::plain(Value::BigInt(d), Kind::Scalar),
             Scalar::Symbol(name) => sym(name),
             Scalar::Date => return Err(disallowed("Date", mark)),
             Scalar::Time => return Err(disallowed("Time", mark)),

@@ -127,6 +127,8 @@ pub fn to_json(v: &Value) -> serde_json::Value {
         Value::Null => J::Null,
         Value::Bool(b) => J::Bool(*b),
         Value::Int(i) => J::from(*i),
+        // arbitrary_precision: the digits go out as a JSON number.
+        Value::BigInt(d) => d.parse::<serde_json::Number>().map_or(J::Null, J::Number),
         Value::Float(f) => serde_json::Number::from_f64(*f).map_or(J::Null, J::Number),
         Value::String(s) => J::String(s.clone()),
         Value::Array(a) => J::Array(a.iter().map(to_json).collect()),

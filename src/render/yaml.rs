@@ -296,6 +296,7 @@ impl<'v> Emitter<'v> {
             }),
             Value::Bool(b) => self.scalar(&Scalar::bare(if *b { "true" } else { "false" })),
             Value::Int(i) => self.scalar(&Scalar::bare(&i.to_string())),
+            Value::BigInt(d) => self.scalar(&Scalar::bare(d)),
             Value::Float(f) => {
                 let text = if f.is_nan() {
                     ".nan".to_string()

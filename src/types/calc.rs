@@ -156,6 +156,7 @@ fn is_scalar_data_kind(b: &Type) -> bool {
             | Type::Enum(..)
             | Type::Pattern(_)
             | Type::Integer(_)
+            | Type::BigInteger(_)
             | Type::Float(_)
             | Type::Numeric
             | Type::Boolean(_)
@@ -183,10 +184,20 @@ fn assignable_inner(a: &Type, b: &Type, d: u32) -> bool {
             ) || is_scalar_data_kind(b)
         }
         T::ScalarData => is_scalar_data_kind(b),
-        T::Numeric => matches!(b, T::Numeric | T::Integer(_) | T::Float(_)),
+        T::Numeric => matches!(
+            b,
+            T::Numeric | T::Integer(_) | T::BigInteger(_) | T::Float(_)
+        ),
         T::Data | T::RichData => false, // handled through resolved_alias
         T::Boolean(v) => matches!(b, T::Boolean(w) if v.is_none() || v == w),
-        T::Integer(r) => matches!(b, T::Integer(r2) if r.covers(r2)),
+        T::Integer(r) => match b {
+            T::Integer(r2) => r.covers(r2),
+            // Beyond 64 bits: inside only a range open on that side.
+            T::BigInteger(d) if d.starts_with('-') => r.from.is_none(),
+            T::BigInteger(_) => r.to.is_none(),
+            _ => false,
+        },
+        T::BigInteger(d) => matches!(b, T::BigInteger(e) if d == e),
         T::Float(r) => match b {
             T::Float(r2) => r.lo() <= r2.lo() && r.hi() >= r2.hi(),
             _ => false,

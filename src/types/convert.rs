@@ -516,6 +516,7 @@ pub(crate) fn puppet_string(v: &Value, quoted: bool) -> String {
         }
         Value::Bool(b) => b.to_string(),
         Value::Int(i) => i.to_string(),
+        Value::BigInt(d) => d.clone(),
         Value::Float(f) => float_p(*f),
         Value::String(s) => {
             if quoted {

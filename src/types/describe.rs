@@ -178,7 +178,7 @@ fn simple_name(t: &Type) -> String {
         T::Data => "Data",
         T::RichData => "RichData",
         T::Boolean(_) => "Boolean",
-        T::Integer(_) => "Integer",
+        T::Integer(_) | T::BigInteger(_) => "Integer",
         T::Float(_) => "Float",
         T::String { .. } => "String",
         T::Enum(..) => "Enum",
@@ -215,7 +215,11 @@ fn a_an(s: &str) -> String {
 
 /// Same type class (Ruby `e.class == a.class`).
 fn same_class(e: &Type, a: &Type) -> bool {
-    std::mem::discriminant(e) == std::mem::discriminant(a)
+    use Type as T;
+    match (e, a) {
+        (T::Integer(_) | T::BigInteger(_), T::Integer(_) | T::BigInteger(_)) => true,
+        _ => std::mem::discriminant(e) == std::mem::discriminant(a),
+    }
 }
 
 fn is_alias(t: &Type) -> bool {

@@ -163,6 +163,8 @@ pub enum Type {
     RichData,
     Boolean(Option<bool>),
     Integer(Range),
+    /// The type inferred for an Integer beyond 64 bits: `Integer[n, n]` (digits of n).
+    BigInteger(String),
     Float(FRange),
     /// `String[min, max]` (`size`) or, for inferred types and `Optional['x']`, one value.
     String {
@@ -235,14 +237,25 @@ impl Type {
             T::Scalar | T::ScalarData => {
                 matches!(
                     v,
-                    Value::String(_) | Value::Int(_) | Value::Float(_) | Value::Bool(_)
+                    Value::String(_)
+                        | Value::Int(_)
+                        | Value::BigInt(_)
+                        | Value::Float(_)
+                        | Value::Bool(_)
                 )
             }
-            T::Numeric => matches!(v, Value::Int(_) | Value::Float(_)),
+            T::Numeric => matches!(v, Value::Int(_) | Value::BigInt(_) | Value::Float(_)),
             T::Data => is_data(v),
             T::RichData => is_rich_data(v),
             T::Boolean(b) => matches!(v, Value::Bool(x) if b.map_or(true, |b| b == *x)),
-            T::Integer(r) => matches!(v, Value::Int(i) if r.contains(*i)),
+            T::BigInteger(d) => matches!(v, Value::BigInt(e) if e == d),
+            T::Integer(r) => match v {
+                Value::Int(i) => r.contains(*i),
+                // Beyond 64 bits: inside only a range open on that side.
+                Value::BigInt(d) if d.starts_with('-') => r.from.is_none(),
+                Value::BigInt(_) => r.to.is_none(),
+                _ => false,
+            },
             T::Float(r) => matches!(v, Value::Float(f) if *f >= r.lo() && *f <= r.hi()),
             T::String { size, value } => match v {
                 Value::String(s) => match (size, value) {
@@ -383,7 +396,12 @@ fn casecmp_eq(a: &str, b: &str) -> bool {
 /// `Data = Variant[ScalarData, Undef, Hash[String, Data], Array[Data]]`.
 fn is_data(v: &Value) -> bool {
     match v {
-        Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::String(_) => true,
+        Value::Null
+        | Value::Bool(_)
+        | Value::Int(_)
+        | Value::BigInt(_)
+        | Value::Float(_)
+        | Value::String(_) => true,
         Value::Array(a) => a.iter().all(is_data),
         Value::Hash(h) => h
             .iter()
@@ -395,11 +413,19 @@ fn is_data(v: &Value) -> bool {
 /// `RichData`: Scalar, Sensitive, Undef, Default, ..., `Hash[Variant[String, Numeric], RichData]`, `Array[RichData]`.
 fn is_rich_data(v: &Value) -> bool {
     match v {
-        Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::String(_) => true,
+        Value::Null
+        | Value::Bool(_)
+        | Value::Int(_)
+        | Value::BigInt(_)
+        | Value::Float(_)
+        | Value::String(_) => true,
         Value::Sensitive(_) | Value::Object(_) => true,
         Value::Array(a) => a.iter().all(is_rich_data),
         Value::Hash(h) => h.iter().all(|(k, x)| {
-            matches!(k, Value::String(_) | Value::Int(_) | Value::Float(_)) && is_rich_data(x)
+            matches!(
+                k,
+                Value::String(_) | Value::Int(_) | Value::BigInt(_) | Value::Float(_)
+            ) && is_rich_data(x)
         }),
     }
 }
@@ -410,7 +436,7 @@ pub(crate) fn simple_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "Undef",
         Value::Bool(_) => "Boolean",
-        Value::Int(_) => "Integer",
+        Value::Int(_) | Value::BigInt(_) => "Integer",
         Value::Float(_) => "Float",
         Value::String(_) => "String",
         Value::Array(a) if a.is_empty() => "Array",
@@ -434,6 +460,7 @@ pub fn infer(v: &Value) -> Type {
         Value::Null => Type::Undef,
         Value::Bool(b) => Type::Boolean(Some(*b)),
         Value::Int(i) => Type::Integer(Range::exact(*i)),
+        Value::BigInt(d) => Type::BigInteger(d.clone()),
         Value::Float(f) => Type::Float(FRange {
             from: Some(*f),
             to: Some(*f),
@@ -608,6 +635,7 @@ fn fmt_type(t: &Type, out: &mut String) {
             out,
         ),
         T::Integer(r) => fmt_params("Integer", &range_part(&Some(*r)), out),
+        T::BigInteger(d) => fmt_params("Integer", &[d.clone(), d.clone()], out),
         T::Float(r) => fmt_params("Float", &frange_part(r), out),
         T::String { size, .. } => fmt_params("String", &range_part(size), out),
         T::Enum(vals, ci) => {
@@ -805,6 +833,12 @@ fn common_type(t1: Type, t2: Type) -> Type {
                 Box::new(common_type((**v1).clone(), (**v2).clone())),
                 None,
             )
+        }
+        // 64-bit ranges cannot hold a Bignum bound: the open Integer stands in.
+        (T::Integer(_) | T::BigInteger(_), T::Integer(_) | T::BigInteger(_))
+            if matches!(t1, T::BigInteger(_)) || matches!(t2, T::BigInteger(_)) =>
+        {
+            return T::Integer(Range::ANY)
         }
         (T::Integer(a), T::Integer(b)) => {
             let from = match (a.from, b.from) {
