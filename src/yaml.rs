@@ -11,7 +11,7 @@
 //!   that key is looked up. [`load_document`] returns them as strings and lists the tainted
 //!   top-level keys; [`load`] fails with [`YamlError::SymbolValue`] on the first one.
 //! * Integers beyond i64 (Ruby Bignum; Puppet accepts and prints them) become
-//!   `Value::String` holding the decimal digits, since `Value` has no big-integer variant.
+//!   `Value::BigInt`, their decimal digits.
 //! * `!!binary` data that is not UTF-8 becomes a lossy UTF-8 string.
 
 use crate::value::{Map, Value};
