@@ -11,7 +11,7 @@ use crate::explain::{Explainer, Kind};
 use crate::interpolation::{self, Method};
 use crate::key::{split_key, LookupKey, Segment};
 use crate::location::ResolvedLocation;
-use crate::merge::objects::Rv;
+use crate::merge::objects::{Heap, Rv};
 use crate::merge::{MergeError, MergeStrategy};
 use crate::scope::{Scope, Strict};
 use crate::value::{Map, Value};
@@ -1553,6 +1553,8 @@ impl Session {
     fn interpolate_object(&mut self, value: &Value) -> Result<Rv> {
         let o = match value {
             Value::String(s) if s.contains("%{") => {
+                // Only this string's own alias counts (a key's alias may have left one).
+                self.alias_object = None;
                 let v = self.interpolate_string(s, true)?;
                 match self.alias_object.take() {
                     Some(o) => o,
@@ -1564,7 +1566,7 @@ impl Session {
                 for e in a {
                     items.push(self.interpolate_object(e)?);
                 }
-                self.new_array_object(items)
+                self.heap_mut().map_or(Rv::nil(), |h| h.new_array(items))
             }
             Value::Hash(h) => {
                 let mut entries = Vec::with_capacity(h.len());
@@ -1572,28 +1574,20 @@ impl Session {
                     let k = self.interpolate(k, true)?;
                     entries.push((k, self.interpolate_object(e)?));
                 }
-                match self.ex.as_mut() {
-                    Some(ex) => ex.heap_mut().new_hash(entries),
-                    None => Rv::nil(),
-                }
+                self.heap_mut().map_or(Rv::nil(), |h| h.new_hash(entries))
             }
             other => self.alloc_object(other),
         };
         Ok(o)
     }
 
-    fn alloc_object(&mut self, v: &Value) -> Rv {
-        match self.ex.as_mut() {
-            Some(ex) => ex.heap_mut().alloc(v),
-            None => Rv::nil(),
-        }
+    /// Explain only: the explainer's objects.
+    fn heap_mut(&mut self) -> Option<&mut Heap> {
+        self.ex.as_mut().map(Explainer::heap_mut)
     }
 
-    fn new_array_object(&mut self, items: Vec<Rv>) -> Rv {
-        match self.ex.as_mut() {
-            Some(ex) => ex.heap_mut().new_array(items),
-            None => Rv::nil(),
-        }
+    fn alloc_object(&mut self, v: &Value) -> Rv {
+        self.heap_mut().map_or(Rv::nil(), |h| h.alloc(v))
     }
 
     pub fn interpolate(&mut self, value: &Value, allow_methods: bool) -> Result<Value> {
