@@ -27,6 +27,7 @@ pub mod environment;
 pub mod error;
 pub mod explain;
 pub mod interpolation;
+pub mod json;
 pub mod key;
 pub mod location;
 pub mod merge;
