@@ -1827,7 +1827,9 @@ fn validate_data_value(
     let got = if !rich_data(value) {
         crate::types::infer_reduced(value).to_string()
     } else if let Some(class) = hash.invalid_class(root) {
-        format!("Runtime[ruby, '{class}']")
+        symbol_value_type(root, location)
+            .filter(|_| class == "Symbol")
+            .unwrap_or_else(|| format!("Runtime[ruby, '{class}']"))
     } else {
         return Ok(());
     };
@@ -1839,6 +1841,15 @@ fn validate_data_value(
     Err(Error::Puppet(format!(
         "Value for key '{root}', {returned} {function}, when using location '{location}', has wrong type, expects Puppet::LookupValue, got {got}"
     )))
+}
+
+/// The inferred type of a value holding symbols, read again from its YAML file with the
+/// symbols kept (this error path is the only one that needs them).
+fn symbol_value_type(root: &str, path: &str) -> Option<String> {
+    let bytes = std::fs::read(path).ok()?;
+    let doc = crate::yaml::load_document_marking_symbols(&bytes).ok()?;
+    let v = doc.value.get(root)?;
+    Some(crate::types::infer_reduced(v).to_string())
 }
 
 /// Puppet's `RichData`: hash keys must be strings or numbers, all the way down.

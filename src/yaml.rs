@@ -172,6 +172,28 @@ fn load_with_budget(bytes: &[u8], alias_budget: usize) -> Result<Document, YamlE
     .run(&mut parser)
 }
 
+/// [`load_document`] with each Symbol value as a `Value::Object` of type `Symbol`, so that
+/// Puppet's type inference can name where they are (`Runtime[ruby, 'Symbol']`).
+pub fn load_document_marking_symbols(bytes: &[u8]) -> Result<Document, YamlError> {
+    let mut parser = ffi::Parser::new(bytes);
+    Builder {
+        alias_budget: MAX_ALIAS_EXPANSION,
+        mark_symbols: true,
+        ..Builder::default()
+    }
+    .run(&mut parser)
+}
+
+fn symbol_object(name: &Value) -> Value {
+    let name = name.as_str().unwrap_or_default().to_string();
+    Value::Object(Box::new(crate::value::RubyObject {
+        type_name: "Symbol",
+        class: "Symbol",
+        fields: Vec::new(),
+        to_s: name,
+    }))
+}
+
 // ---------------------------------------------------------------------------------------------
 // libyaml event stream (all unsafe code lives here)
 
@@ -472,6 +494,8 @@ struct Builder {
     root: Option<Node>,
     expanded: usize,
     alias_budget: usize,
+    /// Symbol values become `Value::Object`s of type `Symbol` (for error messages).
+    mark_symbols: bool,
 }
 
 impl Builder {
@@ -501,7 +525,10 @@ impl Builder {
                     quoted_implicit,
                     mark,
                 } => match scalar_node(value, tag.as_deref(), quoted_implicit, mark) {
-                    Ok(node) => {
+                    Ok(mut node) => {
+                        if node.symbol && self.mark_symbols {
+                            node.value = symbol_object(&node.value);
+                        }
                         if let Some(a) = anchor {
                             self.anchors.insert(a, Slot::Done(Box::new(node.clone())));
                         }
@@ -835,7 +862,11 @@ fn put(map: &mut Map, taints: &mut IndexMap<Value, Taint>, k: Value, v: Value, t
 }
 
 /// Psych's `revive_hash` step for one pair, including its `<<` merge-key rules.
-fn insert_pair(map: &mut Map, taints: &mut IndexMap<Value, Taint>, key: Node, val: Node) {
+fn insert_pair(map: &mut Map, taints: &mut IndexMap<Value, Taint>, mut key: Node, val: Node) {
+    // A symbol key is its name (Puppet's symkeys_to_string), even where symbols are marked.
+    if let (true, Value::Object(o)) = (key.symbol, &key.value) {
+        key.value = Value::String(o.to_s.clone());
+    }
     let merge = !key.symbol && !key.str_tag && key.value.as_str() == Some("<<");
     if merge {
         match val.kind {

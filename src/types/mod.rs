@@ -494,6 +494,7 @@ pub fn infer(v: &Value) -> Type {
         }
         Value::Sensitive(inner) => Type::Sensitive(Box::new(calc::generalize(&infer(inner)))),
         Value::Object(o) => match o.type_name {
+            "Symbol" => Type::Other("Runtime[ruby, 'Symbol']".into()),
             "Timestamp" => Type::Timestamp(None, None),
             "Timespan" => Type::Timespan(None, None),
             _ => Type::SemVer(Vec::new()),
@@ -805,6 +806,9 @@ fn common_type(t1: Type, t2: Type) -> Type {
         return t2;
     }
     if matches!(t2, T::Unit | T::Undef) {
+        return t1;
+    }
+    if t1 == t2 {
         return t1;
     }
     if calc::assignable(&t1, &t2) {
