@@ -63,7 +63,15 @@ pub fn convert(value: Value, target: &Value) -> Result<Value, ConvertError> {
             )))
         }
     };
-    convert_with_type(value, &ty, args).map_err(ConvertError::New)
+    let result = convert_with_type(value, &ty, args).map_err(ConvertError::New)?;
+    // `new` of a parameterised type asserts its result against the type.
+    if !ty.is_instance(&result) {
+        let subject = format!("Converted value from {ty}.new()");
+        return Err(ConvertError::New(super::describe::describe_mismatch(
+            &subject, &ty, &result,
+        )));
+    }
+    Ok(result)
 }
 
 /// The `Applying convert_to lookup_option with arguments ...` text (StringConverter of the option).
@@ -92,7 +100,8 @@ pub fn convert_with_type(value: Value, ty: &Type, args: &[Value]) -> Result<Valu
             Value::Sensitive(_) => value,
             v => Value::Sensitive(Box::new(v)),
         }),
-        Type::String { .. } => to_string(value, args.first()),
+        // Enum and Pattern make a String (checked against the type afterwards).
+        Type::String { .. } | Type::Enum(..) | Type::Pattern(_) => to_string(value, args.first()),
         Type::Integer(_) => to_integer(value, args),
         Type::Float(_) => to_float(value, args.first()).map_err(|e| prefixed("new_float", e)),
         Type::Numeric => to_numeric(value, args.first()).map_err(|e| prefixed("new_numeric", e)),
@@ -102,6 +111,7 @@ pub fn convert_with_type(value: Value, ty: &Type, args: &[Value]) -> Result<Valu
         Type::Timestamp(..) => to_timestamp(value, args.first()),
         Type::Timespan(..) => to_timespan(value, args.first()),
         Type::SemVer(_) => to_semver(value),
+        Type::Optional(_) if value.is_null() => Ok(Value::Null),
         Type::Optional(Some(inner)) | Type::NotUndef(Some(inner)) => {
             convert_with_type(value, inner, args)
         }
