@@ -32,9 +32,10 @@ impl ConvertError {
 pub fn convert(value: Value, target: &Value) -> Result<Value, ConvertError> {
     let (type_str, args): (&Value, &[Value]) = match target {
         Value::Array(a) if !a.is_empty() => (&a[0], &a[1..]),
+        // `new(*[])`: the type parameter is missing, so it is undef.
         Value::Array(_) => {
             return Err(ConvertError::New(
-                "'new' expects at least 1 argument, got none".into(),
+                "'new' parameter 'type' expects a Type value, got Undef".into(),
             ))
         }
         t => (t, &[]),
@@ -360,6 +361,7 @@ fn to_float(v: Value, abs: Option<&Value>) -> Result<Value, String> {
     let f = match &v {
         Value::Float(f) => *f,
         Value::Int(i) => *i as f64,
+        Value::BigInt(d) => d.parse().unwrap_or(0.0),
         Value::Bool(b) => f64::from(u8::from(*b)),
         Value::String(s) if float_pattern(s) => {
             let t = close_sign(s);
@@ -505,6 +507,8 @@ fn to_hash(v: Value) -> Result<Value, String> {
             }
             to_hash(Value::Array(chars))
         }
+        // Hash[*Array(v)]: one element is always an odd number.
+        other if !other.is_null() => Err("odd number of arguments for Hash".into()),
         other => Err(format!(
             "Value of type {} cannot be converted to Hash",
             type_name_of(&other)
