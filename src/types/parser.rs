@@ -810,7 +810,11 @@ fn access(
             let mut pats = Vec::new();
             for p in params {
                 match p {
-                    Val::Str(s) | Val::Regex(s) => pats.push(Regex::new(&s)),
+                    Val::Str(s) | Val::Regex(s) => {
+                        // Ruby compiles the regexp here: its syntax errors stop the parse.
+                        crate::merge::ruby_pattern_source(&s).map_err(TypeError::Invalid)?;
+                        pats.push(Regex::new(&s))
+                    }
                     Val::Type(Type::Regexp(Some(s))) => pats.push(Regex::new(&s)),
                     Val::Type(Type::Pattern(ps)) => pats.extend(ps),
                     other => {
