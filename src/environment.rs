@@ -84,7 +84,11 @@ impl EnvOptions {
         let name = self.environment_name();
         let env_dir = envpath.join(&name);
         let explicit = self.environmentpath.is_some() || self.environment.is_some();
-        let environment_dir = if env_dir.is_dir() {
+        // Environment::valid_name? (/\A\w+\Z/): other names are never looked for (an empty
+        // one is not checked, as Puppet does not check it).
+        let body = name.strip_suffix('\n').unwrap_or(&name);
+        let valid = body.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        let environment_dir = if valid && env_dir.is_dir() {
             Some(env_dir)
         } else if explicit {
             return Err(Error::run(format!(
