@@ -90,6 +90,8 @@ impl FRange {
 pub struct Regex {
     pub source: String,
     pub compiled: Option<regex::Regex>,
+    /// What `regex` cannot express (lookaround, backreferences, atomic groups).
+    pub fancy: Option<fancy_regex::Regex>,
 }
 
 impl PartialEq for Regex {
@@ -109,13 +111,23 @@ impl Regex {
             .size_limit(1 << 20)
             .build()
             .ok();
+        let fancy = match compiled {
+            Some(_) => None,
+            None => fancy_regex::Regex::new(&format!("(?m){translated}")).ok(),
+        };
         Regex {
             source: source.to_string(),
             compiled,
+            fancy,
         }
     }
     pub fn is_match(&self, s: &str) -> bool {
-        self.compiled.as_ref().is_some_and(|r| r.is_match(s))
+        match (&self.compiled, &self.fancy) {
+            (Some(r), _) => r.is_match(s),
+            // A match that exceeds the backtracking limit counts as no match.
+            (None, Some(f)) => f.is_match(s).unwrap_or(false),
+            (None, None) => false,
+        }
     }
     /// Ruby `Regexp#inspect`: `/source/` with unescaped slashes escaped.
     pub fn inspect(&self) -> String {
