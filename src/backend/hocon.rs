@@ -61,6 +61,9 @@ enum Node {
     Concat(Vec<Node>, usize),
     /// An optional self-reference with nothing before it: no value.
     Missing,
+    /// `${?x}` assigned over an earlier value: the substitution if it resolves, else the
+    /// earlier value (an unset optional substitution does not override).
+    OrElse(Box<Node>, Box<Node>),
 }
 
 struct Parser {
@@ -669,6 +672,9 @@ fn insert_path(obj: &mut IndexMap<String, Node>, key: &[String], value: Node, fu
     };
     let merged = match (value, old) {
         (Node::Obj(new), Some(Node::Obj(old))) => Node::Obj(merge(new, old)),
+        (new @ Node::Subst { optional: true, .. }, Some(old)) if rest.is_empty() => {
+            Node::OrElse(Box::new(new), Box::new(old))
+        }
         (new, _) => new,
     };
     obj.insert(first.clone(), merged);
@@ -756,6 +762,12 @@ impl Resolver<'_> {
             } => return self.substitute(path, *optional, *line),
             Node::Concat(pieces, line) => return self.concat(pieces, *line),
             Node::Missing => return Ok(None),
+            Node::OrElse(first, earlier) => {
+                return match self.resolve(first)? {
+                    Some(v) => Ok(Some(v)),
+                    None => self.resolve(earlier),
+                }
+            }
         }))
     }
 
