@@ -14,8 +14,8 @@
 //! detection. Numbers as ruby-hocon makes them: integral floats are Integers (`1.0` → 1,
 //! `1e3` → 1000), a leading zero is octal (`010` → 8, `08` is a string).
 //!
-//! Not supported: `include` (ignored, as ruby-hocon ignores includes it cannot find when
-//! parsing a string), duration/size units (strings anyway when unwrapped), substitutions
+//! Not supported: `include` (`"x"`, `file("x")`, `classpath("x")`, `url("x")` are ignored, as
+//! ruby-hocon ignores includes it cannot find when parsing a string), duration/size units (strings anyway when unwrapped), substitutions
 //! inside a concatenation that must merge with an earlier object (`a = ${b} { c = 1 }` is
 //! resolved, but not delayed-merged with an earlier `a`). Errors carry ruby-hocon's
 //! `String: <line>: ` origin and its wording for the common mistakes; rarer ones are worded
@@ -229,6 +229,45 @@ impl Parser {
                     self.parse_value(prefix)?;
                     self.end_of_field(braces)?;
                     continue;
+                }
+                if !ws.is_empty() {
+                    // `file("x")`, `classpath("x")`, `url("x")`: ignored too. ruby-hocon has
+                    // no `required(...)`; any other word is its error.
+                    let word: String = self.s[self.i..]
+                        .iter()
+                        .take_while(|c| {
+                            !c.is_whitespace()
+                                && !matches!(c, '"' | '{' | '}' | '[' | ']' | ',' | '=' | ':' | '#')
+                        })
+                        .collect();
+                    if matches!(word.as_str(), "file(" | "classpath(" | "url(") {
+                        self.i += word.chars().count();
+                        if self.peek() == Some('"') {
+                            // Skip the quoted name (the include itself is ignored).
+                            self.bump();
+                            while let Some(c) = self.bump() {
+                                match c {
+                                    '\\' => {
+                                        self.bump();
+                                    }
+                                    '"' => break,
+                                    _ => {}
+                                }
+                            }
+                            if self.peek() == Some(')') {
+                                self.bump();
+                                self.end_of_field(braces)?;
+                                continue;
+                            }
+                        }
+                        return err(self.line, "expecting a close parentheses ')' here, not: ");
+                    }
+                    if word.ends_with('(') {
+                        return err(
+                            self.line,
+                            format!("expecting include parameter to be quoted filename, file(), classpath(), or url(). No spaces are allowed before the open paren. Not expecting: '{word}'"),
+                        );
+                    }
                 }
                 (self.i, self.line) = save;
             }
@@ -947,6 +986,8 @@ mod tests {
         let cases = [
             ("{ \"a\" : 1 }", r#"{"a":1}"#),
             ("include \"foo.conf\"\na = 1", r#"{"a":1}"#),
+            ("include file(\"inc/x.conf\")\na = 1", r#"{"a":1}"#),
+            ("include url(\"http://x/y\")\na = 1", r#"{"a":1}"#),
             ("a = 1, b = 2,", r#"{"a":1,"b":2}"#),
             ("", "{}"),
             ("# only comment", "{}"),
