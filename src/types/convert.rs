@@ -975,58 +975,215 @@ fn timespan_to_s(total_nanos: i128) -> String {
     )
 }
 
-fn parse_timespan(s: &str) -> Option<i128> {
-    let t = s.trim();
-    let (neg, t) = match t.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, t),
-    };
-    let (days, hms) = match t.split_once('-') {
-        Some((d, r)) => (d.parse::<i128>().ok()?, r),
-        None => (0, t),
-    };
-    let (hms, frac) = match hms.split_once('.') {
-        Some((a, b)) => (a, Some(b)),
-        None => (hms, None),
-    };
-    let parts: Vec<&str> = hms.split(':').collect();
-    if parts.len() != 3
-        || parts
-            .iter()
-            .any(|p| p.is_empty() || !p.bytes().all(|c| c.is_ascii_digit()))
-    {
-        return None;
-    }
-    let h: i128 = parts[0].parse().ok()?;
-    let m: i128 = parts[1].parse().ok()?;
-    let sec: i128 = parts[2].parse().ok()?;
-    let mut nanos = ((days * 24 + h) * 60 + m) * 60 + sec;
-    nanos *= 1_000_000_000;
-    if let Some(f) = frac {
-        if f.is_empty() || !f.bytes().all(|c| c.is_ascii_digit()) {
-            return None;
-        }
-        let mut d = f.to_string();
-        d.truncate(9);
-        while d.len() < 9 {
-            d.push('0');
-        }
-        nanos += d.parse::<i128>().ok()?;
-    }
-    Some(if neg { -nanos } else { nanos })
+/// Timespan's default parse formats, tried in order.
+const TIMESPAN_FORMATS: [&str; 8] = [
+    "%D-%H:%M:%S.%-N",
+    "%H:%M:%S.%-N",
+    "%M:%S.%-N",
+    "%S.%-N",
+    "%D-%H:%M:%S",
+    "%H:%M:%S",
+    "%D-%H:%M",
+    "%S",
+];
+
+/// One piece of a Timespan format (`Puppet::Pops::Time::Timespan::Format`).
+enum SpanSeg {
+    Literal(String),
+    /// Nanoseconds per unit (0 for a fraction), pad char (None for `-`), width, default width,
+    /// and whether it holds the total (the highest unit of the format).
+    Value {
+        unit: i128,
+        fraction: bool,
+        pad: Option<char>,
+        width: Option<usize>,
+        default_width: usize,
+        total: bool,
+    },
 }
 
-fn to_timespan(v: Value, _fmt: Option<&Value>) -> Result<Value, String> {
+/// `FormatParser#internal_parse`; the error is Ruby's ArgumentError text.
+fn timespan_format(fmt: &str) -> Result<Vec<SpanSeg>, String> {
+    let bad = |start: usize, pos: usize| {
+        let expr: String = fmt.chars().skip(start).take(pos - start).collect();
+        format!("Bad format specifier '{expr}' in '{fmt}', at position {pos}")
+    };
+    let mut segs: Vec<SpanSeg> = Vec::new();
+    // (unit order: 0 ns, 1 ms, 2 s, 3 min, 4 h, 5 d)
+    let mut highest: i32 = -1;
+    let mut orders: Vec<i32> = Vec::new();
+    let (mut in_spec, mut pad_state, mut pad, mut width) = (false, false, Some('0'), None::<usize>);
+    let mut fstart = 0;
+    let mut pos = 0;
+    for (i, c) in fmt.chars().enumerate() {
+        pos = i;
+        if !in_spec {
+            if c == '%' {
+                (in_spec, pad_state, pad, width, fstart) = (true, true, Some('0'), None, i);
+            } else if let Some(SpanSeg::Literal(l)) = segs.last_mut() {
+                l.push(c);
+            } else {
+                segs.push(SpanSeg::Literal(c.to_string()));
+                orders.push(-1);
+            }
+            continue;
+        }
+        let spec = match c {
+            '%' => {
+                if let Some(SpanSeg::Literal(l)) = segs.last_mut() {
+                    l.push('%');
+                } else {
+                    segs.push(SpanSeg::Literal("%".into()));
+                    orders.push(-1);
+                }
+                in_spec = false;
+                continue;
+            }
+            '-' | '_' if pad_state => {
+                pad = if c == '-' { None } else { Some(' ') };
+                pad_state = false;
+                continue;
+            }
+            'D' => (5, 86_400_000_000_000i128, 1, false),
+            'H' => (4, 3_600_000_000_000, 2, false),
+            'M' => (3, 60_000_000_000, 2, false),
+            'S' => (2, 1_000_000_000, 2, false),
+            'L' => (1, 0, 3, true),
+            'N' => (0, 0, 9, true),
+            d if d.is_ascii_digit() => {
+                let n = d as usize - '0' as usize;
+                if pad_state && n == 0 {
+                    pad = Some('0');
+                } else {
+                    width = Some(width.unwrap_or(0) * 10 + n);
+                }
+                pad_state = false;
+                continue;
+            }
+            _ => return Err(bad(fstart, i)),
+        };
+        let (order, unit, default_width, fraction) = spec;
+        highest = highest.max(order);
+        segs.push(SpanSeg::Value {
+            unit,
+            fraction,
+            pad,
+            width,
+            default_width,
+            total: false,
+        });
+        orders.push(order);
+        in_spec = false;
+    }
+    if in_spec {
+        return Err(bad(fstart, pos + 1));
+    }
+    if highest >= 0 {
+        if let Some(k) = orders.iter().position(|&o| o == highest) {
+            if let Some(SpanSeg::Value { total, .. }) = segs.get_mut(k) {
+                *total = true;
+            }
+        }
+    }
+    Ok(segs)
+}
+
+/// `Format#parse`: nanoseconds, or `None` where Ruby raises.
+fn parse_timespan_with(s: &str, segs: &[SpanSeg]) -> Option<i128> {
+    let mut re = String::from(r"\A-?");
+    for seg in segs {
+        match seg {
+            SpanSeg::Literal(l) => re.push_str(&format!("({})", regex::escape(l))),
+            SpanSeg::Value {
+                pad,
+                width,
+                default_width,
+                total,
+                ..
+            } => re.push_str(&match (width, pad) {
+                (None, Some(' ')) if *total => r"\s*([0-9]+)".to_string(),
+                (None, Some(' ')) => format!(r"([0-9\s]{{1,{default_width}}})"),
+                (None, _) if *total => "([0-9]+)".to_string(),
+                (None, _) => format!("([0-9]{{1,{default_width}}})"),
+                (Some(w), None) => format!("([0-9]{{1,{w}}})"),
+                (Some(w), Some('0')) => format!("([0-9]{{{w}}})"),
+                (Some(w), Some(_)) => format!(r"([0-9\s]{{{w}}})"),
+            }),
+        }
+    }
+    re.push_str(r"\z");
+    let caps = regex::Regex::new(&re).ok()?.captures(s)?;
+    let mut nanos: i128 = 0;
+    for (k, seg) in segs.iter().enumerate() {
+        let SpanSeg::Value {
+            unit,
+            fraction,
+            total,
+            ..
+        } = seg
+        else {
+            continue;
+        };
+        let g = caps.get(k + 1)?.as_str().trim_start();
+        if g.is_empty() || !g.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let n: i128 = g.parse().ok()?;
+        nanos += if *fraction {
+            if *total {
+                return None;
+            }
+            let p = 9 - g.len() as i32;
+            if p <= 0 {
+                n
+            } else {
+                n * 10i128.pow(p as u32)
+            }
+        } else {
+            n.checked_mul(*unit)?
+        };
+    }
+    Some(if s.starts_with('-') { -nanos } else { nanos })
+}
+
+fn to_timespan(v: Value, fmt: Option<&Value>) -> Result<Value, String> {
     let nanos = match &v {
         Value::Int(i) => i128::from(*i) * 1_000_000_000,
         Value::Float(f) => (f * 1e9).round() as i128,
-        Value::String(s) => parse_timespan(s).ok_or_else(|| {
-            format!(
-                "Unable to parse '{}' using any of the formats %D-%H:%M:%S.%-N, %H:%M:%S.%-N, %M:%S.%-N, %S.%-N, %D-%H:%M:%S, %H:%M:%S, %D-%H:%M, %S",
-                s
-            )
-        })?,
-        other => return Err(format!("Value of type {} cannot be converted to Timespan", type_name_of(other))),
+        Value::String(s) => match fmt {
+            // One format: its own error.
+            Some(Value::String(f)) => {
+                let segs = timespan_format(f)?;
+                parse_timespan_with(s, &segs)
+                    .ok_or_else(|| format!("Unable to parse '{s}' using format '{f}'"))?
+            }
+            _ => {
+                let list: Vec<String> = match fmt {
+                    Some(Value::Array(a)) => a.iter().map(crate::render::to_s).collect(),
+                    _ => TIMESPAN_FORMATS.iter().map(|f| f.to_string()).collect(),
+                };
+                let mut found = None;
+                for f in &list {
+                    let segs = timespan_format(f)?;
+                    if let Some(n) = parse_timespan_with(s, &segs) {
+                        found = Some(n);
+                        break;
+                    }
+                }
+                found.ok_or_else(|| {
+                    format!(
+                        "Unable to parse '{s}' using any of the formats {}",
+                        list.join(", ")
+                    )
+                })?
+            }
+        },
+        other => {
+            return Err(format!(
+                "Value of type {} cannot be converted to Timespan",
+                type_name_of(other)
+            ))
+        }
     };
     Ok(object(
         "Timespan",
