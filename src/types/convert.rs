@@ -717,7 +717,22 @@ fn format_value(v: &Value, fmt: &str) -> Result<String, String> {
         },
         (v, 's') => puppet_string(v, false),
         (v, 'p') => puppet_string(v, true),
-        (Value::Array(_) | Value::Hash(_), 'a' | 'h') => puppet_string(v, true),
+        (Value::Array(_) | Value::Hash(_), 'a' | 'h') => {
+            let s = puppet_string(v, true);
+            // A delimiter flag replaces the outer brackets.
+            let delims = spec.flags.chars().find_map(|c| match c {
+                '(' => Some(('(', ')')),
+                '[' => Some(('[', ']')),
+                '{' => Some(('{', '}')),
+                '<' => Some(('<', '>')),
+                '|' => Some(('|', '|')),
+                _ => None,
+            });
+            match delims {
+                Some((open, close)) if s.len() >= 2 => format!("{open}{}{close}", &s[1..s.len() - 1]),
+                _ => s,
+            }
+        }
         _ => {
             return Err(format!(
                 "Illegal format '{}' specified for value of {} type - expected one of the characters '{}'",
