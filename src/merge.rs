@@ -1576,19 +1576,7 @@ fn hash_type_string(h: &Map) -> String {
 
 /// Is `v` an instance of Puppet's `Data`?
 fn is_data(v: &Value) -> bool {
-    match v {
-        Value::Null
-        | Value::Bool(_)
-        | Value::Int(_)
-        | Value::BigInt(_)
-        | Value::Float(_)
-        | Value::String(_) => true,
-        Value::Array(a) => a.iter().all(is_data),
-        Value::Hash(h) => h
-            .iter()
-            .all(|(k, v)| matches!(k, Value::String(_)) && is_data(v)),
-        Value::Sensitive(_) | Value::Object(_) => false,
-    }
+    crate::types::is_data(v)
 }
 
 #[derive(Debug, Clone, PartialEq)]

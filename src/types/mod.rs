@@ -406,7 +406,7 @@ fn casecmp_eq(a: &str, b: &str) -> bool {
 }
 
 /// `Data = Variant[ScalarData, Undef, Hash[String, Data], Array[Data]]`.
-fn is_data(v: &Value) -> bool {
+pub(crate) fn is_data(v: &Value) -> bool {
     match v {
         Value::Null
         | Value::Bool(_)
