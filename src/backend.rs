@@ -207,7 +207,7 @@ fn yaml_data(
 }
 
 fn json_data(text: &str, path: &str) -> Result<Map> {
-    match parse_json(text) {
+    match crate::json::parse(text) {
         Ok(Value::Hash(h)) => Ok(h),
         Ok(other) => Err(Error::Puppet(format!(
             "Value returned from data_hash function 'json_data', when using location '{path}', has wrong type, expects a Hash value, got {}",
@@ -217,14 +217,10 @@ fn json_data(text: &str, path: &str) -> Result<Map> {
     }
 }
 
-/// JSON as the json gem reads it (see [`crate::json`]).
-pub fn parse_json(text: &str) -> std::result::Result<Value, String> {
-    crate::json::parse(text)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json::parse as parse_json;
 
     #[test]
     fn json_keeps_order_and_types() {

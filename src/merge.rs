@@ -512,8 +512,8 @@ fn union(mut a: Vec<Value>, b: Vec<Value>) -> Vec<Value> {
 fn ruby_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Int(x), Value::Float(y)) | (Value::Float(y), Value::Int(x)) => (*x as f64) == *y,
-        (Value::BigInt(x), Value::Float(y)) | (Value::Float(y), Value::BigInt(x)) => {
-            x.parse::<f64>().is_ok_and(|x| x == *y)
+        (i @ Value::BigInt(_), Value::Float(y)) | (Value::Float(y), i @ Value::BigInt(_)) => {
+            crate::value::int_to_f64(i) == *y
         }
         (Value::Float(x), Value::Float(y)) => x == y,
         (Value::Array(x), Value::Array(y)) => {

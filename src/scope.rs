@@ -159,7 +159,7 @@ fn unwrap_values(facts: Map) -> Map {
 }
 
 fn parse_json_facts(text: &str, display: &str) -> Result<Value> {
-    crate::backend::parse_json(text).map_err(|e| Error::run(format!("{e} (in {display})")))
+    crate::json::parse(text).map_err(|e| Error::run(format!("{e} (in {display})")))
 }
 
 fn parse_yaml_facts(text: &str, display: &str) -> Result<Value> {

@@ -284,7 +284,7 @@ fn clip(s: &str, max: usize) -> String {
 fn parse_answer(out: &[u8]) -> Result<Option<Value>, String> {
     let text = std::str::from_utf8(out).map_err(|_| "its answer is not UTF-8".to_string())?;
     let shape = r#"the answer must be {"found": true, "value": ...} or {"found": false}"#;
-    let v = super::parse_json(text).map_err(|e| {
+    let v = crate::json::parse(text).map_err(|e| {
         if text.trim().is_empty() {
             format!("it printed no answer ({shape})")
         } else {

@@ -192,9 +192,7 @@ fn assignable_inner(a: &Type, b: &Type, d: u32) -> bool {
         T::Boolean(v) => matches!(b, T::Boolean(w) if v.is_none() || v == w),
         T::Integer(r) => match b {
             T::Integer(r2) => r.covers(r2),
-            // Beyond 64 bits: inside only a range open on that side.
-            T::BigInteger(d) if d.starts_with('-') => r.from.is_none(),
-            T::BigInteger(_) => r.to.is_none(),
+            T::BigInteger(d) => r.contains_big(d),
             _ => false,
         },
         T::BigInteger(d) => matches!(b, T::BigInteger(e) if d == e),

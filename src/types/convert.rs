@@ -361,7 +361,7 @@ fn to_float(v: Value, abs: Option<&Value>) -> Result<Value, String> {
     let f = match &v {
         Value::Float(f) => *f,
         Value::Int(i) => *i as f64,
-        Value::BigInt(d) => d.parse().unwrap_or(0.0),
+        Value::BigInt(_) => crate::value::int_to_f64(&v),
         Value::Bool(b) => f64::from(u8::from(*b)),
         Value::String(s) if float_pattern(s) => {
             let t = close_sign(s);

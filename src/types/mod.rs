@@ -40,6 +40,14 @@ impl Range {
     fn hi(&self) -> i128 {
         self.to.map_or(i128::MAX, i128::from)
     }
+    /// For an integer beyond 64 bits (its digits): inside only a range open on that side.
+    pub fn contains_big(&self, digits: &str) -> bool {
+        if digits.starts_with('-') {
+            self.from.is_none()
+        } else {
+            self.to.is_none()
+        }
+    }
     pub fn contains(&self, n: i64) -> bool {
         let n = i128::from(n);
         n >= self.lo() && n <= self.hi()
@@ -263,9 +271,7 @@ impl Type {
             T::BigInteger(d) => matches!(v, Value::BigInt(e) if e == d),
             T::Integer(r) => match v {
                 Value::Int(i) => r.contains(*i),
-                // Beyond 64 bits: inside only a range open on that side.
-                Value::BigInt(d) if d.starts_with('-') => r.from.is_none(),
-                Value::BigInt(_) => r.to.is_none(),
+                Value::BigInt(d) => r.contains_big(d),
                 _ => false,
             },
             T::Float(r) => matches!(v, Value::Float(f) if *f >= r.lo() && *f <= r.hi()),
