@@ -816,6 +816,11 @@ fn reduce_types(ts: impl Iterator<Item = Type>) -> Type {
     memo.unwrap_or(Type::Unit)
 }
 
+/// `f` of two range ends; an open end stays open.
+fn both_ends<T>(a: Option<T>, b: Option<T>, f: fn(T, T) -> T) -> Option<T> {
+    Some(f(a?, b?))
+}
+
 /// `TypeCalculator#common_type` for the types data values infer to.
 fn common_type(t1: Type, t2: Type) -> Type {
     use Type as T;
@@ -863,26 +868,15 @@ fn common_type(t1: Type, t2: Type) -> Type {
             return T::Integer(Range::ANY)
         }
         (T::Integer(a), T::Integer(b)) => {
-            let from = match (a.from, b.from) {
-                (Some(x), Some(y)) => Some(x.min(y)),
-                _ => None,
-            };
-            let to = match (a.to, b.to) {
-                (Some(x), Some(y)) => Some(x.max(y)),
-                _ => None,
-            };
-            return T::Integer(Range::new(from, to));
+            let from = both_ends(a.from, b.from, i64::min);
+            return T::Integer(Range::new(from, both_ends(a.to, b.to, i64::max)));
         }
         (T::Float(a), T::Float(b)) => {
-            let from = match (a.from, b.from) {
-                (Some(x), Some(y)) => Some(x.min(y)),
-                _ => None,
-            };
-            let to = match (a.to, b.to) {
-                (Some(x), Some(y)) => Some(x.max(y)),
-                _ => None,
-            };
-            return T::Float(FRange { from, to });
+            let from = both_ends(a.from, b.from, f64::min);
+            return T::Float(FRange {
+                from,
+                to: both_ends(a.to, b.to, f64::max),
+            });
         }
         (T::String { value: v1, .. }, T::String { value: v2, .. }) => {
             return match (v1, v2) {
