@@ -354,6 +354,13 @@ fn type_message(expected: &Type, actual: &Type, position: &str) -> String {
     }
 }
 
+fn size_mm(path: &[PathElem], expected: Range, actual: Range) -> Mismatch {
+    Mismatch {
+        path: path.to_vec(),
+        kind: Kind::Size { expected, actual },
+    }
+}
+
 fn type_mm(path: &[PathElem], expected: &Type, actual: &Type) -> Mismatch {
     Mismatch {
         path: path.to_vec(),
@@ -456,13 +463,7 @@ fn internal(
                         &Type::Hash(k.clone(), v.clone(), None),
                     )]
                 } else {
-                    vec![Mismatch {
-                        path: path.to_vec(),
-                        kind: Kind::Size {
-                            expected: expected_size,
-                            actual: actual_size,
-                        },
-                    }]
+                    vec![size_mm(path, expected_size, actual_size)]
                 }
             }
             _ => vec![type_mm(path, original, actual)],
@@ -496,26 +497,14 @@ fn internal(
                     }
                     out
                 } else {
-                    vec![Mismatch {
-                        path: path.to_vec(),
-                        kind: Kind::Size {
-                            expected: expected_size,
-                            actual: actual_size,
-                        },
-                    }]
+                    vec![size_mm(path, expected_size, actual_size)]
                 }
             }
             Type::Hash(ak, av, asize) => {
                 let actual_size = asize.unwrap_or(Range::DEFAULT_SIZE);
                 match size {
                     Some(es) if !es.covers(&actual_size) => {
-                        vec![Mismatch {
-                            path: path.to_vec(),
-                            kind: Kind::Size {
-                                expected: *es,
-                                actual: actual_size,
-                            },
-                        }]
+                        vec![size_mm(path, *es, actual_size)]
                     }
                     _ => vec![type_mm(
                         path,
@@ -540,26 +529,14 @@ fn internal(
                     }
                     out
                 } else {
-                    vec![Mismatch {
-                        path: path.to_vec(),
-                        kind: Kind::Size {
-                            expected: expected_size,
-                            actual: actual_size,
-                        },
-                    }]
+                    vec![size_mm(path, expected_size, actual_size)]
                 }
             }
             Type::Array(ae, asize) => {
                 let actual_size = asize.unwrap_or(Range::DEFAULT_SIZE);
                 match esize {
                     Some(es) if !es.covers(&actual_size) => {
-                        vec![Mismatch {
-                            path: path.to_vec(),
-                            kind: Kind::Size {
-                                expected: *es,
-                                actual: actual_size,
-                            },
-                        }]
+                        vec![size_mm(path, *es, actual_size)]
                     }
                     _ => vec![type_mm(path, original, &Type::Array(ae.clone(), None))],
                 }
@@ -636,13 +613,7 @@ fn describe_tuple(
                 }
                 out
             } else {
-                vec![Mismatch {
-                    path: path.to_vec(),
-                    kind: Kind::Size {
-                        expected: expected_size,
-                        actual: actual_size,
-                    },
-                }]
+                vec![size_mm(path, expected_size, actual_size)]
             }
         }
         Type::Array(ae, asize) => {
@@ -657,13 +628,7 @@ fn describe_tuple(
                 }
                 out
             } else {
-                vec![Mismatch {
-                    path: path.to_vec(),
-                    kind: Kind::Size {
-                        expected: expected_size,
-                        actual: actual_size,
-                    },
-                }]
+                vec![size_mm(path, expected_size, actual_size)]
             }
         }
         _ => vec![type_mm(path, original, actual)],
