@@ -83,24 +83,23 @@ impl EnvOptions {
             .unwrap_or_else(|| codedir.join("environments"));
         let name = self.environment_name();
         let env_dir = envpath.join(&name);
-        let explicit = self.environmentpath.is_some() || self.environment.is_some();
         // Environment::valid_name? (/\A\w+\Z/): other names are never looked for (an empty
         // one is not checked, as Puppet does not check it).
         let body = name.strip_suffix('\n').unwrap_or(&name);
         let valid = body.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
-        let environment_dir = if valid && env_dir.is_dir() {
-            Some(env_dir)
-        } else if explicit {
+        let (environment_dir, modules) = if valid && env_dir.is_dir() {
+            let modules = self.modules_of(&env_dir, &codedir)?;
+            (Some(env_dir), modules)
+        } else if name == "production" {
+            // Puppet.base_context: when the configured environment is `production` and no
+            // directory provides it, a bare `production` is created (no environment layer,
+            // modulepath = --modulepath, else the basemodulepath).
+            (None, self.bare_modules(&codedir))
+        } else {
             return Err(Error::run(format!(
                 "Could not find a directory environment named '{name}' anywhere in the path: {}. Does the directory exist?",
                 envpath.display()
             )));
-        } else {
-            None
-        };
-        let modules = match &environment_dir {
-            Some(d) => self.modules_of(d, &codedir)?,
-            None => Vec::new(),
         };
         Ok(Layers {
             global: Some(global),
@@ -134,18 +133,35 @@ impl EnvOptions {
         }
     }
 
-    /// Modules along the environment's modulepath (environment.conf, else
-    /// `modules:$basemodulepath`), first occurrence of a name wins.
-    fn modules_of(&self, env_dir: &Path, codedir: &Path) -> Result<Vec<(String, PathBuf)>> {
-        // Puppet expands a relative basemodulepath against the working directory.
-        let base = match &self.basemodulepath {
+    /// The basemodulepath, its relative entries made absolute against the working directory
+    /// (as Puppet expands path settings).
+    fn basemodulepath(&self, codedir: &Path) -> String {
+        match &self.basemodulepath {
             Some(b) => b
                 .split(':')
                 .map(|p| absolute(&self.cwd, Path::new(p)).display().to_string())
                 .collect::<Vec<_>>()
                 .join(":"),
             None => format!("{}/modules", codedir.display()),
+        }
+    }
+
+    /// Modules of the bare `production` environment: `--modulepath`, else the basemodulepath.
+    fn bare_modules(&self, codedir: &Path) -> Vec<(String, PathBuf)> {
+        let path = match &self.modulepath {
+            Some(m) if !m.is_empty() => m.clone(),
+            _ => self.basemodulepath(codedir),
         };
+        let mut out = Vec::new();
+        add_modules(&mut out, &self.cwd, &path);
+        out
+    }
+
+    /// Modules along the environment's modulepath (environment.conf, else
+    /// `modules:$basemodulepath`), first occurrence of a name wins.
+    fn modules_of(&self, env_dir: &Path, codedir: &Path) -> Result<Vec<(String, PathBuf)>> {
+        // Puppet expands a relative basemodulepath against the working directory.
+        let base = self.basemodulepath(codedir);
         let conf = read_environment_conf(&env_dir.join("environment.conf"));
         let modulepath = match (&self.modulepath, conf) {
             (Some(m), _) => m.clone(),
@@ -161,29 +177,35 @@ impl EnvOptions {
             let expanded = entry
                 .replace("$basemodulepath", &base)
                 .replace("$codedir", &codedir.display().to_string());
-            for part in expanded.split(':') {
-                if part.is_empty() {
-                    continue;
-                }
-                let dir = absolute(env_dir, Path::new(part));
-                let Ok(rd) = std::fs::read_dir(&dir) else {
-                    continue;
-                };
-                let mut names: Vec<String> = rd
-                    .filter_map(|e| e.ok())
-                    .filter(|e| e.path().is_dir())
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .filter(|n| valid_module_name(n))
-                    .collect();
-                names.sort();
-                for n in names {
-                    if !out.iter().any(|(m, _)| *m == n) {
-                        out.push((n.clone(), dir.join(&n)));
-                    }
-                }
-            }
+            add_modules(&mut out, env_dir, &expanded);
         }
         Ok(out)
+    }
+}
+
+/// Adds the modules of each directory of a `:`-separated path (relative entries against
+/// `base`); the first occurrence of a module name wins.
+fn add_modules(out: &mut Vec<(String, PathBuf)>, base: &Path, path: &str) {
+    for part in path.split(':') {
+        if part.is_empty() {
+            continue;
+        }
+        let dir = absolute(base, Path::new(part));
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut names: Vec<String> = rd
+            .filter_map(|e| e.ok())
+            .filter(|e| e.path().is_dir())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| valid_module_name(n))
+            .collect();
+        names.sort();
+        for n in names {
+            if !out.iter().any(|(m, _)| *m == n) {
+                out.push((n.clone(), dir.join(&n)));
+            }
+        }
     }
 }
 
