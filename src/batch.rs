@@ -1,8 +1,9 @@
 //! Batch mode: many nodes × many keys in one process. Data files are parsed once and
 //! shared; nodes are answered in parallel; results come out in node order.
 
+use crate::answer::{Answer, Finish, Format};
 use crate::backend::DataFiles;
-use crate::engine::{Layers, Outcome, Session, Settings};
+use crate::engine::{Layers, Session, Settings};
 use crate::error::Error;
 use crate::merge::MergeStrategy;
 use crate::scope::Scope;
@@ -30,27 +31,41 @@ pub enum Keys {
 pub struct Record {
     pub node: String,
     pub key: String,
-    pub outcome: Result<Outcome, Error>,
+    /// The answer after `--default` and `--type`, or the error a single lookup would give
+    /// (a value that cannot be rendered is an error too).
+    pub outcome: Result<Answer, Error>,
+    /// With `--render-as`: the exact text a single lookup prints.
+    pub rendered: Option<String>,
 }
 
 impl Record {
     /// The JSON Lines form: `{"node":…,"key":…,"found":true,"value":…}`,
-    /// `{"node":…,"key":…,"found":false}` or `{"node":…,"key":…,"error":"…"}`.
+    /// `{"node":…,"key":…,"found":false}`, `{"node":…,"key":…,"found":false,"default":true,
+    /// "value":…}` (answered by `--default`) or `{"node":…,"key":…,"error":"…"}`; with
+    /// `--render-as`, answers also carry `"rendered"`, the text a single lookup prints.
     pub fn to_json_line(&self) -> String {
         let mut m = Map::default();
         m.insert(Value::str("node"), Value::str(self.node.as_str()));
         m.insert(Value::str("key"), Value::str(self.key.as_str()));
         match &self.outcome {
-            Ok(Outcome::Found(v)) => {
+            Ok(Answer::Found(v)) => {
                 m.insert(Value::str("found"), Value::Bool(true));
                 m.insert(Value::str("value"), v.clone());
             }
-            Ok(Outcome::NotFound) => {
+            Ok(Answer::Default(v)) => {
+                m.insert(Value::str("found"), Value::Bool(false));
+                m.insert(Value::str("default"), Value::Bool(true));
+                m.insert(Value::str("value"), v.clone());
+            }
+            Ok(Answer::NotFound) => {
                 m.insert(Value::str("found"), Value::Bool(false));
             }
             Err(e) => {
                 m.insert(Value::str("error"), Value::str(e.to_string()));
             }
+        }
+        if let (Some(r), Ok(_)) = (&self.rendered, &self.outcome) {
+            m.insert(Value::str("rendered"), Value::str(r.as_str()));
         }
         let v = Value::Hash(m);
         crate::render::to_json(&v).unwrap_or_else(|e| {
@@ -60,6 +75,32 @@ impl Record {
             m.insert(Value::str("error"), Value::str(e.to_string()));
             crate::render::to_json(&Value::Hash(m)).unwrap_or_default()
         })
+    }
+
+    /// The answer with its rendering checked: a value that JSON Lines (or `--render-as`)
+    /// cannot print becomes the error a single lookup would report.
+    fn new(
+        node: &str,
+        key: String,
+        outcome: Result<Answer, Error>,
+        format: Option<Format>,
+    ) -> Self {
+        let mut rendered = None;
+        let outcome = outcome.and_then(|a| {
+            if let Some(v) = a.value() {
+                crate::render::to_json(v).map_err(|e| Error::run(e.to_string()))?;
+                if let Some(f) = format {
+                    rendered = Some(f.render(v)?);
+                }
+            }
+            Ok(a)
+        });
+        Record {
+            node: node.to_string(),
+            key,
+            outcome,
+            rendered,
+        }
     }
 }
 
@@ -71,6 +112,10 @@ pub struct Batch {
     pub merge: Option<MergeStrategy>,
     pub keys: Keys,
     pub threads: usize,
+    /// `--default` and `--type`, applied to every answer as in a single lookup.
+    pub finish: Finish,
+    /// `--render-as`: each answer also carries the text a single lookup prints.
+    pub format: Option<Format>,
 }
 
 impl Batch {
@@ -121,22 +166,16 @@ impl Batch {
             Keys::All => match session.all_keys() {
                 Ok(k) => k,
                 Err(e) => {
-                    return vec![Record {
-                        node: node.name.clone(),
-                        key: String::new(),
-                        outcome: Err(e),
-                    }];
+                    return vec![Record::new(&node.name, String::new(), Err(e), None)];
                 }
             },
         };
         keys.into_iter()
             .map(|key| {
-                let outcome = session.lookup(std::slice::from_ref(&key), self.merge.as_ref());
-                Record {
-                    node: node.name.clone(),
-                    key,
-                    outcome,
-                }
+                let outcome = session
+                    .lookup(std::slice::from_ref(&key), self.merge.as_ref())
+                    .and_then(|o| self.finish.apply(o));
+                Record::new(&node.name, key, outcome, self.format)
             })
             .collect()
     }

@@ -18,6 +18,7 @@
 //! Data flows one way: [`config`] + [`scope`] → [`engine`] → [`backend`] → [`merge`] →
 //! [`render`] / [`explain`].
 
+pub mod answer;
 pub mod backend;
 pub mod batch;
 pub mod cache;

@@ -1,10 +1,11 @@
 //! One invocation of the command: flags → scope and layers → lookup → rendered output.
 
 use crate::cli::Args;
+use hiera_lookup::answer::{Answer, Finish, Format};
 use hiera_lookup::environment::EnvOptions;
 use hiera_lookup::merge::MergeStrategy;
 use hiera_lookup::scope::{load_facts_file, Scope, Strict};
-use hiera_lookup::{render, Error, Map, Outcome, Session, Settings, Value};
+use hiera_lookup::{render, Error, Map, Session, Settings, Value};
 
 /// What the process prints and its exit status.
 pub struct Output {
@@ -111,17 +112,11 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
             return Err(Error::Usage("No keys were given to lookup.".into()));
         }
     }
-    let format =
-        args.render_as
-            .clone()
-            .unwrap_or_else(|| if explain { "s".into() } else { "yaml".into() });
-    let format = format.to_ascii_lowercase();
-    if !matches!(
-        format.as_str(),
-        "s" | "yaml" | "json" | "pson" | "binary" | "msgpack"
-    ) {
-        return Err(Error::Usage(format!("Unknown rendering format '{format}'")));
-    }
+    let format = match &args.render_as {
+        Some(f) => Format::parse(f)?,
+        None if explain => Format::S,
+        None => Format::Yaml,
+    };
 
     let cwd = std::env::current_dir()
         .map_err(|e| Error::run(format!("cannot read the current directory: {e}")))?;
@@ -138,7 +133,7 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
     let layers = env.layers()?;
 
     if batch {
-        return run_batch(args, &env, layers, strict, merge, &cwd);
+        return run_batch(args, &env, layers, strict, merge, &cwd, format);
     }
     let facts = match args.facts.first() {
         Some(f) => {
@@ -171,30 +166,12 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
         explain_options_only: only_options,
         redact: args.redact,
     };
-    let value_type = match &args.type_ {
-        Some(t) => Some(hiera_lookup::types::parse_cli(t).map_err(|e| Error::run(e.message()))?),
-        None => None,
-    };
+    let finish = finish_of(args)?;
     let mut session = Session::with_files(scope, layers, settings, data_files(args));
-    let result = session.lookup(&keys, merge.as_ref());
-    // `--type`: the found value, else the default, must be an instance (a raw error if not).
-    let assert_type = |subject: &str, v: &Value| -> Result<(), Error> {
-        match &value_type {
-            Some(t) if !t.is_instance(v) => Err(Error::run(
-                hiera_lookup::types::describe_mismatch(subject, t, v),
-            )),
-            _ => Ok(()),
-        }
-    };
-    match &result {
-        Ok(Outcome::Found(v)) => assert_type("Found value", v)?,
-        Ok(Outcome::NotFound) => {
-            if let Some(d) = &args.default {
-                assert_type("Default value", &Value::str(d.as_str()))?;
-            }
-        }
-        Err(_) => {}
-    }
+    // `--default` and `--type` apply to the outcome; a type mismatch is a plain error.
+    let result = session
+        .lookup(&keys, merge.as_ref())
+        .and_then(|o| finish.apply(o));
     warnings.extend(session.take_warnings());
 
     if explain {
@@ -208,13 +185,12 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
             }
         };
         let extra = match &result {
-            Ok(Outcome::Found(_)) => None,
-            Ok(Outcome::NotFound) if args.default.is_some() => None,
-            Ok(Outcome::NotFound) => Some(Session::not_found_message(&keys)),
+            Ok(Answer::Found(_) | Answer::Default(_)) => None,
+            Ok(Answer::NotFound) => Some(Session::not_found_message(&keys)),
             Err(e) if e.is_lookup_error() => Some(e.to_string()),
             Err(e) => return Err(e.clone()),
         };
-        if format == "s" {
+        if format == Format::S {
             let text = ex_text(&mut session, extra);
             return Ok((
                 if use_color(args)? {
@@ -226,24 +202,30 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
             ));
         }
         let Some(ex) = session.explainer() else {
-            return Ok((render_value(&Value::Null, &format)?, 0));
+            return Ok((format.render(&Value::Null)?, 0));
         };
-        if format == "yaml" {
+        if format == Format::Yaml {
             // Psych shows the symbols and shared objects a plain value cannot hold.
             let text =
                 render::tree_to_yaml(&ex.to_tree()).map_err(|e| Error::run(e.to_string()))?;
             return Ok((text, 0));
         }
-        return Ok((render_value(&ex.to_hash(), &format)?, 0));
+        return Ok((format.render(&ex.to_hash())?, 0));
     }
 
-    match result? {
-        Outcome::Found(v) => Ok((render_value(&v, &format)?, 0)),
-        Outcome::NotFound => match &args.default {
-            Some(d) => Ok((render_value(&Value::str(d.as_str()), &format)?, 0)),
-            None => Ok((String::new(), 1)),
-        },
+    let answer = result?;
+    match answer.value() {
+        Some(v) => Ok((format.render(v)?, answer.status())),
+        None => Ok((String::new(), answer.status())),
     }
+}
+
+/// `--default` and `--type`, as the library applies them.
+fn finish_of(args: &Args) -> Result<Finish, Error> {
+    Ok(Finish {
+        default: args.default.clone(),
+        value_type: args.type_.as_deref().map(Finish::parse_type).transpose()?,
+    })
 }
 
 /// The process-wide data file store, with the parse cache unless `--no-cache`.
@@ -278,6 +260,7 @@ fn run_batch(
     strict: Strict,
     merge: Option<MergeStrategy>,
     cwd: &std::path::Path,
+    format: Format,
 ) -> Result<(String, i32), Error> {
     use hiera_lookup::batch::{Batch, Keys, Node};
     use std::io::{IsTerminal, Write};
@@ -354,6 +337,8 @@ fn run_batch(
             Keys::List(args.keys.clone())
         },
         threads,
+        finish: finish_of(args)?,
+        format: args.render_as.is_some().then_some(format),
     };
     let total = nodes.len();
     let progress = std::io::stderr().is_terminal() && total >= 50;
@@ -365,8 +350,8 @@ fn run_batch(
         }
         for r in &records {
             match &r.outcome {
-                Ok(Outcome::Found(_)) => {}
-                Ok(Outcome::NotFound) => missed = true,
+                Ok(Answer::Found(_) | Answer::Default(_)) => {}
+                Ok(Answer::NotFound) => missed = true,
                 Err(_) => errors = true,
             }
             if writeln!(out, "{}", r.to_json_line()).is_err() {
@@ -460,29 +445,4 @@ fn colorize(text: &str) -> String {
         }
     }
     out
-}
-
-/// `puts renderer.render(value)`.
-fn render_value(v: &Value, format: &str) -> Result<String, Error> {
-    let mut s = match format {
-        "s" => render::to_s(v),
-        "json" | "pson" => render::to_json(v).map_err(|e| Error::run(e.to_string()))?,
-        "yaml" => render::to_yaml(v).map_err(|e| Error::run(e.to_string()))?,
-        "binary" => {
-            return Err(Error::run(format!(
-                "{} does not respond to to_binary; can not render instances to application/octet-stream",
-                v.ruby_class()
-            )))
-        }
-        _ => {
-            return Err(Error::run(format!(
-                "{} does not respond to to_msgpack; can not render instances to application/x-msgpack",
-                v.ruby_class()
-            )))
-        }
-    };
-    if !s.ends_with('\n') {
-        s.push('\n');
-    }
-    Ok(s)
 }

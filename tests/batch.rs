@@ -121,3 +121,79 @@ fn misses_and_merges_match_and_set_the_exit_status() {
     ]);
     assert_eq!(code, 1);
 }
+
+/// A single lookup's stdout and exit status, with the given flags.
+fn single_raw(facts: &str, key: &str, extra: &[&str]) -> (String, i32) {
+    let o = bin()
+        .current_dir(repo())
+        .args([
+            "--environmentpath",
+            "fixtures/environments",
+            "--facts",
+            facts,
+            key,
+        ])
+        .args(extra)
+        .output()
+        .unwrap();
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        o.status.code().unwrap_or(-1),
+    )
+}
+
+#[test]
+fn default_type_and_render_as_apply_as_in_single_lookups() {
+    let keys = ["profile::base::users", "nope", "ntp::servers"];
+    let flag_sets: [&[&str]; 7] = [
+        &["--default", "fallback"],
+        &["--type", "Array"],
+        &["--type", "Hash", "--default", "x"],
+        &["--default", "x", "--type", "String"],
+        &["--render-as", "s"],
+        &["--render-as", "yaml", "--default", "d"],
+        &["--render-as", "binary"],
+    ];
+    for flags in flag_sets {
+        let mut args = vec![
+            "--facts",
+            "fixtures/facts/web01.yaml",
+            "--facts",
+            "fixtures/facts/db01.json",
+        ];
+        args.extend(flags);
+        args.extend(keys);
+        let (lines, code) = batch(&args);
+        assert_eq!(lines.len(), 6, "{flags:?}");
+        let mut want_code = 0;
+        for l in &lines {
+            let node = l["node"].as_str().unwrap();
+            let key = l["key"].as_str().unwrap();
+            let (out, status) = single_raw(facts_file(node), key, flags);
+            want_code = want_code.max(status);
+            match status {
+                0 => {
+                    assert!(l.get("error").is_none(), "{flags:?} {l}");
+                    if let Some(r) = l.get("rendered") {
+                        assert_eq!(r.as_str().unwrap(), out, "{flags:?} {node} {key}");
+                    } else {
+                        // Compare through the JSON renderer.
+                        let mut f = flags.to_vec();
+                        f.extend(["--render-as", "json"]);
+                        let (json, _) = single_raw(facts_file(node), key, &f);
+                        assert_eq!(
+                            serde_json::to_string(&l["value"]).unwrap(),
+                            json.trim_end(),
+                            "{flags:?} {node} {key}"
+                        );
+                    }
+                    let defaulted = l.get("default").is_some();
+                    assert_eq!(l["found"], serde_json::Value::Bool(!defaulted), "{l}");
+                }
+                1 => assert_eq!(l["found"], serde_json::Value::Bool(false), "{flags:?} {l}"),
+                _ => assert!(l.get("error").is_some(), "{flags:?} {node} {key}: {l}"),
+            }
+        }
+        assert_eq!(code, want_code, "{flags:?}");
+    }
+}
