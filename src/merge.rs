@@ -1,11 +1,12 @@
 //! Puppet's merge strategies: `first`, `unique`, `hash`, `deep` and Hiera 3's `reverse_deep` /
 //! `unconstrained_deep`, as `puppet/pops/merge_strategy.rb` and the `deep_merge` gem implement them.
 //!
-//! Puppet 7.23 on Debian 12 loads the Debian-packaged `deep_merge` **1.1.1**
-//! (`/usr/lib/ruby/vendor_ruby/deep_merge/core.rb`), not 1.2.2. For every option Puppet's `deep`
-//! strategy accepts, the two versions behave the same; 1.2.2 only adds `keep_array_duplicates` and
-//! `merge_nil_values`, which 1.1.1 (and therefore this module) ignores when an unconstrained
-//! strategy passes them through.
+//! This is `deep_merge` **1.2.2**, the version Puppet's all-in-one packages bundle (Debian's
+//! Puppet loads 1.1.1). For every option Puppet's `deep` strategy accepts, the two versions
+//! behave the same; 1.2.2 adds `keep_array_duplicates` and `merge_nil_values`, which only the
+//! unconstrained strategies (`unconstrained_deep`, `reverse_deep`: lookup_options and Hiera 3's
+//! `:deep_merge_options:`) pass through. Both are replayed as 1.2.2 runs them, including the
+//! doubling of arrays that a copied hash merges into themselves.
 //!
 //! # Driver contract
 //!
@@ -58,6 +59,10 @@ pub struct DeepOptions {
     pub overwrite_arrays: bool,
     pub extend_existing_arrays: bool,
     pub unpack_arrays: Option<Value>,
+    /// deep_merge 1.2.2: arrays are concatenated instead of united.
+    pub keep_array_duplicates: bool,
+    /// deep_merge 1.2.2: a nil source value overwrites instead of being skipped.
+    pub merge_nil_values: bool,
     /// The merge hash as given, minus `strategy`, in the given order: what `--explain` prints.
     pub given: Map,
     ko: Option<Knockout>,
@@ -374,6 +379,8 @@ impl DeepOptions {
             overwrite_arrays: flag("overwrite_arrays"),
             extend_existing_arrays: flag("extend_existing_arrays"),
             unpack_arrays: get("unpack_arrays").filter(|v| v.truthy()).cloned(),
+            keep_array_duplicates: flag("keep_array_duplicates"),
+            merge_nil_values: flag("merge_nil_values"),
             given,
             ko,
         }
@@ -698,7 +705,7 @@ impl Dm<'_> {
 
     /// `DeepMerge.deep_merge!(source, dest)` with `dest` not sharing objects with `source`.
     fn merge(&self, src: &mut Value, dest: Value) -> R<Value> {
-        if src.is_null() {
+        if src.is_null() && !self.o.merge_nil_values {
             return Ok(dest);
         }
         if !dest.truthy() && self.overwrite() {
@@ -804,6 +811,9 @@ impl Dm<'_> {
                         }
                     }
                     list
+                } else if self.o.keep_array_duplicates {
+                    da.append(sa);
+                    da
                 } else {
                     union(da, std::mem::take(sa))
                 };
@@ -858,6 +868,7 @@ impl Dm<'_> {
             && !o.merge_hash_arrays
             && !o.extend_existing_arrays
             && !o.preserve_unmergeables
+            && !o.keep_array_duplicates
     }
 
     /// `deep_merge!(v, v.dup)`: the path for a source key that dest lacks (or has nil/false).
@@ -882,6 +893,10 @@ impl Dm<'_> {
                 Ok(Value::Hash(out))
             }
             Value::Array(a) => {
+                if self.o.keep_array_duplicates {
+                    // 1.2.2 merges the array into a new empty one instead of its dup.
+                    return self.merge(v, Value::Array(Vec::new()));
+                }
                 if self.o.unpack_arrays.is_some() || self.o.overwrite_arrays {
                     let d = v.clone();
                     return self.merge(v, d);
@@ -952,6 +967,11 @@ impl Dm<'_> {
                         list.push(self.merge_self(e)?);
                     }
                     list
+                } else if self.o.keep_array_duplicates {
+                    // `dest.concat(source)` with both the same array: it doubles.
+                    let mut twice = a.clone();
+                    twice.extend(a.iter().cloned());
+                    twice
                 } else {
                     uniq(a.clone())
                 };
@@ -2079,7 +2099,9 @@ mod tests {
         }
     }
 
-    /// Every line was produced by Puppet 7.23's MergeStrategy (deep_merge 1.1.1) with
+    /// Every line was produced by Puppet 7.23's MergeStrategy (deep_merge 1.1.1), except the
+    /// lines with `keep_array_duplicates`/`merge_nil_values`, from Puppet 8.10 with deep_merge
+    /// 1.2.2 (1.1.1 ignores both options), with
     /// `strategy(S).merge(a, b)` printing `result | a | b` afterwards (deep_merge! edits its
     /// source in place), `merge_single`, `convert_value`, or `lookup(variants)` with `:nf` for
     /// a variant that throws :no_such_key. Errors: `raw` unless a Puppet::Error (TypeAssertionError);
@@ -2372,7 +2394,16 @@ true	new	=>	ERR raw "Unknown merge strategy: 'true'"
 {"strategy"=>"unconstrained_deep", "unpack_arrays"=>" "}	merge	[" a  b ", "c"]	["d e"]	=>	OK ["d", "e", "a", "b", "c"] | [" a  b ", "c"] | ["d e"]
 {"strategy"=>"unconstrained_deep", "unpack_arrays"=>","}	merge	["a,,b,,"]	["x"]	=>	OK ["x", "a", "", "b"] | ["a,,b,,"] | ["x"]
 {"strategy"=>"unconstrained_deep", "unpack_arrays"=>true}	merge	["a"]	["b"]	=>	ERR raw "no implicit conversion of true into String"
-{"strategy"=>"unconstrained_deep", "bogus"=>[1], "keep_array_duplicates"=>true, "merge_nil_values"=>true}	merge	{"a"=>nil, "b"=>[1, 1]}	{"a"=>1, "b"=>[1]}	=>	OK {"a"=>1, "b"=>[1]} | {"a"=>nil, "b"=>[1, 1]} | {"a"=>1, "b"=>[1]}
+{"strategy"=>"unconstrained_deep", "bogus"=>[1], "keep_array_duplicates"=>true, "merge_nil_values"=>true}	merge	{"a"=>nil, "b"=>[1, 1]}	{"a"=>1, "b"=>[1]}	=>	OK {"a"=>nil, "b"=>[1, 1, 1]} | {"a"=>nil, "b"=>[1, 1]} | {"a"=>1, "b"=>[1]}
+{"strategy"=>"unconstrained_deep", "keep_array_duplicates"=>true}	merge	{"x"=>[1, 2, 2], "y"=>[5], "z"=>{"w"=>[7, 7]}}	{"x"=>[2, 3]}	=>	OK {"x"=>[2, 3, 1, 2, 2], "y"=>[5], "z"=>{"w"=>[7, 7, 7, 7]}} | {"x"=>[1, 2, 2], "y"=>[5], "z"=>{"w"=>[7, 7, 7, 7]}} | {"x"=>[2, 3]}
+{"strategy"=>"reverse_deep", "keep_array_duplicates"=>true}	merge	{"x"=>[1, 2, 2]}	{"x"=>[2, 3], "y"=>[4, 4]}	=>	OK {"x"=>[1, 2, 2, 2, 3], "y"=>[4, 4]} | {"x"=>[1, 2, 2]} | {"x"=>[2, 3], "y"=>[4, 4]}
+{"strategy"=>"unconstrained_deep", "keep_array_duplicates"=>true, "knockout_prefix"=>"--"}	merge	{"x"=>["--a", "b", "b"], "z"=>{"w"=>["--q", "r"]}}	{"x"=>["a", "c"]}	=>	OK {"x"=>["c", "b", "b"], "z"=>{"w"=>[]}} | {"x"=>["b", "b"], "z"=>{"w"=>[]}} | {"x"=>["a", "c"]}
+{"strategy"=>"unconstrained_deep", "keep_array_duplicates"=>true, "merge_hash_arrays"=>true}	merge	{"x"=>[{"a"=>[1]}, {"b"=>2}]}	{"x"=>[{"a"=>[1, 3]}]}	=>	OK {"x"=>[{"a"=>[1, 3, 1]}, {"b"=>2}]} | {"x"=>[{"a"=>[1]}, {"b"=>2}]} | {"x"=>[{"a"=>[1, 3]}]}
+{"strategy"=>"unconstrained_deep", "keep_array_duplicates"=>true, "sort_merged_arrays"=>true}	merge	[3, 1, 1]	[2, 1]	=>	OK [1, 1, 1, 2, 3] | [3, 1, 1] | [2, 1]
+{"strategy"=>"unconstrained_deep", "merge_nil_values"=>true}	merge	{"a"=>nil, "b"=>{"c"=>nil}, "d"=>nil}	{"a"=>[1], "b"=>{"c"=>"x", "e"=>1}}	=>	OK {"a"=>nil, "b"=>{"c"=>nil, "e"=>1}, "d"=>nil} | {"a"=>nil, "b"=>{"c"=>nil}, "d"=>nil} | {"a"=>[1], "b"=>{"c"=>"x", "e"=>1}}
+{"strategy"=>"unconstrained_deep", "merge_nil_values"=>true, "knockout_prefix"=>"--"}	merge	{"a"=>nil, "b"=>"--x"}	{"a"=>"y", "b"=>"x"}	=>	OK {"a"=>nil, "b"=>""} | {"a"=>nil, "b"=>"--x"} | {"a"=>"y", "b"=>"x"}
+{"strategy"=>"reverse_deep", "merge_nil_values"=>true}	merge	{"a"=>1}	{"a"=>nil, "b"=>nil}	=>	OK {"a"=>nil, "b"=>nil} | {"a"=>1} | {"a"=>nil, "b"=>nil}
+{"strategy"=>"unconstrained_deep", "merge_nil_values"=>true, "keep_array_duplicates"=>true}	merge	[nil, 1]	[1]	=>	OK [1, nil, 1] | [nil, 1] | [1]
 "##;
 
     #[test]

@@ -450,7 +450,7 @@ impl DeepMerge<'_> {
     }
 
     fn merge(&mut self, source: Rv, mut dest: Rv) -> R<Rv> {
-        if source == Rv::nil() {
+        if source == Rv::nil() && !self.o.merge_nil_values {
             return Ok(dest);
         }
         if !dest.truthy() && self.overwrite() {
@@ -463,7 +463,13 @@ impl DeepMerge<'_> {
                     let nv = match cur {
                         Some(dv) if dv.truthy() => self.merge(sv, dv)?,
                         _ => {
-                            let dup = self.h.dup(&sv);
+                            // 1.2.2: with keep_array_duplicates an array merges into [].
+                            let dup = if self.o.keep_array_duplicates && self.h.array(&sv).is_some()
+                            {
+                                self.h.new_array(Vec::new())
+                            } else {
+                                self.h.dup(&sv)
+                            };
                             self.merge(sv, dup)?
                         }
                     };
@@ -544,6 +550,13 @@ impl DeepMerge<'_> {
                     list.extend(s[d.len()..].iter().cloned());
                 }
                 self.h.new_array(list)
+            } else if self.o.keep_array_duplicates {
+                // 1.2.2's `dest.concat(source)`, in place (dest may be source itself).
+                let add = self.h.array(&source).cloned().unwrap_or_default();
+                if let Some(d) = self.h.array_mut(&dest) {
+                    d.extend(add);
+                }
+                dest
             } else {
                 // dest | source
                 let mut all = self.h.array(&dest).cloned().unwrap_or_default();
