@@ -27,6 +27,7 @@ pub mod engine;
 pub mod environment;
 pub mod error;
 pub mod explain;
+mod hostinfo;
 pub mod interpolation;
 pub mod json;
 pub mod key;

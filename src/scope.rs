@@ -36,6 +36,16 @@ impl Scope {
             }
         }
         let trusted = trusted_from_facts(&facts);
+        // Node#add_server_facts: the server facts become node parameters unless a fact of
+        // the same name is already one; `$server_facts` holds them all plus the environment.
+        let mut server = server_facts();
+        for (k, v) in &server {
+            if let Value::String(k) = k {
+                vars.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        }
+        server.insert(Value::str("environment"), Value::str(environment));
+        vars.insert("server_facts".into(), Value::Hash(server));
         vars.insert("environment".into(), Value::str(environment));
         vars.insert("facts".into(), Value::Hash(facts));
         vars.insert("trusted".into(), trusted);
@@ -73,6 +83,65 @@ impl Scope {
     /// The `$facts` hash.
     pub fn facts(&self) -> Option<&Value> {
         self.vars.get("facts")
+    }
+}
+
+/// The Puppet version whose answers hiera-lookup gives (`$serverversion`).
+pub const PUPPET_VERSION: &str = "8.10.0";
+
+/// `Puppet::Node::ServerFacts.load` as `puppet lookup` runs it on this host: the Puppet
+/// version and the host's name (`servername`: the fqdn, else hostname + domain, else the
+/// hostname) and the addresses of its primary interface (`serverip`, `serverip6`).
+fn server_facts() -> Map {
+    use std::sync::OnceLock;
+    static HOST: OnceLock<Map> = OnceLock::new();
+    let mut m = Map::default();
+    m.insert(Value::str("serverversion"), Value::str(PUPPET_VERSION));
+    m.extend(
+        HOST.get_or_init(|| {
+            let mut h = Map::default();
+            let (ip, ip6) = crate::hostinfo::primary_addresses();
+            if let Some(name) = host_name() {
+                h.insert(Value::str("servername"), Value::str(name));
+            }
+            if let Some(ip) = ip {
+                h.insert(Value::str("serverip"), Value::str(ip));
+            }
+            if let Some(ip6) = ip6 {
+                h.insert(Value::str("serverip6"), Value::str(ip6));
+            }
+            h
+        })
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone())),
+    );
+    m
+}
+
+/// The host's name as Facter's `networking.fqdn` would give it on Linux: the kernel's
+/// hostname, with the domain of /etc/resolv.conf (`domain`, else the first `search`) when
+/// the hostname has none.
+fn host_name() -> Option<String> {
+    let read = |p: &str| {
+        std::fs::read_to_string(p)
+            .ok()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty() && s != "(none)")
+    };
+    let host = read("/proc/sys/kernel/hostname")?;
+    if host.contains('.') {
+        return Some(host);
+    }
+    let resolv = std::fs::read_to_string("/etc/resolv.conf").unwrap_or_default();
+    let word = |key: &str| {
+        resolv.lines().find_map(|l| {
+            let mut w = l.split_whitespace();
+            (w.next() == Some(key)).then(|| w.next().map(str::to_string))?
+        })
+    };
+    match word("domain").or_else(|| word("search")) {
+        Some(d) => Some(format!("{host}.{d}")),
+        None => Some(host),
     }
 }
 
