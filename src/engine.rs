@@ -1116,6 +1116,16 @@ impl Session {
                     Some(Value::String(s)) if s.is_empty() => return Ok(Some(Vec::new())),
                     Some(Value::Array(a)) if a.is_empty() => return Ok(Some(Vec::new())),
                     Some(Value::Hash(h)) if h.is_empty() => return Ok(Some(Vec::new())),
+                    // `mapped.empty?` on a value without that method (Ruby 3.3 wording).
+                    Some(
+                        v @ (Value::Int(_) | Value::BigInt(_) | Value::Float(_) | Value::Bool(_)),
+                    ) => {
+                        let recv = match v {
+                            Value::Bool(b) => b.to_string(),
+                            other => format!("an instance of {}", other.ruby_class()),
+                        };
+                        return Err(Error::run(format!("undefined method `empty?' for {recv}")));
+                    }
                     Some(Value::String(s)) => vec![Value::String(s)],
                     Some(Value::Array(a)) => a,
                     Some(Value::Hash(h)) => h

@@ -129,12 +129,12 @@ fn parse_time_ok(s: &str) -> Result<bool, String> {
     let r = res();
     // date, time = *(string.split(/[ tT]/, 2))
     let Some(i) = s.find([' ', 't', 'T']) else {
-        return Err("undefined method `match' for nil:NilClass".into());
+        return Err("undefined method `match' for nil".into());
     };
     let (date, time) = (&s[..i], &s[i + 1..]);
     let num = |m: Option<regex::Match>| m.and_then(|m| m.as_str().parse::<i64>().ok());
     let Some(c) = r.time_part.captures(time) else {
-        return Err("undefined method `[]' for nil:NilClass".into());
+        return Err("undefined method `[]' for nil".into());
     };
     let (Some(d), Some(hms)) = (r.date_part.captures(date), c.get(1)) else {
         return Ok(false);
@@ -156,7 +156,7 @@ fn parse_time_ok(s: &str) -> Result<bool, String> {
         Some(m) => m.as_str(),
     };
     let Some(t) = r.tz.captures(tz) else {
-        return Err("undefined method `[]' for nil:NilClass".into());
+        return Err("undefined method `[]' for nil".into());
     };
     let hours = num(t.get(1)).map_or(0, i64::abs);
     let mins = num(t.get(2)).unwrap_or(0);
