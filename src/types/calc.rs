@@ -186,7 +186,7 @@ fn assignable_inner(a: &Type, b: &Type, d: u32) -> bool {
         T::ScalarData => is_scalar_data_kind(b),
         T::Numeric => matches!(
             b,
-            T::Numeric | T::Integer(_) | T::BigInteger(_) | T::Float(_)
+            T::Numeric | T::Integer(_) | T::BigInteger(_) | T::IntegerF(..) | T::Float(_)
         ),
         T::Data | T::RichData => false, // handled through resolved_alias
         T::Boolean(v) => matches!(b, T::Boolean(w) if v.is_none() || v == w),
@@ -196,6 +196,24 @@ fn assignable_inner(a: &Type, b: &Type, d: u32) -> bool {
             _ => false,
         },
         T::BigInteger(d) => matches!(b, T::BigInteger(e) if d == e),
+        T::IntegerF(from, to) => {
+            let (lo, hi) = (
+                from.map_or(f64::NEG_INFINITY, |f| f.as_f64()),
+                to.map_or(f64::INFINITY, |t| t.as_f64()),
+            );
+            let (lo2, hi2) = match b {
+                T::Integer(r2) => (
+                    r2.from.map_or(f64::NEG_INFINITY, |f| f as f64),
+                    r2.to.map_or(f64::INFINITY, |t| t as f64),
+                ),
+                T::IntegerF(f2, t2) => (
+                    f2.map_or(f64::NEG_INFINITY, |f| f.as_f64()),
+                    t2.map_or(f64::INFINITY, |t| t.as_f64()),
+                ),
+                _ => return false,
+            };
+            lo <= lo2 && hi >= hi2
+        }
         T::Float(r) => match b {
             T::Float(r2) => r.lo() <= r2.lo() && r.hi() >= r2.hi(),
             _ => false,

@@ -178,7 +178,7 @@ fn simple_name(t: &Type) -> String {
         T::Data => "Data",
         T::RichData => "RichData",
         T::Boolean(_) => "Boolean",
-        T::Integer(_) | T::BigInteger(_) => "Integer",
+        T::Integer(_) | T::BigInteger(_) | T::IntegerF(..) => "Integer",
         T::Float(_) => "Float",
         T::String { .. } => "String",
         T::Enum(..) => "Enum",
@@ -217,7 +217,10 @@ fn a_an(s: &str) -> String {
 fn same_class(e: &Type, a: &Type) -> bool {
     use Type as T;
     match (e, a) {
-        (T::Integer(_) | T::BigInteger(_), T::Integer(_) | T::BigInteger(_)) => true,
+        (
+            T::Integer(_) | T::BigInteger(_) | T::IntegerF(..),
+            T::Integer(_) | T::BigInteger(_) | T::IntegerF(..),
+        ) => true,
         _ => std::mem::discriminant(e) == std::mem::discriminant(a),
     }
 }
@@ -243,7 +246,7 @@ fn class_default(e: &Type) -> Type {
     use Type as T;
     match e {
         T::Boolean(_) => T::Boolean(None),
-        T::Integer(_) => T::integer(),
+        T::Integer(_) | T::IntegerF(..) => T::integer(),
         T::Float(_) => T::Float(super::FRange {
             from: None,
             to: None,

@@ -13,6 +13,29 @@ pub use parser::{parse, parse_cli, TypeError};
 
 use crate::value::Value;
 
+/// A numeric type bound as written: an Integer or a Float.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Num {
+    Int(i64),
+    Float(f64),
+}
+
+impl Num {
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Num::Int(i) => i as f64,
+            Num::Float(f) => f,
+        }
+    }
+    /// Ruby's `to_s`.
+    pub fn to_ruby(self) -> String {
+        match self {
+            Num::Int(i) => i.to_string(),
+            Num::Float(f) => ruby_float(f),
+        }
+    }
+}
+
 /// An integer range `[from, to]`; `None` is unbounded (Ruby's ±Infinity).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Range {
@@ -183,6 +206,9 @@ pub enum Type {
     RichData,
     Boolean(Option<bool>),
     Integer(Range),
+    /// `Integer[...]` with a Float bound, which Puppet 8 keeps as written (`Integer[1.0, 50]`):
+    /// compared numerically, printed with Ruby's Float#to_s.
+    IntegerF(Option<Num>, Option<Num>),
     /// The type inferred for an Integer beyond 64 bits: `Integer[n, n]` (digits of n).
     BigInteger(String),
     Float(FRange),
@@ -275,6 +301,14 @@ impl Type {
                 _ => false,
             },
             T::Float(r) => matches!(v, Value::Float(f) if *f >= r.lo() && *f <= r.hi()),
+            T::IntegerF(from, to) => {
+                let n = match v {
+                    Value::Int(i) => *i as f64,
+                    Value::BigInt(d) => d.parse::<f64>().unwrap_or(f64::NAN),
+                    _ => return false,
+                };
+                from.map_or(true, |f| n >= f.as_f64()) && to.map_or(true, |t| n <= t.as_f64())
+            }
             T::String { size, value } => match v {
                 Value::String(s) => match (size, value) {
                     (_, Some(val)) => s == val,
@@ -656,6 +690,13 @@ fn fmt_type(t: &Type, out: &mut String) {
         T::Integer(r) => fmt_params("Integer", &range_part(&Some(*r)), out),
         T::BigInteger(d) => fmt_params("Integer", &[d.clone(), d.clone()], out),
         T::Float(r) => fmt_params("Float", &frange_part(r), out),
+        T::IntegerF(from, to) => {
+            let mut parts = vec![from.map_or("default".to_string(), |f| f.to_ruby())];
+            if let Some(t) = to {
+                parts.push(t.to_ruby());
+            }
+            fmt_params("Integer", &parts, out)
+        }
         T::String { size, .. } => fmt_params("String", &range_part(size), out),
         T::Enum(vals, ci) => {
             let mut p: Vec<String> = vals.iter().map(|v| puppet_quote(v)).collect();

@@ -938,6 +938,26 @@ fn access(
                     };
                     return Err(invalid(format!("comparison of {a} with {b} failed")));
                 }
+                // TypeFactory.range: `from = :default == from if from == 'default'` makes a
+                // 'default' string lower bound `false`, which PNumericType cannot compare.
+                if matches!(&params[0], Val::Str(s) if s == "default") {
+                    return Err(invalid("undefined method `>' for false"));
+                }
+                if matches!(params[0], Val::Float(_)) || matches!(params[1], Val::Float(_)) {
+                    // Puppet 8 keeps Float bounds on an Integer type.
+                    let f = num_bound(&params[0], text)?;
+                    let t = num_bound(&params[1], text)?;
+                    if let (Some(a), Some(b)) = (f, t) {
+                        if a.as_f64() > b.as_f64() {
+                            return Err(invalid(format!(
+                                "'from' must be less or equal to 'to'. Got ({}, {}",
+                                a.to_ruby(),
+                                b.to_ruby()
+                            )));
+                        }
+                    }
+                    return Ok(Val::Type(Type::IntegerF(f, t)));
+                }
                 let f = int_bound(&params[0], text)?;
                 let t = int_bound(&params[1], text)?;
                 Type::Integer(make_range(f, t)?)
@@ -1123,6 +1143,16 @@ fn val_class(v: &Val) -> &'static str {
 fn int_bound(v: &Val, text: &str) -> Result<Option<i64>, TypeError> {
     match v {
         Val::Int(i) => Ok(Some(*i)),
+        Val::Default => Ok(None),
+        Val::Str(s) if s == "default" => Ok(None),
+        _ => Err(not_a_type(text)),
+    }
+}
+
+fn num_bound(v: &Val, text: &str) -> Result<Option<super::Num>, TypeError> {
+    match v {
+        Val::Int(i) => Ok(Some(super::Num::Int(*i))),
+        Val::Float(f) => Ok(Some(super::Num::Float(*f))),
         Val::Default => Ok(None),
         Val::Str(s) if s == "default" => Ok(None),
         _ => Err(not_a_type(text)),
