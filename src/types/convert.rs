@@ -94,8 +94,34 @@ pub fn convert_args_string(target: &Value) -> String {
     format!("[{}]", parts.join(", "))
 }
 
+/// The `new` function of a type and the most arguments any of its dispatches takes (the
+/// value counts): more is an arity error before any dispatch is tried.
+fn new_arity(ty: &Type) -> Option<(&'static str, usize)> {
+    Some(match ty {
+        Type::String { .. } | Type::Enum(..) | Type::Pattern(_) => ("new_string", 2),
+        Type::Integer(_) | Type::IntegerF(..) => ("new", 3),
+        Type::Float(_) => ("new_float", 2),
+        Type::Numeric => ("new_numeric", 2),
+        Type::Boolean(_) => ("new_boolean", 1),
+        Type::Array(..) | Type::Tuple(..) => ("new_array", 2),
+        Type::Hash(..) | Type::Struct(_) => ("new_hash", 2),
+        Type::Sensitive(_) => ("new_Sensitive", 1),
+        _ => return None,
+    })
+}
+
 /// `new(type, value, *args)`.
 pub fn convert_with_type(value: Value, ty: &Type, args: &[Value]) -> Result<Value, String> {
+    if let Some((func, max)) = new_arity(ty) {
+        let got = args.len() + 1;
+        if got > max {
+            return Err(if max == 1 {
+                format!("'{func}' expects 1 argument, got {got}")
+            } else {
+                format!("'{func}' expects between 1 and {max} arguments, got {got}")
+            });
+        }
+    }
     match ty {
         Type::Sensitive(_) => Ok(match value {
             Value::Sensitive(_) => value,
@@ -103,12 +129,20 @@ pub fn convert_with_type(value: Value, ty: &Type, args: &[Value]) -> Result<Valu
         }),
         // Enum and Pattern make a String (checked against the type afterwards).
         Type::String { .. } | Type::Enum(..) | Type::Pattern(_) => to_string(value, args.first()),
-        Type::Integer(_) => to_integer(value, args),
+        Type::Integer(_) | Type::IntegerF(..) => to_integer(value, args),
         Type::Float(_) => to_float(value, args.first()).map_err(|e| prefixed("new_float", e)),
         Type::Numeric => to_numeric(value, args.first()).map_err(|e| prefixed("new_numeric", e)),
         Type::Boolean(_) => to_boolean(value).map_err(|e| format!("'new_boolean' {e}")),
         Type::Array(..) | Type::Tuple(..) => to_array(value, args.first()),
-        Type::Hash(..) | Type::Struct(_) => to_hash(value),
+        Type::Hash(..) | Type::Struct(_) => match (args.first(), tree_entries(&value)) {
+            (Some(Value::String(opt)), true) if opt == "tree" || opt == "hash_tree" => {
+                hash_from_tree(value, opt == "hash_tree")
+            }
+            (None, _) => to_hash(value),
+            // No dispatch takes this pair: Puppet lists each signature and why it was
+            // rejected, over several lines; the last one is for `(Any from)`.
+            (Some(_), _) => Err("The function 'new_hash' was called with arguments it does not accept: (TreeArray from, NewHashOption build_option?) or (Any from) rejected: expects 1 argument, got 2".into()),
+        },
         Type::Timestamp(..) => to_timestamp(value, args.first()),
         Type::Timespan(..) => to_timespan(value, args.first()),
         Type::SemVer(_) => to_semver(value),
@@ -471,6 +505,125 @@ fn to_array(v: Value, wrap: Option<&Value>) -> Result<Value, String> {
             type_name_of(&other)
         )),
     }
+}
+
+/// `TreeArray = Array[Tuple[Array, Any], 1]`: what `new_hash`'s `from_tree` dispatch takes.
+fn tree_entries(v: &Value) -> bool {
+    matches!(v, Value::Array(a) if !a.is_empty()
+        && a.iter().all(|e| matches!(e, Value::Array(p) if p.len() == 2 && matches!(p[0], Value::Array(_)))))
+}
+
+/// `PHashType.array_as_hash`: arrays (nested ones too) become index-keyed hashes.
+fn array_as_hash(v: Value) -> Value {
+    match v {
+        Value::Array(a) => Value::Hash(
+            a.into_iter()
+                .enumerate()
+                .map(|(i, x)| (Value::Int(i as i64), array_as_hash(x)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+/// Ruby's NoMethodError receiver wording (Ruby 3.3).
+fn no_method(method: &str, recv: &Value) -> String {
+    let who = match recv {
+        Value::Null => "nil".to_string(),
+        Value::Bool(b) => b.to_string(),
+        other => format!("an instance of {}", other.ruby_class()),
+    };
+    format!("undefined method `{method}' for {who}")
+}
+
+/// `new_hash`'s `from_tree`: each `[path, value]` is stored at its path, missing hashes made
+/// on the way (`hash_tree`: array values become index-keyed hashes).
+fn hash_from_tree(v: Value, all_hashes: bool) -> Result<Value, String> {
+    let Value::Array(entries) = v else {
+        return Err("not a tree".into());
+    };
+    let mut result = Value::Hash(crate::value::Map::default());
+    for e in entries {
+        let Value::Array(mut pair) = e else { continue };
+        let value = pair.pop().unwrap_or(Value::Null);
+        let Some(Value::Array(path)) = pair.pop() else {
+            continue;
+        };
+        let Some((last, init)) = path.split_last() else {
+            // The root: an array's items by index, a hash merged in.
+            let Value::Hash(r) = &mut result else {
+                unreachable!()
+            };
+            match value {
+                Value::Array(a) => {
+                    for (i, x) in a.into_iter().enumerate() {
+                        r.insert(Value::Int(i as i64), x);
+                    }
+                }
+                Value::Hash(h) => r.extend(h),
+                other => {
+                    return Err(format!(
+                        "no implicit conversion of {} into Hash",
+                        other.ruby_class()
+                    ))
+                }
+            }
+            continue;
+        };
+        let mut node = &mut result;
+        for idx in init {
+            node = match node {
+                Value::Array(a) => {
+                    let i = array_index(a.len(), idx)?;
+                    match i {
+                        Some(i) => &mut a[i],
+                        None => return Err(no_method("has_key?", &Value::Null)),
+                    }
+                }
+                Value::Hash(h) => h
+                    .entry(idx.clone())
+                    .or_insert_with(|| Value::Hash(crate::value::Map::default())),
+                other => return Err(no_method("has_key?", other)),
+            };
+        }
+        let value = if all_hashes {
+            array_as_hash(value)
+        } else {
+            value
+        };
+        match node {
+            Value::Hash(h) => {
+                h.insert(last.clone(), value);
+            }
+            Value::Array(a) => match array_index(a.len(), last)? {
+                Some(i) => a[i] = value,
+                None => {
+                    let Value::Int(i) = last else { unreachable!() };
+                    let i = usize::try_from(*i).map_err(|_| "index out of array".to_string())?;
+                    if i > 1 << 20 {
+                        return Err("index too big".into());
+                    }
+                    a.resize(i, Value::Null);
+                    a.push(value);
+                }
+            },
+            other => return Err(no_method("[]=", other)),
+        }
+    }
+    Ok(result)
+}
+
+/// Ruby's `array[idx]` index: `Some(i)` inside the array, `None` past its end; a non-Integer
+/// index is Ruby's TypeError.
+fn array_index(len: usize, idx: &Value) -> Result<Option<usize>, String> {
+    let Value::Int(i) = idx else {
+        return Err(format!(
+            "no implicit conversion of {} into Integer",
+            idx.ruby_class()
+        ));
+    };
+    let i = if *i < 0 { len as i64 + i } else { *i };
+    Ok((0..len as i64).contains(&i).then_some(i as usize))
 }
 
 fn to_hash(v: Value) -> Result<Value, String> {

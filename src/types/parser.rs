@@ -927,16 +927,23 @@ fn access(
                 _ => return Err(not_a_type(text)),
             },
             2 => {
+                // PNumericType#initialize compares `from > to` (Ruby 3.3's wording: the
+                // right-hand side is inspected when it is a special constant or an Integer).
                 let is_str = |v: &Val| matches!(v, Val::Str(s) if s != "default");
-                if (is_str(&params[0]) && matches!(params[1], Val::Int(_)))
-                    || (is_str(&params[1]) && matches!(params[0], Val::Int(_)))
-                {
-                    let (a, b) = if is_str(&params[0]) {
-                        ("String", "Integer")
-                    } else {
-                        ("Integer", "String")
-                    };
-                    return Err(invalid(format!("comparison of {a} with {b} failed")));
+                match (&params[0], &params[1]) {
+                    (a, Val::Int(i)) if is_str(a) => {
+                        return Err(invalid(format!("comparison of String with {i} failed")))
+                    }
+                    (Val::Int(_), b) if is_str(b) => {
+                        return Err(invalid("comparison of Integer with String failed"))
+                    }
+                    (Val::Int(_), Val::Bool(b)) => {
+                        return Err(invalid(format!("comparison of Integer with {b} failed")))
+                    }
+                    (Val::Bool(b), _) => {
+                        return Err(invalid(format!("undefined method `>' for {b}")))
+                    }
+                    _ => {}
                 }
                 // TypeFactory.range: `from = :default == from if from == 'default'` makes a
                 // 'default' string lower bound `false`, which PNumericType cannot compare.
