@@ -505,6 +505,13 @@ impl Session {
                                     let k = seg.to_value();
                                     (h.get(&k).cloned(), k)
                                 }
+                                // Integer#[] exists (a bit reference), so Puppet goes on to
+                                // `include?`, which Integer lacks: a raw NoMethodError.
+                                (Value::Int(_) | Value::BigInt(_), _) => {
+                                    return Err(Error::run(
+                                        "undefined method `include?' for an instance of Integer",
+                                    ))
+                                }
                                 (other, _) => {
                                     return Err(Error::lookup(format!(
                                         "Data Provider type mismatch: Got {} when a hash-like object was expected to access value using '{seg_s}' from key '{key}'",

@@ -77,7 +77,8 @@ fn walk(base: &str, parts: &[&str], out: &mut Vec<String>) {
         return;
     }
     if !has_magic(first) {
-        let p = join(base, first);
+        // A plain component: Ruby removes its escapes (`\{` is a literal `{`).
+        let p = join(base, &remove_backslashes(first));
         if rest.is_empty() {
             if Path::new(&p).exists() {
                 out.push(p);
@@ -111,21 +112,68 @@ fn walk(base: &str, parts: &[&str], out: &mut Vec<String>) {
     }
 }
 
+/// Whether a component needs matching (Ruby's `has_magic`): `*`, `?` or `[` not escaped.
 fn has_magic(s: &str) -> bool {
-    s.contains(['*', '?', '['])
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 1,
+            b'*' | b'?' | b'[' => return true,
+            _ => {}
+        }
+        i += 1;
+    }
+    false
+}
+
+/// Ruby's `remove_backslashes`: `\x` is `x`.
+fn remove_backslashes(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            if let Some(n) = chars.next() {
+                out.push(n);
+                continue;
+            }
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// `{a,b}` alternatives, expanded first as Ruby does.
 fn expand_braces(p: &str) -> Vec<String> {
     let b = p.as_bytes();
-    let Some(open) = p.find('{') else {
+    // The first `{` that is not escaped (ruby_brace_expand skips `\x`).
+    let mut open = None;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 1,
+            b'{' => {
+                open = Some(i);
+                break;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let Some(open) = open else {
         return vec![p.to_string()];
     };
     let mut depth = 0;
     let mut close = None;
     let mut commas = Vec::new();
+    let mut escaped = false;
     for (i, &c) in b.iter().enumerate().skip(open) {
+        if escaped {
+            escaped = false;
+            continue;
+        }
         match c {
+            b'\\' => escaped = true,
             b'{' => depth += 1,
             b'}' => {
                 depth -= 1;

@@ -155,6 +155,7 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
             "No facts available for target node: {node}"
         )));
     }
+    Scope::check_facts(&facts)?;
     let mut scope = Scope::from_facts(facts, &env.environment_name());
     for (name, value) in parse_vars(args)? {
         scope.set(&name, value);
@@ -311,6 +312,7 @@ fn run_batch(
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default(),
         };
+        Scope::check_facts(&facts)?;
         let mut scope = Scope::from_facts(facts, &env.environment_name());
         for (n, v) in &vars {
             scope.set(n, v.clone());

@@ -55,6 +55,17 @@ impl Scope {
         Scope { vars }
     }
 
+    /// Facts Puppet refuses as node parameters: `server_facts` is a reserved variable that
+    /// only the compiler may set.
+    pub fn check_facts(facts: &Map) -> Result<()> {
+        if facts.contains_key(&Value::str("server_facts")) {
+            return Err(Error::run(
+                "Attempt to assign to a reserved variable name: 'server_facts'",
+            ));
+        }
+        Ok(())
+    }
+
     /// Adds or replaces a top-scope variable (`--var NAME=VALUE`).
     pub fn set(&mut self, name: &str, value: Value) {
         self.vars
