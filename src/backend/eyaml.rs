@@ -1,4 +1,4 @@
-//! `eyaml_lookup_key`'s decryption: hiera-eyaml 3.3's PKCS7 encryptor (`ENC[PKCS7,<base64
+//! `eyaml_lookup_key`'s decryption: hiera-eyaml 4.2's PKCS7 encryptor (`ENC[PKCS7,<base64
 //! DER>]`, a PKCS#7 EnvelopedData with RSA PKCS#1 v1.5 key transport and AES-CBC content),
 //! with hiera-eyaml's token grammar and Ruby/OpenSSL's error texts.
 //!
@@ -11,27 +11,27 @@
 //! and `chomp`ed. Arrays and hash values recurse; hash keys are only interpolated, never
 //! decrypted. The caller interpolates every string and hash key afterwards.
 //!
-//! Keys are read the way hiera-eyaml reads them, lazily at the first token: options
-//! `pkcs7_public_key` / `pkcs7_private_key` (paths as written, relative to the working
-//! directory, like Ruby's `File.read`; a leading `~` is expanded, which Puppet does not do)
-//! or `pkcs7_public_key_env_var` / `pkcs7_private_key_env_var` (names of environment
-//! variables holding the PEM text, used when set). The certificate is required, as in
-//! hiera-eyaml: it must match the private key and names the recipient.
+//! The key is read the way hiera-eyaml 4 reads it, at every token: option
+//! `pkcs7_private_key_env_var` (the name of an environment variable holding the PEM text,
+//! which must be set) wins over `pkcs7_private_key` (a path as written, relative to the
+//! working directory, like Ruby's `File.read`; a leading `~` is expanded, which Puppet does
+//! not do). The public key (certificate) is not needed to decrypt: hiera-eyaml 4 builds the
+//! recipient from the value's first recipient and the private key.
 //!
 //! Errors name the value, key and file as Puppet does and never contain key material.
 
 use crate::error::Error;
 use crate::value::{Map, Value};
 use cms::content_info::ContentInfo;
-use cms::enveloped_data::{EnvelopedData, RecipientIdentifier, RecipientInfo};
+use cms::enveloped_data::{EnvelopedData, RecipientInfo};
 use regex::Regex;
 use rsa::pkcs1::DecodeRsaPrivateKey;
-use rsa::pkcs8::{DecodePrivateKey, DecodePublicKey};
-use rsa::{Pkcs1v15Encrypt, RsaPrivateKey, RsaPublicKey};
+use rsa::pkcs8::DecodePrivateKey;
+use rsa::{Pkcs1v15Encrypt, RsaPrivateKey};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
-use x509_cert::der::{self, Decode, Encode};
+use x509_cert::der::{self, Decode};
 
 /// Where the key pair of one hierarchy entry comes from (its interpolated options). Cheap to
 /// build: nothing is read until a value needs decrypting, as in hiera-eyaml, so a broken key
@@ -39,7 +39,6 @@ use x509_cert::der::{self, Decode, Encode};
 #[derive(Debug, Clone)]
 pub struct EyamlKeys {
     private: Source,
-    public: Source,
 }
 
 /// One `pkcs7_*_key` setting: the path option and the env-var option (Ruby truthiness: a
@@ -63,10 +62,6 @@ pub fn load_keys(options: &Map) -> EyamlKeys {
         private: Source {
             path: opt("pkcs7_private_key"),
             env_var: opt("pkcs7_private_key_env_var"),
-        },
-        public: Source {
-            path: opt("pkcs7_public_key"),
-            env_var: opt("pkcs7_public_key_env_var"),
         },
     }
 }
@@ -173,7 +168,7 @@ fn decrypt_string(s: &str, keys: &EyamlKeys) -> Result<String, Failure> {
             .collect();
         let caps = string
             .captures(&compact)
-            .ok_or_else(|| decrypt_err("undefined method `[]' for nil:NilClass"))?;
+            .ok_or_else(|| decrypt_err("undefined method `[]' for nil"))?;
         let scheme = caps
             .get(1)
             .map_or("PKCS7", |g| g.as_str().trim_end_matches(','));
@@ -198,16 +193,15 @@ fn decrypt_string(s: &str, keys: &EyamlKeys) -> Result<String, Failure> {
     Ok(out)
 }
 
-/// A key pair as hiera-eyaml loads it, with the plaintexts it already produced (RSA
+/// A private key as hiera-eyaml loads it, with the plaintexts it already produced (RSA
 /// decryption is the slow part of a lookup that meets many secrets).
-struct LoadedKeys {
+struct LoadedKey {
     private: RsaPrivateKey,
-    cert: x509_cert::Certificate,
     plaintexts: Mutex<HashMap<String, String>>,
 }
 
-/// Parsed key pairs by their PEM texts: each pair is parsed once per process.
-type KeyCache = Mutex<HashMap<(Vec<u8>, Vec<u8>), Arc<LoadedKeys>>>;
+/// Parsed private keys by their PEM texts: each key is parsed once per process.
+type KeyCache = Mutex<HashMap<Vec<u8>, Arc<LoadedKey>>>;
 
 fn key_cache() -> &'static KeyCache {
     static CACHE: OnceLock<KeyCache> = OnceLock::new();
@@ -216,12 +210,12 @@ fn key_cache() -> &'static KeyCache {
 
 /// Pkcs7.decrypt for one token's base64 text.
 fn pkcs7_decrypt(cipher_b64: &str, keys: &EyamlKeys) -> Result<String, Failure> {
-    let loaded = load_pair(keys)?;
+    let loaded = load_private(keys)?;
     if let Some(p) = lock(&loaded.plaintexts).get(cipher_b64) {
         return Ok(p.clone());
     }
     let der = ruby_decode64(cipher_b64);
-    let plain = decrypt_der(&der, &loaded.private, &loaded.cert)?;
+    let plain = decrypt_der(&der, &loaded.private)?;
     let plain = String::from_utf8_lossy(&plain).into_owned();
     lock(&loaded.plaintexts).insert(cipher_b64.to_string(), plain.clone());
     Ok(plain)
@@ -231,55 +225,40 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// hiera-eyaml's checks and reads, in its order (it reads the files for every token): both
-/// settings defined (public first), private key read and parsed, certificate read and parsed.
-fn load_pair(keys: &EyamlKeys) -> Result<Arc<LoadedKeys>, Failure> {
-    if keys.public.path.is_none() && keys.public.env_var.is_none() {
-        return Err(decrypt_err("pkcs7_public_key is not defined"));
+/// hiera-eyaml 4's `Pkcs7.decrypt`: only the private key is read (for every token) and
+/// parsed; the public key setting is never consulted.
+fn load_private(keys: &EyamlKeys) -> Result<Arc<LoadedKey>, Failure> {
+    let text = read_source(&keys.private, "private_key")?;
+    if let Some(hit) = lock(key_cache()).get(&text) {
+        return Ok(hit.clone());
     }
-    if keys.private.path.is_none() && keys.private.env_var.is_none() {
-        return Err(decrypt_err("pkcs7_private_key is not defined"));
-    }
-    let private_text = read_source(&keys.private)?;
-    // The certificate is read before the private key is parsed only to find a cached pair;
-    // its errors wait until the private key has parsed, as in Ruby.
-    let public_read = read_source(&keys.public);
-    let id = match &public_read {
-        Ok(public_text) => {
-            let id = (private_text.clone(), public_text.clone());
-            if let Some(hit) = lock(key_cache()).get(&id) {
-                return Ok(hit.clone());
-            }
-            Some(id)
-        }
-        Err(_) => None,
-    };
-    let private = parse_private_key(&private_text)?;
-    let cert = parse_certificate(&public_read?)?;
-    let loaded = Arc::new(LoadedKeys {
-        private,
-        cert,
+    let loaded = Arc::new(LoadedKey {
+        private: parse_private_key(&text)?,
         plaintexts: Mutex::new(HashMap::default()),
     });
-    if let Some(id) = id {
-        lock(key_cache()).insert(id, loaded.clone());
-    }
+    lock(key_cache()).insert(text, loaded.clone());
     Ok(loaded)
 }
 
-/// Reads one key setting: the env var's text when it names a set variable, else the file.
-fn read_source(src: &Source) -> Result<Vec<u8>, Failure> {
+/// `load_ANY_key_pem`: the env-var setting wins when given (and must name a set variable),
+/// else the file setting (which must exist), else the setting is not defined.
+fn read_source(src: &Source, what: &str) -> Result<Vec<u8>, Failure> {
     if let Some(var) = &src.env_var {
         let name = ruby_string(var)?;
-        if let Some(text) = std::env::var_os(name) {
-            return Ok(text.into_encoded_bytes());
-        }
+        return match std::env::var_os(name) {
+            Some(text) => Ok(text.into_encoded_bytes()),
+            None => Err(decrypt_err(format!("env {name} is not set"))),
+        };
     }
-    let path = match &src.path {
-        Some(p) => ruby_string(p)?,
-        None => return Err(decrypt_err("no implicit conversion of nil into String")),
+    let Some(path) = &src.path else {
+        return Err(decrypt_err(format!("pkcs7_{what} is not defined")));
     };
-    read_file(&expand_tilde(path), path)
+    let path = ruby_string(path)?;
+    let real = expand_tilde(path);
+    if !real.exists() {
+        return Err(decrypt_err(format!("file {path} does not exist")));
+    }
+    read_file(&real, path)
 }
 
 /// Ruby's implicit String conversion of an option value.
@@ -340,20 +319,7 @@ fn parse_private_key(text: &[u8]) -> Result<RsaPrivateKey, Failure> {
     RsaPrivateKey::from_pkcs1_der(&der)
         .ok()
         .or_else(|| RsaPrivateKey::from_pkcs8_der(&der).ok())
-        .ok_or_else(|| decrypt_err("Neither PUB key nor PRIV key: unsupported"))
-}
-
-/// `OpenSSL::X509::Certificate.new(text)`: PEM or DER.
-fn parse_certificate(text: &[u8]) -> Result<x509_cert::Certificate, Failure> {
-    let der = match pem_block(
-        text,
-        &["CERTIFICATE", "X509 CERTIFICATE", "TRUSTED CERTIFICATE"],
-    ) {
-        Some((_, der)) => der,
-        None => text.to_vec(),
-    };
-    x509_cert::Certificate::from_der(first_tlv(&der))
-        .map_err(|_| decrypt_err("PEM_read_bio_X509: no start line"))
+        .ok_or_else(|| decrypt_err("Neither PUB key nor PRIV key"))
 }
 
 /// The first PEM block with one of `labels` (OpenSSL skips blocks of other types), decoded.
@@ -424,29 +390,14 @@ const OID_ENVELOPED_DATA: der::oid::ObjectIdentifier =
     der::oid::ObjectIdentifier::new_unwrap("1.2.840.113549.1.7.3");
 
 /// `OpenSSL::PKCS7.new(der).decrypt(key, cert)`, with OpenSSL 3.0's error for each failure.
-fn decrypt_der(
-    der: &[u8],
-    key: &RsaPrivateKey,
-    cert: &x509_cert::Certificate,
-) -> Result<Vec<u8>, Failure> {
+fn decrypt_der(der: &[u8], key: &RsaPrivateKey) -> Result<Vec<u8>, Failure> {
     // OpenSSL tries DER, then PEM: a failed parse reports the PEM reader's complaint.
-    let unparsable = || decrypt_err("Could not parse the PKCS7: no start line");
+    let unparsable = || decrypt_err("Could not parse the PKCS7: no start line (Expecting: PKCS7)");
     let info = ContentInfo::from_der(first_tlv(der)).map_err(|_| unparsable())?;
     if info.content_type != OID_ENVELOPED_DATA {
         return Err(decrypt_err("wrong content type"));
     }
     let env: EnvelopedData = info.content.decode_as().map_err(|_| unparsable())?;
-
-    // X509_check_private_key: the certificate's key must be this private key's.
-    let cert_key = cert
-        .tbs_certificate
-        .subject_public_key_info
-        .to_der()
-        .ok()
-        .and_then(|spki| RsaPublicKey::from_public_key_der(&spki).ok());
-    if cert_key.as_ref() != Some(key.as_ref()) {
-        return Err(decrypt_err("private key does not match certificate"));
-    }
 
     // PKCS7_dataDecode's failures all surface as "decrypt error".
     let decrypt_error = || decrypt_err("decrypt error");
@@ -469,24 +420,13 @@ fn decrypt_der(
         .as_ref()
         .and_then(|p| p.decode_as::<der::asn1::OctetString>().ok())
         .ok_or_else(decrypt_error)?;
-    let issuer = cert.tbs_certificate.issuer.to_der().ok();
-    let serial = &cert.tbs_certificate.serial_number;
-    let recipient = env
-        .recip_infos
-        .0
-        .iter()
-        .find_map(|ri| match ri {
-            RecipientInfo::Ktri(k) => match &k.rid {
-                RecipientIdentifier::IssuerAndSerialNumber(ias)
-                    if &ias.serial_number == serial && ias.issuer.to_der().ok() == issuer =>
-                {
-                    Some(k)
-                }
-                _ => None,
-            },
-            _ => None,
-        })
-        .ok_or_else(decrypt_error)?;
+    // hiera-eyaml 4 builds the certificate from the first recipient's issuer and serial and
+    // the private key's public half, so the first recipient is the one decrypted for.
+    let recipient = match env.recip_infos.0.iter().next() {
+        Some(RecipientInfo::Ktri(k)) => k,
+        Some(_) => return Err(decrypt_error()),
+        None => return Err(decrypt_err("undefined method `serial' for nil")),
+    };
     // A failed unwrap is not reported (Bleichenbacher defence): OpenSSL goes on with a random
     // key, and the content's padding check then fails.
     let bad_decrypt = || decrypt_err("bad decrypt");
@@ -633,7 +573,7 @@ mod tests {
         let keys = load_keys(&Map::default());
         assert_eq!(
             decrypt_string("ENC[ ]", &keys),
-            Err(decrypt_err("undefined method `[]' for nil:NilClass"))
+            Err(decrypt_err("undefined method `[]' for nil"))
         );
         assert_eq!(
             decrypt_string("ENC[GPG,aGVsbG8=]", &keys),
@@ -643,7 +583,7 @@ mod tests {
         );
         assert_eq!(
             decrypt_string("ENC[PKCS7,abc]", &keys),
-            Err(decrypt_err("pkcs7_public_key is not defined"))
+            Err(decrypt_err("pkcs7_private_key is not defined"))
         );
         let mut o = Map::default();
         o.insert(Value::str("pkcs7_public_key"), Value::str("x"));
@@ -663,7 +603,7 @@ mod tests {
         );
         assert_eq!(
             decrypt_string("ENC[abc]", &load_keys(&o)),
-            Err(decrypt_err("no implicit conversion of nil into String"))
+            Err(decrypt_err("env HIERA_LOOKUP_TEST_UNSET_VAR is not set"))
         );
     }
 
