@@ -676,12 +676,12 @@ mod tests {
     use super::*;
     use crate::merge::tests::lit;
 
-    /// Random merge-driver runs recorded from Puppet's own strategies (objects/gen.rb): the
+    /// Random merge-driver runs recorded from Puppet's own strategies (tests/data/merge/gen.rb): the
     /// result and the found values after the merge, dumped by Psych, whose anchors show which
     /// objects the result shares with them and what the merge edited in place.
     #[test]
     fn identity_matches_ruby() {
-        let corpus = include_str!("objects/corpus.jsonl");
+        let corpus = include_str!("../../tests/data/merge/corpus.jsonl");
         let mut failures = Vec::new();
         for line in corpus.lines() {
             let case: serde_json::Value = serde_json::from_str(line).unwrap();

@@ -1,5 +1,5 @@
 //! Table-driven tests against Ruby 3.1.2 / Psych 4.0.3 / libyaml 0.2.5 / json 2.6.1 / Puppet 7.23.
-//! The table in tests/corpus.rs is printed by tests/gen.rb (`ruby gen.rb > corpus.rs`, then the
+//! The table in tests/corpus.rs is printed by tests/data/render/gen.rb (`ruby gen.rb > corpus.rs`, then the
 //! header lines are prepended); every expected string there is Ruby's own output.
 
 use super::scan::would_be_non_string;
@@ -128,7 +128,7 @@ fn from_json(j: &serde_json::Value) -> Value {
     }
 }
 
-/// Bulk comparison with Ruby on random values: run `ruby tests/fuzz.rb SEED` for a few seeds into
+/// Bulk comparison with Ruby on random values: run `ruby tests/data/render/fuzz.rb SEED` for a few seeds into
 /// one file, then `RENDER_FUZZ=that.jsonl cargo test -- --ignored` (15 000 values pass). Each line
 /// is `{"v": value, "yaml": .., "json": .., "inspect": .., "to_s": ..}`, errors as `ERR <message>`.
 #[test]

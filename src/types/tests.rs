@@ -27,7 +27,7 @@ fn json(v: &serde_json::Value) -> Value {
 #[test]
 fn ruby_verified_instance_and_mismatch_table() {
     let mut failures = Vec::new();
-    let rows = include_str!("testdata/mismatch.tsv");
+    let rows = include_str!("../../tests/data/types/mismatch.tsv");
     for line in rows.lines() {
         let cols: Vec<&str> = line.split('\t').collect();
         if cols.len() < 3 {
@@ -79,7 +79,7 @@ fn ruby_verified_instance_and_mismatch_table() {
 #[test]
 fn ruby_verified_parse_table() {
     let mut failures = Vec::new();
-    for line in include_str!("testdata/parse.tsv").lines() {
+    for line in include_str!("../../tests/data/types/parse.tsv").lines() {
         let cols: Vec<&str> = line.split('\t').collect();
         if cols.len() < 4 {
             continue;
@@ -109,7 +109,7 @@ fn ruby_verified_parse_table() {
 #[test]
 fn recorded_cli_type_assertions() {
     let mut failures = Vec::new();
-    for line in include_str!("testdata/cli_goldens.tsv").lines() {
+    for line in include_str!("../../tests/data/types/cli_goldens.tsv").lines() {
         let cols: Vec<&str> = line.split('\t').collect();
         if cols.len() < 5 {
             continue;
@@ -256,7 +256,7 @@ fn ruby_float_to_s() {
 #[test]
 fn recorded_convert_to() {
     let mut failures = Vec::new();
-    for line in include_str!("testdata/convert.tsv").lines() {
+    for line in include_str!("../../tests/data/types/convert.tsv").lines() {
         let cols: Vec<&str> = line.split('\t').collect();
         if cols.len() < 5 {
             continue;

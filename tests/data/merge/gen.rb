@@ -1,6 +1,6 @@
 # Generates corpus.jsonl: random merge-driver runs through Puppet's own MergeStrategy classes,
 # dumped by Psych, so the anchors show which objects the result shares with the found values.
-#   ruby src/merge/objects/gen.rb > src/merge/objects/corpus.jsonl
+#   ruby tests/data/merge/gen.rb > tests/data/merge/corpus.jsonl
 require 'puppet'
 require 'json'
 
