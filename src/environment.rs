@@ -162,12 +162,15 @@ impl EnvOptions {
     fn modules_of(&self, env_dir: &Path, codedir: &Path) -> Result<Vec<(String, PathBuf)>> {
         // Puppet expands a relative basemodulepath against the working directory.
         let base = self.basemodulepath(codedir);
+        // `--modulepath` is a path setting, made absolute against the working directory;
+        // environment.conf's entries are relative to the environment.
+        if let Some(m) = &self.modulepath {
+            let mut out = Vec::new();
+            add_modules(&mut out, &self.cwd, m);
+            return Ok(out);
+        }
         let conf = read_environment_conf(&env_dir.join("environment.conf"));
-        let modulepath = match (&self.modulepath, conf) {
-            (Some(m), _) => m.clone(),
-            (None, Some(m)) => m,
-            (None, None) => "modules:$basemodulepath".to_string(),
-        };
+        let modulepath = conf.unwrap_or_else(|| "modules:$basemodulepath".to_string());
         let mut out: Vec<(String, PathBuf)> = Vec::new();
         for entry in modulepath.split(':') {
             let entry = entry.trim();
