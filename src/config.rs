@@ -922,16 +922,34 @@ impl Validator<'_> {
                 }
             }
         }
+        // HieraConfigV3.config_type's entries for the merge settings, checked as Puppet's
+        // TypeAsserter describes them (lookup never uses deep_merge_options otherwise).
+        for (key, ty) in [
+            ("merge_behavior", "Enum['deep', 'deeper', 'native']"),
+            (
+                "deep_merge_options",
+                "Hash[String[1], Variant[String, Boolean]]",
+            ),
+        ] {
+            let Some(v) = map.get(&s(key)) else { continue };
+            let t = crate::types::parse_cli(&format!("Struct[{{'{key}' => {ty}}}]"))
+                .expect("a valid type expression");
+            let mut one = Map::default();
+            one.insert(s(key), v.clone());
+            let one = Value::Hash(one);
+            if !t.is_instance(&one) {
+                return Err(Error::Puppet(crate::types::describe_mismatch(
+                    &format!("The Lookup Configuration at '{}'", self.path),
+                    &t,
+                    &one,
+                )));
+            }
+        }
         let mb = map
             .get(&s("merge_behavior"))
             .and_then(Value::as_str)
             .unwrap_or("native")
             .to_string();
-        if !["deep", "deeper", "native"].contains(&mb.as_str()) {
-            return Err(self.type_error(&format!(
-                "entry 'merge_behavior' expects a match for Enum['deep', 'deeper', 'native'], got '{mb}'"
-            )));
-        }
         for b in &backends_v {
             if let Some(Value::String(bn)) = Some(b) {
                 if let Some(bc) = map.get(&s(bn)) {
