@@ -190,11 +190,11 @@ pub fn float_to_s(f: f64) -> String {
         out.push_str(frac);
     } else if decpt > 0 && decpt <= 15 {
         out.push_str(&digits);
-        out.extend(std::iter::repeat('0').take((decpt - ndig) as usize));
+        out.extend(std::iter::repeat_n('0', (decpt - ndig) as usize));
         out.push_str(".0");
     } else if (-3..=0).contains(&decpt) {
         out.push_str("0.");
-        out.extend(std::iter::repeat('0').take((-decpt) as usize));
+        out.extend(std::iter::repeat_n('0', (-decpt) as usize));
         out.push_str(&digits);
     } else {
         let (first, rest) = digits.split_at(1);
@@ -401,7 +401,7 @@ fn write_dump(out: &mut String, v: &Value, indent: usize, utf8: bool) {
 }
 
 fn push_spaces(out: &mut String, n: usize) {
-    out.extend(std::iter::repeat(' ').take(n));
+    out.extend(std::iter::repeat_n(' ', n));
 }
 
 /// json gem's default `max_nesting`.

@@ -128,7 +128,7 @@ fn assignable_depth(a: &Type, b: &Type, depth: u32) -> bool {
                 return assignable_inner(a, b, d);
             }
             return assignable_depth(a, &Type::Undef, d)
-                && bt.as_ref().map_or(true, |bt| assignable_depth(a, bt, d));
+                && bt.as_ref().is_none_or(|bt| assignable_depth(a, bt, d));
         }
         Type::NotUndef(bt) => {
             if let Some(bt) = bt {
@@ -311,7 +311,7 @@ fn assignable_inner(a: &Type, b: &Type, d: u32) -> bool {
             }
         }
         T::Regexp(p) => matches!(b, T::Regexp(q) if p.is_none() || p == q),
-        T::NotUndef(t) => !asg(b, &T::Undef) && t.as_ref().map_or(true, |t| asg(t, b)),
+        T::NotUndef(t) => !asg(b, &T::Undef) && t.as_ref().is_none_or(|t| asg(t, b)),
         T::Optional(t) => {
             if matches!(b, T::Undef) {
                 return true;
@@ -319,7 +319,7 @@ fn assignable_inner(a: &Type, b: &Type, d: u32) -> bool {
             match t {
                 None => true,
                 Some(t) => match b {
-                    T::Optional(bt) => bt.as_ref().map_or(true, |bt| asg(t, bt)),
+                    T::Optional(bt) => bt.as_ref().is_none_or(|bt| asg(t, bt)),
                     _ => asg(t, b),
                 },
             }
@@ -346,7 +346,7 @@ fn assignable_inner(a: &Type, b: &Type, d: u32) -> bool {
         T::Hash(k, v, size) => match b {
             T::Hash(k2, v2, s2) => {
                 let empty_b = **k2 == T::Unit && **v2 == T::Unit && *s2 == Some(Range::exact(0));
-                if size.map_or(true, |s| s.from == Some(0)) && empty_b {
+                if size.is_none_or(|s| s.from == Some(0)) && empty_b {
                     return true;
                 }
                 asg(k, k2) && asg(v, v2) && size_of(size).covers(&size_of(s2))
@@ -441,7 +441,7 @@ fn assignable_inner(a: &Type, b: &Type, d: u32) -> bool {
             _ => false,
         },
         T::Iterable(t) => {
-            if t.as_ref().map_or(true, |t| asg(t, &T::Any)) {
+            if t.as_ref().is_none_or(|t| asg(t, &T::Any)) {
                 iterable(b)
             } else {
                 match iterable_type(b) {

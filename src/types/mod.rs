@@ -293,7 +293,7 @@ impl Type {
             T::Numeric => matches!(v, Value::Int(_) | Value::BigInt(_) | Value::Float(_)),
             T::Data => is_data(v),
             T::RichData => is_rich_data(v),
-            T::Boolean(b) => matches!(v, Value::Bool(x) if b.map_or(true, |b| b == *x)),
+            T::Boolean(b) => matches!(v, Value::Bool(x) if b.is_none_or(|b| b == *x)),
             T::BigInteger(d) => matches!(v, Value::BigInt(e) if e == d),
             T::Integer(r) => match v {
                 Value::Int(i) => r.contains(*i),
@@ -307,7 +307,7 @@ impl Type {
                     Value::BigInt(d) => d.parse::<f64>().unwrap_or(f64::NAN),
                     _ => return false,
                 };
-                from.map_or(true, |f| n >= f.as_f64()) && to.map_or(true, |t| n <= t.as_f64())
+                from.is_none_or(|f| n >= f.as_f64()) && to.is_none_or(|t| n <= t.as_f64())
             }
             T::String { size, value } => match v {
                 Value::String(s) => match (size, value) {
@@ -331,13 +331,13 @@ impl Type {
                 Value::String(s) => pats.is_empty() || pats.iter().any(|p| p.is_match(s)),
                 _ => false,
             },
-            T::NotUndef(t) => !v.is_null() && t.as_ref().map_or(true, |t| t.is_instance(v)),
+            T::NotUndef(t) => !v.is_null() && t.as_ref().is_none_or(|t| t.is_instance(v)),
             T::Optional(t) => v.is_null() || t.as_ref().is_some_and(|t| t.is_instance(v)),
             T::Variant(ts) => ts.iter().any(|t| t.is_instance(v)),
             T::Array(e, size) => match v {
                 Value::Array(a) => {
                     a.iter().all(|x| e.is_instance(x))
-                        && size.map_or(true, |r| r.contains(len_i64(a.len())))
+                        && size.is_none_or(|r| r.contains(len_i64(a.len())))
                 }
                 _ => false,
             },
@@ -362,7 +362,7 @@ impl Type {
                 Value::Hash(h) => {
                     h.keys().all(|x| k.is_instance(x))
                         && h.values().all(|x| val.is_instance(x))
-                        && size.map_or(true, |r| r.contains(len_i64(h.len())))
+                        && size.is_none_or(|r| r.contains(len_i64(h.len())))
                 }
                 _ => false,
             },
@@ -389,12 +389,12 @@ impl Type {
                 _ => false,
             },
             T::Collection(size) => match v {
-                Value::Array(a) => size.map_or(true, |r| r.contains(len_i64(a.len()))),
-                Value::Hash(h) => size.map_or(true, |r| r.contains(len_i64(h.len()))),
+                Value::Array(a) => size.is_none_or(|r| r.contains(len_i64(a.len()))),
+                Value::Hash(h) => size.is_none_or(|r| r.contains(len_i64(h.len()))),
                 _ => false,
             },
             T::Iterable(t) => {
-                if t.as_ref().map_or(true, |t| calc::assignable(t, &Type::Any)) {
+                if t.as_ref().is_none_or(|t| calc::assignable(t, &Type::Any)) {
                     match v {
                         Value::String(_) | Value::Array(_) | Value::Hash(_) => true,
                         Value::Int(i) => *i >= 0,
