@@ -162,7 +162,10 @@ fn load(
                 invalid: Vec::new(),
             }),
             Ok(_) => Ok(DataHash::default()),
-            Err(e) => Err(Error::lookup(format!("Unable to parse ({path}): {e}"))),
+            Err(e) => match e.strip_prefix(hocon::RAW) {
+                Some(raw) => Err(Error::run(raw.to_string())),
+                None => Err(Error::lookup(format!("Unable to parse ({path}): {e}"))),
+            },
         },
         "json_data" => {
             json_data(&String::from_utf8_lossy(&bytes), path).map(|map| DataHash::Parsed {

@@ -14,8 +14,10 @@
 //! detection. Numbers as ruby-hocon makes them: integral floats are Integers (`1.0` → 1,
 //! `1e3` → 1000), a leading zero is octal (`010` → 8, `08` is a string).
 //!
-//! Not supported: `include` (`"x"`, `file("x")`, `classpath("x")`, `url("x")` are ignored, as
-//! ruby-hocon ignores includes it cannot find when parsing a string), duration/size units (strings anyway when unwrapped), substitutions
+//! Includes as ruby-hocon 1.3 runs them when Puppet parses a string: `include "x"` is never
+//! found (ignored), `include file("x")` reads x relative to the working directory (ignored when
+//! missing; its errors name it), `url(...)` and `classpath(...)` fail as they do in Ruby.
+//! Not supported: duration/size units (strings anyway when unwrapped), substitutions
 //! inside a concatenation that must merge with an earlier object (`a = ${b} { c = 1 }` is
 //! resolved, but not delayed-merged with an earlier `a`). Errors carry ruby-hocon's
 //! `String: <line>: ` origin and its wording for the common mistakes; rarer ones are worded
@@ -32,6 +34,7 @@ pub fn parse_hocon(text: &str) -> Result<Value, String> {
         i: 0,
         line: 1,
         depth: 0,
+        includes: 0,
     };
     let root = p.parse_root()?;
     let mut r = Resolver {
@@ -41,6 +44,48 @@ pub fn parse_hocon(text: &str) -> Result<Value, String> {
     match r.resolve(&Node::Obj(root.clone()))? {
         Some(v) => Ok(v),
         None => Ok(Value::Hash(Map::default())),
+    }
+}
+
+/// Marks a message that is not a parse error but an exception escaping ruby-hocon (the caller
+/// reports it without `Unable to parse`).
+pub const RAW: &str = "\u{0}raw:";
+
+/// How deep `include file(...)` may nest (a file including itself stops here).
+const MAX_INCLUDE_DEPTH: usize = 32;
+
+impl Parser {
+    /// `include file("name")`: the file, relative to the working directory as Ruby's File
+    /// opens it (without an extension: `name.conf`, then `name.json`), parsed on its own; a
+    /// missing file is ignored, as ruby-hocon ignores includes it cannot find. Its errors name
+    /// the included file.
+    fn include_file(&mut self, name: &str) -> Result<IndexMap<String, Node>, String> {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let base = cwd.join(name);
+        let candidates = if std::path::Path::new(name).extension().is_some() {
+            vec![base]
+        } else {
+            vec![base.with_extension("conf"), base.with_extension("json")]
+        };
+        let Some(path) = candidates.into_iter().find(|p| p.is_file()) else {
+            return Ok(IndexMap::default());
+        };
+        if self.includes >= MAX_INCLUDE_DEPTH {
+            return err(self.line, "include nesting too deep");
+        }
+        let text = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut p = Parser {
+            s: String::from_utf8_lossy(&text).chars().collect(),
+            i: 0,
+            line: 1,
+            depth: self.depth,
+            includes: self.includes + 1,
+        };
+        p.parse_root()
+            .map_err(|e| match e.strip_prefix("String: ") {
+                Some(rest) => format!("{}: {rest}", path.display()),
+                None => e,
+            })
     }
 }
 
@@ -72,6 +117,8 @@ struct Parser {
     line: usize,
     /// Nesting of objects and arrays, bounded so that no input can exhaust the stack.
     depth: usize,
+    /// Nesting of `include file(...)`.
+    includes: usize,
 }
 
 const MAX_DEPTH: usize = 512;
@@ -243,19 +290,43 @@ impl Parser {
                     if matches!(word.as_str(), "file(" | "classpath(" | "url(") {
                         self.i += word.chars().count();
                         if self.peek() == Some('"') {
-                            // Skip the quoted name (the include itself is ignored).
+                            let mut name = String::new();
                             self.bump();
                             while let Some(c) = self.bump() {
                                 match c {
                                     '\\' => {
-                                        self.bump();
+                                        if let Some(e) = self.bump() {
+                                            name.push(e);
+                                        }
                                     }
                                     '"' => break,
-                                    _ => {}
+                                    c => name.push(c),
                                 }
                             }
                             if self.peek() == Some(')') {
                                 self.bump();
+                                match word.as_str() {
+                                    "file(" => {
+                                        for (k, v) in self.include_file(&name)? {
+                                            let path = [k];
+                                            insert_path(&mut obj, &path, v, &path);
+                                        }
+                                    }
+                                    // ruby-hocon 1.3 cannot include URLs: http(s) ones reach
+                                    // a method SimpleIncluder lacks, others are refused.
+                                    "url(" if name.starts_with("http:") || name.starts_with("https:") => {
+                                        return Err(format!("{RAW}undefined method `include_url' for an instance of Hocon::Impl::SimpleIncluder"))
+                                    }
+                                    "url(" => {
+                                        return err(
+                                            self.line,
+                                            format!("include url() specifies an invalid URL: {name}"),
+                                        )
+                                    }
+                                    // ruby-hocon's SimpleIncluder lacks include_resources: Ruby's
+                                    // NoMethodError escapes the parser.
+                                    _ => return Err(format!("{RAW}undefined method `include_resources' for an instance of Hocon::Impl::SimpleIncluder")),
+                                }
                                 self.end_of_field(braces)?;
                                 continue;
                             }
@@ -987,7 +1058,10 @@ mod tests {
             ("{ \"a\" : 1 }", r#"{"a":1}"#),
             ("include \"foo.conf\"\na = 1", r#"{"a":1}"#),
             ("include file(\"inc/x.conf\")\na = 1", r#"{"a":1}"#),
-            ("include url(\"http://x/y\")\na = 1", r#"{"a":1}"#),
+            (
+                "include url(\"http://x/y\")\na = 1",
+                "ERR \u{0}raw:undefined method `include_url' for an instance of Hocon::Impl::SimpleIncluder",
+            ),
             ("a = 1, b = 2,", r#"{"a":1,"b":2}"#),
             ("", "{}"),
             ("# only comment", "{}"),
