@@ -41,6 +41,38 @@ impl EnvOptions {
             .unwrap_or_else(|| "production".to_string())
     }
 
+    /// Puppet's settings that data may interpolate as `$settings::NAME`: the ones hiera-lookup
+    /// computes (codedir, confdir, environmentpath, environment), with Puppet's values.
+    pub fn settings_vars(&self) -> Vec<(String, crate::value::Value)> {
+        use crate::value::Value;
+        let cwd = &self.cwd;
+        let codedir = self
+            .codedir
+            .as_ref()
+            .map(|c| absolute(cwd, c))
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_CODEDIR));
+        let confdir = self
+            .confdir
+            .as_ref()
+            .map(|c| absolute(cwd, c))
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_CONFDIR));
+        let envpath = self
+            .environmentpath
+            .as_ref()
+            .map(|e| absolute(cwd, e))
+            .unwrap_or_else(|| codedir.join("environments"));
+        let s = |p: &Path| Value::str(p.display().to_string());
+        vec![
+            ("settings::codedir".into(), s(&codedir)),
+            ("settings::confdir".into(), s(&confdir)),
+            ("settings::environmentpath".into(), s(&envpath)),
+            (
+                "settings::environment".into(),
+                Value::str(self.environment_name()),
+            ),
+        ]
+    }
+
     /// True when no layer setting was given: the working directory is a control repo.
     pub fn control_repo_mode(&self) -> bool {
         self.hiera_config.is_none()

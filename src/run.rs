@@ -157,6 +157,9 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
     }
     Scope::check_facts(&facts)?;
     let mut scope = Scope::from_facts(facts, &env.environment_name());
+    for (name, value) in env.settings_vars() {
+        scope.set(&name, value);
+    }
     for (name, value) in parse_vars(args)? {
         scope.set(&name, value);
     }
@@ -314,6 +317,9 @@ fn run_batch(
         };
         Scope::check_facts(&facts)?;
         let mut scope = Scope::from_facts(facts, &env.environment_name());
+        for (n, v) in env.settings_vars() {
+            scope.set(&n, v);
+        }
         for (n, v) in &vars {
             scope.set(n, v.clone());
         }
