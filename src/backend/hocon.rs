@@ -35,6 +35,7 @@ pub fn parse_hocon(text: &str) -> Result<Value, String> {
         line: 1,
         depth: 0,
         includes: 0,
+        after_separator: false,
     };
     let root = p.parse_root()?;
     let mut r = Resolver {
@@ -80,6 +81,7 @@ impl Parser {
             line: 1,
             depth: self.depth,
             includes: self.includes + 1,
+            after_separator: false,
         };
         p.parse_root()
             .map_err(|e| match e.strip_prefix("String: ") {
@@ -119,6 +121,9 @@ struct Parser {
     depth: usize,
     /// Nesting of `include file(...)`.
     includes: usize,
+    /// A field's separator (comma or newline) was just read: the end of the text is then a
+    /// missing field, not a missing separator.
+    after_separator: bool,
 }
 
 const MAX_DEPTH: usize = 512;
@@ -255,6 +260,12 @@ impl Parser {
         loop {
             self.skip_all();
             match self.peek() {
+                None if braces && self.after_separator => {
+                    return err(
+                        self.line,
+                        "expecting a close brace or a field name here, got end of file",
+                    )
+                }
                 None if braces => return err(self.line, "Expecting close brace } or a comma, got end of file"),
                 None => return Ok(obj),
                 Some('}') if braces => {
@@ -267,45 +278,52 @@ impl Parser {
                 ),
                 _ => {}
             }
-            if self.at("include") {
-                let save = (self.i, self.line);
+            // `include` as a whole token opens an include (`include.x` is a key path).
+            let include_kw = self.at("include")
+                && self
+                    .s
+                    .get(self.i + "include".len())
+                    .is_none_or(|&c| c.is_whitespace() || forbidden(c));
+            if include_kw {
                 self.i += "include".len();
-                let ws = self.skip_inline();
-                if !ws.is_empty() && self.peek() == Some('"') {
-                    // Includes are ignored (see the module comment).
-                    self.parse_value(prefix)?;
-                    self.end_of_field(braces)?;
-                    continue;
+                self.skip_all();
+                let not_quoted = |what: String| {
+                    format!("include keyword is not followed by a quoted string, but by: {what}")
+                };
+                match self.peek() {
+                    None => return err(self.line, not_quoted("end of file".into())),
+                    Some('"') => {
+                        // Never found when Puppet parses a string (see the module comment).
+                        self.parse_value(prefix)?;
+                        self.end_of_field(braces)?;
+                        continue;
+                    }
+                    Some(c) if forbidden(c) => return err(self.line, not_quoted(format!("'{c}'"))),
+                    Some(_) => {}
                 }
-                if !ws.is_empty() {
-                    // `file("x")`, `classpath("x")`, `url("x")`: ignored too. ruby-hocon has
-                    // no `required(...)`; any other word is its error.
-                    let word: String = self.s[self.i..]
-                        .iter()
-                        .take_while(|c| {
-                            !c.is_whitespace()
-                                && !matches!(c, '"' | '{' | '}' | '[' | ']' | ',' | '=' | ':' | '#')
-                        })
-                        .collect();
-                    if matches!(word.as_str(), "file(" | "classpath(" | "url(") {
-                        self.i += word.chars().count();
-                        if self.peek() == Some('"') {
-                            let mut name = String::new();
-                            self.bump();
-                            while let Some(c) = self.bump() {
-                                match c {
-                                    '\\' => {
-                                        if let Some(e) = self.bump() {
-                                            name.push(e);
-                                        }
+                let word: String = self.s[self.i..]
+                    .iter()
+                    .take_while(|&&c| !c.is_whitespace() && !forbidden(c))
+                    .collect();
+                if matches!(word.as_str(), "file(" | "classpath(" | "url(") {
+                    self.i += word.chars().count();
+                    if self.peek() == Some('"') {
+                        let mut name = String::new();
+                        self.bump();
+                        while let Some(c) = self.bump() {
+                            match c {
+                                '\\' => {
+                                    if let Some(e) = self.bump() {
+                                        name.push(e);
                                     }
-                                    '"' => break,
-                                    c => name.push(c),
                                 }
+                                '"' => break,
+                                c => name.push(c),
                             }
-                            if self.peek() == Some(')') {
-                                self.bump();
-                                match word.as_str() {
+                        }
+                        if self.peek() == Some(')') {
+                            self.bump();
+                            match word.as_str() {
                                     "file(" => {
                                         for (k, v) in self.include_file(&name)? {
                                             let path = [k];
@@ -327,20 +345,35 @@ impl Parser {
                                     // NoMethodError escapes the parser.
                                     _ => return Err(format!("{RAW}undefined method `include_resources' for an instance of Hocon::Impl::SimpleIncluder")),
                                 }
-                                self.end_of_field(braces)?;
-                                continue;
-                            }
+                            self.end_of_field(braces)?;
+                            continue;
                         }
-                        return err(self.line, "expecting a close parentheses ')' here, not: ");
                     }
-                    if word.ends_with('(') {
-                        return err(
+                    return err(self.line, "expecting a close parentheses ')' here, not: ");
+                }
+                if word.ends_with('(') {
+                    return err(
                             self.line,
                             format!("expecting include parameter to be quoted filename, file(), classpath(), or url(). No spaces are allowed before the open paren. Not expecting: '{word}'"),
                         );
-                    }
                 }
-                (self.i, self.line) = save;
+                let what = match word.as_str() {
+                    "true" | "false" => Some(format!("'{word}' (BOOLEAN)")),
+                    "null" => Some("'' (NULL)".to_string()),
+                    w if w.starts_with(|c: char| c.is_ascii_digit() || c == '-')
+                        && w.parse::<f64>().is_ok() =>
+                    {
+                        Some(format!("'{word}' (NUMBER)"))
+                    }
+                    _ => None,
+                };
+                return match what {
+                    Some(w) => err(self.line, not_quoted(w)),
+                    None => err(
+                        self.line,
+                        format!("expecting include parameter to be quoted filename, file(), classpath(), or url(). No spaces are allowed before the open paren. Not expecting: '{word}'"),
+                    ),
+                };
             }
             let line = self.line;
             let key = self.parse_key()?;
@@ -394,9 +427,11 @@ impl Parser {
     /// A field ends at a comma, a newline, the closing brace or the end.
     fn end_of_field(&mut self, braces: bool) -> Result<(), String> {
         let nl = self.skip_all();
+        self.after_separator = nl;
         match self.peek() {
             Some(',') => {
                 self.bump();
+                self.after_separator = true;
                 Ok(())
             }
             Some('}') if braces => Ok(()),
@@ -648,6 +683,14 @@ impl Parser {
                     }
                 }
                 Some(']') => {}
+                // A newline separates like a comma: the end of the file after it is a missing
+                // element.
+                None if nl => {
+                    return err(
+                        self.line,
+                        "List should have had new element after a comma, instead had token: end of file (if you want the comma or end of file to be part of a string value, then double-quote it)",
+                    );
+                }
                 _ if nl => {}
                 _ => {
                     let t = self.token_name();
