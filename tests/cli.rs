@@ -261,3 +261,55 @@ fn color_highlights_only_when_asked() {
         .replace("\x1b[31m", "");
     assert_eq!(stripped, plain);
 }
+
+/// The server facts that depend on the host (Puppet takes them from Facter on the machine
+/// running `puppet lookup`): the name is the kernel's hostname (plus a domain), `serverip` an
+/// IPv4 address; `$server_facts` holds them with the Puppet version and the environment.
+#[test]
+fn server_facts_describe_this_host() {
+    let dir = scratch(
+        "serverfacts",
+        &[
+            (
+                "hiera.yaml",
+                "version: 5\nhierarchy:\n  - name: c\n    path: c.yaml\n",
+            ),
+            (
+                "data/c.yaml",
+                "sn: \"%{servername}\"\nsv: \"%{serverversion}\"\nsfn: \"%{server_facts.servername}\"\nsfe: \"%{server_facts.environment}\"\nsip: \"%{server_facts.serverip}\"\n",
+            ),
+            (
+                "facts.yaml",
+                "clientcert: n1.example.com\nhostname: n1\ndomain: example.com\nfqdn: n1.example.com\n",
+            ),
+        ],
+    );
+    let get = |key: &str| {
+        let o = run_in(
+            &dir,
+            &[
+                "--hiera_config",
+                "hiera.yaml",
+                "--facts",
+                "facts.yaml",
+                "--render-as",
+                "s",
+                key,
+            ],
+        );
+        assert_eq!(o.status.code(), Some(0), "{key}: {}", stderr(&o));
+        stdout(&o).trim_end().to_string()
+    };
+    assert_eq!(get("sv"), "8.10.0");
+    assert_eq!(get("sfe"), "production");
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let name = get("sn");
+    assert!(name.starts_with(host.trim()), "{name} vs {host}");
+    assert_eq!(get("sfn"), name);
+    let ip = get("sip");
+    assert!(
+        ip.is_empty() || ip.parse::<std::net::Ipv4Addr>().is_ok(),
+        "{ip}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
