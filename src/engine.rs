@@ -141,6 +141,8 @@ pub struct Session {
     scope_objects: HashMap<String, Rv>,
     module_default_options: HashMap<String, Option<CompiledOptions>>,
     name_stack: Vec<String>,
+    /// Interpolation lookups (`%{lookup('k')}`, `hiera`, `alias`) now in progress, nested.
+    lookup_depth: usize,
     top_keys: Vec<String>,
     /// Hiera 3 data confines nested lookups to the global layer.
     global_only: bool,
@@ -194,6 +196,7 @@ impl Session {
             alias_object: None,
             module_default_options: HashMap::default(),
             name_stack: Vec::new(),
+            lookup_depth: 0,
             top_keys: Vec::new(),
             global_only: false,
             v3_scope: false,
@@ -1527,7 +1530,9 @@ impl Session {
             }
         }
         if has_expr(&value) {
-            self.interpolate(&value, allow_methods)
+            let v = self.interpolate(&value, allow_methods)?;
+            check_depth(&v)?;
+            Ok(v)
         } else {
             Ok(value)
         }
@@ -1544,6 +1549,7 @@ impl Session {
             Some(ex) => ex.heap().value(&o),
             None => value,
         };
+        check_depth(&v)?;
         *obj = Some(o);
         Ok(v)
     }
@@ -1682,13 +1688,22 @@ impl Session {
 
     /// `%{lookup('k')}`, `%{hiera('k')}`, `%{alias('k')}`: a full lookup with default ''.
     fn global_lookup(&mut self, key: &str) -> Result<Value> {
+        if self.lookup_depth >= crate::limits::MAX_LOOKUP_DEPTH {
+            let first = self.name_stack.first().map_or(key, String::as_str);
+            return Err(Error::run(format!(
+                "stack level too deep: interpolation lookups nest more than {} deep, starting at key '{first}'",
+                crate::limits::MAX_LOOKUP_DEPTH
+            )));
+        }
         let keys = [key.to_string()];
         // A nested lookup that may leave the global layer leaves Hiera 3's scope too.
         let saved = self.v3_scope;
         if !self.global_only {
             self.v3_scope = false;
         }
+        self.lookup_depth += 1;
         let r = self.lookup(&keys, None);
+        self.lookup_depth -= 1;
         self.v3_scope = saved;
         match r? {
             Outcome::Found(v) => Ok(v),
@@ -1799,6 +1814,18 @@ impl Session {
             Strict::Error => Err(Error::run(format!("Undefined variable '{name}'; "))),
         }
     }
+}
+
+/// Interpolation can nest a deep value (`alias`) inside another: the result must still fit the
+/// depth every recursion over values is bounded by.
+fn check_depth(v: &Value) -> Result<()> {
+    if v.deeper_than(crate::limits::MAX_VALUE_DEPTH) {
+        return Err(Error::run(format!(
+            "stack level too deep: interpolation built a value nested more than {} deep",
+            crate::limits::MAX_VALUE_DEPTH
+        )));
+    }
+    Ok(())
 }
 
 fn merge_error(e: MergeError) -> Error {

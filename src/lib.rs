@@ -29,6 +29,7 @@ pub mod explain;
 pub mod interpolation;
 pub mod json;
 pub mod key;
+pub mod limits;
 pub mod location;
 pub mod merge;
 pub mod render;

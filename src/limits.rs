@@ -1,0 +1,38 @@
+//! Every limit that keeps hostile input from crashing, hanging or exhausting memory, in one
+//! place (README.md, "Limits", lists them with the error each gives). None of them is reached
+//! by a normal control repo; Puppet has the same kind of limit in each place (Ruby's stack,
+//! Psych's alias handling, the OS), only less predictable.
+
+/// Interpolation lookups (`%{lookup('k')}`, `%{hiera('k')}`, `%{alias('k')}`) nested inside
+/// one another. Puppet answers chains of about a thousand and fails with "stack level too
+/// deep" above; each link costs a few kilobytes of stack here, so the cap is lower.
+pub const MAX_LOOKUP_DEPTH: usize = 200;
+
+/// Stack of every thread that runs lookups (the CLI's and each batch worker's), whatever
+/// `ulimit -s` says. Recursion over data is bounded by the depth limits here; this is the
+/// room those limits were measured against (with a debug build, whose frames are largest).
+pub const LOOKUP_STACK_SIZE: usize = 16 << 20;
+
+/// Deepest nesting of arrays and hashes in any value: as loaded (YAML, also JSON and HOCON
+/// have their own, lower, limits) and as built by interpolation (`alias` of a deep value
+/// inside another).
+pub const MAX_VALUE_DEPTH: usize = crate::yaml::MAX_DEPTH;
+
+/// Largest file read: data files, facts files, eyaml keys, hiera.yaml. Only regular files are
+/// read (a FIFO or a device is refused without opening it for a blocking read).
+pub const MAX_FILE_SIZE: u64 = 256 << 20;
+
+/// Largest string that interpolation may build.
+pub const MAX_INTERPOLATED_STRING: usize = 64 << 20;
+
+/// Nested lookups made while answering one key (memoised lookups count once).
+pub const MAX_LOOKUPS_PER_KEY: usize = 100_000;
+
+/// Patterns a hierarchy `glob` may expand to through `{a,b}` alternatives.
+pub const MAX_GLOB_PATTERNS: usize = 1024;
+
+/// Bytes kept of a `command` backend program's stdout and stderr; more is an error.
+pub const MAX_COMMAND_OUTPUT: usize = 16 << 20;
+
+/// Longest error message printed (in characters); longer ones end in '…'.
+pub const MAX_MESSAGE_CHARS: usize = 1000;
