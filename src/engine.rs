@@ -989,7 +989,7 @@ impl Session {
                     .unwrap_or("")
                     .to_string();
                 let line = cfg.path.as_ref().and_then(|p| {
-                    let text = std::fs::read_to_string(p).ok()?;
+                    let text = crate::limits::read_text(p).ok()?;
                     let re = regex::Regex::new(&format!(r#"%\{{['"]?{var}['"]?\}}"#)).ok()?;
                     crate::config::find_line_matching(&text, &re, 1)
                 });
@@ -1873,7 +1873,7 @@ fn validate_data_value(
 /// The inferred type of a value holding symbols, read again from its YAML file with the
 /// symbols kept (this error path is the only one that needs them).
 fn symbol_value_type(root: &str, path: &str) -> Option<String> {
-    let bytes = std::fs::read(path).ok()?;
+    let bytes = crate::limits::read_file(path).ok()?;
     let doc = crate::yaml::load_document_marking_symbols(&bytes).ok()?;
     let v = doc.value.get(root)?;
     Some(crate::types::infer_reduced(v).to_string())

@@ -36,3 +36,46 @@ pub const MAX_COMMAND_OUTPUT: usize = 16 << 20;
 
 /// Longest error message printed (in characters); longer ones end in '…'.
 pub const MAX_MESSAGE_CHARS: usize = 1000;
+
+/// Reads a whole file, refusing what is not a regular file (a FIFO or a device would block or
+/// never end) and files over [`MAX_FILE_SIZE`]. The file is opened without blocking, so a FIFO
+/// with no writer is refused at once rather than waited on.
+pub fn read_file(path: impl AsRef<std::path::Path>) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = f.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    if meta.len() > MAX_FILE_SIZE {
+        return Err(too_big());
+    }
+    let mut buf = Vec::with_capacity(meta.len() as usize);
+    // A file that grows while it is read stops at the limit all the same.
+    f.take(MAX_FILE_SIZE + 1).read_to_end(&mut buf)?;
+    if buf.len() as u64 > MAX_FILE_SIZE {
+        return Err(too_big());
+    }
+    Ok(buf)
+}
+
+/// [`read_file`] as UTF-8 text (invalid UTF-8 is `InvalidData`, as `fs::read_to_string`).
+pub fn read_text(path: impl AsRef<std::path::Path>) -> std::io::Result<String> {
+    String::from_utf8(read_file(path)?).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })
+}
+
+fn too_big() -> std::io::Error {
+    std::io::Error::other(format!(
+        "larger than {} MiB (the file size limit)",
+        MAX_FILE_SIZE >> 20
+    ))
+}
