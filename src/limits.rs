@@ -48,6 +48,10 @@ pub fn read_file(path: impl AsRef<std::path::Path>) -> std::io::Result<Vec<u8>> 
         .custom_flags(libc::O_NONBLOCK)
         .open(path)?;
     let meta = f.metadata()?;
+    if meta.is_dir() {
+        // What reading it would say (and Ruby says).
+        return Err(std::io::Error::from_raw_os_error(libc::EISDIR));
+    }
     if !meta.is_file() {
         return Err(std::io::Error::other("not a regular file"));
     }

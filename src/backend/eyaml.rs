@@ -324,7 +324,15 @@ fn read_file(real: &std::path::Path, shown: &str) -> Result<Vec<u8>, Failure> {
         };
         decrypt_err(format!("{reason} @ {at} - {shown}"))
     };
-    crate::limits::read_file(real).map_err(|e| errno(&e, "rb_sysopen"))
+    crate::limits::read_file(real).map_err(|e| {
+        // Ruby opens a directory and fails reading it.
+        let at = if e.raw_os_error() == Some(libc::EISDIR) {
+            "io_fread"
+        } else {
+            "rb_sysopen"
+        };
+        errno(&e, at)
+    })
 }
 
 /// `OpenSSL::PKey::RSA.new(text)`: PEM (PKCS#1 or PKCS#8, the first such block) or DER.
