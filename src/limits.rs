@@ -18,8 +18,9 @@ pub const LOOKUP_STACK_SIZE: usize = 16 << 20;
 /// inside another).
 pub const MAX_VALUE_DEPTH: usize = crate::yaml::MAX_DEPTH;
 
-/// Largest file read: data files, facts files, eyaml keys, hiera.yaml. Only regular files are
-/// read (a FIFO or a device is refused without opening it for a blocking read).
+/// Largest file read: data files, facts files, eyaml keys, hiera.yaml. Only regular files (and
+/// /dev/null, read as empty) are read: a FIFO or another device is refused without a blocking
+/// open or read.
 pub const MAX_FILE_SIZE: u64 = 256 << 20;
 
 /// Largest string that interpolation may build.
@@ -53,6 +54,11 @@ pub fn read_file(path: impl AsRef<std::path::Path>) -> std::io::Result<Vec<u8>> 
         return Err(std::io::Error::from_raw_os_error(libc::EISDIR));
     }
     if !meta.is_file() {
+        // /dev/null reads as empty, as Puppet reads it; any other device or FIFO may block or
+        // never end.
+        if is_null_device(&meta) {
+            return Ok(Vec::new());
+        }
         return Err(std::io::Error::other("not a regular file"));
     }
     if meta.len() > MAX_FILE_SIZE {
@@ -75,6 +81,12 @@ pub fn read_text(path: impl AsRef<std::path::Path>) -> std::io::Result<String> {
             "stream did not contain valid UTF-8",
         )
     })
+}
+
+fn is_null_device(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    meta.file_type().is_char_device()
+        && std::fs::metadata("/dev/null").is_ok_and(|null| null.rdev() == meta.rdev())
 }
 
 fn too_big() -> std::io::Error {
