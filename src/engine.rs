@@ -1088,7 +1088,7 @@ impl Session {
                 for declared in globs {
                     let g = self.interpolate_str(declared, false)?;
                     let pattern = crate::config::path_plus(datadir, &g);
-                    for f in crate::location::glob(&pattern) {
+                    for f in crate::location::glob(&pattern).map_err(Error::run)? {
                         out.push(ResolvedLocation {
                             original: pattern.clone(),
                             location: f,
