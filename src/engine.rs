@@ -143,6 +143,11 @@ pub struct Session {
     name_stack: Vec<String>,
     /// Interpolation lookups (`%{lookup('k')}`, `hiera`, `alias`) now in progress, nested.
     lookup_depth: usize,
+    /// Interpolation lookups made for the current top-level key, and their answers (without
+    /// `--explain`, whose trace shows every one): `b: "%{lookup('c')}%{lookup('c')}"` forty
+    /// levels deep is 2^40 lookups unless answers are kept.
+    nested_lookups: usize,
+    memo: HashMap<(String, bool, bool, bool), Value>,
     top_keys: Vec<String>,
     /// Hiera 3 data confines nested lookups to the global layer.
     global_only: bool,
@@ -197,6 +202,8 @@ impl Session {
             module_default_options: HashMap::default(),
             name_stack: Vec::new(),
             lookup_depth: 0,
+            nested_lookups: 0,
+            memo: HashMap::new(),
             top_keys: Vec::new(),
             global_only: false,
             v3_scope: false,
@@ -276,6 +283,12 @@ impl Session {
 
     /// `Puppet::Pops::Lookup.lookup`: the first of `keys` that is found wins.
     pub fn lookup(&mut self, keys: &[String], merge: Option<&MergeStrategy>) -> Result<Outcome> {
+        if self.lookup_depth == 0 {
+            // A new top-level lookup: the scope is the same, but an embedder may have
+            // registered backends or the files may have changed between two of them.
+            self.memo.clear();
+            self.nested_lookups = 0;
+        }
         for key in keys {
             if let Some(v) = self.adapter_lookup(key, merge)? {
                 return Ok(Outcome::Found(v));
@@ -1678,6 +1691,12 @@ impl Session {
                                 None => Value::Null,
                             };
                             out.push_str(&crate::render::to_s(&value));
+                            if out.len() > crate::limits::MAX_INTERPOLATED_STRING {
+                                return Err(Error::run(format!(
+                                    "interpolation result too large (more than {} MiB)",
+                                    crate::limits::MAX_INTERPOLATED_STRING >> 20
+                                )));
+                            }
                         }
                     }
                 }
@@ -1695,7 +1714,29 @@ impl Session {
                 crate::limits::MAX_LOOKUP_DEPTH
             )));
         }
+        self.nested_lookups += 1;
+        if self.nested_lookups > crate::limits::MAX_LOOKUPS_PER_KEY {
+            let first = self.name_stack.first().map_or(key, String::as_str);
+            return Err(Error::run(format!(
+                "interpolation of key '{first}' makes more than {} lookups",
+                crate::limits::MAX_LOOKUPS_PER_KEY
+            )));
+        }
         let keys = [key.to_string()];
+        // Answers depend on the key and on these flags only (the scope is fixed); recursion
+        // errors depend on the lookups in progress, so only answers are kept.
+        let memo_key = (
+            key.to_string(),
+            self.global_only,
+            self.v3_scope,
+            self.in_location,
+        );
+        let memoise = self.ex.is_none() && self.local_var.is_none();
+        if memoise {
+            if let Some(v) = self.memo.get(&memo_key) {
+                return Ok(v.clone());
+            }
+        }
         // A nested lookup that may leave the global layer leaves Hiera 3's scope too.
         let saved = self.v3_scope;
         if !self.global_only {
@@ -1705,10 +1746,14 @@ impl Session {
         let r = self.lookup(&keys, None);
         self.lookup_depth -= 1;
         self.v3_scope = saved;
-        match r? {
-            Outcome::Found(v) => Ok(v),
-            Outcome::NotFound => Ok(Value::str("")),
+        let v = match r? {
+            Outcome::Found(v) => v,
+            Outcome::NotFound => Value::str(""),
+        };
+        if memoise {
+            self.memo.insert(memo_key, v.clone());
         }
+        Ok(v)
     }
 
     /// `%{var}` / `%{scope('var')}`: a scope variable with optional dotted sub-keys.
