@@ -139,7 +139,7 @@ fn load(
             return Ok(DataHash::Cached(t));
         }
     }
-    let bytes = std::fs::read(Path::new(path)).map_err(|e| {
+    let bytes = crate::limits::read_file(Path::new(path)).map_err(|e| {
         Error::lookup(format!(
             "Unable to read ({path}): {}",
             crate::error::io_reason(&e)

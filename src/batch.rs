@@ -16,6 +16,9 @@ use std::sync::Mutex;
 pub struct Node {
     pub name: String,
     pub scope: Scope,
+    /// Why the node's facts could not be read: every answer of the node is this error (the
+    /// batch goes on with the other nodes).
+    pub facts_error: Option<Error>,
 }
 
 /// Which keys to answer for every node.
@@ -44,6 +47,12 @@ impl Record {
     /// "value":…}` (answered by `--default`) or `{"node":…,"key":…,"error":"…"}`; with
     /// `--render-as`, answers also carry `"rendered"`, the text a single lookup prints.
     pub fn to_json_line(&self) -> String {
+        self.json_line().0
+    }
+
+    /// [`to_json_line`](Self::to_json_line), and whether the line is an error: the outcome's,
+    /// or a value JSON cannot render (nested too deep, not UTF-8 …).
+    pub fn json_line(&self) -> (String, bool) {
         let mut m = Map::default();
         m.insert(Value::str("node"), Value::str(self.node.as_str()));
         m.insert(Value::str("key"), Value::str(self.key.as_str()));
@@ -68,13 +77,19 @@ impl Record {
             m.insert(Value::str("rendered"), Value::str(r.as_str()));
         }
         let v = Value::Hash(m);
-        crate::render::to_json(&v).unwrap_or_else(|e| {
-            let mut m = Map::default();
-            m.insert(Value::str("node"), Value::str(self.node.as_str()));
-            m.insert(Value::str("key"), Value::str(self.key.as_str()));
-            m.insert(Value::str("error"), Value::str(e.to_string()));
-            crate::render::to_json(&Value::Hash(m)).unwrap_or_default()
-        })
+        match crate::render::to_json(&v) {
+            Ok(line) => (line, self.outcome.is_err()),
+            Err(e) => {
+                let mut m = Map::default();
+                m.insert(Value::str("node"), Value::str(self.node.as_str()));
+                m.insert(Value::str("key"), Value::str(self.key.as_str()));
+                m.insert(Value::str("error"), Value::str(e.to_string()));
+                (
+                    crate::render::to_json(&Value::Hash(m)).unwrap_or_default(),
+                    true,
+                )
+            }
+        }
     }
 
     /// The answer with its rendering checked: a value that JSON Lines (or `--render-as`)
@@ -134,27 +149,43 @@ impl Batch {
         let threads = self.threads.max(1).min(total.max(1));
         std::thread::scope(|s| {
             for _ in 0..threads {
-                s.spawn(|| loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= total {
-                        break;
-                    }
-                    let records = self.node_records(&nodes[i], files.clone());
-                    let mut d = done.lock().unwrap_or_else(|e| e.into_inner());
-                    d.1[i] = Some(records);
-                    while d.0 < total {
-                        let idx = d.0;
-                        let Some(r) = d.1[idx].take() else { break };
-                        d.0 += 1;
-                        let mut e = emit.lock().unwrap_or_else(|e| e.into_inner());
-                        (*e)(idx, r);
-                    }
-                });
+                let worker = std::thread::Builder::new()
+                    .stack_size(crate::limits::LOOKUP_STACK_SIZE)
+                    .spawn_scoped(s, || loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        if i >= total {
+                            break;
+                        }
+                        let records = self.node_records(&nodes[i], files.clone());
+                        let mut d = done.lock().unwrap_or_else(|e| e.into_inner());
+                        d.1[i] = Some(records);
+                        while d.0 < total {
+                            let idx = d.0;
+                            let Some(r) = d.1[idx].take() else { break };
+                            d.0 += 1;
+                            let mut e = emit.lock().unwrap_or_else(|e| e.into_inner());
+                            (*e)(idx, r);
+                        }
+                    });
+                if worker.is_err() {
+                    // No thread to be had: the other workers (or none) carry on.
+                    break;
+                }
             }
         });
     }
 
     fn node_records(&self, node: &Node, files: DataFiles) -> Vec<Record> {
+        if let Some(e) = &node.facts_error {
+            let keys = match &self.keys {
+                Keys::List(k) => k.clone(),
+                Keys::All => vec![String::new()],
+            };
+            return keys
+                .into_iter()
+                .map(|key| Record::new(&node.name, key, Err(e.clone()), None))
+                .collect();
+        }
         let mut session = Session::with_files(
             node.scope.clone(),
             self.layers.clone(),

@@ -152,7 +152,7 @@ impl HieraConfig {
             .parent()
             .map(Path::to_path_buf)
             .unwrap_or_else(|| PathBuf::from("/"));
-        let text = match std::fs::read(path) {
+        let text = match crate::limits::read_file(path) {
             Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return HieraConfig::from_value(default_v5(), None, root, ctx, warnings, "");

@@ -141,6 +141,13 @@ pub struct Session {
     scope_objects: HashMap<String, Rv>,
     module_default_options: HashMap<String, Option<CompiledOptions>>,
     name_stack: Vec<String>,
+    /// Interpolation lookups (`%{lookup('k')}`, `hiera`, `alias`) now in progress, nested.
+    lookup_depth: usize,
+    /// Interpolation lookups made for the current top-level key, and their answers (without
+    /// `--explain`, whose trace shows every one): `b: "%{lookup('c')}%{lookup('c')}"` forty
+    /// levels deep is 2^40 lookups unless answers are kept.
+    nested_lookups: usize,
+    memo: HashMap<(String, bool, bool, bool), Value>,
     top_keys: Vec<String>,
     /// Hiera 3 data confines nested lookups to the global layer.
     global_only: bool,
@@ -194,6 +201,9 @@ impl Session {
             alias_object: None,
             module_default_options: HashMap::default(),
             name_stack: Vec::new(),
+            lookup_depth: 0,
+            nested_lookups: 0,
+            memo: HashMap::new(),
             top_keys: Vec::new(),
             global_only: false,
             v3_scope: false,
@@ -273,6 +283,12 @@ impl Session {
 
     /// `Puppet::Pops::Lookup.lookup`: the first of `keys` that is found wins.
     pub fn lookup(&mut self, keys: &[String], merge: Option<&MergeStrategy>) -> Result<Outcome> {
+        if self.lookup_depth == 0 {
+            // A new top-level lookup: the scope is the same, but an embedder may have
+            // registered backends or the files may have changed between two of them.
+            self.memo.clear();
+            self.nested_lookups = 0;
+        }
         for key in keys {
             if let Some(v) = self.adapter_lookup(key, merge)? {
                 return Ok(Outcome::Found(v));
@@ -993,7 +1009,7 @@ impl Session {
                     .unwrap_or("")
                     .to_string();
                 let line = cfg.path.as_ref().and_then(|p| {
-                    let text = std::fs::read_to_string(p).ok()?;
+                    let text = crate::limits::read_text(p).ok()?;
                     let re = regex::Regex::new(&format!(r#"%\{{['"]?{var}['"]?\}}"#)).ok()?;
                     crate::config::find_line_matching(&text, &re, 1)
                 });
@@ -1092,7 +1108,7 @@ impl Session {
                 for declared in globs {
                     let g = self.interpolate_str(declared, false)?;
                     let pattern = crate::config::path_plus(datadir, &g);
-                    for f in crate::location::glob(&pattern) {
+                    for f in crate::location::glob(&pattern).map_err(Error::run)? {
                         out.push(ResolvedLocation {
                             original: pattern.clone(),
                             location: f,
@@ -1544,7 +1560,9 @@ impl Session {
             }
         }
         if has_expr(&value) {
-            self.interpolate(&value, allow_methods)
+            let v = self.interpolate(&value, allow_methods)?;
+            check_depth(&v)?;
+            Ok(v)
         } else {
             Ok(value)
         }
@@ -1561,6 +1579,7 @@ impl Session {
             Some(ex) => ex.heap().value(&o),
             None => value,
         };
+        check_depth(&v)?;
         *obj = Some(o);
         Ok(v)
     }
@@ -1689,6 +1708,12 @@ impl Session {
                                 None => Value::Null,
                             };
                             out.push_str(&crate::render::to_s(&value));
+                            if out.len() > crate::limits::MAX_INTERPOLATED_STRING {
+                                return Err(Error::run(format!(
+                                    "interpolation result too large (more than {} MiB)",
+                                    crate::limits::MAX_INTERPOLATED_STRING >> 20
+                                )));
+                            }
                         }
                     }
                 }
@@ -1699,18 +1724,53 @@ impl Session {
 
     /// `%{lookup('k')}`, `%{hiera('k')}`, `%{alias('k')}`: a full lookup with default ''.
     fn global_lookup(&mut self, key: &str) -> Result<Value> {
+        if self.lookup_depth >= crate::limits::MAX_LOOKUP_DEPTH {
+            let first = self.name_stack.first().map_or(key, String::as_str);
+            return Err(Error::run(format!(
+                "stack level too deep: interpolation lookups nest more than {} deep, starting at key '{first}'",
+                crate::limits::MAX_LOOKUP_DEPTH
+            )));
+        }
+        self.nested_lookups += 1;
+        if self.nested_lookups > crate::limits::MAX_LOOKUPS_PER_KEY {
+            let first = self.name_stack.first().map_or(key, String::as_str);
+            return Err(Error::run(format!(
+                "interpolation of key '{first}' makes more than {} lookups",
+                crate::limits::MAX_LOOKUPS_PER_KEY
+            )));
+        }
         let keys = [key.to_string()];
+        // Answers depend on the key and on these flags only (the scope is fixed); recursion
+        // errors depend on the lookups in progress, so only answers are kept.
+        let memo_key = (
+            key.to_string(),
+            self.global_only,
+            self.v3_scope,
+            self.in_location,
+        );
+        let memoise = self.ex.is_none() && self.local_var.is_none();
+        if memoise {
+            if let Some(v) = self.memo.get(&memo_key) {
+                return Ok(v.clone());
+            }
+        }
         // A nested lookup that may leave the global layer leaves Hiera 3's scope too.
         let saved = self.v3_scope;
         if !self.global_only {
             self.v3_scope = false;
         }
+        self.lookup_depth += 1;
         let r = self.lookup(&keys, None);
+        self.lookup_depth -= 1;
         self.v3_scope = saved;
-        match r? {
-            Outcome::Found(v) => Ok(v),
-            Outcome::NotFound => Ok(Value::str("")),
+        let v = match r? {
+            Outcome::Found(v) => v,
+            Outcome::NotFound => Value::str(""),
+        };
+        if memoise {
+            self.memo.insert(memo_key, v.clone());
         }
+        Ok(v)
     }
 
     /// `%{var}` / `%{scope('var')}`: a scope variable with optional dotted sub-keys.
@@ -1818,6 +1878,18 @@ impl Session {
     }
 }
 
+/// Interpolation can nest a deep value (`alias`) inside another: the result must still fit the
+/// depth every recursion over values is bounded by.
+fn check_depth(v: &Value) -> Result<()> {
+    if v.deeper_than(crate::limits::MAX_VALUE_DEPTH) {
+        return Err(Error::run(format!(
+            "stack level too deep: interpolation built a value nested more than {} deep",
+            crate::limits::MAX_VALUE_DEPTH
+        )));
+    }
+    Ok(())
+}
+
 fn merge_error(e: MergeError) -> Error {
     if e.raw {
         Error::run(e.message)
@@ -1863,7 +1935,7 @@ fn validate_data_value(
 /// The inferred type of a value holding symbols, read again from its YAML file with the
 /// symbols kept (this error path is the only one that needs them).
 fn symbol_value_type(root: &str, path: &str) -> Option<String> {
-    let bytes = std::fs::read(path).ok()?;
+    let bytes = crate::limits::read_file(path).ok()?;
     let doc = crate::yaml::load_document_marking_symbols(&bytes).ok()?;
     let v = doc.value.get(root)?;
     Some(crate::types::infer_reduced(v).to_string())

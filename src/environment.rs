@@ -246,7 +246,7 @@ fn add_modules(out: &mut Vec<(String, PathBuf)>, base: &Path, path: &str) {
 
 /// `modulepath` from an environment.conf (an ini file without sections).
 fn read_environment_conf(path: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(path).ok()?;
+    let text = crate::limits::read_text(path).ok()?;
     for line in text.lines() {
         let line = line.trim();
         if line.starts_with('#') || line.starts_with(';') {
@@ -269,7 +269,7 @@ fn valid_module_name(n: &str) -> bool {
 }
 
 fn is_v3_config(path: &Path) -> bool {
-    let Ok(text) = std::fs::read_to_string(path) else {
+    let Ok(text) = crate::limits::read_text(path) else {
         return false;
     };
     match crate::yaml::load(&text) {

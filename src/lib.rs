@@ -31,6 +31,7 @@ mod hostinfo;
 pub mod interpolation;
 pub mod json;
 pub mod key;
+pub mod limits;
 pub mod location;
 pub mod merge;
 pub mod render;

@@ -14,8 +14,34 @@ pub struct ResolvedLocation {
 }
 
 /// Ruby's `Pathname.glob(pattern)` on Ruby 3 (sorted), minus directories.
-pub fn glob(pattern: &str) -> Vec<String> {
+/// A pattern whose `{a,b}` alternatives would make more than
+/// [`MAX_GLOB_PATTERNS`](crate::limits::MAX_GLOB_PATTERNS) patterns, or whose `**` would
+/// visit more than [`MAX_GLOB_STEPS`] directory entries, is an error.
+pub fn glob(pattern: &str) -> Result<Vec<String>, String> {
+    let too_many = || {
+        format!(
+            "glob '{pattern}' expands to too many patterns (more than {})",
+            crate::limits::MAX_GLOB_PATTERNS
+        )
+    };
+    // Counted before anything is built: `{a,b}` forty times is 2^40 patterns. Nested braces
+    // are bounded first, since both the count and the expansion recurse into them.
+    let mut depth = 0usize;
+    for c in pattern.bytes() {
+        match c {
+            b'{' => depth += 1,
+            b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if depth > 32 {
+            return Err(too_many());
+        }
+    }
+    if brace_count(pattern) > crate::limits::MAX_GLOB_PATTERNS {
+        return Err(too_many());
+    }
     let mut out = Vec::new();
+    let mut steps = 0usize;
     for p in expand_braces(pattern) {
         let absolute = p.starts_with('/');
         let parts: Vec<&str> = p.split('/').filter(|s| !s.is_empty()).collect();
@@ -25,16 +51,62 @@ pub fn glob(pattern: &str) -> Vec<String> {
             String::new()
         };
         let mut found = Vec::new();
-        walk(&base, &parts, &mut found);
+        walk(&base, &parts, &mut found, &mut steps);
+        if steps > MAX_GLOB_STEPS {
+            return Err(format!(
+                "glob '{pattern}' visits too many directory entries (more than {MAX_GLOB_STEPS})"
+            ));
+        }
         found.sort();
+        let mut seen: std::collections::HashSet<String> = out.iter().cloned().collect();
         for f in found {
-            if !out.contains(&f) {
+            if seen.insert(f.clone()) {
                 out.push(f);
             }
         }
     }
     out.retain(|f: &String| !Path::new(f).is_dir());
-    out
+    Ok(out)
+}
+
+/// Directory entries one glob may look at (`**/**/**/…` over a deep tree is exponential).
+pub const MAX_GLOB_STEPS: usize = 1_000_000;
+
+/// How many patterns [`expand_braces`] would make, without making them (saturating).
+fn brace_count(p: &str) -> usize {
+    let b = p.as_bytes();
+    let Some(open) = p.find('{') else {
+        return 1;
+    };
+    let mut depth = 0;
+    let mut close = None;
+    let mut commas = Vec::new();
+    for (i, &c) in b.iter().enumerate().skip(open) {
+        match c {
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    close = Some(i);
+                    break;
+                }
+            }
+            b',' if depth == 1 => commas.push(i),
+            _ => {}
+        }
+    }
+    let Some(close) = close else {
+        return 1;
+    };
+    let rest = brace_count(&p[close + 1..]);
+    let mut start = open + 1;
+    let mut n = 0usize;
+    for c in commas.iter().copied().chain(std::iter::once(close)) {
+        // Alternatives may hold braces of their own.
+        n = n.saturating_add(brace_count(&p[start..c]));
+        start = c + 1;
+    }
+    n.saturating_mul(rest)
 }
 
 fn join(base: &str, name: &str) -> String {
@@ -47,7 +119,11 @@ fn join(base: &str, name: &str) -> String {
     }
 }
 
-fn walk(base: &str, parts: &[&str], out: &mut Vec<String>) {
+fn walk(base: &str, parts: &[&str], out: &mut Vec<String>, steps: &mut usize) {
+    *steps += 1;
+    if *steps > MAX_GLOB_STEPS {
+        return;
+    }
     let Some((first, rest)) = parts.split_first() else {
         if !base.is_empty() {
             out.push(base.to_string());
@@ -56,7 +132,7 @@ fn walk(base: &str, parts: &[&str], out: &mut Vec<String>) {
     };
     if *first == "**" {
         // Zero or more directories (not hidden ones, as Ruby).
-        walk(base, rest, out);
+        walk(base, rest, out, steps);
         let dir = if base.is_empty() { "." } else { base };
         if let Ok(rd) = std::fs::read_dir(dir) {
             let mut names: Vec<String> = rd
@@ -70,7 +146,7 @@ fn walk(base: &str, parts: &[&str], out: &mut Vec<String>) {
                 }
                 let p = join(base, &n);
                 if Path::new(&p).is_dir() && !Path::new(&p).is_symlink() {
-                    walk(&p, parts, out);
+                    walk(&p, parts, out, steps);
                 }
             }
         }
@@ -84,7 +160,7 @@ fn walk(base: &str, parts: &[&str], out: &mut Vec<String>) {
                 out.push(p);
             }
         } else if Path::new(&p).is_dir() {
-            walk(&p, rest, out);
+            walk(&p, rest, out, steps);
         }
         return;
     }
@@ -106,7 +182,7 @@ fn walk(base: &str, parts: &[&str], out: &mut Vec<String>) {
             if rest.is_empty() {
                 out.push(p);
             } else if Path::new(&p).is_dir() {
-                walk(&p, rest, out);
+                walk(&p, rest, out, steps);
             }
         }
     }
@@ -311,6 +387,10 @@ mod tests {
 
     #[test]
     fn braces() {
+        assert_eq!(brace_count("a/{x,{y,z}}{1,2,3}.yaml"), 9);
+        assert_eq!(expand_braces("a/{x,{y,z}}{1,2,3}.yaml").len(), 9);
+        assert!(glob(&"{a,b}".repeat(40)).is_err());
+        assert!(glob(&"{".repeat(100_000)).is_err());
         assert_eq!(expand_braces("a/{x,y}.yaml"), vec!["a/x.yaml", "a/y.yaml"]);
         assert_eq!(expand_braces("plain"), vec!["plain"]);
     }
@@ -326,11 +406,11 @@ mod tests {
         }
         let d = dir.display().to_string();
         assert_eq!(
-            glob(&format!("{d}/*.yaml")),
+            glob(&format!("{d}/*.yaml")).unwrap(),
             vec![format!("{d}/a.yaml"), format!("{d}/b.yaml")]
         );
         assert_eq!(
-            glob(&format!("{d}/**/*.yaml")),
+            glob(&format!("{d}/**/*.yaml")).unwrap(),
             vec![
                 format!("{d}/a.yaml"),
                 format!("{d}/b.yaml"),

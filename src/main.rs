@@ -20,7 +20,26 @@ fn main() {
             std::process::exit(code);
         }
     };
-    let out = run::run(&args);
+    if stdout_was_closed() {
+        eprintln!("Error: Could not write to stdout: Bad file descriptor (os error 9)");
+        std::process::exit(2);
+    }
+    // Lookups run on a thread whose stack is known, whatever `ulimit -s` says: the depth
+    // limits of hiera_lookup::limits were measured against it.
+    let out = std::thread::Builder::new()
+        .stack_size(hiera_lookup::limits::LOOKUP_STACK_SIZE)
+        .spawn(move || run::run(&args))
+        .and_then(|h| {
+            h.join()
+                .map_err(|_| std::io::Error::other("the lookup thread panicked"))
+        });
+    let out = match out {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            std::process::exit(2);
+        }
+    };
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr().lock();
     for w in &out.warnings {
@@ -33,9 +52,38 @@ fn main() {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
             std::process::exit(out.code);
         }
+        // A full disk or a closed stdout: the answer was not delivered.
+        let _ = writeln!(stderr, "Error: {}", output_error(&e));
+        std::process::exit(2);
     }
     if let Some(err) = &out.error {
         let _ = writeln!(stderr, "Error: {err}");
     }
     std::process::exit(out.code);
+}
+
+/// The error for an answer that could not be written to stdout.
+fn output_error(e: &std::io::Error) -> hiera_lookup::Error {
+    hiera_lookup::Error::run(format!("Could not write to stdout: {e}"))
+}
+
+/// Rust's runtime opens /dev/null read-write on a stdout that was closed at startup, so that
+/// writes "succeed"; a shell's `>/dev/null` opens it write-only. Only the former is refused.
+fn stdout_was_closed() -> bool {
+    // SAFETY: fcntl and fstat on fd 1 only read its status into a local.
+    unsafe {
+        let flags = libc::fcntl(1, libc::F_GETFL);
+        if flags < 0 || flags & libc::O_ACCMODE != libc::O_RDWR {
+            return false;
+        }
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::fstat(1, &mut st) != 0 {
+            return false;
+        }
+        let mut null: libc::stat = std::mem::zeroed();
+        let path = c"/dev/null";
+        libc::stat(path.as_ptr(), &mut null) == 0
+            && st.st_mode & libc::S_IFMT == libc::S_IFCHR
+            && st.st_rdev == null.st_rdev
+    }
 }

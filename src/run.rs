@@ -307,7 +307,13 @@ fn run_batch(
     let vars = parse_vars(args)?;
     let mut nodes = Vec::with_capacity(files.len());
     for f in &files {
-        let facts = load_facts_file(f, &f.display().to_string())?;
+        // A facts file that cannot be read is that node's answer: the batch goes on.
+        let (facts, facts_error) = match load_facts_file(f, &f.display().to_string())
+            .and_then(|facts| Scope::check_facts(&facts).map(|()| facts))
+        {
+            Ok(facts) => (facts, None),
+            Err(e) => (Default::default(), Some(e)),
+        };
         let name = match facts.get(&Value::str("clientcert")) {
             Some(Value::String(c)) => c.clone(),
             _ => f
@@ -315,7 +321,6 @@ fn run_batch(
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default(),
         };
-        Scope::check_facts(&facts)?;
         let mut scope = Scope::from_facts(facts, &env.environment_name());
         for (n, v) in env.settings_vars() {
             scope.set(&n, v);
@@ -323,7 +328,11 @@ fn run_batch(
         for (n, v) in &vars {
             scope.set(n, v.clone());
         }
-        nodes.push(Node { name, scope });
+        nodes.push(Node {
+            name,
+            scope,
+            facts_error,
+        });
     }
     let threads = args.threads.unwrap_or_else(|| {
         std::thread::available_parallelism()
@@ -351,19 +360,21 @@ fn run_batch(
     let total = nodes.len();
     let progress = std::io::stderr().is_terminal() && total >= 50;
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout());
-    let (mut missed, mut errors, mut broken) = (false, false, false);
+    let (mut missed, mut errors) = (false, false);
+    let mut broken: Option<std::io::Error> = None;
     batch.run(nodes, data_files(args), |i, records| {
-        if broken {
+        if broken.is_some() {
             return;
         }
         for r in &records {
-            match &r.outcome {
-                Ok(Answer::Found(_) | Answer::Default(_)) => {}
-                Ok(Answer::NotFound) => missed = true,
-                Err(_) => errors = true,
+            let (line, is_error) = r.json_line();
+            if is_error {
+                errors = true;
+            } else if matches!(r.outcome, Ok(Answer::NotFound)) {
+                missed = true;
             }
-            if writeln!(out, "{}", r.to_json_line()).is_err() {
-                broken = true;
+            if let Err(e) = writeln!(out, "{line}") {
+                broken = Some(e);
                 return;
             }
         }
@@ -374,7 +385,9 @@ fn run_batch(
     if progress {
         eprintln!();
     }
-    let _ = out.flush();
+    if let Err(e) = out.flush() {
+        broken.get_or_insert(e);
+    }
     let code = if errors {
         2
     } else if missed {
@@ -382,7 +395,11 @@ fn run_batch(
     } else {
         0
     };
-    Ok((String::new(), code))
+    match broken {
+        // `hiera-lookup … | head` ends quietly, as a broken pipe does for one lookup.
+        Some(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(crate::output_error(&e)),
+        _ => Ok((String::new(), code)),
+    }
 }
 
 /// Whether `--color` asks for colour on stdout.

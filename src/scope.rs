@@ -190,7 +190,7 @@ fn trusted_from_facts(facts: &Map) -> Value {
 /// else JSON then YAML. The `{"name": …, "values": {…}}` wrapper printed by `puppet facts`
 /// is unwrapped (Puppet crashes on it).
 pub fn load_facts_file(path: &Path, display: &str) -> Result<Map> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = crate::limits::read_text(path).map_err(|e| {
         Error::run(format!(
             "{} @ rb_sysopen - {display}",
             crate::error::io_reason(&e)

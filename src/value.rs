@@ -40,6 +40,25 @@ pub struct RubyObject {
 }
 
 impl Value {
+    /// True when arrays and hashes nest more than `limit` deep in this value (counted without
+    /// recursion, so any value can be asked).
+    pub fn deeper_than(&self, limit: usize) -> bool {
+        let mut stack: Vec<(&Value, usize)> = vec![(self, 0)];
+        while let Some((v, d)) = stack.pop() {
+            let children: Box<dyn Iterator<Item = &Value>> = match v {
+                Value::Array(a) => Box::new(a.iter()),
+                Value::Hash(h) => Box::new(h.iter().flat_map(|(k, v)| [k, v])),
+                Value::Sensitive(b) => Box::new(std::iter::once(&**b)),
+                _ => continue,
+            };
+            if d + 1 > limit {
+                return true;
+            }
+            stack.extend(children.map(|c| (c, d + 1)));
+        }
+        false
+    }
+
     pub fn str(s: impl Into<String>) -> Value {
         Value::String(s.into())
     }

@@ -162,44 +162,75 @@ fn program_path(program: &str, config_dir: &Path) -> PathBuf {
     }
 }
 
+/// Environment variables a program inherits; everything else (tokens, eyaml keys passed in
+/// the environment …) is withheld.
+pub const PASSED_ENV: &[&str] = &[
+    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR",
+];
+
 /// Runs the program with `input` on stdin; its stdout when it exits 0 within `timeout`.
+/// The program runs in a process group of its own: on timeout the whole group is killed, and
+/// children it leaves behind holding its stdout do not stretch the timeout. Its stdout and
+/// stderr are read up to [`MAX_COMMAND_OUTPUT`](crate::limits::MAX_COMMAND_OUTPUT) each.
 fn run(
     argv: &[String],
     config_dir: &Path,
     input: &str,
     timeout: Duration,
 ) -> Result<Vec<u8>, String> {
+    use std::os::unix::process::CommandExt;
+    use std::sync::mpsc;
     let (program, args) = argv.split_first().ok_or("empty command")?;
     // An absolute directory: a relative program path must not depend on how the platform
     // combines it with current_dir.
     let config_dir = std::path::absolute(config_dir).unwrap_or_else(|_| config_dir.to_path_buf());
     let config_dir = config_dir.as_path();
-    let mut child = Command::new(program_path(program, config_dir))
-        .args(args)
+    let mut cmd = Command::new(program_path(program, config_dir));
+    cmd.args(args)
         .current_dir(config_dir)
+        .env_clear()
+        .process_group(0)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stderr(Stdio::piped());
+    for name in PASSED_ENV {
+        if let Some(v) = std::env::var_os(name) {
+            cmd.env(name, v);
+        }
+    }
+    let mut child = cmd
         .spawn()
         .map_err(|e| format!("cannot run it: {}", os_reason(&e)))?;
+    let group = child.id() as i32;
+    // The group we made (the program's pid is its id), and only it.
+    let kill_group = || {
+        // SAFETY: kill(2) with a negative pid signals that process group; no memory involved.
+        unsafe {
+            libc::kill(-group, libc::SIGKILL);
+        }
+    };
 
     // Pipes are drained by threads so that neither side blocks on a full pipe.
     let stdin = child.stdin.take();
     let input = input.as_bytes().to_vec();
-    let writer = std::thread::spawn(move || {
+    std::thread::spawn(move || {
         if let Some(mut s) = stdin {
             // A program that answers without reading its request closes the pipe: fine.
             let _ = s.write_all(&input);
         }
     });
+    // Each reader sends its bytes, or None when the program printed more than the limit.
     let reader = |pipe: Option<Box<dyn Read + Send>>| {
+        let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
+            let limit = crate::limits::MAX_COMMAND_OUTPUT;
             let mut buf = Vec::new();
-            if let Some(mut p) = pipe {
-                let _ = p.read_to_end(&mut buf);
+            if let Some(p) = pipe {
+                let _ = p.take(limit as u64 + 1).read_to_end(&mut buf);
             }
-            buf
-        })
+            let _ = tx.send((buf.len() <= limit).then_some(buf));
+        });
+        rx
     };
     let out = reader(
         child
@@ -215,15 +246,40 @@ fn run(
     );
 
     let start = Instant::now();
+    let timed_out = || format!("timed out after {}", seconds(timeout));
+    let too_much = |what: &str| {
+        format!(
+            "{what} is larger than {} MiB",
+            crate::limits::MAX_COMMAND_OUTPUT >> 20
+        )
+    };
+    // Both pipes first (they end when every process holding them is done, or a limit is hit),
+    // then the exit status, all within the one timeout.
+    let mut pipes = [(out, None, "its answer"), (err, None, "its stderr")];
+    for (rx, got, what) in pipes.iter_mut() {
+        let left = timeout.saturating_sub(start.elapsed());
+        match rx.recv_timeout(left) {
+            Ok(Some(bytes)) => *got = Some(bytes),
+            Ok(None) => {
+                kill_group();
+                let _ = child.wait();
+                return Err(too_much(what));
+            }
+            Err(_) => {
+                kill_group();
+                let _ = child.wait();
+                return Err(timed_out());
+            }
+        }
+    }
     let mut pause = Duration::from_millis(1);
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break status,
             Ok(None) if start.elapsed() >= timeout => {
-                // Only the child we started, by its handle.
-                let _ = child.kill();
+                kill_group();
                 let _ = child.wait();
-                return Err(format!("timed out after {}", seconds(timeout)));
+                return Err(timed_out());
             }
             Ok(None) => {
                 std::thread::sleep(pause.min(timeout.saturating_sub(start.elapsed())));
@@ -232,9 +288,8 @@ fn run(
             Err(e) => return Err(format!("cannot wait for it: {e}")),
         }
     };
-    let _ = writer.join();
-    let stdout = out.join().unwrap_or_default();
-    let stderr = err.join().unwrap_or_default();
+    let [(_, stdout, _), (_, stderr, _)] = pipes;
+    let (stdout, stderr) = (stdout.unwrap_or_default(), stderr.unwrap_or_default());
     if !status.success() {
         let how = match status.code() {
             Some(c) => format!("exited with status {c}"),

@@ -290,7 +290,6 @@ fn expand_tilde(path: &str) -> PathBuf {
 
 /// `File.read`, with Ruby's errno texts naming the path as written.
 fn read_file(real: &std::path::Path, shown: &str) -> Result<Vec<u8>, Failure> {
-    use std::io::Read;
     let errno = |e: &std::io::Error, at: &str| {
         let reason = match e.kind() {
             std::io::ErrorKind::NotFound => "No such file or directory".to_string(),
@@ -304,10 +303,15 @@ fn read_file(real: &std::path::Path, shown: &str) -> Result<Vec<u8>, Failure> {
         };
         decrypt_err(format!("{reason} @ {at} - {shown}"))
     };
-    let mut f = std::fs::File::open(real).map_err(|e| errno(&e, "rb_sysopen"))?;
-    let mut buf = Vec::new();
-    f.read_to_end(&mut buf).map_err(|e| errno(&e, "io_fread"))?;
-    Ok(buf)
+    crate::limits::read_file(real).map_err(|e| {
+        // Ruby opens a directory and fails reading it.
+        let at = if e.raw_os_error() == Some(libc::EISDIR) {
+            "io_fread"
+        } else {
+            "rb_sysopen"
+        };
+        errno(&e, at)
+    })
 }
 
 /// `OpenSSL::PKey::RSA.new(text)`: PEM (PKCS#1 or PKCS#8, the first such block) or DER.

@@ -41,6 +41,7 @@ pub fn parse_hocon(text: &str) -> Result<Value, String> {
     let mut r = Resolver {
         root: &root,
         visiting: Vec::new(),
+        work: 0,
     };
     match r.resolve(&Node::Obj(root.clone()))? {
         Some(v) => Ok(v),
@@ -380,6 +381,10 @@ impl Parser {
             self.skip_inline();
             let mut path = prefix.to_vec();
             path.extend(key.iter().cloned());
+            // Each segment of a path key is one more object level.
+            if path.len() > MAX_DEPTH {
+                return err(line, "Objects and arrays nest too deeply");
+            }
             let value = match self.peek() {
                 Some(':') | Some('=') => {
                     self.bump();
@@ -882,11 +887,18 @@ struct Resolver<'a> {
     root: &'a IndexMap<String, Node>,
     /// Substitutions being resolved, with the line each was written on.
     visiting: Vec<(Vec<String>, usize)>,
+    /// Values resolved so far (a string counts one per 32 bytes), against [`MAX_RESOLVED`].
+    work: usize,
 }
+
+/// Most values that resolving one document may produce: substitutions are copies, and
+/// `x2 = ${x1} ${x1}` doubling forty times would be a terabyte.
+const MAX_RESOLVED: usize = 10_000_000;
 
 impl Resolver<'_> {
     /// The value of `node`; `None` for an optional substitution that found nothing.
     fn resolve(&mut self, node: &Node) -> Result<Option<Value>, String> {
+        self.spend(node_line(node), 1)?;
         Ok(Some(match node {
             Node::Scalar(v, _) => v.clone(),
             Node::Space(s) => Value::String(s.clone()),
@@ -1031,7 +1043,29 @@ impl Resolver<'_> {
                 (None, _) => {}
             }
         }
+        self.spend(line, s.len() / 32)?;
         Ok(Some(Value::String(s)))
+    }
+
+    fn spend(&mut self, line: usize, n: usize) -> Result<(), String> {
+        self.work = self.work.saturating_add(n);
+        if self.work > MAX_RESOLVED {
+            return err(
+                line,
+                format!(
+                    "Substitutions make the document too large (more than {MAX_RESOLVED} values)"
+                ),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The line of a node, where it has one (for the resolution-size error).
+fn node_line(node: &Node) -> usize {
+    match node {
+        Node::Subst { line, .. } | Node::Concat(_, line) => *line,
+        _ => 1,
     }
 }
 

@@ -1,0 +1,97 @@
+//! Every limit that keeps hostile input from crashing, hanging or exhausting memory, in one
+//! place (README.md, "Limits", lists them with the error each gives). None of them is reached
+//! by a normal control repo; Puppet has the same kind of limit in each place (Ruby's stack,
+//! Psych's alias handling, the OS), only less predictable.
+
+/// Interpolation lookups (`%{lookup('k')}`, `%{hiera('k')}`, `%{alias('k')}`) nested inside
+/// one another. Puppet answers chains of about a thousand and fails with "stack level too
+/// deep" above; each link costs a few kilobytes of stack here, so the cap is lower.
+pub const MAX_LOOKUP_DEPTH: usize = 200;
+
+/// Stack of every thread that runs lookups (the CLI's and each batch worker's), whatever
+/// `ulimit -s` says. Recursion over data is bounded by the depth limits here; this is the
+/// room those limits were measured against (with a debug build, whose frames are largest).
+pub const LOOKUP_STACK_SIZE: usize = 16 << 20;
+
+/// Deepest nesting of arrays and hashes in any value: as loaded (YAML, also JSON and HOCON
+/// have their own, lower, limits) and as built by interpolation (`alias` of a deep value
+/// inside another).
+pub const MAX_VALUE_DEPTH: usize = crate::yaml::MAX_DEPTH;
+
+/// Largest file read: data files, facts files, eyaml keys, hiera.yaml. Only regular files (and
+/// /dev/null, read as empty) are read: a FIFO or another device is refused without a blocking
+/// open or read.
+pub const MAX_FILE_SIZE: u64 = 256 << 20;
+
+/// Largest string that interpolation may build.
+pub const MAX_INTERPOLATED_STRING: usize = 64 << 20;
+
+/// Nested lookups made while answering one key (memoised lookups count once).
+pub const MAX_LOOKUPS_PER_KEY: usize = 100_000;
+
+/// Patterns a hierarchy `glob` may expand to through `{a,b}` alternatives.
+pub const MAX_GLOB_PATTERNS: usize = 1024;
+
+/// Bytes kept of a `command` backend program's stdout and stderr; more is an error.
+pub const MAX_COMMAND_OUTPUT: usize = 16 << 20;
+
+/// Longest error message printed (in characters); longer ones end in '…'.
+pub const MAX_MESSAGE_CHARS: usize = 1000;
+
+/// Reads a whole file, refusing what is not a regular file (a FIFO or a device would block or
+/// never end) and files over [`MAX_FILE_SIZE`]. The file is opened without blocking, so a FIFO
+/// with no writer is refused at once rather than waited on.
+pub fn read_file(path: impl AsRef<std::path::Path>) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = f.metadata()?;
+    if meta.is_dir() {
+        // What reading it would say (and Ruby says).
+        return Err(std::io::Error::from_raw_os_error(libc::EISDIR));
+    }
+    if !meta.is_file() {
+        // /dev/null reads as empty, as Puppet reads it; any other device or FIFO may block or
+        // never end.
+        if is_null_device(&meta) {
+            return Ok(Vec::new());
+        }
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    if meta.len() > MAX_FILE_SIZE {
+        return Err(too_big());
+    }
+    let mut buf = Vec::with_capacity(meta.len() as usize);
+    // A file that grows while it is read stops at the limit all the same.
+    f.take(MAX_FILE_SIZE + 1).read_to_end(&mut buf)?;
+    if buf.len() as u64 > MAX_FILE_SIZE {
+        return Err(too_big());
+    }
+    Ok(buf)
+}
+
+/// [`read_file`] as UTF-8 text (invalid UTF-8 is `InvalidData`, as `fs::read_to_string`).
+pub fn read_text(path: impl AsRef<std::path::Path>) -> std::io::Result<String> {
+    String::from_utf8(read_file(path)?).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })
+}
+
+fn is_null_device(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    meta.file_type().is_char_device()
+        && std::fs::metadata("/dev/null").is_ok_and(|null| null.rdev() == meta.rdev())
+}
+
+fn too_big() -> std::io::Error {
+    std::io::Error::other(format!(
+        "larger than {} MiB (the file size limit)",
+        MAX_FILE_SIZE >> 20
+    ))
+}

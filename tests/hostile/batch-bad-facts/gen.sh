@@ -1,0 +1,4 @@
+mkdir nodes
+for i in 1 2 3; do printf 'hostname: n%s\ndomain: example.com\nfqdn: n%s.example.com\nclientcert: n%s.example.com\n' $i $i $i > nodes/n$i.yaml; done
+echo '{[' > nodes/n4.yaml
+echo 'k: v' > data/common.yaml

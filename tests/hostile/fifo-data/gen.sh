@@ -1,0 +1,1 @@
+rm -f data/common.yaml; mkfifo data/common.yaml
