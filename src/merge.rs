@@ -127,6 +127,33 @@ impl MergeStrategy {
     /// From a lookup_options `merge` value or Puppet's `merge` parameter: a String name or a Hash
     /// with `strategy` + options (`MergeStrategy.strategy`). `Null`/`false` give the default.
     /// All errors are raw (ArgumentError / TypeAssertionError raised outside the lookup).
+    /// `puppet lookup --merge NAME` with its deep-merge flags, built as Puppet's application
+    /// builds the merge hash (its key order shows in `--explain`): the deep strategies get
+    /// `sort_merged_arrays`, `merge_hash_arrays` and, when given, `knockout_prefix`.
+    pub fn from_cli(
+        name: &str,
+        knockout_prefix: Option<&str>,
+        sort_merged_arrays: bool,
+        merge_hash_arrays: bool,
+    ) -> R<MergeStrategy> {
+        let mut h = Map::default();
+        h.insert(Value::str("strategy"), Value::str(name));
+        if !matches!(name, "first" | "unique" | "hash") {
+            h.insert(
+                Value::str("sort_merged_arrays"),
+                Value::Bool(sort_merged_arrays),
+            );
+            h.insert(
+                Value::str("merge_hash_arrays"),
+                Value::Bool(merge_hash_arrays),
+            );
+            if let Some(p) = knockout_prefix {
+                h.insert(Value::str("knockout_prefix"), Value::str(p));
+            }
+        }
+        MergeStrategy::from_value(&Value::Hash(h))
+    }
+
     pub fn from_value(v: &Value) -> R<MergeStrategy> {
         let (name, opts): (&Value, Option<&Map>) = match v {
             Value::Null | Value::Bool(false) => return Ok(MergeStrategy::Default),

@@ -63,25 +63,14 @@ fn parse_merge(args: &Args) -> Result<Option<MergeStrategy>, Error> {
             "The --merge option only accepts 'first', 'hash', 'unique', or 'deep'\n{RUN_HELP}"
         )));
     }
-    // The merge hash exactly as Puppet's CLI builds it (its order shows in --explain).
-    let mut h = Map::default();
-    h.insert(Value::str("strategy"), Value::str(m));
-    if !matches!(m, "first" | "unique" | "hash") {
-        h.insert(
-            Value::str("sort_merged_arrays"),
-            Value::Bool(args.sort_merged_arrays),
-        );
-        h.insert(
-            Value::str("merge_hash_arrays"),
-            Value::Bool(args.merge_hash_arrays),
-        );
-        if let Some(p) = &args.knock_out_prefix {
-            h.insert(Value::str("knockout_prefix"), Value::str(p.as_str()));
-        }
-    }
-    MergeStrategy::from_value(&Value::Hash(h))
-        .map(Some)
-        .map_err(|e| Error::Usage(e.message))
+    MergeStrategy::from_cli(
+        m,
+        args.knock_out_prefix.as_deref(),
+        args.sort_merged_arrays,
+        args.merge_hash_arrays,
+    )
+    .map(Some)
+    .map_err(|e| Error::Usage(e.message))
 }
 
 fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), Error> {

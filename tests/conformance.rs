@@ -517,3 +517,117 @@ fn split_args_rules() {
     );
     assert!(split_args("'open").is_err());
 }
+
+/// Answers one recorded query through the library API alone (no binary): the documented
+/// embedding path. `None` for queries using flags this path does not cover (explain, batch,
+/// strictness, vars, ...). Returns (stdout, status).
+fn library_answer(q: &Query) -> Option<(String, i32)> {
+    use hiera_lookup::answer::{Finish, Format};
+    use hiera_lookup::environment::EnvOptions;
+    use hiera_lookup::merge::MergeStrategy;
+    use hiera_lookup::scope::{load_facts_file, Scope};
+    use hiera_lookup::{Session, Settings};
+    let mut env = EnvOptions {
+        cwd: q.case_dir.clone(),
+        ..Default::default()
+    };
+    let (mut facts, mut keys, mut merge, mut format) = (None, Vec::new(), None, Format::Yaml);
+    let mut finish = Finish::default();
+    let mut it = q.args.iter();
+    while let Some(a) = it.next() {
+        let mut val = || it.next().cloned();
+        match a.as_str() {
+            "--node" => {
+                val()?;
+            }
+            "--facts" => facts = Some(val()?),
+            "--hiera_config" => env.hiera_config = Some(val()?.into()),
+            "--environmentpath" => env.environmentpath = Some(val()?.into()),
+            "--environment" => env.environment = Some(val()?),
+            "--modulepath" => env.modulepath = Some(val()?),
+            "--basemodulepath" => env.basemodulepath = Some(val()?),
+            "--merge" => merge = Some(val()?),
+            "--render-as" => format = Format::parse(&val()?).ok()?,
+            "--default" => finish.default = Some(val()?),
+            "--type" => finish.value_type = Some(Finish::parse_type(&val()?).ok()?),
+            k if !k.starts_with('-') => keys.push(k.to_string()),
+            _ => return None,
+        }
+    }
+    // Like Puppet, the engine reads relative eyaml key paths and HOCON `file()` includes from
+    // the working directory.
+    std::env::set_current_dir(&q.case_dir).ok()?;
+    if keys.is_empty() {
+        return None; // a usage error of the command line
+    }
+    let layers = env.layers().ok()?;
+    let facts = facts?;
+    let facts = load_facts_file(&q.case_dir.join(&facts), &facts).ok()?;
+    if facts.is_empty() || Scope::check_facts(&facts).is_err() {
+        return None;
+    }
+    let mut scope = Scope::from_facts(facts, &env.environment_name());
+    for (name, value) in env.settings_vars() {
+        scope.set(&name, value);
+    }
+    let merge = match merge {
+        Some(m) => Some(MergeStrategy::from_cli(&m, None, false, false).ok()?),
+        None => None,
+    };
+    let mut session = Session::new(scope, layers, Settings::default());
+    let answer = session
+        .lookup(&keys, merge.as_ref())
+        .and_then(|o| finish.apply(o));
+    Some(match answer {
+        Ok(a) => match a.value() {
+            Some(v) => match format.render(v) {
+                Ok(text) => (text, 0),
+                Err(_) => (String::new(), 2),
+            },
+            None => (String::new(), a.status()),
+        },
+        Err(_) => (String::new(), 2),
+    })
+}
+
+/// The library API gives the recorded answers too, not only the binary: every recorded
+/// query within the flags it covers (status and stdout, byte for byte).
+#[test]
+fn library_api_gives_the_recorded_answers() {
+    let mut problems = Vec::new();
+    let queries = load_all(&mut problems);
+    let known = known_differences();
+    let (mut checked, mut failures) = (0, Vec::new());
+    for q in &queries {
+        if known.contains(&q.label()) || is_explain(&q.args) {
+            continue;
+        }
+        let exp = q.case_dir.join("expected");
+        let (Ok(out), Ok(status)) = (
+            fs::read_to_string(exp.join(format!("{}.out", q.id))),
+            fs::read_to_string(exp.join(format!("{}.status", q.id))),
+        ) else {
+            continue;
+        };
+        let Some((got, code)) = library_answer(q) else {
+            continue;
+        };
+        checked += 1;
+        let want: i32 = status.trim().parse().unwrap_or(-1);
+        let got = got.replace(&*q.case_dir.to_string_lossy(), "<CASE>");
+        if code != want || (want != 2 && got != out) {
+            failures.push(format!(
+                "{}: status {code} (want {want}), stdout {}",
+                q.label(),
+                show_pair(&out, &got)
+            ));
+        }
+    }
+    assert!(checked > 1000, "only {checked} queries checked");
+    assert!(
+        failures.is_empty(),
+        "{} of {checked} differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
