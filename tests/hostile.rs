@@ -106,6 +106,8 @@ fn run_case(c: &Case) -> Result<(), String> {
     ));
     let _ = std::fs::remove_dir_all(&work);
     copy_dir(&corpus().join("_base"), &work);
+    // git keeps no empty directories: the data directory every case writes into is made here.
+    std::fs::create_dir_all(work.join("data")).unwrap();
     copy_dir(&c.dir, &work);
     if work.join("gen.sh").exists() {
         let st = Command::new("sh")
