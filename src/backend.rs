@@ -244,26 +244,23 @@ mod tests {
 
     #[test]
     fn json_errors_read_like_the_json_gem() {
-        assert_eq!(parse_json("").unwrap_err(), "859: unexpected token at ''");
+        assert_eq!(parse_json("").unwrap_err(), "JSON::ParserError");
         assert_eq!(
             parse_json(r#"{"role": "web",}"#).unwrap_err(),
-            r#"859: unexpected token at '{"role": "web",}'"#
+            r#"unexpected token at '{"role": "web",}'"#
         );
         assert_eq!(
             parse_json(r#"{"a": [1,}"#).unwrap_err(),
-            "451: unexpected token at '}'"
+            "unexpected token at '}'"
         );
         assert_eq!(
             parse_json(r#"{"a": 1} x"#).unwrap_err(),
-            "859: unexpected token at 'x'"
+            "unexpected token at 'x'"
         );
-        assert_eq!(
-            parse_json("[1, 2").unwrap_err(),
-            "451: unexpected token at ''"
-        );
+        assert_eq!(parse_json("[1, 2").unwrap_err(), "unexpected token at ''");
         assert_eq!(
             parse_json(r#" {"a":1"#).unwrap_err(),
-            r#"859: unexpected token at '{"a":1'"#
+            r#"unexpected token at '{"a":1'"#
         );
         assert_eq!(parse_json("-0").unwrap(), Value::Int(0));
         assert_eq!(parse_json("1.0e-7").unwrap(), Value::Float(1.0e-7));

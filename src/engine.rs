@@ -1053,6 +1053,10 @@ impl Session {
                 },
                 None => Map::default(),
             };
+            if e.kind == FunctionKind::Hiera3Backend {
+                // create_hiera3_backend_provider: Puppet 8 ships without Hiera 3.
+                return Err(Error::lookup("Hiera 3 is not installed"));
+            }
             let config_file = cfg
                 .path
                 .as_ref()

@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 /// A rendering failure, worded as Ruby words it (Puppet prints `Error: Could not run: <message>`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RenderError {
-    /// json gem `GeneratorError`/`NestingError`, e.g. `1000: Infinity not allowed in JSON`.
+    /// json gem `GeneratorError`/`NestingError`, e.g. `Infinity not allowed in JSON`.
     #[error("{0}")]
     Json(String),
     /// An exception raised inside Psych while dumping, e.g. `invalid value for Integer(): "0b"`.
@@ -418,10 +418,10 @@ fn write_json(out: &mut String, v: &Value, depth: usize) -> Result<(), RenderErr
         Value::Float(f) => {
             // generator.c reports its own source line in the message.
             if f.is_nan() {
-                return Err(RenderError::Json("1003: NaN not allowed in JSON".into()));
+                return Err(RenderError::Json("NaN not allowed in JSON".into()));
             }
             if f.is_infinite() {
-                let msg = format!("1000: {} not allowed in JSON", float_to_s(*f));
+                let msg = format!("{} not allowed in JSON", float_to_s(*f));
                 return Err(RenderError::Json(msg));
             }
             out.push_str(&float_to_s(*f));

@@ -47,7 +47,7 @@ pub enum YamlError {
         line: usize,
         column: usize,
     },
-    /// Psych `BadAlias`: "Unknown alias: x". Puppet's message has no file name for this one.
+    /// Psych 5 `AnchorNotDefined`: "An alias referenced an unknown anchor: x". Puppet's message has no file name for this one.
     #[error("{message}")]
     BadAlias {
         message: String,
@@ -681,7 +681,7 @@ impl Builder {
             }
             None => {
                 return Err(YamlError::BadAlias {
-                    message: format!("Unknown alias: {anchor}"),
+                    message: format!("An alias referenced an unknown anchor: {anchor}"),
                     line: mark.line,
                     column: mark.column,
                 })
@@ -2315,7 +2315,10 @@ mod tests {
             err("x: 2024-01-01\ny: [1,\n"),
             "(/x.yaml): did not find expected node content while parsing a flow node at line 3 column 1"
         );
-        assert_eq!(err("x: *nope\ny: 2024-01-01\n"), "Unknown alias: nope");
+        assert_eq!(
+            err("x: *nope\ny: 2024-01-01\n"),
+            "An alias referenced an unknown anchor: nope"
+        );
         assert_eq!(
             err("x: 2024-01-01\ny: *nope\n"),
             "(/x.yaml): Tried to load unspecified class: Date"
@@ -2365,12 +2368,15 @@ mod tests {
         assert_eq!(
             load("a: *unknown\n"),
             Err(YamlError::BadAlias {
-                message: "Unknown alias: unknown".into(),
+                message: "An alias referenced an unknown anchor: unknown".into(),
                 line: 1,
                 column: 4
             })
         );
-        assert_eq!(err("c: {<<: [{a: 1}, *u]}\n"), "Unknown alias: u");
+        assert_eq!(
+            err("c: {<<: [{a: 1}, *u]}\n"),
+            "An alias referenced an unknown anchor: u"
+        );
         assert!(matches!(
             load("a: &x [1, *x]\n"),
             Err(YamlError::Recursive { .. })

@@ -179,23 +179,14 @@ fn gregorian_leap(y: i64) -> bool {
     (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
 }
 
-/// Ruby `Date.strptime(s, '%Y-%m-%d')` validity: Julian calendar before the 1582-10-15 reform,
-/// with the ten skipped days invalid.
+/// Psych 5's `Date.strptime(s, '%F', Date::GREGORIAN)` validity: the proleptic Gregorian
+/// calendar (Psych 4, under Ruby 3.1, used the Julian calendar before 1582-10-15).
 fn valid_date(y: i64, m: i64, d: i64) -> bool {
     if !(1..=12).contains(&m) || d < 1 {
         return false;
     }
-    let julian = (y, m, d) < (1582, 10, 15);
-    if y == 1582 && m == 10 && (5..=14).contains(&d) {
-        return false;
-    }
-    let leap = if julian {
-        y % 4 == 0
-    } else {
-        gregorian_leap(y)
-    };
     let days = match m {
-        2 if leap => 29,
+        2 if gregorian_leap(y) => 29,
         2 => 28,
         4 | 6 | 9 | 11 => 30,
         _ => 31,

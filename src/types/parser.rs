@@ -10,8 +10,9 @@ pub enum TypeError {
     /// Syntax or type specification error, with Puppet's message.
     Invalid(String),
     /// A type name Puppet would have to load from modules (`Foo`, `Stdlib::Port`) or a built-in
-    /// alias resolved through a loader. Puppet 7.23's `puppet lookup --type` fails on these with
-    /// "private method `load' called for Scope(Class[main]):Puppet::Parser::Scope".
+    /// alias resolved through a loader. Puppet 8's `puppet lookup --type` fails on these with
+    /// "private method `load' called for #<Puppet::Parser::Scope:0x00007f...>" (Ruby 3.3
+    /// inspects the scope with its address; we print `0x…`, as the recordings do).
     Unknown(String),
 }
 
@@ -21,8 +22,7 @@ impl TypeError {
         match self {
             TypeError::Invalid(m) => m.clone(),
             TypeError::Unknown(_) => {
-                "private method `load' called for Scope(Class[main]):Puppet::Parser::Scope"
-                    .to_string()
+                "private method `load' called for #<Puppet::Parser::Scope:0x…>".to_string()
             }
         }
     }

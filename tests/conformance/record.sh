@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
-# Re-records conformance expectations from real Puppet (`puppet lookup`, 7.x).
+# Re-records conformance expectations from real Puppet (`puppet lookup`), by default Puppet 8.10
+# through the chroot oracle ../shared/tools/puppet8 (relative to the repository root; see its header).
 # Not run by CI: it needs Puppet installed. Format: see tests/conformance/README.md.
 #
 #   tests/conformance/record.sh                 every case of every suite
 #   tests/conformance/record.sh core            one suite
 #   tests/conformance/record.sh core/v5-basic   one case (a bare case name also works)
 #   tests/conformance/record.sh core/v5-basic:q3  one query of a case
+#   tests/conformance/record.sh --puppet7 ...   record from the host's Puppet 7 (`puppet`) instead
+#                                               (same as PUPPET=puppet)
 #
-# Environment: JOBS (parallel puppet processes, default 2), PUPPET (default `puppet`).
+# Environment: DEEP_MERGE (1.2.2, the all-in-one packages' deep_merge, by default; 1.1.1 for the
+# chroot's own Debian copy, see deep-merge-1.1.1.txt), JOBS (parallel puppet processes, default 2), PUPPET (the command run as
+# `$PUPPET lookup ARGS`: default <repo>/../shared/tools/puppet8, i.e. Puppet 8.10; `puppet` for the
+# host's Puppet 7.23).
 # Idempotent: a recorded case's expected/ directory is rebuilt from scratch (a single-query
 # run replaces only that query's files), and every puppet run gets fresh, empty
 # confdir/codedir/vardir/logdir/rundir, so nothing leaks from one run to the next.
@@ -15,8 +21,15 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 SELF="$ROOT/$(basename "${BASH_SOURCE[0]}")"
-PUPPET=${PUPPET:-puppet}
+if [[ ${1:-} == --puppet7 ]]; then
+    shift
+    export PUPPET=puppet
+fi
+REPO=$(cd "$ROOT/../.." && pwd -P)
+PUPPET=${PUPPET:-$REPO/../shared/tools/puppet8}
 JOBS=${JOBS:-2}
+# The chroot oracle only sees /tmp and /work: keep the per-run dirs under /tmp.
+TMPBASE=/tmp
 
 # Split a query's argument text like the harness does: whitespace separates words,
 # single quotes group (and may join with adjacent text); no other shell syntax.
@@ -55,6 +68,16 @@ has_arg() { # has_arg WORD ARGS... : exact word present?
     return 1
 }
 
+# First line of a puppet stderr worth reporting when there is no "Error:" line: skips warnings,
+# their "(file: ...)" continuations and the noise Facter prints inside the Puppet 8 chroot (lines
+# that are not Puppet's own messages nor a Ruby exception).
+first_message() {
+    grep -v '^Warning: \|^   (file\|^[[:space:]]*$' "$1" |
+        grep -m1 -E "^(Error|Notice|Info|Debug): |\.rb:[0-9]+:in " ||
+        grep -v '^Warning: \|^   (file\|^[[:space:]]*$\|^\[[0-9-]* [0-9:.]* *[A-Z]* \|[Ff]acter\|[Pp]ermission denied' "$1" |
+        grep -m1 . || true
+}
+
 # Records one query: worker mode, called through xargs.
 record_one() {
     local case_dir=$1 id=$2 outdir=$3 line args_text tmp rc rc2 status msg strict=()
@@ -70,7 +93,7 @@ record_one() {
     done
     ((want_strict)) && strict=(--strict error --strict_variables)
 
-    tmp=$(mktemp -d "${TMPDIR:-/tmp}/conformance-rec.XXXXXX")
+    tmp=$(mktemp -d "$TMPBASE/conformance-rec.XXXXXX")
     mkdir -p "$tmp/conf" "$tmp/code/environments/production" "$tmp/var" "$tmp/log" "$tmp/run"
     local iso=(--confdir "$tmp/conf" --codedir "$tmp/code" --vardir "$tmp/var" --logdir "$tmp/log"
         --rundir "$tmp/run" --color false)
@@ -84,14 +107,20 @@ record_one() {
     rm -f "$exp/$id.out" "$exp/$id.status" "$exp/$id.err"
     CASE="$case_dir" perl -pe 's/\Q$ENV{CASE}\E/<CASE>/g' "$tmp/stdout" >"$exp/$id.out"
 
-    local errline note=''
+    local errline uncaught note=''
     errline=$(grep -m1 '^Error: ' "$tmp/stderr" || true)
+    # An uncaught Ruby exception (unknown environment) prints "<file>:<line>:in `m': text (Class)"
+    # (Ruby <= 3.3) or "<file>:<line>:in 'm': text (Class)" (Ruby 3.4) and exits 1.
+    uncaught=$(grep -m1 -E "^/[^:]+\.rb:[0-9]+:in [\`'][^']+': .* \([A-Z][A-Za-z:]+\)\$" "$tmp/stderr" || true)
     if ((rc == 0)); then
         status=0
     elif ((rc == 1)) && [[ -n $errline ]]; then
         status=2
         msg=${errline#Error: }
         msg=${msg#Could not run: }
+    elif ((rc == 1)) && [[ -n $uncaught ]]; then
+        status=2
+        msg=$uncaught
     elif ((rc == 1)) && ((explain == 0)); then
         # Silent exit 1: a miss or a LookupError. Ask --explain which (text render, so that the
         # error text, a root text, is printed).
@@ -116,12 +145,13 @@ record_one() {
             msg=$last
         else
             status=2
-            msg=$(grep -v '^Warning: \|^   (file' "$tmp/stderr" | grep -m1 . || true)
+            msg=$(first_message "$tmp/stderr")
             note="ODD: silent exit 1 and explain re-run gave rc=$rc2 (message taken from stderr)"
         fi
     else
         status=2
-        msg=$(grep -v '^Warning: ' "$tmp/stderr" | grep -m1 . || echo "exit status $rc")
+        msg=$(first_message "$tmp/stderr")
+        [[ -n $msg ]] || msg="exit status $rc"
         note="ODD: puppet exit $rc without an Error: line"
     fi
 
@@ -129,13 +159,16 @@ record_one() {
     if ((status == 2)); then
         msg=${msg//"$case_dir"/<CASE>}
         # An uncaught Ruby exception (unknown environment) prints "<file>:<line>:in `m': text
-        # (Class)": keep Puppet's text only.
-        if [[ $msg =~ ^/[^:]+\.rb:[0-9]+:in\ \`[^\']+\':\ (.*)\ \([A-Z][A-Za-z:]+\)$ ]]; then
+        # (Class)" (Ruby 3.4: "in 'm'"): keep Puppet's text only.
+        if [[ $msg =~ ^/[^:]+\.rb:[0-9]+:in\ [\`\'][^\']+\':\ (.*)\ \([A-Z][A-Za-z:]+\)$ ]]; then
             msg=${BASH_REMATCH[1]}
         fi
+        # Ruby inspects some objects with their address (#<Puppet::Parser::Scope:0x00007f...>),
+        # different in every run: recorded as 0x…, which hiera-lookup prints.
+        msg=$(printf '%s' "$msg" | sed -E 's/(#<[A-Za-z:]+:)0x[0-9a-f]+>/\10x…>/g')
         printf '%s\n' "$msg" >"$exp/$id.err"
     fi
-    if grep -q "$tmp" "$exp/$id.out" "$exp/$id.err" 2>/dev/null; then
+    if grep -q "$tmp\|/tmp/puppet8-iso" "$exp/$id.out" "$exp/$id.err" 2>/dev/null; then
         note="${note:+$note; }LEAK: output mentions the temporary puppet dirs"
     fi
     rm -rf "$tmp"
@@ -148,7 +181,26 @@ if [[ ${1:-} == --worker ]]; then
     exit 0
 fi
 
-command -v "$PUPPET" >/dev/null || { echo "record.sh: '$PUPPET' not found (apt-get install puppet)" >&2; exit 1; }
+command -v "$PUPPET" >/dev/null || { echo "record.sh: '$PUPPET' not found (PUPPET=puppet needs apt-get install puppet; the default needs ../shared/tools/puppet8 setup)" >&2; exit 1; }
+
+# deep_merge: Puppet's all-in-one packages bundle 1.2.2, Debian's Puppet (the chroot's) 1.1.1.
+# Unless DEEP_MERGE=1.1.1, record with 1.2.2: the chroot's core.rb patched with the reference diff,
+# put first on Ruby's load path (RUBYLIB passes through the puppet8 tool).
+DEEP_MERGE=${DEEP_MERGE:-1.2.2}
+if [[ $DEEP_MERGE == 1.2.2 && $PUPPET == */puppet8 && -z ${RUBYLIB:-} ]]; then
+    dm_dir=$(mktemp -d /tmp/deep_merge-1.2.2.XXXXXX)
+    mkdir -p "$dm_dir/lib/deep_merge"
+    cp "$("$PUPPET" path)/usr/lib/ruby/vendor_ruby/deep_merge/core.rb" "$dm_dir/lib/deep_merge/core.rb"
+    (cd "$dm_dir" && patch -s -p1 <"$REPO/../shared/reference/deep_merge-1.1.1-to-1.2.2.diff") ||
+        { echo "record.sh: cannot patch deep_merge to 1.2.2" >&2; exit 1; }
+    export RUBYLIB=$dm_dir/lib
+fi
+puppet_version() {
+    case $(basename "$PUPPET") in
+    puppet8) (cd "$TMPBASE" && "$PUPPET" run puppet --version 2>/dev/null) ;;
+    *) "$PUPPET" --version 2>/dev/null ;;
+    esac
+}
 
 # Resolve selections to case directories (+ optional single query id).
 declare -a SEL=()
@@ -177,7 +229,7 @@ fi
 start=$(date +%s)
 jobs_file=$(mktemp)
 results=$(mktemp)
-trap 'rm -f "$jobs_file" "$results"' EXIT
+trap 'rm -f "$jobs_file" "$results"; [[ -n ${dm_dir:-} ]] && rm -rf "$dm_dir"' EXIT
 problems=0
 for sel in "${SEL[@]}"; do
     case_dir=${sel%%:*}
@@ -210,7 +262,7 @@ done
 
 total=$(tr -cd '\0' <"$jobs_file" | wc -c)
 total=$((total / 3))
-echo "recording $total queries from ${#SEL[@]} case(s) with $("$PUPPET" --version 2>/dev/null), $JOBS in parallel"
+echo "recording $total queries from ${#SEL[@]} case(s) with puppet $(puppet_version) ($PUPPET), $JOBS in parallel"
 xargs -0 -n3 -P "$JOBS" "$SELF" --worker <"$jobs_file" | tee "$results" | awk '/ODD|LEAK|FAIL/ { print }'
 
 # Swap in the freshly recorded cases that are complete.
