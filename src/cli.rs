@@ -3,6 +3,23 @@
 use clap::{ArgAction, Parser};
 use std::path::PathBuf;
 
+/// The end of `--help`: examples that run against this repository's fixtures, the exit
+/// statuses, and the other commands.
+const AFTER_HELP: &str = "\
+EXAMPLES:
+    hiera-lookup profile::base::users --environmentpath fixtures/environments --facts fixtures/facts/web01.yaml
+    hiera-lookup ntp::servers --environmentpath fixtures/environments --facts fixtures/facts/web01.yaml --merge unique --render-as json
+    hiera-lookup ntp::servers --environmentpath fixtures/environments --facts fixtures/facts/web01.yaml --explain
+    hiera-lookup --environmentpath fixtures/environments --facts-dir fixtures/facts --all
+
+COMMANDS (as the first argument):
+    completions SHELL    print a completion script (bash, zsh, fish, elvish, powershell)
+    man                  print the manual page (roff)
+    A key named like a command is looked up after the flags and `--`:
+        hiera-lookup --facts node.yaml -- man
+
+Exit status: 0 found, 1 not found, 2 error.";
+
 #[derive(Parser, Debug)]
 #[command(
     name = "hiera-lookup",
@@ -11,7 +28,7 @@ use std::path::PathBuf;
     infer_long_args = true,
     // Puppet's option parser lets a repeated option win: `--render-as s --render-as json`.
     args_override_self = true,
-    after_help = "Exit status: 0 found, 1 not found, 2 error."
+    after_help = AFTER_HELP
 )]
 pub struct Args {
     /// Keys to look up; the first one found wins. Dotted keys dig into the value.
@@ -203,4 +220,33 @@ mod tests {
         assert_eq!(a.knock_out_prefix.as_deref(), Some("--"));
         assert_eq!(a.keys, ["k"]);
     }
+}
+
+/// `hiera-lookup completions SHELL`: the completion script for SHELL on stdout.
+pub fn completions(args: &[std::ffi::OsString]) -> Result<String, String> {
+    use clap::CommandFactory;
+    use clap_complete::Shell;
+    let name = args
+        .first()
+        .and_then(|a| a.to_str())
+        .ok_or("completions needs a shell: bash, zsh, fish, elvish or powershell")?;
+    if args.len() > 1 {
+        return Err("completions takes one argument, the shell".into());
+    }
+    let shell: Shell = name.parse().map_err(|_| {
+        format!("unknown shell '{name}': expected bash, zsh, fish, elvish or powershell")
+    })?;
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut Args::command(), "hiera-lookup", &mut out);
+    String::from_utf8(out).map_err(|e| e.to_string())
+}
+
+/// `hiera-lookup man`: the manual page (roff) on stdout.
+pub fn man() -> Result<String, String> {
+    use clap::CommandFactory;
+    let mut out = Vec::new();
+    clap_mangen::Man::new(Args::command())
+        .render(&mut out)
+        .map_err(|e| e.to_string())?;
+    String::from_utf8(out).map_err(|e| e.to_string())
 }

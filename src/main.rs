@@ -11,8 +11,30 @@ use std::io::Write;
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
+    // Commands other than a lookup, recognised only as the first argument.
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let command = match argv.get(1).and_then(|a| a.to_str()) {
+        Some("completions") => Some(cli::completions(&argv[2..])),
+        Some("man") if argv.len() == 2 => Some(cli::man()),
+        _ => None,
+    };
+    if let Some(result) = command {
+        match result {
+            Ok(text) => {
+                let mut stdout = std::io::stdout().lock();
+                let ok = stdout
+                    .write_all(text.as_bytes())
+                    .and_then(|_| stdout.flush());
+                std::process::exit(if ok.is_ok() { 0 } else { 2 });
+            }
+            Err(e) => {
+                eprintln!("Error: {e}");
+                std::process::exit(2);
+            }
+        }
+    }
     // Broken pipes end the program quietly, like `puppet lookup | head`.
-    let args = match cli::Args::try_parse_from(cli::normalize(std::env::args_os())) {
+    let args = match cli::Args::try_parse_from(cli::normalize(argv)) {
         Ok(a) => a,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };

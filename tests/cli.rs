@@ -5,7 +5,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_hiera-lookup"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_hiera-lookup"));
+    // Never the developer's real cache: one in the temp dir for this test process.
+    c.env(
+        "HIERA_LOOKUP_CACHE_DIR",
+        std::env::temp_dir().join(format!("hiera-lookup-test-cache-{}", std::process::id())),
+    );
+    c
 }
 
 fn fixtures() -> PathBuf {
@@ -312,4 +318,69 @@ fn server_facts_describe_this_host() {
         "{ip}"
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn completions_and_man_page() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (shell, marker) in [
+        ("bash", "_hiera__lookup()"),
+        ("zsh", "#compdef hiera-lookup"),
+        ("fish", "complete -c hiera-lookup"),
+        ("elvish", "hiera-lookup"),
+        ("powershell", "hiera-lookup"),
+    ] {
+        let o = run_in(repo, &["completions", shell]);
+        assert_eq!(o.status.code(), Some(0), "{shell}: {}", stderr(&o));
+        let text = stdout(&o);
+        assert!(
+            text.contains(marker),
+            "{shell}: {}",
+            &text[..text.len().min(200)]
+        );
+        assert!(text.contains("environmentpath"), "{shell}");
+    }
+    let o = run_in(repo, &["completions", "tcsh"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    let o = run_in(repo, &["man"]);
+    assert_eq!(o.status.code(), Some(0));
+    let man = stdout(&o);
+    assert!(man.contains(".TH hiera-lookup 1"), "{man}");
+    assert!(man.contains("EXAMPLES"), "{man}");
+    // A key named like a command is a lookup after `--`.
+    let o = run_in(
+        repo,
+        &[
+            "--environmentpath",
+            "fixtures/environments",
+            "--facts",
+            "fixtures/facts/web01.yaml",
+            "--",
+            "man",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+}
+
+/// The EXAMPLES of `--help` run as written from the repository root.
+#[test]
+fn help_examples_run() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let help = stdout(&run_in(repo, &["--help"]));
+    let examples: Vec<&str> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("EXAMPLES"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    assert!(examples.len() >= 3, "{help}");
+    for ex in examples {
+        let words: Vec<&str> = ex.split_whitespace().collect();
+        assert_eq!(words[0], "hiera-lookup");
+        let o = run_in(repo, &words[1..]);
+        assert_eq!(o.status.code(), Some(0), "{ex}: {}", stderr(&o));
+        assert!(!o.stdout.is_empty(), "{ex}");
+    }
 }
