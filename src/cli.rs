@@ -196,32 +196,6 @@ pub fn normalize(args: impl IntoIterator<Item = std::ffi::OsString>) -> Vec<std:
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn double_dash_as_a_value() {
-        let v = |xs: &[&str]| xs.iter().map(std::ffi::OsString::from).collect::<Vec<_>>();
-        assert_eq!(
-            normalize(v(&["x", "--knock-out-prefix", "--", "k"])),
-            v(&["x", "--knock-out-prefix=--", "k"])
-        );
-        assert_eq!(normalize(v(&["--", "k"])), v(&["--", "k"]));
-        let a = Args::try_parse_from(normalize(v(&[
-            "hl",
-            "--merge",
-            "deep",
-            "--knock-out-prefix",
-            "--",
-            "k",
-        ])))
-        .unwrap();
-        assert_eq!(a.knock_out_prefix.as_deref(), Some("--"));
-        assert_eq!(a.keys, ["k"]);
-    }
-}
-
 /// `hiera-lookup completions SHELL`: the completion script for SHELL on stdout.
 pub fn completions(args: &[std::ffi::OsString]) -> Result<String, String> {
     use clap::CommandFactory;
@@ -249,4 +223,30 @@ pub fn man() -> Result<String, String> {
         .render(&mut out)
         .map_err(|e| e.to_string())?;
     String::from_utf8(out).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn double_dash_as_a_value() {
+        let v = |xs: &[&str]| xs.iter().map(std::ffi::OsString::from).collect::<Vec<_>>();
+        assert_eq!(
+            normalize(v(&["x", "--knock-out-prefix", "--", "k"])),
+            v(&["x", "--knock-out-prefix=--", "k"])
+        );
+        assert_eq!(normalize(v(&["--", "k"])), v(&["--", "k"]));
+        let a = Args::try_parse_from(normalize(v(&[
+            "hl",
+            "--merge",
+            "deep",
+            "--knock-out-prefix",
+            "--",
+            "k",
+        ])))
+        .unwrap();
+        assert_eq!(a.knock_out_prefix.as_deref(), Some("--"));
+        assert_eq!(a.keys, ["k"]);
+    }
 }
