@@ -384,3 +384,31 @@ fn help_examples_run() {
         assert!(!o.stdout.is_empty(), "{ex}");
     }
 }
+
+/// Every `hiera-lookup ...` command in README.md's `sh` blocks runs as written from the
+/// repository root and succeeds; commands that redirect into the user's files (install
+/// steps) only run with the redirection left out.
+#[test]
+fn readme_examples_run() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(repo.join("README.md")).unwrap();
+    let mut in_sh = false;
+    let mut ran = 0;
+    for line in readme.lines() {
+        if line.starts_with("```") {
+            in_sh = line == "```sh";
+            continue;
+        }
+        let Some(cmd) = line.strip_prefix("hiera-lookup ").filter(|_| in_sh) else {
+            continue;
+        };
+        let cmd = cmd.split(" #").next().unwrap_or(cmd);
+        let cmd = cmd.split(" > ").next().unwrap_or(cmd);
+        let words: Vec<&str> = cmd.split_whitespace().collect();
+        let o = run_in(repo, &words);
+        assert_eq!(o.status.code(), Some(0), "{line}: {}", stderr(&o));
+        assert!(!o.stdout.is_empty(), "{line}");
+        ran += 1;
+    }
+    assert!(ran >= 8, "only {ran} README examples found");
+}
