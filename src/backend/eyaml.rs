@@ -537,6 +537,72 @@ fn ruby_decode64(s: &str) -> Vec<u8> {
     out
 }
 
+/// `eyaml_lookup_key`: the key's value in a YAML file, its `ENC[...]` tokens decrypted.
+pub(crate) struct EyamlLookupKey;
+
+impl EyamlLookupKey {
+    fn find(
+        key: &str,
+        path: &str,
+        hash: &crate::backend::DataHash,
+        options: &Map,
+        redact: bool,
+    ) -> crate::Result<Option<Value>> {
+        let Some(v) = hash.get(key) else {
+            return Ok(None);
+        };
+        crate::backend::validate_data_value(
+            hash,
+            key,
+            &v,
+            "lookup_key function 'eyaml_lookup_key'",
+            path,
+        )?;
+        Ok(Some(if redact {
+            // --redact: secrets never leave the file, in values or traces.
+            redact_encrypted(&v)
+        } else if contains_encrypted(&v) {
+            decrypt_value(&v, &load_keys(options), key, path)?
+        } else {
+            v
+        }))
+    }
+}
+
+impl crate::backend::custom::LookupKeyBackend for EyamlLookupKey {
+    /// Outside the engine: `options` holds `path` and the key options.
+    fn lookup_key(&self, key: &str, options: &Map) -> Result<Option<Value>, String> {
+        let path = options
+            .get(&Value::str("path"))
+            .and_then(Value::as_str)
+            .ok_or("eyaml_lookup_key needs a 'path' option")?;
+        let hash = crate::backend::DataFiles::default()
+            .data_hash(
+                "yaml_data",
+                path,
+                crate::scope::Strict::Error,
+                &mut Vec::new(),
+            )
+            .map_err(|e| e.to_string())?;
+        Self::find(key, path, &hash, options, false).map_err(|e| e.to_string())
+    }
+
+    fn lookup_key_call(
+        &self,
+        key: &str,
+        call: &crate::backend::custom::Call,
+        host: &mut dyn crate::backend::custom::Host,
+    ) -> crate::Result<Option<crate::backend::custom::Found>> {
+        let Some(path) = call.path() else {
+            return Err(call.missing_path("lookup_key", ":"));
+        };
+        let hash = host.load_data("yaml_data", path)?;
+        let found = Self::find(key, path, &hash, call.options, host.redact())?;
+        // Puppet's function interpolates what it decrypted.
+        Ok(found.map(crate::backend::custom::Found::Interpolate))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
