@@ -35,6 +35,7 @@ pub mod limits;
 pub mod location;
 pub mod merge;
 pub mod render;
+pub mod request;
 pub mod scope;
 pub mod types;
 pub mod value;

@@ -7,6 +7,7 @@ use clap::Parser;
 use std::io::Write;
 
 // Lookups allocate and free many small values; mimalloc does that much faster than glibc.
+#[cfg(feature = "mimalloc")]
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -1,11 +1,11 @@
 //! One invocation of the command: flags → scope and layers → lookup → rendered output.
 
 use crate::cli::Args;
-use hiera_lookup::answer::{Answer, Finish, Format};
+use hiera_lookup::answer::Answer;
 use hiera_lookup::environment::EnvOptions;
-use hiera_lookup::merge::MergeStrategy;
-use hiera_lookup::scope::{load_facts_file, Scope, Strict};
-use hiera_lookup::{render, Error, Map, Session, Settings, Value};
+use hiera_lookup::request::{Flags, Mode, Request};
+use hiera_lookup::scope::{load_facts_file, Scope};
+use hiera_lookup::{Error, Map, Session, Value};
 
 /// What the process prints and its exit status.
 pub struct Output {
@@ -14,8 +14,6 @@ pub struct Output {
     pub error: Option<String>,
     pub code: i32,
 }
-
-const RUN_HELP: &str = "Run 'puppet lookup --help' for more details";
 
 pub fn run(args: &Args) -> Output {
     let mut warnings = Vec::new();
@@ -40,72 +38,30 @@ fn one_line(s: &str) -> String {
     s.lines().collect::<Vec<_>>().join(" ")
 }
 
-fn parse_merge(args: &Args) -> Result<Option<MergeStrategy>, Error> {
-    let deep_only =
-        args.sort_merged_arrays || args.merge_hash_arrays || args.knock_out_prefix.is_some();
-    let deep = matches!(
-        args.merge.as_deref(),
-        Some("deep" | "reverse_deep" | "unconstrained_deep")
-    );
-    if deep_only && !deep {
-        return Err(Error::Usage(format!(
-            "The options --knock-out-prefix, --sort-merged-arrays, and --merge-hash-arrays are only available with '--merge deep'\n{RUN_HELP}"
-        )));
+/// The command line's flags, as the library's request takes them.
+fn flags(args: &Args) -> Flags {
+    Flags {
+        keys: args.keys.clone(),
+        merge: args.merge.clone(),
+        knock_out_prefix: args.knock_out_prefix.clone(),
+        sort_merged_arrays: args.sort_merged_arrays,
+        merge_hash_arrays: args.merge_hash_arrays,
+        strict: args.strict.clone(),
+        render_as: args.render_as.clone(),
+        explain: args.explain,
+        explain_options: args.explain_options,
+        compile: args.compile,
+        default: args.default.clone(),
+        value_type: args.type_.clone(),
+        redact: args.redact,
+        batch: args.facts.len() > 1 || args.facts_dir.is_some() || args.all,
+        all: args.all,
     }
-    let Some(m) = args.merge.as_deref() else {
-        return Ok(None);
-    };
-    if !matches!(
-        m,
-        "first" | "unique" | "hash" | "deep" | "reverse_deep" | "unconstrained_deep"
-    ) {
-        return Err(Error::Usage(format!(
-            "The --merge option only accepts 'first', 'hash', 'unique', or 'deep'\n{RUN_HELP}"
-        )));
-    }
-    MergeStrategy::from_cli(
-        m,
-        args.knock_out_prefix.as_deref(),
-        args.sort_merged_arrays,
-        args.merge_hash_arrays,
-    )
-    .map(Some)
-    .map_err(|e| Error::Usage(e.message))
 }
 
 fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), Error> {
-    let merge = parse_merge(args)?;
-    let strict = match args.strict.as_str() {
-        "off" => Strict::Off,
-        "warning" => Strict::Warning,
-        "error" => Strict::Error,
-        other => {
-            return Err(Error::Usage(format!(
-                "Invalid value '{other}' for parameter strict: expected off, warning or error"
-            )))
-        }
-    };
-    if args.compile {
-        return Err(Error::Usage(
-            "--compile needs a Puppet compiler and is not supported by hiera-lookup".into(),
-        ));
-    }
-    let explain = args.explain || args.explain_options;
-    let only_options = args.explain_options && !args.explain;
-    let batch = args.facts.len() > 1 || args.facts_dir.is_some() || args.all;
-    let mut keys = args.keys.clone();
-    if keys.is_empty() && !batch {
-        if only_options {
-            keys.push("__global__".into());
-        } else {
-            return Err(Error::Usage("No keys were given to lookup.".into()));
-        }
-    }
-    let format = match &args.render_as {
-        Some(f) => Format::parse(f)?,
-        None if explain => Format::S,
-        None => Format::Yaml,
-    };
+    let flags = flags(args);
+    let request = Request::new(&flags)?;
 
     let cwd = std::env::current_dir()
         .map_err(|e| Error::run(format!("cannot read the current directory: {e}")))?;
@@ -121,8 +77,9 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
     };
     let layers = env.layers()?;
 
-    if batch {
-        return run_batch(args, &env, layers, strict, merge, &cwd, format);
+    if request.mode == Mode::Batch {
+        request.check_batch(&flags)?;
+        return run_batch(args, &env, layers, &request, &cwd);
     }
     let facts = match args.facts.first() {
         Some(f) => {
@@ -153,72 +110,12 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
         scope.set(&name, value);
     }
 
-    let settings = Settings {
-        strict,
-        explain: args.explain,
-        explain_options_only: only_options,
-        redact: args.redact,
-    };
-    let finish = finish_of(args)?;
-    let mut session = Session::with_files(scope, layers, settings, data_files(args));
-    // `--default` and `--type` apply to the outcome; a type mismatch is a plain error.
-    let result = session
-        .lookup(&keys, merge.as_ref())
-        .and_then(|o| finish.apply(o));
-    warnings.extend(session.take_warnings());
-
-    if explain {
-        let ex_text = |s: &mut Session, extra: Option<String>| -> String {
-            if let (Some(t), Some(ex)) = (extra, s.explainer_mut()) {
-                ex.root_text(t);
-            }
-            match s.explainer() {
-                Some(ex) => ex.explain(),
-                None => String::new(),
-            }
-        };
-        let extra = match &result {
-            Ok(Answer::Found(_) | Answer::Default(_)) => None,
-            Ok(Answer::NotFound) => Some(Session::not_found_message(&keys)),
-            Err(e) if e.is_lookup_error() => Some(e.to_string()),
-            Err(e) => return Err(e.clone()),
-        };
-        if format == Format::S {
-            let text = ex_text(&mut session, extra);
-            return Ok((
-                if use_color(args)? {
-                    colorize(&text)
-                } else {
-                    text
-                },
-                0,
-            ));
-        }
-        let Some(ex) = session.explainer() else {
-            return Ok((format.render(&Value::Null)?, 0));
-        };
-        if format == Format::Yaml {
-            // Psych shows the symbols and shared objects a plain value cannot hold.
-            let text =
-                render::tree_to_yaml(&ex.to_tree()).map_err(|e| Error::run(e.to_string()))?;
-            return Ok((text, 0));
-        }
-        return Ok((format.render(&ex.to_hash())?, 0));
+    let mut session = Session::with_files(scope, layers, request.settings(), data_files(args));
+    let out = request.answer(&mut session, warnings)?;
+    if out.explanation && use_color(args)? {
+        return Ok((colorize(&out.text), out.code));
     }
-
-    let answer = result?;
-    match answer.value() {
-        Some(v) => Ok((format.render(v)?, answer.status())),
-        None => Ok((String::new(), answer.status())),
-    }
-}
-
-/// `--default` and `--type`, as the library applies them.
-fn finish_of(args: &Args) -> Result<Finish, Error> {
-    Ok(Finish {
-        default: args.default.clone(),
-        value_type: args.type_.as_deref().map(Finish::parse_type).transpose()?,
-    })
+    Ok((out.text, out.code))
 }
 
 /// The process-wide data file store, with the parse cache unless `--no-cache`.
@@ -250,24 +147,11 @@ fn run_batch(
     args: &Args,
     env: &EnvOptions,
     layers: hiera_lookup::Layers,
-    strict: Strict,
-    merge: Option<MergeStrategy>,
+    request: &Request,
     cwd: &std::path::Path,
-    format: Format,
 ) -> Result<(String, i32), Error> {
     use hiera_lookup::batch::{Batch, Keys, Node};
     use std::io::{IsTerminal, Write};
-    if args.explain || args.explain_options {
-        return Err(Error::Usage(
-            "--explain cannot be combined with batch mode".into(),
-        ));
-    }
-    if args.all && !args.keys.is_empty() {
-        return Err(Error::Usage("--all and keys cannot be combined".into()));
-    }
-    if !args.all && args.keys.is_empty() {
-        return Err(Error::Usage("No keys were given to lookup.".into()));
-    }
     let mut files: Vec<std::path::PathBuf> = args
         .facts
         .iter()
@@ -330,21 +214,16 @@ fn run_batch(
     });
     let batch = Batch {
         layers,
-        settings: Settings {
-            strict,
-            explain: false,
-            explain_options_only: false,
-            redact: args.redact,
-        },
-        merge,
+        settings: request.settings(),
+        merge: request.merge.clone(),
         keys: if args.all {
             Keys::All
         } else {
             Keys::List(args.keys.clone())
         },
         threads,
-        finish: finish_of(args)?,
-        format: args.render_as.is_some().then_some(format),
+        finish: request.finish()?,
+        format: request.format_given.then_some(request.format),
     };
     let total = nodes.len();
     let progress = std::io::stderr().is_terminal() && total >= 50;
