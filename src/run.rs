@@ -109,7 +109,8 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
 
     let cwd = std::env::current_dir()
         .map_err(|e| Error::run(format!("cannot read the current directory: {e}")))?;
-    let env = EnvOptions {
+    let conf = puppet_conf(args, &cwd)?;
+    let mut env = EnvOptions {
         hiera_config: args.hiera_config.clone(),
         codedir: args.codedir.clone(),
         confdir: args.confdir.clone(),
@@ -119,12 +120,14 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
         modulepath: args.modulepath.clone(),
         cwd: cwd.clone(),
     };
+    conf.apply_layout(&mut env, args.config.is_some());
     let layers = env.layers()?;
 
     if batch {
-        return run_batch(args, &env, layers, strict, merge, &cwd, format);
+        let request = facts_request(args, &cwd, &conf)?;
+        return run_batch(args, &env, layers, strict, merge, request, format);
     }
-    let (facts, facts_warnings) = hiera_lookup::facts::single(&facts_request(args, &cwd)?)?;
+    let (facts, facts_warnings) = hiera_lookup::facts::single(&facts_request(args, &cwd, &conf)?)?;
     warnings.extend(facts_warnings);
     Scope::check_facts(&facts)?;
     let mut scope = Scope::from_facts(facts, &env.environment_name());
@@ -195,10 +198,30 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
     }
 }
 
+/// Puppet's settings: the flags, then puppet.conf (`--config`, else the confdir's).
+fn puppet_conf(
+    args: &Args,
+    cwd: &std::path::Path,
+) -> Result<hiera_lookup::facts::conf::PuppetConf, Error> {
+    use hiera_lookup::environment::absolute;
+    let abs = |p: &Option<std::path::PathBuf>| p.as_deref().map(|p| absolute(cwd, p));
+    let flags = hiera_lookup::facts::conf::Flags {
+        config: abs(&args.config),
+        confdir: abs(&args.confdir),
+        codedir: abs(&args.codedir),
+        vardir: abs(&args.vardir),
+        environmentpath: abs(&args.environmentpath),
+        hiera_config: abs(&args.hiera_config),
+        basemodulepath: args.basemodulepath.clone(),
+    };
+    hiera_lookup::facts::conf::PuppetConf::resolve(&flags, cwd)
+}
+
 /// Where the node's facts come from, from the flags.
 fn facts_request(
     args: &Args,
     cwd: &std::path::Path,
+    conf: &hiera_lookup::facts::conf::PuppetConf,
 ) -> Result<hiera_lookup::facts::FactsRequest, Error> {
     use hiera_lookup::environment::absolute;
     let shown = |p: &std::path::Path| (absolute(cwd, p), p.display().to_string());
@@ -213,10 +236,7 @@ fn facts_request(
         node: args.node.clone(),
         files: args.facts.iter().map(|f| shown(f)).collect(),
         dir: args.facts_dir.as_deref().map(shown),
-        vardir: match &args.vardir {
-            Some(v) => absolute(cwd, v),
-            None => hiera_lookup::facts::cache::default_vardir(),
-        },
+        vardir: conf.vardir.clone(),
         no_facts: args.no_facts,
         trusted,
     })
@@ -261,7 +281,7 @@ fn run_batch(
     layers: hiera_lookup::Layers,
     strict: Strict,
     merge: Option<MergeStrategy>,
-    cwd: &std::path::Path,
+    request: hiera_lookup::facts::FactsRequest,
     format: Format,
 ) -> Result<(String, i32), Error> {
     use hiera_lookup::batch::{Batch, Keys, Node};
@@ -278,7 +298,7 @@ fn run_batch(
         return Err(Error::Usage("No keys were given to lookup.".into()));
     }
     let vars = parse_vars(args)?;
-    let (found, facts_warnings) = hiera_lookup::facts::batch(&facts_request(args, cwd)?)?;
+    let (found, facts_warnings) = hiera_lookup::facts::batch(&request)?;
     // Printed now, before the answers stream out.
     for w in facts_warnings {
         eprintln!("Warning: {w}");

@@ -280,23 +280,123 @@ fn trusted_file_and_bare_trusted() {
 }
 
 #[test]
-fn dash_c_is_compile_and_config_is_not_hiera_yaml() {
+fn dash_c_is_compile() {
     let dir = scratch("flags", &[]);
     // Puppet: `-c` is `--compile`.
     let o = run_in(&dir, &["src", "-c", "--facts", "-"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--compile"), "{}", stderr(&o));
+}
+
+/// `--config FILE` is puppet.conf: `[server]` over `[master]` over `[main]`, `$setting`
+/// interpolation, Puppet's flags over the file (checked with Puppet 8.10's `--configprint`).
+#[test]
+fn config_is_puppet_conf() {
+    let dir = scratch(
+        "conf",
+        &[
+            ("code/environments/prod2/hiera.yaml", HIERA),
+            ("code/environments/prod2/data/common.yaml", "src: from-prod2\n"),
+            ("var/yaml/facts/web01.example.com.yaml", CACHED),
+            ("confdir/README", "puppet.conf is given with --config\n"),
+            (
+                "puppet.conf",
+                "[main]\ncodedir = $confdir/../code\nvardir = /nonexistent\n[agent]\nvardir = /agent\n[server]\nvardir = $codedir/../var\nenvironmentpath = $codedir/environments\n",
+            ),
+        ],
+    );
+    let conf = dir.join("puppet.conf");
+    let conf = conf.to_str().unwrap();
+    let confdir = dir.join("confdir");
+    let confdir = confdir.to_str().unwrap();
+    // The fact cache under [server] vardir; the environment under environmentpath.
     let o = run_in(
         &dir,
         &[
             "src",
-            "--hiera_config",
-            "hiera.yaml",
-            "--facts",
-            "/dev/null",
+            "--config",
+            conf,
+            "--confdir",
+            confdir,
+            "--node",
+            "web01.example.com",
+            "-E",
+            "prod2",
+        ],
+    );
+    assert_eq!(stdout(&o), "--- from-prod2\n", "{}", stderr(&o));
+    // --vardir (a flag) wins over the file.
+    let o = run_in(
+        &dir,
+        &[
+            "src",
+            "--config",
+            conf,
+            "--confdir",
+            confdir,
+            "--vardir",
+            "elsewhere",
+            "--node",
+            "web01.example.com",
+            "-E",
+            "prod2",
         ],
     );
     assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("elsewhere/yaml/facts/web01.example.com.yaml"),
+        "{}",
+        stderr(&o)
+    );
+    // The default puppet.conf ($HIERA_LOOKUP_PUPPET_CONF stands in for it) gives the layout
+    // when a layout flag is given ...
+    let o = bin()
+        .current_dir(&dir)
+        .env("HIERA_LOOKUP_PUPPET_CONF", conf)
+        .args([
+            "src",
+            "--node",
+            "web01.example.com",
+            "--confdir",
+            confdir,
+            "-E",
+            "prod2",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o), "--- from-prod2\n", "{}", stderr(&o));
+    // ... but never leaves control-repo mode, while still saying where the fact cache is.
+    let machine = dir.join("machine.conf");
+    std::fs::write(
+        &machine,
+        format!(
+            "[main]\ncodedir = /nonexistent/code\nenvironmentpath = /nonexistent\nhiera_config = /nonexistent/hiera.yaml\n[server]\nvardir = {}/var\n",
+            dir.display()
+        ),
+    )
+    .unwrap();
+    let o = bin()
+        .current_dir(&dir)
+        .env("HIERA_LOOKUP_PUPPET_CONF", &machine)
+        .args(["src", "--node", "web01.example.com"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        stdout(&o),
+        "--- redhat\n",
+        "control-repo mode: {}",
+        stderr(&o)
+    );
+    // A --config that does not exist, or that Puppet could not parse: one line, exit 2.
+    let o = run_in(&dir, &["src", "--config", "nope.conf", "--facts", "-"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("nope.conf"), "{}", stderr(&o));
+    std::fs::write(dir.join("bad.conf"), "[production]\nx = 1\n").unwrap();
+    let o = run_in(&dir, &["src", "--config", "bad.conf", "--facts", "-"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("Illegal section 'production'"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
 }
 
 /// Batch lines name their facts source; a duplicate node warns; an unreadable file answers

@@ -7,6 +7,7 @@
 //! names it, and where the facts came from (for batch output and error messages).
 
 pub mod cache;
+pub mod conf;
 pub mod shapes;
 
 use crate::error::{Error, Result};
