@@ -13,7 +13,7 @@ use crate::scope::Strict;
 use crate::value::{Map, Value};
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 
 /// The hash a data_hash function returned: parsed, or read from the parse cache.
 #[derive(Debug)]
@@ -75,16 +75,18 @@ impl DataHash {
 
 /// The built-in backend functions, by hiera.yaml name. Adding a backend: one file that
 /// implements a trait of [`custom`], and one line here.
-static BUILTINS: &[Builtin] = &[
-    Builtin::data_hash("yaml_data", &DataFile),
-    Builtin::data_hash("json_data", &DataFile),
-    Builtin::data_hash("hocon_data", &DataFile),
-    Builtin::lookup_key("eyaml_lookup_key", &eyaml::EyamlLookupKey),
-    Builtin::lookup_key("command", &command::CommandBackend),
-];
+static BUILTINS: LazyLock<[Builtin; 5]> = LazyLock::new(|| {
+    [
+        Builtin::data_hash_fn("yaml_data", Arc::new(DataFile)),
+        Builtin::data_hash_fn("json_data", Arc::new(DataFile)),
+        Builtin::data_hash_fn("hocon_data", Arc::new(DataFile)),
+        Builtin::lookup_key_fn("eyaml_lookup_key", Arc::new(eyaml::EyamlLookupKey)),
+        Builtin::lookup_key_fn("command", Arc::new(command::CommandBackend)),
+    ]
+});
 
 /// A built-in backend function, resolved from its name when hiera.yaml is loaded.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct Builtin {
     /// The function name hiera.yaml uses.
     pub name: &'static str,
@@ -92,38 +94,57 @@ pub struct Builtin {
 }
 
 /// A built-in backend: the same traits embedders implement.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub enum BuiltinBackend {
-    DataHash(&'static dyn custom::DataHashBackend),
-    LookupKey(&'static dyn custom::LookupKeyBackend),
+    DataHash(Arc<dyn custom::DataHashBackend>),
+    LookupKey(Arc<dyn custom::LookupKeyBackend>),
 }
 
 impl Builtin {
-    const fn data_hash(name: &'static str, b: &'static dyn custom::DataHashBackend) -> Builtin {
+    fn data_hash_fn(name: &'static str, b: Arc<dyn custom::DataHashBackend>) -> Builtin {
         Builtin {
             name,
             backend: BuiltinBackend::DataHash(b),
         }
     }
 
-    const fn lookup_key(name: &'static str, b: &'static dyn custom::LookupKeyBackend) -> Builtin {
+    fn lookup_key_fn(name: &'static str, b: Arc<dyn custom::LookupKeyBackend>) -> Builtin {
         Builtin {
             name,
             backend: BuiltinBackend::LookupKey(b),
         }
     }
 
+    /// The data_hash backend, if this is one.
+    pub fn data_hash(&self) -> Option<Arc<dyn custom::DataHashBackend>> {
+        match &self.backend {
+            BuiltinBackend::DataHash(b) => Some(b.clone()),
+            _ => None,
+        }
+    }
+
+    /// The lookup_key backend, if this is one.
+    pub fn lookup_key(&self) -> Option<Arc<dyn custom::LookupKeyBackend>> {
+        match &self.backend {
+            BuiltinBackend::LookupKey(b) => Some(b.clone()),
+            _ => None,
+        }
+    }
+
     /// The built-in `kind` function called `name`, if there is one (else an embedder's
     /// backend must provide it).
     pub fn resolve(kind: FunctionKind, name: &str) -> Option<Builtin> {
-        BUILTINS.iter().copied().find(|b| {
-            b.name == name
-                && matches!(
-                    (kind, b.backend),
-                    (FunctionKind::DataHash, BuiltinBackend::DataHash(_))
-                        | (FunctionKind::LookupKey, BuiltinBackend::LookupKey(_))
-                )
-        })
+        BUILTINS
+            .iter()
+            .find(|b| {
+                b.name == name
+                    && matches!(
+                        (kind, &b.backend),
+                        (FunctionKind::DataHash, BuiltinBackend::DataHash(_))
+                            | (FunctionKind::LookupKey, BuiltinBackend::LookupKey(_))
+                    )
+            })
+            .cloned()
     }
 }
 
@@ -394,16 +415,15 @@ mod tests {
     #[test]
     fn builtins_resolve_by_kind_and_name() {
         let yaml = Builtin::resolve(FunctionKind::DataHash, "yaml_data");
-        assert!(matches!(
-            yaml.map(|b| b.backend),
-            Some(BuiltinBackend::DataHash(_))
-        ));
+        assert!(yaml.as_ref().and_then(Builtin::data_hash).is_some());
+        assert!(yaml.as_ref().and_then(Builtin::lookup_key).is_none());
         assert_eq!(format!("{yaml:?}"), "Some(Builtin(yaml_data))");
         assert_ne!(yaml, Builtin::resolve(FunctionKind::DataHash, "json_data"));
-        assert!(matches!(
-            Builtin::resolve(FunctionKind::LookupKey, "eyaml_lookup_key").map(|b| b.backend),
-            Some(BuiltinBackend::LookupKey(_))
-        ));
+        assert!(
+            Builtin::resolve(FunctionKind::LookupKey, "eyaml_lookup_key")
+                .and_then(|b| b.lookup_key())
+                .is_some()
+        );
         assert!(Builtin::resolve(FunctionKind::LookupKey, "command").is_some());
         // The kind must match too, and other names are left to embedders' backends.
         assert!(Builtin::resolve(FunctionKind::LookupKey, "yaml_data").is_none());
@@ -420,19 +440,15 @@ mod tests {
         std::fs::write(&path, r#"{"a": 1, "b": "x"}"#).unwrap();
         let mut options = Map::default();
         options.insert(Value::str("path"), Value::str(path.display().to_string()));
-        let Some(BuiltinBackend::DataHash(json)) =
-            Builtin::resolve(FunctionKind::DataHash, "json_data").map(|b| b.backend)
-        else {
-            panic!("json_data is built in")
-        };
+        let json = Builtin::resolve(FunctionKind::DataHash, "json_data")
+            .and_then(|b| b.data_hash())
+            .expect("json_data is built in");
         let map = json.data_hash(&options).unwrap();
         assert_eq!(map.get(&Value::str("a")), Some(&Value::Int(1)));
         assert!(json.data_hash(&Map::default()).is_err());
-        let Some(BuiltinBackend::LookupKey(eyaml)) =
-            Builtin::resolve(FunctionKind::LookupKey, "eyaml_lookup_key").map(|b| b.backend)
-        else {
-            panic!("eyaml_lookup_key is built in")
-        };
+        let eyaml = Builtin::resolve(FunctionKind::LookupKey, "eyaml_lookup_key")
+            .and_then(|b| b.lookup_key())
+            .expect("eyaml_lookup_key is built in");
         std::fs::write(dir.join("e.yaml"), "k: plain\n").unwrap();
         options.insert(
             Value::str("path"),

@@ -262,21 +262,13 @@ impl HieraConfig {
     }
 }
 
+/// Ruby's `to_i` of a hiera.yaml `version`.
 fn ruby_to_i(v: &Value) -> i64 {
     match v {
         Value::Int(i) => *i,
         Value::Float(f) => *f as i64,
         Value::String(s) => {
-            let t = s.trim_start();
-            let mut end = 0;
-            for (i, c) in t.char_indices() {
-                if c.is_ascii_digit() || (i == 0 && (c == '-' || c == '+')) {
-                    end = i + c.len_utf8();
-                } else {
-                    break;
-                }
-            }
-            t[..end].parse().unwrap_or(0)
+            crate::ruby::str_to_i(s).map_or(i64::MAX, |i| i64::try_from(i).unwrap_or(i64::MAX))
         }
         _ => 0,
     }

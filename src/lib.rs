@@ -15,7 +15,8 @@
 //! );
 //! ```
 //!
-//! Data flows one way: [`config`] + [`scope`] → [`engine`] → [`backend`] → [`merge`] →
+//! Data flows one way: a typed [`request`] + [`scope`] + layers ([`environment`]) →
+//! [`engine`] (hiera.yaml by [`config`]) → [`backend`] → [`merge`] → [`answer`] →
 //! [`render`] / [`explain`].
 
 pub mod answer;
@@ -37,6 +38,7 @@ pub mod location;
 pub mod merge;
 pub mod render;
 pub mod request;
+pub mod ruby;
 pub mod scope;
 pub mod types;
 pub mod value;

@@ -1482,7 +1482,7 @@ fn sexagesimal(s: &str) -> Option<Scalar> {
         let mut total: i128 = 0;
         for (e, p) in parts.iter().enumerate() {
             let w = 60i128.pow((e as i32 - 2).unsigned_abs());
-            let v = ruby_to_i(p)?.checked_mul(w)?;
+            let v = crate::ruby::str_to_i(p)?.checked_mul(w)?;
             total = total.checked_add(v)?;
         }
         return Some(match i64::try_from(total) {
@@ -1498,30 +1498,6 @@ fn sexagesimal(s: &str) -> Option<Scalar> {
         return Some(Scalar::Value(Value::Float(total)));
     }
     None
-}
-
-/// Ruby String#to_i for `[-+]?[0-9][0-9_]*` (a '_' only counts between digits).
-fn ruby_to_i(p: &str) -> Option<i128> {
-    let (neg, d) = match p.as_bytes().first() {
-        Some(b'-') => (true, &p[1..]),
-        Some(b'+') => (false, &p[1..]),
-        _ => (false, p),
-    };
-    let mut v: i128 = 0;
-    let b = d.as_bytes();
-    for (i, &c) in b.iter().enumerate() {
-        if c == b'_' {
-            if b.get(i + 1).is_some_and(u8::is_ascii_digit) && i > 0 {
-                continue;
-            }
-            break;
-        }
-        if !c.is_ascii_digit() {
-            break;
-        }
-        v = v.checked_mul(10)?.checked_add(i128::from(c - b'0'))?;
-    }
-    Some(if neg { -v } else { v })
 }
 
 /// Ruby String#to_f for the sexagesimal parts (digits, single '_' between digits, one '.').

@@ -20,7 +20,7 @@ pub(super) enum KeyPattern {
 impl KeyPattern {
     pub(super) fn new(pattern: &str) -> Result<KeyPattern> {
         // Translated (and validated, with Ruby's messages) as Ruby reads it.
-        let source = crate::merge::ruby_pattern_source(pattern).map_err(Error::run)?;
+        let source = crate::ruby::pattern_source(pattern).map_err(Error::run)?;
         if pattern.is_ascii() {
             if let Ok(b) = regex::bytes::RegexBuilder::new(&source)
                 .unicode(false)

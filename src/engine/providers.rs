@@ -5,8 +5,8 @@ use super::lookup_options::{
     compile_patterns, extract_options, validate_lookup_options, CompiledOptions,
 };
 use super::{hash_get, merge_error, Session, LOOKUP_OPTIONS};
-use crate::backend::custom::{Call, DataHashBackend, Found, Host, LookupKeyBackend};
-use crate::backend::{validate_data_value, Builtin, BuiltinBackend, DataHash};
+use crate::backend::custom::{Call, Found, Host};
+use crate::backend::{validate_data_value, Builtin, DataHash};
 use crate::config::{Entry, FunctionKind, HieraConfig, Layer, LoadContext};
 use crate::error::{Error, Result};
 use crate::explain::Kind;
@@ -573,17 +573,9 @@ impl Session {
         let mut found_obj = None;
         let found = match e.entry.kind {
             FunctionKind::DataHash => {
-                let custom;
-                let backend: &dyn DataHashBackend = match e.entry.builtin {
-                    Some(Builtin {
-                        backend: BuiltinBackend::DataHash(b),
-                        ..
-                    }) => b,
-                    _ => {
-                        custom = self.backends.data_hash(f).cloned().ok_or_else(not_found)?;
-                        &*custom
-                    }
-                };
+                let backend = (e.entry.builtin.as_ref().and_then(Builtin::data_hash))
+                    .or_else(|| self.backends.data_hash(f).cloned())
+                    .ok_or_else(not_found)?;
                 // Once per session and location.
                 let cache_key = format!("{f}\0{location_name}");
                 let hash = match self.cache.local_files.get(&cache_key) {
@@ -609,17 +601,9 @@ impl Session {
                 }
             }
             FunctionKind::LookupKey => {
-                let custom;
-                let backend: &dyn LookupKeyBackend = match e.entry.builtin {
-                    Some(Builtin {
-                        backend: BuiltinBackend::LookupKey(b),
-                        ..
-                    }) => b,
-                    _ => {
-                        custom = self.backends.lookup_key(f).cloned().ok_or_else(not_found)?;
-                        &*custom
-                    }
-                };
+                let backend = (e.entry.builtin.as_ref().and_then(Builtin::lookup_key))
+                    .or_else(|| self.backends.lookup_key(f).cloned())
+                    .ok_or_else(not_found)?;
                 backend.lookup_key_call(root, &call, self)?
             }
             FunctionKind::DataDig => {

@@ -812,7 +812,7 @@ fn access(
                 match p {
                     Val::Str(s) | Val::Regex(s) => {
                         // Ruby compiles the regexp here: its syntax errors stop the parse.
-                        crate::merge::ruby_pattern_source(&s).map_err(TypeError::Invalid)?;
+                        crate::ruby::pattern_source(&s).map_err(TypeError::Invalid)?;
                         pats.push(Regex::new(&s))
                     }
                     Val::Type(Type::Regexp(Some(s))) => pats.push(Regex::new(&s)),
