@@ -411,7 +411,10 @@ mod tests {
         .unwrap();
         assert_eq!(
             server_urls_from_conf(&dir).unwrap(),
-            Some(vec!["https://a:8081".to_string(), "https://b:8081".to_string()])
+            Some(vec![
+                "https://a:8081".to_string(),
+                "https://b:8081".to_string()
+            ])
         );
         std::fs::write(
             dir.join("routes.yaml"),
