@@ -40,6 +40,8 @@ fn one_line(s: &str) -> String {
 
 /// The command line's flags, as the library's request takes them.
 fn flags(args: &Args) -> Flags {
+    let puppetdb_batch =
+        args.nodes_query.is_some() || (args.puppetdb.is_some() && args.node.is_none());
     Flags {
         keys: args.keys.clone(),
         merge: args.merge.clone(),
@@ -54,7 +56,7 @@ fn flags(args: &Args) -> Flags {
         default: args.default.clone(),
         value_type: args.type_.clone(),
         redact: args.redact,
-        batch: args.facts.len() > 1 || args.facts_dir.is_some() || args.all,
+        batch: args.facts.len() > 1 || args.facts_dir.is_some() || args.all || puppetdb_batch,
         all: args.all,
     }
 }
@@ -81,10 +83,13 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
 
     if request.mode == Mode::Batch {
         let facts = facts_request(args, &cwd, &conf)?;
+        let db = puppetdb_client(args, &cwd, &conf)?;
         request.check_batch(&flags)?;
-        return run_batch(args, &env, layers, &request, facts);
+        return run_batch(args, &env, layers, &request, (facts, db));
     }
-    let (facts, facts_warnings) = hiera_lookup::facts::single(&facts_request(args, &cwd, &conf)?)?;
+    let db = puppetdb_client(args, &cwd, &conf)?;
+    let (facts, facts_warnings) =
+        hiera_lookup::facts::single(&facts_request(args, &cwd, &conf)?, db.as_ref())?;
     warnings.extend(facts_warnings);
     Scope::check_facts(&facts)?;
     let mut scope = Scope::from_facts(facts, &env.environment_name());
@@ -120,6 +125,45 @@ fn puppet_conf(
         basemodulepath: args.basemodulepath.clone(),
     };
     hiera_lookup::facts::conf::PuppetConf::resolve(&flags, cwd)
+}
+
+/// The PuppetDB client the flags (or Puppet's routes.yaml and puppetdb.conf) ask for.
+fn puppetdb_client(
+    args: &Args,
+    cwd: &std::path::Path,
+    conf: &hiera_lookup::facts::conf::PuppetConf,
+) -> Result<Option<hiera_lookup::facts::puppetdb::Client>, Error> {
+    use hiera_lookup::environment::absolute;
+    use hiera_lookup::facts::puppetdb;
+    let urls = if let Some(u) = &args.puppetdb {
+        puppetdb::split_urls(u)
+    } else if args.nodes_query.is_some()
+        || (args.node.is_some()
+            && !args.no_facts
+            && puppetdb::routes_facts_to_puppetdb(&conf.confdir))
+    {
+        match puppetdb::server_urls_from_conf(&conf.confdir)? {
+            Some(urls) => urls,
+            None => {
+                return Err(Error::Usage(format!(
+                    "PuppetDB's address is unknown: give --puppetdb URL (no server_urls in {})",
+                    conf.confdir.join("puppetdb.conf").display()
+                )))
+            }
+        }
+    } else {
+        return Ok(None);
+    };
+    let abs = |p: &Option<std::path::PathBuf>| p.as_deref().map(|p| absolute(cwd, p));
+    let opts = puppetdb::Options {
+        urls,
+        cacert: abs(&args.puppetdb_cacert),
+        cert: abs(&args.puppetdb_cert),
+        key: abs(&args.puppetdb_key),
+        timeout: std::time::Duration::from_secs(args.puppetdb_timeout.max(1)),
+    }
+    .with_ssldir(&conf.ssldir, conf.raw.get("certname").map(String::as_str));
+    puppetdb::Client::new(&opts).map(Some)
 }
 
 /// Where the node's facts come from, from the flags.
@@ -176,41 +220,66 @@ fn run_batch(
     args: &Args,
     env: &EnvOptions,
     layers: hiera_lookup::Layers,
-    request: &Request,
-    facts: hiera_lookup::facts::FactsRequest,
+    lookup: &Request,
+    (request, db): (
+        hiera_lookup::facts::FactsRequest,
+        Option<hiera_lookup::facts::puppetdb::Client>,
+    ),
 ) -> Result<(String, i32), Error> {
     use hiera_lookup::batch::{Batch, Keys, Node};
     use std::io::{IsTerminal, Write};
     let vars = parse_vars(args)?;
-    let (found, facts_warnings) = hiera_lookup::facts::batch(&facts)?;
-    // Printed now, before the answers stream out.
-    for w in facts_warnings {
-        eprintln!("Warning: {w}");
-    }
-    let mut nodes = Vec::with_capacity(found.len());
-    for n in found {
-        // A facts file that cannot be read is that node's answer: the batch goes on.
-        let (facts, facts_error) = match n
-            .facts
-            .and_then(|facts| Scope::check_facts(&facts).map(|()| facts))
-        {
-            Ok(facts) => (facts, None),
-            Err(e) => (Default::default(), Some(e)),
-        };
-        let mut scope = Scope::from_facts(facts, &env.environment_name());
-        for (n, v) in env.settings_vars() {
-            scope.set(&n, v);
+    // The nodes come in chunks: one for files, PuppetDB's as they are fetched.
+    let chunks: Box<dyn Iterator<Item = Vec<hiera_lookup::facts::BatchNode>>> = match &db {
+        Some(db) if request.node.is_none() => {
+            if !request.files.is_empty() || request.dir.is_some() {
+                return Err(Error::Usage(
+                    "--facts/--facts-dir and PuppetDB's nodes cannot be combined in one batch"
+                        .into(),
+                ));
+            }
+            Box::new(hiera_lookup::facts::puppetdb_batch(
+                db,
+                args.nodes_query.as_deref(),
+                request.trusted.clone(),
+            )?)
         }
-        for (n, v) in &vars {
-            scope.set(n, v.clone());
+        _ => {
+            let (found, facts_warnings) = hiera_lookup::facts::batch(&request)?;
+            // Printed now, before the answers stream out.
+            for w in facts_warnings {
+                eprintln!("Warning: {w}");
+            }
+            Box::new(std::iter::once(found))
         }
-        nodes.push(Node {
-            name: n.name,
-            source: Some(("facts".into(), n.source)),
-            scope,
-            facts_error,
-        });
-    }
+    };
+    let to_nodes = |found: Vec<hiera_lookup::facts::BatchNode>| -> Vec<Node> {
+        let mut nodes = Vec::with_capacity(found.len());
+        for n in found {
+            // A facts file that cannot be read is that node's answer: the batch goes on.
+            let (facts, facts_error) = match n
+                .facts
+                .and_then(|facts| Scope::check_facts(&facts).map(|()| facts))
+            {
+                Ok(facts) => (facts, None),
+                Err(e) => (Default::default(), Some(e)),
+            };
+            let mut scope = Scope::from_facts(facts, &env.environment_name());
+            for (n, v) in env.settings_vars() {
+                scope.set(&n, v);
+            }
+            for (n, v) in &vars {
+                scope.set(n, v.clone());
+            }
+            nodes.push(Node {
+                name: n.name,
+                source: Some((n.kind.into(), n.source)),
+                scope,
+                facts_error,
+            });
+        }
+        nodes
+    };
     let threads = args.threads.unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())
@@ -218,42 +287,58 @@ fn run_batch(
     });
     let batch = Batch {
         layers,
-        settings: request.settings(),
-        merge: request.merge.clone(),
+        settings: lookup.settings(),
+        merge: lookup.merge.clone(),
         keys: if args.all {
             Keys::All
         } else {
             Keys::List(args.keys.clone())
         },
         threads,
-        finish: request.finish()?,
-        format: request.format_given.then_some(request.format),
+        finish: lookup.finish()?,
+        format: lookup.format_given.then_some(lookup.format),
     };
-    let total = nodes.len();
-    let progress = std::io::stderr().is_terminal() && total >= 50;
+    let progress = std::io::stderr().is_terminal();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout());
     let (mut missed, mut errors) = (false, false);
     let mut broken: Option<std::io::Error> = None;
-    batch.run(nodes, data_files(args), |i, records| {
-        if broken.is_some() {
-            return;
-        }
-        for r in &records {
-            let (line, is_error) = r.json_line();
-            if is_error {
-                errors = true;
-            } else if matches!(r.outcome, Ok(Answer::NotFound)) {
-                missed = true;
-            }
-            if let Err(e) = writeln!(out, "{line}") {
-                broken = Some(e);
+    let files = data_files(args);
+    let mut done = 0usize;
+    for chunk in chunks {
+        let nodes = to_nodes(chunk);
+        let count = nodes.len();
+        let show = progress && (done > 0 || count >= 50);
+        batch.run(nodes, files.clone(), |i, records| {
+            if broken.is_some() {
                 return;
             }
+            for r in &records {
+                let (line, is_error) = r.json_line();
+                if is_error {
+                    errors = true;
+                } else if matches!(r.outcome, Ok(Answer::NotFound)) {
+                    missed = true;
+                }
+                if let Err(e) = writeln!(out, "{line}") {
+                    broken = Some(e);
+                    return;
+                }
+            }
+            if show {
+                eprint!("\rhiera-lookup: {} nodes", done + i + 1);
+            }
+        });
+        done += count;
+        if broken.is_some() {
+            break;
         }
-        if progress {
-            eprint!("\rhiera-lookup: {}/{total} nodes", i + 1);
+        // What a chunk answered is out before the next chunk is fetched.
+        if let Err(e) = out.flush() {
+            broken = Some(e);
+            break;
         }
-    });
+    }
+    let progress = progress && done >= 50;
     if progress {
         eprintln!();
     }
