@@ -1,8 +1,8 @@
 //! Ruby's own rules, where Puppet's answers depend on them: one home for each.
 //!
-//! - regexps: a Ruby regexp source translated for the `regex` crate ([`pattern`]), used by
+//! - regexps: a Ruby regexp source translated for the `regex` crate (`pattern`), used by
 //!   lookup_options `^pattern` keys, knockout prefixes and `Pattern[...]` types;
-//! - `String#to_i` ([`str_to_i`]), for hiera.yaml's `version` and YAML's sexagesimals;
+//! - `String#to_i` (`str_to_i`), for hiera.yaml's `version` and YAML's sexagesimals;
 //! - `to_s` / `inspect` ([`to_s`], [`inspect`], [`float_to_s`]): the renderer's, which are
 //!   Ruby's, re-exported here so that messages and output share them.
 

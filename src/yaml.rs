@@ -22,7 +22,7 @@ use std::collections::HashMap;
 /// exact text of Puppet's `YamlLoadError` (which only sometimes names the file).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum YamlError {
-    /// libyaml syntax error; `message` is Psych's text after "(<path>): ", e.g.
+    /// libyaml syntax error; `message` is Psych's text after `"(<path>): "`, e.g.
     /// "did not find expected ',' or ']' while parsing a flow sequence at line 1 column 4".
     /// `line`/`column` are Psych's (libyaml's context mark, 1-based).
     #[error("{message}")]
@@ -89,7 +89,7 @@ pub const MAX_ALIAS_EXPANSION: usize = 1_000_000;
 
 impl YamlError {
     /// The message of Puppet's `YamlLoadError` for a file at `path` (yaml_data prefixes it with
-    /// "Unable to parse "). Syntax and disallowed-class errors carry "(<path>): ", others do not.
+    /// "Unable to parse "). Syntax and disallowed-class errors carry `"(<path>): "`, others do not.
     pub fn puppet_message(&self, path: &str) -> String {
         match self {
             YamlError::Syntax { message, .. } | YamlError::DisallowedClass { message, .. } => {
@@ -120,9 +120,9 @@ pub struct Document {
     /// The value; Ruby-only objects (symbols as values, `!ruby/encoding`) appear as strings.
     pub value: Value,
     /// Top-level keys (of a hash root) whose value still holds a Ruby-only object. Puppet fails
-    /// a lookup of such a key with "Value for key '<key>', in hash returned from data_hash
-    /// function 'yaml_data', when using location '<path>', has wrong type, expects
-    /// Puppet::LookupValue, got <type>"; other keys of the file are unaffected.
+    /// a lookup of such a key with "Value for key 'KEY', in hash returned from data_hash
+    /// function 'yaml_data', when using location 'PATH', has wrong type, expects
+    /// Puppet::LookupValue, got TYPE"; other keys of the file are unaffected.
     pub ruby_values: Vec<RubyValue>,
 }
 

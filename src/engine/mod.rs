@@ -6,10 +6,10 @@
 //!
 //! - this module: the public API ([`Session`], [`Layers`], [`Settings`], [`Outcome`]), the
 //!   lookup of one key (`LookupAdapter#lookup`), digging into it and the merge driver;
-//! - [`providers`]: the layers (global, environment, modules), their hiera.yaml, their
+//! - `providers`: the layers (global, environment, modules), their hiera.yaml, their
 //!   hierarchy entries and the backend calls at each location;
-//! - [`lookup_options`]: finding, merging and matching `lookup_options`;
-//! - [`context`]: what [`interpolation`](crate::interpolation) needs from a session
+//! - `lookup_options`: finding, merging and matching `lookup_options`;
+//! - `context`: what [`interpolation`](crate::interpolation) needs from a session
 //!   (variables, nested lookups, explain objects).
 
 mod context;
