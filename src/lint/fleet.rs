@@ -242,9 +242,13 @@ pub fn check(repo: &Repo, fleet: &Fleet, sink: &mut Sink) {
                 format!("all {n} nodes that read this file")
             };
             let msg = if rule == "redundant-value" {
-                format!("'{k}' has the value the next level gives anyway, for {nodes}: remove it here")
+                format!(
+                    "'{k}' has the value the next level gives anyway, for {nodes}: remove it here"
+                )
             } else {
-                format!("'{k}' is overridden by a higher level for {nodes}: this value is never used")
+                format!(
+                    "'{k}' is overridden by a higher level for {nodes}: this value is never used"
+                )
             };
             sink.add(&f.path, f.key_pos(k), rule, msg);
         }
