@@ -216,7 +216,15 @@ pub fn lint(opts: &Options) -> Result<Report> {
     let mut findings = sink.findings;
     // Per-line and per-file disables written in the data files themselves.
     findings.retain(|f| !lint_settings.disabled.iter().any(|d| d == f.rule));
-    findings.retain(|f| !repo.disabled_inline(&root, f));
+    let mut inline: std::collections::HashMap<String, repo::InlineDisables> = Default::default();
+    findings.retain(|f| {
+        let d = inline.entry(f.file.clone()).or_insert_with(|| {
+            repo.text_of(&root.join(&f.file))
+                .map(|t| repo::InlineDisables::parse(&t))
+                .unwrap_or_default()
+        });
+        !d.covers(f)
+    });
     findings.sort_by(|a, b| {
         (&a.file, a.line, a.column, a.rule, &a.message)
             .cmp(&(&b.file, b.line, b.column, b.rule, &b.message))

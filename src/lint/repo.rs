@@ -219,46 +219,56 @@ impl Repo {
         }
     }
 
-    /// Whether `# hiera-lookup: disable…` comments in the finding's file turn it off: on
-    /// the finding's line, on the comment-only line just above it, or for the whole file.
-    pub fn disabled_inline(&self, root: &Path, f: &Finding) -> bool {
-        let path = root.join(&f.file);
-        let text = match self.files.iter().find(|d| d.path == path) {
-            Some(d) => std::borrow::Cow::Borrowed(d.text.as_str()),
-            None => match crate::limits::read_text(&path) {
-                Ok(t) if path.extension().is_some_and(|e| e == "yaml" || e == "yml") => {
-                    std::borrow::Cow::Owned(t)
+    /// The text of a file findings are reported in: a data file's, or read from disk
+    /// (hiera.yaml).
+    pub fn text_of(&self, path: &Path) -> Option<String> {
+        match self.files.iter().find(|d| d.path == path) {
+            Some(d) => Some(d.text.clone()),
+            None => crate::limits::read_text(path).ok(),
+        }
+    }
+}
+
+/// The `# hiera-lookup: disable…` comments of one file: rules off for the whole file, and
+/// per line (a comment on the line, or on the comment-only lines just above it).
+#[derive(Debug, Default)]
+pub struct InlineDisables {
+    file: Vec<String>,
+    lines: HashMap<usize, Vec<String>>,
+}
+
+impl InlineDisables {
+    pub fn parse(text: &str) -> InlineDisables {
+        let mut out = InlineDisables::default();
+        let mut pending: Vec<String> = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let parsed = super::settings::inline_disable(line);
+            let comment_only = line.trim_start().starts_with('#');
+            match parsed {
+                Some((true, ids)) => out.file.extend(ids),
+                Some((false, ids)) if comment_only => pending.extend(ids),
+                Some((false, ids)) => {
+                    let e = out.lines.entry(i + 1).or_default();
+                    e.extend(ids);
+                    e.append(&mut pending);
                 }
-                _ => return false,
-            },
-        };
-        let lines: Vec<&str> = text.lines().collect();
-        let names = |l: &str| super::settings::inline_disable(l);
-        for l in &lines {
-            if let Some((true, ids)) = names(l) {
-                if ids.iter().any(|i| i == f.rule || i == "all") {
-                    return true;
+                None if comment_only => {}
+                None => {
+                    if !pending.is_empty() {
+                        out.lines.entry(i + 1).or_default().append(&mut pending);
+                    }
                 }
             }
+            if line.trim().is_empty() {
+                pending.clear();
+            }
         }
-        let idx = f.line.max(1) - 1;
-        let mut candidates = vec![idx];
-        // Comment-only lines directly above.
-        let mut j = idx;
-        while j > 0
-            && lines
-                .get(j - 1)
-                .is_some_and(|l| l.trim_start().starts_with('#'))
-        {
-            j -= 1;
-            candidates.push(j);
-        }
-        candidates.iter().any(|&i| {
-            lines
-                .get(i)
-                .and_then(|l| names(l))
-                .is_some_and(|(_, ids)| ids.iter().any(|id| id == f.rule || id == "all"))
-        })
+        out
+    }
+
+    pub fn covers(&self, f: &Finding) -> bool {
+        let hit = |ids: &Vec<String>| ids.iter().any(|i| i == f.rule || i == "all");
+        hit(&self.file) || self.lines.get(&f.line.max(1)).is_some_and(hit)
     }
 }
 

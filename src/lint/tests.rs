@@ -518,3 +518,27 @@ fn group7_bom() {
     );
     assert!(!f[1].message.contains("other top-level"));
 }
+
+#[test]
+fn inline_disable_comments() {
+    let d = repo::InlineDisables::parse(
+        "# hiera-lookup: disable=tab\n# a reason\na: 1\nb: 2 # hiera-lookup: disable=bom,yaml11-value\n\n# hiera-lookup: disable=tab\n\nc: 3\n",
+    );
+    let f = |line, rule| Finding {
+        file: String::new(),
+        line,
+        column: 1,
+        severity: Severity::Warning,
+        rule,
+        message: String::new(),
+    };
+    assert!(d.covers(&f(3, "tab")));
+    assert!(!d.covers(&f(3, "bom")));
+    assert!(d.covers(&f(4, "bom")));
+    assert!(d.covers(&f(4, "yaml11-value")));
+    assert!(!d.covers(&f(4, "tab")));
+    // A blank line ends the comment's reach.
+    assert!(!d.covers(&f(8, "tab")));
+    let d = repo::InlineDisables::parse("a: 1\n# hiera-lookup: disable-file=all\n");
+    assert!(d.covers(&f(1, "duplicate-key")));
+}
