@@ -146,7 +146,7 @@ fn merged_keys(repo: &Repo) -> Vec<String> {
                 continue;
             }
             if name.starts_with('^') {
-                if let Ok(re) = crate::merge::ruby_pattern(name) {
+                if let Ok(re) = crate::ruby::pattern(name) {
                     out.extend(repo.defined.iter().filter(|k| re.is_match(k)).cloned());
                 }
             } else if repo.defined.contains(name) {
