@@ -451,8 +451,14 @@ fn assignable_inner(a: &Type, b: &Type, d: u32) -> bool {
             }
         }
         T::Sensitive(t) => matches!(b, T::Sensitive(t2) if asg(t, t2)),
-        T::Timestamp(..) => matches!(b, T::Timestamp(..)),
-        T::Timespan(..) => matches!(b, T::Timespan(..)),
+        T::Timestamp(f, t) => match b {
+            T::Timestamp(f2, t2) => super::convert::time_range_covers(false, [f, t], [f2, t2]),
+            _ => false,
+        },
+        T::Timespan(f, t) => match b {
+            T::Timespan(f2, t2) => super::convert::time_range_covers(true, [f, t], [f2, t2]),
+            _ => false,
+        },
         T::SemVer(_) => matches!(b, T::SemVer(_)),
         T::SemVerRange => matches!(b, T::SemVerRange),
         T::Type(t) => match b {

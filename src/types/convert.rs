@@ -1361,6 +1361,64 @@ fn to_timespan(v: Value, fmt: Option<&Value>) -> Result<Value, String> {
     ))
 }
 
+/// Is `v` a Timespan (`span`) or Timestamp within the bounds a `Timespan[...]`/`Timestamp[...]`
+/// type keeps (their quoted `to_s`, None for unbounded)?
+pub(crate) fn time_within(v: &Value, span: bool, from: Option<&str>, to: Option<&str>) -> bool {
+    let kind = if span { "Timespan" } else { "Timestamp" };
+    let Value::Object(o) = v else { return false };
+    if o.type_name != kind {
+        return false;
+    }
+    let Some(n) = time_nsecs(v) else { return false };
+    from.is_none_or(|f| time_bound(span, f).is_some_and(|f| n >= f))
+        && to.is_none_or(|t| time_bound(span, t).is_some_and(|t| n <= t))
+}
+
+/// PAbstractTimeDataType#_assignable?: `a` (from, to) covers `b`.
+pub(crate) fn time_range_covers(
+    span: bool,
+    a: [&Option<String>; 2],
+    b: [&Option<String>; 2],
+) -> bool {
+    let n = |x: &Option<String>| x.as_deref().and_then(|s| time_bound(span, s));
+    let (b_from, b_to) = (n(b[0]), n(b[1]));
+    let from_ok = match (n(a[0]), b_from) {
+        (None, _) => true,
+        (Some(_), None) => false,
+        (Some(x), Some(y)) => x <= y,
+    };
+    let to_ok = match (n(a[1]), b_to) {
+        (None, _) => true,
+        (Some(_), None) => false,
+        (Some(x), Some(y)) => x >= y,
+    };
+    from_ok && to_ok
+}
+
+/// The nanoseconds of a quoted `Timespan`/`Timestamp` bound.
+fn time_bound(span: bool, b: &str) -> Option<i128> {
+    let text = Value::String(b.trim_matches('\'').to_string());
+    let parsed = if span {
+        to_timespan(text, None)
+    } else {
+        to_timestamp(text, None)
+    };
+    parsed.ok().as_ref().and_then(time_nsecs)
+}
+
+/// The `@nsecs` of a Timestamp or Timespan object.
+fn time_nsecs(v: &Value) -> Option<i128> {
+    let Value::Object(o) = v else { return None };
+    o.fields
+        .iter()
+        .find(|(k, _)| k == "nsecs")
+        .and_then(|(_, n)| match n {
+            Value::Int(i) => Some(i128::from(*i)),
+            Value::Float(f) => Some(*f as i128),
+            _ => None,
+        })
+}
+
 /// Used by the parser for `Timestamp[...]` / `Timespan[...]` parameters.
 pub(crate) fn time_param_to_s(span: bool, v: Value) -> Result<String, super::TypeError> {
     let r = if span {

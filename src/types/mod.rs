@@ -275,8 +275,9 @@ impl Type {
             T::Any | T::Unit => true,
             T::Undef => v.is_null(),
             // Runtime objects by kind (their range parameters are not checked).
-            T::Timestamp(..) => matches!(v, Value::Object(o) if o.type_name == "Timestamp"),
-            T::Timespan(..) => matches!(v, Value::Object(o) if o.type_name == "Timespan"),
+            // PAbstractTimeDataType#instance?: the kind, then `from <= v <= to`.
+            T::Timestamp(a, b) => convert::time_within(v, false, a.as_deref(), b.as_deref()),
+            T::Timespan(a, b) => convert::time_within(v, true, a.as_deref(), b.as_deref()),
             T::SemVer(_) => matches!(v, Value::Object(o) if o.type_name == "SemVer"),
             T::Default | T::Regexp(_) => false,
             T::SemVerRange | T::Type(_) | T::Other(_) => false,
@@ -547,8 +548,15 @@ pub fn infer(v: &Value) -> Type {
         Value::Sensitive(inner) => Type::Sensitive(Box::new(calc::generalize(&infer(inner)))),
         Value::Object(o) => match o.type_name {
             "Symbol" => Type::Other("Runtime[ruby, 'Symbol']".into()),
-            "Timestamp" => Type::Timestamp(None, None),
-            "Timespan" => Type::Timespan(None, None),
+            // `Timestamp['...']`: a range holding only the value, as Puppet infers it.
+            "Timestamp" => {
+                let v = format!("'{}'", o.to_s);
+                Type::Timestamp(Some(v.clone()), Some(v))
+            }
+            "Timespan" => {
+                let v = format!("'{}'", o.to_s);
+                Type::Timespan(Some(v.clone()), Some(v))
+            }
             _ => Type::SemVer(Vec::new()),
         },
     }

@@ -852,9 +852,13 @@ fn access(
                 size = Some(make_range(Some(min), None)?.to_size());
                 ps.truncate(len - 1);
             }
+            // TypeFactory.type_of: a string (or bare word) is a Runtime[ruby, 'name'] type.
             let ts = ps
                 .iter()
-                .map(|p| as_type(p, text))
+                .map(|p| match p {
+                    Val::Str(s) => Ok(Type::Other(format!("Runtime[ruby, '{s}']"))),
+                    _ => as_type(p, text),
+                })
                 .collect::<Result<Vec<_>, _>>()?;
             Type::Tuple(ts, size)
         }
@@ -1079,8 +1083,15 @@ fn access(
             let mut bounds = Vec::new();
             for p in &params {
                 bounds.push(match p {
-                    Val::Default => None,
+                    Val::Default | Val::Undef => None,
                     Val::Str(s) if s == "default" => None,
+                    // PAbstractTimeDataType#convert_arg accepts only these (and a Hash).
+                    Val::Bool(_) | Val::Regex(_) | Val::List(_) | Val::Type(_) => {
+                        return Err(invalid(format!(
+                            "Unable to create a Puppet::Pops::Time::{label} from a {}",
+                            val_class(p)
+                        )))
+                    }
                     other => Some(format!(
                         "'{}'",
                         super::convert::time_param_to_s(
@@ -1143,7 +1154,59 @@ fn val_class(v: &Val) -> &'static str {
         Val::Undef => "NilClass",
         Val::List(_) => "Array",
         Val::Hash(_) => "Hash",
-        Val::Type(_) => "Puppet::Pops::Types::PAnyType",
+        Val::Type(t) => ruby_type_class(t),
+    }
+}
+
+/// The Ruby class of a type object (`Puppet::Pops::Types::PIntegerType`, ...).
+fn ruby_type_class(t: &Type) -> &'static str {
+    use Type as T;
+    match t {
+        T::Any => "Puppet::Pops::Types::PAnyType",
+        T::Unit => "Puppet::Pops::Types::PUnitType",
+        T::Undef => "Puppet::Pops::Types::PUndefType",
+        T::Default => "Puppet::Pops::Types::PDefaultType",
+        T::Scalar => "Puppet::Pops::Types::PScalarType",
+        T::ScalarData => "Puppet::Pops::Types::PScalarDataType",
+        T::Numeric => "Puppet::Pops::Types::PNumericType",
+        T::Data | T::RichData => "Puppet::Pops::Types::PTypeAliasType",
+        T::Boolean(_) => "Puppet::Pops::Types::PBooleanType",
+        T::Integer(_) | T::IntegerF(..) | T::BigInteger(_) => "Puppet::Pops::Types::PIntegerType",
+        T::Float(_) => "Puppet::Pops::Types::PFloatType",
+        T::String { .. } => "Puppet::Pops::Types::PStringType",
+        T::Enum(..) => "Puppet::Pops::Types::PEnumType",
+        T::Pattern(_) => "Puppet::Pops::Types::PPatternType",
+        T::Regexp(_) => "Puppet::Pops::Types::PRegexpType",
+        T::NotUndef(_) => "Puppet::Pops::Types::PNotUndefType",
+        T::Optional(_) => "Puppet::Pops::Types::POptionalType",
+        T::Variant(_) => "Puppet::Pops::Types::PVariantType",
+        T::Array(..) => "Puppet::Pops::Types::PArrayType",
+        T::Tuple(..) => "Puppet::Pops::Types::PTupleType",
+        T::Hash(..) => "Puppet::Pops::Types::PHashType",
+        T::Struct(_) => "Puppet::Pops::Types::PStructType",
+        T::Collection(_) => "Puppet::Pops::Types::PCollectionType",
+        T::Iterable(_) => "Puppet::Pops::Types::PIterableType",
+        T::Sensitive(_) => "Puppet::Pops::Types::PSensitiveType",
+        T::Timestamp(..) => "Puppet::Pops::Types::PTimestampType",
+        T::Timespan(..) => "Puppet::Pops::Types::PTimespanType",
+        T::SemVer(_) => "Puppet::Pops::Types::PSemVerType",
+        T::SemVerRange => "Puppet::Pops::Types::PSemVerRangeType",
+        T::Type(_) => "Puppet::Pops::Types::PTypeType",
+        T::Other(text) => match text.split('[').next().unwrap_or(text) {
+            "Binary" => "Puppet::Pops::Types::PBinaryType",
+            "Callable" => "Puppet::Pops::Types::PCallableType",
+            "CatalogEntry" => "Puppet::Pops::Types::PCatalogEntryType",
+            "Class" => "Puppet::Pops::Types::PClassType",
+            "Resource" => "Puppet::Pops::Types::PResourceType",
+            "URI" => "Puppet::Pops::Types::PURIType",
+            "Iterator" => "Puppet::Pops::Types::PIteratorType",
+            "Init" => "Puppet::Pops::Types::PInitType",
+            "Runtime" => "Puppet::Pops::Types::PRuntimeType",
+            "TypeSet" => "Puppet::Pops::Types::PTypeSetType",
+            "TypeAlias" => "Puppet::Pops::Types::PTypeAliasType",
+            "TypeReference" => "Puppet::Pops::Types::PTypeReferenceType",
+            _ => "Puppet::Pops::Types::PObjectType",
+        },
     }
 }
 
