@@ -512,6 +512,18 @@ fn iterable_type(t: &Type) -> Option<Type> {
         T::Tuple(ts, _) => Some(variant_maybe(ts.clone())),
         T::Integer(_) => Some(T::integer()),
         T::Iterable(e) => e.as_deref().cloned(),
+        // PHashType/PStructType#iterable_type: [key, value] pairs.
+        T::Hash(k, v, _) => Some(T::Tuple(
+            vec![(**k).clone(), (**v).clone()],
+            Some(Range::exact(2)),
+        )),
+        T::Struct(elems) => Some(T::Tuple(
+            vec![
+                variant_maybe(elems.iter().map(|e| Type::str_value(&e.name)).collect()),
+                variant_maybe(elems.iter().map(|e| e.value.clone()).collect()),
+            ],
+            Some(Range::exact(2)),
+        )),
         _ => None,
     }
 }

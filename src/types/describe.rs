@@ -160,6 +160,16 @@ fn short_name(t: &Type) -> String {
         Type::Sensitive(inner) if **inner != Type::Any => {
             format!("Sensitive[{}]", simple_name(inner))
         }
+        // Init and Iterator contain a type too (PTypeWithContainedType).
+        Type::Other(text) if text.starts_with("Init[") || text.starts_with("Iterator[") => {
+            let (base, rest) = text.split_once('[').unwrap_or((text, ""));
+            let inner: String = rest
+                .trim_start()
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == ':' || *c == '_')
+                .collect();
+            format!("{base}[{inner}]")
+        }
         _ => simple_name(t),
     }
 }
@@ -199,6 +209,8 @@ fn simple_name(t: &Type) -> String {
         T::SemVer(_) => "SemVer",
         T::SemVerRange => "SemVerRange",
         T::Type(_) => "Type",
+        // A bare TypeSet is Puppet's default type set.
+        T::Other(n) if n == "TypeSet" => "DefaultTypeSet",
         T::Other(n) => return n.split('[').next().unwrap_or(n).to_string(),
     }
     .to_string()
