@@ -140,8 +140,8 @@ pub fn convert_with_type(value: Value, ty: &Type, args: &[Value]) -> Result<Valu
             }
             (None, _) => to_hash(value),
             // No dispatch takes this pair: Puppet lists each signature and why it was
-            // rejected, over several lines; the last one is for `(Any from)`.
-            (Some(_), _) => Err("The function 'new_hash' was called with arguments it does not accept: (TreeArray from, NewHashOption build_option?) or (Any from) rejected: expects 1 argument, got 2".into()),
+            // rejected, over several lines.
+            (Some(opt), _) => Err(new_hash_rejected(&value, opt)),
         },
         Type::Timestamp(..) => to_timestamp(value, args.first()),
         Type::Timespan(..) => to_timespan(value, args.first()),
@@ -156,6 +156,46 @@ pub fn convert_with_type(value: Value, ty: &Type, args: &[Value]) -> Result<Valu
             t
         )),
     }
+}
+
+/// `new_hash(from, build_option)` that no signature accepts: Puppet's list of the signatures,
+/// each with why it rejected the arguments.
+fn new_hash_rejected(from: &Value, opt: &Value) -> String {
+    const TREE_ARRAY: &str = "TreeArray = Array[Tuple[Array, Any], 1]";
+    const OPTION: &str = "NewHashOption = Enum['hash_tree', 'tree']";
+    let tree_array = Type::Array(
+        Box::new(Type::Tuple(
+            vec![Type::Array(Box::new(Type::Any), None), Type::Any],
+            None,
+        )),
+        Some(super::Range::new(Some(1), None)),
+    );
+    let mut first: Vec<String> = match from {
+        Value::Array(_) => super::describe::describe_lines("parameter 'from'", &tree_array, from),
+        other => vec![format!(
+            "parameter 'from' expects a {TREE_ARRAY} value, got {}",
+            super::describe::simple_type_name(other)
+        )],
+    };
+    if first.is_empty() {
+        let got = match opt {
+            Value::String(s) => format!("'{s}'"),
+            other => super::describe::simple_type_name(other),
+        };
+        first.push(format!(
+            "parameter 'build_option' expects a match for {OPTION}, got {got}"
+        ));
+    }
+    let mut out = String::from(
+        "The function 'new_hash' was called with arguments it does not accept. It expects one of:",
+    );
+    out.push_str(&format!("\n  ({TREE_ARRAY} from, {OPTION} build_option?)"));
+    for line in first {
+        out.push_str(&format!("\n    rejected: {line}"));
+    }
+    out.push_str("\n  (KeyValueArray = Array[Tuple[Any, Any], 1] from)\n    rejected: expects 1 argument, got 2");
+    out.push_str("\n  (Any from)\n    rejected: expects 1 argument, got 2");
+    out
 }
 
 /// Dispatch failures (argument_mismatch handlers) carry the function name; conversion errors not.

@@ -771,6 +771,24 @@ fn merge_two(prev: Mismatch, cur: &Mismatch) -> Mismatch {
 /// Puppet's message for a value that is not an instance of `expected`, e.g.
 /// `describe_mismatch("Found value", Integer, "x")` =
 /// "Found value has wrong type, expects an Integer value, got String".
+/// One line per mismatch of `actual` against `expected`, each starting with `subject`
+/// (a function's "rejected:" lines).
+pub(crate) fn describe_lines(subject: &str, expected: &Type, actual: &Value) -> Vec<String> {
+    describe(
+        expected,
+        &infer(actual),
+        &[PathElem::Subject(subject.to_string())],
+    )
+    .iter()
+    .map(|m| m.format().trim().to_string())
+    .collect()
+}
+
+/// The generalized type name of a value (`String`, `Struct`, ...).
+pub(crate) fn simple_type_name(v: &Value) -> String {
+    simple_name(&infer(v))
+}
+
 pub fn describe_mismatch(subject: &str, expected: &Type, actual: &Value) -> String {
     let name = format!("{subject} has wrong type,");
     let errors = describe(expected, &infer(actual), &[PathElem::Subject(name)]);
