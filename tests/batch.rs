@@ -157,7 +157,12 @@ fn every_answer_changing_flag_applies_as_in_single_lookups() {
         &["--merge", "deep"],
         &["--merge", "hash"],
         &["--merge", "deep", "--knock-out-prefix", "--"],
-        &["--merge", "deep", "--sort-merged-arrays", "--merge-hash-arrays"],
+        &[
+            "--merge",
+            "deep",
+            "--sort-merged-arrays",
+            "--merge-hash-arrays",
+        ],
         &["--strict", "off"],
         &["--var", "role=db"],
         &["--environment", "production"],
