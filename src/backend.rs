@@ -6,6 +6,7 @@ pub mod command;
 pub mod custom;
 pub mod eyaml;
 pub mod hocon;
+pub mod indexed;
 
 use crate::error::{Error, Result};
 use crate::scope::Strict;
@@ -14,7 +15,8 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// The hash a data_hash function returned: parsed, or read from the parse cache.
+/// The hash a data_hash function returned: parsed, read entry by entry, or read from the
+/// parse cache.
 #[derive(Debug)]
 pub enum DataHash {
     Parsed {
@@ -23,6 +25,8 @@ pub enum DataHash {
         /// is looked up (symbols), with the class to name in the error.
         invalid: Vec<(Value, &'static str)>,
     },
+    /// A YAML or JSON file whose values are built when first asked for.
+    Indexed(indexed::IndexedFile),
     Cached(crate::cache::Table),
 }
 
@@ -36,11 +40,13 @@ impl Default for DataHash {
 }
 
 impl DataHash {
-    /// The value of a top-level key.
-    pub fn get(&self, key: &str) -> Option<Value> {
+    /// The value of a top-level key (an error only if the file, read entry by entry, turns
+    /// out not to parse after all).
+    pub fn get(&self, key: &str) -> Result<Option<Value>> {
         match self {
-            DataHash::Parsed { map, .. } => map.get(&crate::value::StrKey(key)).cloned(),
-            DataHash::Cached(t) => t.get(key),
+            DataHash::Parsed { map, .. } => Ok(map.get(&crate::value::StrKey(key)).cloned()),
+            DataHash::Indexed(f) => f.get(key),
+            DataHash::Cached(t) => Ok(t.get(key)),
         }
     }
 
@@ -48,6 +54,7 @@ impl DataHash {
     pub fn keys(&self) -> Vec<&str> {
         match self {
             DataHash::Parsed { map, .. } => map.keys().filter_map(Value::as_str).collect(),
+            DataHash::Indexed(f) => f.keys().collect(),
             DataHash::Cached(t) => t.keys().collect(),
         }
     }
@@ -59,6 +66,7 @@ impl DataHash {
                 .iter()
                 .find(|(k, _)| k.as_str() == Some(key))
                 .map(|(_, c)| *c),
+            DataHash::Indexed(f) => f.invalid_class(key),
             DataHash::Cached(t) => t.invalid.iter().find(|(k, _)| k == key).map(|(_, c)| *c),
         }
     }
@@ -147,6 +155,12 @@ fn load(
     })?;
     match function {
         "yaml_data" => {
+            // Read entry by entry when the structural pass vouches for the file.
+            let bytes = match indexed::IndexedFile::new(indexed::Format::Yaml, path, bytes) {
+                Ok(f) if stamp.is_none() => return Ok(DataHash::Indexed(f)),
+                Ok(f) => f.into_bytes(),
+                Err(bytes) => bytes,
+            };
             let hash = yaml_data(&bytes, path, strict, warnings)?;
             if let (Some((dir, stamp)), DataHash::Parsed { map, invalid }) = (&stamp, &hash) {
                 // Only a file that parsed to a hash (no warnings) is worth caching.
@@ -167,12 +181,15 @@ fn load(
                 None => Err(Error::lookup(format!("Unable to parse ({path}): {e}"))),
             },
         },
-        "json_data" => {
-            json_data(&String::from_utf8_lossy(&bytes), path).map(|map| DataHash::Parsed {
-                map,
-                invalid: Vec::new(),
-            })
-        }
+        "json_data" => match indexed::IndexedFile::new(indexed::Format::Json, path, bytes) {
+            Ok(f) => Ok(DataHash::Indexed(f)),
+            Err(bytes) => {
+                json_data(&String::from_utf8_lossy(&bytes), path).map(|map| DataHash::Parsed {
+                    map,
+                    invalid: Vec::new(),
+                })
+            }
+        },
         other => Err(Error::issue(format!(
             "Unable to find 'data_hash' function named '{other}'"
         ))),

@@ -30,6 +30,7 @@ pub mod explain;
 mod hostinfo;
 pub mod interpolation;
 pub mod json;
+pub mod json_index;
 pub mod key;
 pub mod limits;
 pub mod location;
@@ -39,6 +40,7 @@ pub mod scope;
 pub mod types;
 pub mod value;
 pub mod yaml;
+pub mod yaml_index;
 
 pub use engine::{Layers, Outcome, Session, Settings};
 pub use error::{Error, Result};
