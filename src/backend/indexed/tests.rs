@@ -6,8 +6,11 @@
 use super::*;
 use crate::yaml;
 
+/// Keys, values (as Debug text) and Ruby-object verdicts, in file order.
+type Entries = (Vec<String>, Vec<String>, Vec<Option<&'static str>>);
+
 /// What the full parse gives, as the backend sees it.
-fn full_yaml(bytes: &[u8]) -> Option<(Vec<String>, Vec<String>, Vec<Option<&'static str>>)> {
+fn full_yaml(bytes: &[u8]) -> Option<Entries> {
     let doc = yaml::load_document(bytes).ok()?;
     let Value::Hash(map) = doc.value else {
         return None;
@@ -122,6 +125,15 @@ fn every_data_file_in_the_repository() {
     // Most real data files take the fast path (the rest are tests of odd YAML).
     assert!(yaml_indexed > 600, "{yaml_indexed} YAML files indexed");
     assert!(json_indexed > 20, "{json_indexed} JSON files indexed");
+}
+
+/// How many generated documents to try: `HIERA_LOOKUP_DIFF_ROUNDS` for a longer run than
+/// the default's (which `cargo test` runs).
+fn rounds(default: usize) -> usize {
+    std::env::var("HIERA_LOOKUP_DIFF_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 /// A small deterministic generator (xorshift64*).
@@ -491,7 +503,7 @@ fn mutate(rng: &mut Rng, text: &str) -> String {
 fn generated_and_mutated_yaml() {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let (mut tried, mut indexed) = (0, 0);
-    for _ in 0..6000 {
+    for _ in 0..rounds(6000) {
         let doc = gen_document(&mut rng);
         tried += 1;
         indexed += usize::from(check(Format::Yaml, doc.as_bytes()));
@@ -576,7 +588,7 @@ fn generated_json() {
         "{\"a\":1,\"a\":2}",
     ];
     let (mut tried, mut indexed) = (0, 0);
-    for _ in 0..3000 {
+    for _ in 0..rounds(3000) {
         let mut t = String::from(if rng.chance(5) {
             rng.pick(&["\u{feff}{", "[", "//c\n{"])
         } else {
