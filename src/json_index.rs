@@ -179,3 +179,47 @@ impl Skip<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::index;
+
+    #[test]
+    fn values_and_what_is_left_to_the_full_parse() {
+        let text = br#" {"a": 1, "b": {"c": [true, null, "x\"y"]}, "d": -1.5e3 } "#;
+        let ix = index(text).unwrap();
+        let got: Vec<(&str, &[u8])> = (0..ix.len())
+            .map(|i| (ix.key(text, i), ix.text(text, i)))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("a", &b"1"[..]),
+                ("b", &br#"{"c": [true, null, "x\"y"]}"#[..]),
+                ("d", &b"-1.5e3"[..])
+            ]
+        );
+        for text in [
+            "",
+            "[]",
+            "{}",
+            "1",
+            "{\"a\": 1, \"a\": 2}",
+            "{\"a\\n\": 1}",
+            "{\"a\": 01}",
+            "{\"a\": 1.}",
+            "{\"a\": NaN}",
+            "{\"a\": [1,]}",
+            "{/* c */ \"a\": 1}",
+            "{\"a\": 1} x",
+            "{\"a\": \"\\ud800\"}",
+            "{\"a\": \"\\x\"}",
+            "{\"a\": \"\t\"}",
+            "{\"a\": tru}",
+        ] {
+            assert!(index(text.as_bytes()).is_none(), "{text:?}");
+        }
+        let deep = format!("{{\"a\": {}{}}}", "[".repeat(60), "]".repeat(60));
+        assert!(index(deep.as_bytes()).is_none());
+    }
+}

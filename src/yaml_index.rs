@@ -80,23 +80,29 @@ impl Index {
     pub fn add(&mut self, bytes: &[u8], key: (usize, usize), start: usize, end: usize) -> bool {
         let k = &bytes[key.0..key.1];
         let entries = &self.entries;
-        let h = hash_key(k);
-        if self
-            .table
-            .find(h, |&i| key_of(bytes, &entries[i as usize]) == k)
-            .is_some()
-        {
-            return false;
-        }
         let i = entries.len() as u32;
-        self.table
-            .insert_unique(h, i, |&j| hash_key(key_of(bytes, &entries[j as usize])));
+        match self.table.entry(
+            hash_key(k),
+            |&j| key_of(bytes, &entries[j as usize]) == k,
+            |&j| hash_key(key_of(bytes, &entries[j as usize])),
+        ) {
+            hashbrown::hash_table::Entry::Occupied(_) => return false,
+            hashbrown::hash_table::Entry::Vacant(v) => {
+                v.insert(i);
+            }
+        }
         self.entries.push(Entry {
             key: (key.0 as u32, key.1 as u32),
             start: start as u32,
             end: end as u32,
         });
         true
+    }
+
+    /// Room for about `n` entries.
+    pub fn reserve(&mut self, n: usize) {
+        self.entries.reserve(n);
+        self.table.reserve(n, |_| 0);
     }
 
     /// The number of entries.
@@ -118,12 +124,15 @@ pub fn index(bytes: &[u8]) -> Option<Index> {
     if bytes.len() >= u32::MAX as usize || !chars_ok(bytes) {
         return None;
     }
+    let mut index = Index::default();
+    // About one entry per 48 bytes in a typical common.yaml: fewer rehashes.
+    index.reserve(bytes.len() / 48);
     let mut s = Scanner {
         b: bytes,
         pos: 0,
         stack: Vec::new(),
         pending: None,
-        index: Index::default(),
+        index,
     };
     s.document()?;
     let mut index = s.index;
@@ -144,15 +153,18 @@ pub fn index(bytes: &[u8]) -> Option<Index> {
 /// Every character is one libyaml reads without complaint and none is a line break other
 /// than `\n` (no `\r`, NEL, LS, PS) or a byte order mark.
 fn chars_ok(b: &[u8]) -> bool {
-    let mut ascii = true;
-    for &c in b {
-        if c >= 0x80 {
-            ascii = false;
-        } else if (c < 0x20 && c != b'\n' && c != b'\t') || c == 0x7f {
+    // Without early exits, so that the compiler can use vector instructions.
+    let (mut bad, mut high) = (false, false);
+    for chunk in b.chunks(256) {
+        for &c in chunk {
+            bad |= (c < 0x20 && c != b'\n' && c != b'\t') | (c == 0x7f);
+            high |= c >= 0x80;
+        }
+        if bad {
             return false;
         }
     }
-    if ascii {
+    if !high {
         return true;
     }
     let Ok(s) = std::str::from_utf8(b) else {
@@ -210,6 +222,21 @@ struct Scanner<'a> {
     stack: Vec<Frame>,
     pending: Option<Pending>,
     index: Index,
+}
+
+/// The bytes a plain scalar in block context must look at; others are its text.
+static PLAIN_STOP: [bool; 256] = stop_table(b" \t\n:");
+/// The same in a flow collection.
+static FLOW_STOP: [bool; 256] = stop_table(b" \t\n:,[]{}");
+
+const fn stop_table(bytes: &[u8]) -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < bytes.len() {
+        t[bytes[i] as usize] = true;
+        i += 1;
+    }
+    t
 }
 
 fn blankz(b: &[u8], i: usize) -> bool {
@@ -429,9 +456,15 @@ impl<'a> Scanner<'a> {
     fn add_entry(&mut self, line: usize, key: KeyText) -> R<()> {
         let (s, e) = match key {
             KeyText::Plain(s, e) => {
-                let t = std::str::from_utf8(&self.b[s..e]).ok()?;
-                if t == "<<" || crate::yaml::scan_plain_scalar(t) != crate::yaml::Scalar::Str {
-                    return None;
+                let t = &self.b[s..e];
+                // More than five ASCII characters from a letter on: Psych's "word" rule keeps
+                // it a string (the usual `profile::ntp::servers`).
+                let word = t.len() > 5 && t[0].is_ascii_alphabetic() && t.is_ascii();
+                if !word {
+                    let t = std::str::from_utf8(t).ok()?;
+                    if t == "<<" || crate::yaml::scan_plain_scalar(t) != crate::yaml::Scalar::Str {
+                        return None;
+                    }
                 }
                 (s, e)
             }
@@ -487,6 +520,9 @@ impl<'a> Scanner<'a> {
         let b = self.b;
         let mut j = i;
         loop {
+            while j < b.len() && !PLAIN_STOP[usize::from(b[j])] {
+                j += 1;
+            }
             match b.get(j) {
                 None | Some(b'\n') => return Some((j, PlainEnd::Line)),
                 Some(b'\t') => return None,
@@ -889,6 +925,9 @@ impl<'a> Scanner<'a> {
         let b = self.b;
         let mut j = i;
         loop {
+            while j < b.len() && !FLOW_STOP[usize::from(b[j])] {
+                j += 1;
+            }
             match b.get(j) {
                 None => return None,
                 Some(b',' | b'[' | b']' | b'{' | b'}') => return Some((j, j)),
@@ -942,4 +981,110 @@ enum KeyText {
     Plain(usize, usize),
     /// From the opening quote to just after the closing one.
     Quoted(usize, usize),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::index;
+
+    fn keys(text: &str) -> Option<Vec<String>> {
+        let b = text.as_bytes();
+        let ix = index(b)?;
+        Some((0..ix.len()).map(|i| ix.key(b, i).to_string()).collect())
+    }
+
+    #[test]
+    fn entries_and_their_bytes() {
+        let text = "---\n# c\na: 1\nb:\n  c: [x, {y: z}]\n  d: |\n    text\n\n'e': \"f\"\n";
+        let ix = index(text.as_bytes()).unwrap();
+        let b = text.as_bytes();
+        let got: Vec<(&str, &str)> = (0..ix.len())
+            .map(|i| (ix.key(b, i), std::str::from_utf8(ix.text(b, i)).unwrap()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("a", "a: 1\n"),
+                ("b", "b:\n  c: [x, {y: z}]\n  d: |\n    text\n\n"),
+                ("e", "'e': \"f\"\n"),
+            ]
+        );
+        assert_eq!(ix.find(b, "b"), Some(1));
+        assert_eq!(ix.find(b, "x"), None);
+    }
+
+    #[test]
+    fn what_the_pass_follows() {
+        for text in [
+            "a: b",
+            "a:\n- 1\n- k: v\n  l: w\nb: 2\n",
+            "a: &x\n  b: c\n",
+            "a: \"multi\n  line\"\nb: 'it''s'\n",
+            "a: [b,\n  c] # c\nb: {x: 1, 'y': [2]}\n",
+            "a: >-\n  folded\n\n  more\nb: |2\n    kept\n",
+            "a: |\nb: 1\n",
+            "a: :sym\nb: 0x1F\nc: 1_000\nd: .inf\n",
+            "a: b#c\nk#h: v\n\"q\": 1\n",
+            "é: ü\n",
+            "a:\n  - - x\n", /* nested sequences are not followed */
+        ] {
+            let nested_seq = text.contains("- - ");
+            assert_eq!(index(text.as_bytes()).is_some(), !nested_seq, "{text:?}");
+            assert!(crate::yaml::load_document(text.as_bytes()).is_ok(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn what_the_pass_leaves_to_the_full_parse() {
+        for text in [
+            "",
+            "# only a comment\n",
+            "- a\n",
+            "scalar\n",
+            "a: 1\na: 2\n",
+            "a: 1\n'a': 2\n",
+            "<<: {b: 1}\n",
+            "1: x\n",
+            "yes: x\n",
+            "a: *x\n",
+            "a: !!str 1\n",
+            "%YAML 1.1\n---\na: 1\n",
+            "a: 1\n---\nb: 2\n",
+            "a: 1\n...\n",
+            "\u{feff}a: 1\n",
+            "a: 1\r\n",
+            "a:\tb\n",
+            "a: b\n  c\n",
+            "a: 2024-01-01\n",
+            "a: [2001-02-03]\n",
+            "b: 0x_\n",
+            "a: 'x\n---\n'\n",
+            "a: \"\\q\"\n",
+            "a: [b, ]\n",
+            "a: {b}\n",
+            "a: [b: c]\n",
+            "? a\n: b\n",
+            "a: b: c\n",
+            "a: \"b\" c\n",
+            "a: %x\n",
+            "a:\n  b: 1\n   c: 2\n",
+            "a: |\n    x\n  y\n",
+            "a: |\n\t x\n",
+            "  a: 1\n",
+        ] {
+            assert!(index(text.as_bytes()).is_none(), "{text:?}");
+        }
+        let long_key = format!("{}: 1\n", "k".repeat(1001));
+        assert!(index(long_key.as_bytes()).is_none());
+        let deep = format!("a: {}{}\n", "[".repeat(200), "]".repeat(200));
+        assert!(index(deep.as_bytes()).is_none());
+    }
+
+    #[test]
+    fn keys_are_the_strings_psych_makes() {
+        assert_eq!(
+            keys("'a b': 1\n\"c\": 2\nd e: 3\nprofile::x: 4\n").unwrap(),
+            ["a b", "c", "d e", "profile::x"]
+        );
+    }
 }
