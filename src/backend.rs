@@ -15,8 +15,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// The hash a data_hash function returned: parsed, read entry by entry, or read from the
-/// parse cache.
+/// The hash a data_hash function returned: parsed, or read entry by entry.
 #[derive(Debug)]
 pub enum DataHash {
     Parsed {
@@ -27,7 +26,6 @@ pub enum DataHash {
     },
     /// A YAML or JSON file whose values are built when first asked for.
     Indexed(indexed::IndexedFile),
-    Cached(crate::cache::Table),
 }
 
 impl Default for DataHash {
@@ -46,7 +44,6 @@ impl DataHash {
         match self {
             DataHash::Parsed { map, .. } => Ok(map.get(&crate::value::StrKey(key)).cloned()),
             DataHash::Indexed(f) => f.get(key),
-            DataHash::Cached(t) => Ok(t.get(key)),
         }
     }
 
@@ -55,7 +52,6 @@ impl DataHash {
         match self {
             DataHash::Parsed { map, .. } => map.keys().filter_map(Value::as_str).collect(),
             DataHash::Indexed(f) => f.keys().collect(),
-            DataHash::Cached(t) => t.keys().collect(),
         }
     }
 
@@ -67,7 +63,6 @@ impl DataHash {
                 .find(|(k, _)| k.as_str() == Some(key))
                 .map(|(_, c)| *c),
             DataHash::Indexed(f) => f.invalid_class(key),
-            DataHash::Cached(t) => t.invalid.iter().find(|(k, _)| k == key).map(|(_, c)| *c),
         }
     }
 }
@@ -80,23 +75,13 @@ struct Loaded {
 }
 
 /// Parsed data files, shared by every lookup of the process (and by the threads of a
-/// batch): each file is read and parsed at most once.
+/// batch): each file is read and parsed at most once. Nothing is kept between processes.
 #[derive(Debug, Clone, Default)]
 pub struct DataFiles {
     shared: Arc<Mutex<HashMap<String, Arc<OnceLock<Loaded>>>>>,
-    /// Where parsed YAML files are cached between runs (`None`: no cache).
-    cache_dir: Option<std::path::PathBuf>,
 }
 
 impl DataFiles {
-    /// Data files shared by sessions, with the parse cache in `cache_dir`.
-    pub fn with_cache(cache_dir: Option<std::path::PathBuf>) -> DataFiles {
-        DataFiles {
-            shared: Arc::default(),
-            cache_dir,
-        }
-    }
-
     /// The hash a data_hash function returns for `path`. Warnings (Puppet 7's non-hash
     /// files) are appended to `warnings` every time the file is used.
     pub fn data_hash(
@@ -114,8 +99,7 @@ impl DataFiles {
         };
         let loaded = cell.get_or_init(|| {
             let mut w = Vec::new();
-            let result =
-                load(function, path, strict, self.cache_dir.as_deref(), &mut w).map(Arc::new);
+            let result = load(function, path, strict, &mut w).map(Arc::new);
             Loaded {
                 result,
                 warnings: w,
@@ -130,23 +114,8 @@ fn load(
     function: &str,
     path: &str,
     strict: Strict,
-    cache_dir: Option<&Path>,
     warnings: &mut Vec<String>,
 ) -> Result<DataHash> {
-    // Big YAML files come from the parse cache when it is still valid for them.
-    let stamp = match (function, cache_dir) {
-        ("yaml_data", Some(dir)) => std::fs::metadata(path)
-            .ok()
-            .map(|m| crate::cache::Stamp::of(&m))
-            .filter(|s| s.size() >= crate::cache::MIN_SIZE)
-            .map(|s| (dir, s)),
-        _ => None,
-    };
-    if let Some((dir, stamp)) = &stamp {
-        if let Some(t) = crate::cache::read(dir, path, stamp) {
-            return Ok(DataHash::Cached(t));
-        }
-    }
     let bytes = crate::limits::read_file(Path::new(path)).map_err(|e| {
         Error::lookup(format!(
             "Unable to read ({path}): {}",
@@ -154,22 +123,11 @@ fn load(
         ))
     })?;
     match function {
-        "yaml_data" => {
-            // Read entry by entry when the structural pass vouches for the file.
-            let bytes = match indexed::IndexedFile::new(indexed::Format::Yaml, path, bytes) {
-                Ok(f) if stamp.is_none() => return Ok(DataHash::Indexed(f)),
-                Ok(f) => f.into_bytes(),
-                Err(bytes) => bytes,
-            };
-            let hash = yaml_data(&bytes, path, strict, warnings)?;
-            if let (Some((dir, stamp)), DataHash::Parsed { map, invalid }) = (&stamp, &hash) {
-                // Only a file that parsed to a hash (no warnings) is worth caching.
-                if !map.is_empty() {
-                    crate::cache::write(dir, path, stamp, map, invalid);
-                }
-            }
-            Ok(hash)
-        }
+        // Read entry by entry when the structural pass vouches for the file.
+        "yaml_data" => match indexed::IndexedFile::new(indexed::Format::Yaml, path, bytes) {
+            Ok(f) => Ok(DataHash::Indexed(f)),
+            Err(bytes) => yaml_data(&bytes, path, strict, warnings),
+        },
         "hocon_data" => match hocon::parse_hocon(&String::from_utf8_lossy(&bytes)) {
             Ok(Value::Hash(map)) => Ok(DataHash::Parsed {
                 map,

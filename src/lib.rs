@@ -21,7 +21,6 @@
 pub mod answer;
 pub mod backend;
 pub mod batch;
-pub mod cache;
 pub mod config;
 pub mod engine;
 pub mod environment;

@@ -160,7 +160,12 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
         redact: args.redact,
     };
     let finish = finish_of(args)?;
-    let mut session = Session::with_files(scope, layers, settings, data_files(args));
+    let mut session = Session::with_files(
+        scope,
+        layers,
+        settings,
+        hiera_lookup::backend::DataFiles::default(),
+    );
     // `--default` and `--type` apply to the outcome; a type mismatch is a plain error.
     let result = session
         .lookup(&keys, merge.as_ref())
@@ -219,16 +224,6 @@ fn finish_of(args: &Args) -> Result<Finish, Error> {
         default: args.default.clone(),
         value_type: args.type_.as_deref().map(Finish::parse_type).transpose()?,
     })
-}
-
-/// The process-wide data file store, with the parse cache unless `--no-cache`.
-fn data_files(args: &Args) -> hiera_lookup::backend::DataFiles {
-    let dir = if args.no_cache {
-        None
-    } else {
-        hiera_lookup::cache::default_dir()
-    };
-    hiera_lookup::backend::DataFiles::with_cache(dir)
 }
 
 /// `--var NAME=VALUE` pairs, values read as YAML.
@@ -351,26 +346,30 @@ fn run_batch(
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout());
     let (mut missed, mut errors) = (false, false);
     let mut broken: Option<std::io::Error> = None;
-    batch.run(nodes, data_files(args), |i, records| {
-        if broken.is_some() {
-            return;
-        }
-        for r in &records {
-            let (line, is_error) = r.json_line();
-            if is_error {
-                errors = true;
-            } else if matches!(r.outcome, Ok(Answer::NotFound)) {
-                missed = true;
-            }
-            if let Err(e) = writeln!(out, "{line}") {
-                broken = Some(e);
+    batch.run(
+        nodes,
+        hiera_lookup::backend::DataFiles::default(),
+        |i, records| {
+            if broken.is_some() {
                 return;
             }
-        }
-        if progress {
-            eprint!("\rhiera-lookup: {}/{total} nodes", i + 1);
-        }
-    });
+            for r in &records {
+                let (line, is_error) = r.json_line();
+                if is_error {
+                    errors = true;
+                } else if matches!(r.outcome, Ok(Answer::NotFound)) {
+                    missed = true;
+                }
+                if let Err(e) = writeln!(out, "{line}") {
+                    broken = Some(e);
+                    return;
+                }
+            }
+            if progress {
+                eprint!("\rhiera-lookup: {}/{total} nodes", i + 1);
+            }
+        },
+    );
     if progress {
         eprintln!();
     }

@@ -1030,7 +1030,10 @@ mod tests {
         ] {
             let nested_seq = text.contains("- - ");
             assert_eq!(index(text.as_bytes()).is_some(), !nested_seq, "{text:?}");
-            assert!(crate::yaml::load_document(text.as_bytes()).is_ok(), "{text:?}");
+            assert!(
+                crate::yaml::load_document(text.as_bytes()).is_ok(),
+                "{text:?}"
+            );
         }
     }
 

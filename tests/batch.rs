@@ -4,13 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_hiera-lookup"));
-    // Never the developer's real cache: one in the temp dir for this test process.
-    c.env(
-        "HIERA_LOOKUP_CACHE_DIR",
-        std::env::temp_dir().join(format!("hiera-lookup-test-cache-{}", std::process::id())),
-    );
-    c
+    Command::new(env!("CARGO_BIN_EXE_hiera-lookup"))
 }
 
 fn repo() -> PathBuf {

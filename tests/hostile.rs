@@ -122,7 +122,6 @@ fn run_case(c: &Case) -> Result<(), String> {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_hiera-lookup"));
     cmd.args(&c.args)
         .current_dir(&work)
-        .env("HIERA_LOOKUP_CACHE", "off")
         .env("NO_COLOR", "1")
         .stdin(Stdio::null())
         .stderr(Stdio::piped());

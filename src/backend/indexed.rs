@@ -64,11 +64,6 @@ impl IndexedFile {
         })
     }
 
-    /// The file's bytes back.
-    pub fn into_bytes(self) -> Vec<u8> {
-        self.bytes
-    }
-
     /// The value of a top-level key.
     pub fn get(&self, key: &str) -> Result<Option<Value>> {
         match self.index.find(&self.bytes, key) {
