@@ -4,7 +4,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_hiera-lookup"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_hiera-lookup"));
+    // Never the machine's own puppet.conf.
+    c.env("HIERA_LOOKUP_PUPPET_CONF", "/dev/null");
+    c
 }
 
 fn repo() -> PathBuf {

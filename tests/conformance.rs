@@ -144,6 +144,8 @@ struct Outcome {
 fn run(q: &Query, timeout: Duration) -> Result<Outcome, String> {
     let mut child = Command::new(BIN)
         .args(&q.args)
+        // Never the machine's own puppet.conf (it could move the environmentpath).
+        .env("HIERA_LOOKUP_PUPPET_CONF", "/dev/null")
         .current_dir(&q.case_dir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
