@@ -33,6 +33,7 @@ pub mod json;
 pub mod json_index;
 pub mod key;
 pub mod limits;
+pub mod lint;
 pub mod location;
 pub mod merge;
 pub mod render;
