@@ -100,7 +100,12 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
         scope.set(&name, value);
     }
 
-    let mut session = Session::with_files(scope, layers, request.settings(), data_files(args));
+    let mut session = Session::with_files(
+        scope,
+        layers,
+        request.settings(),
+        hiera_lookup::backend::DataFiles::default(),
+    );
     let out = request.answer(&mut session, warnings)?;
     if out.explanation && use_color(args)? {
         return Ok((colorize(&out.text), out.code));
@@ -190,16 +195,6 @@ fn facts_request(
         no_facts: args.no_facts,
         trusted,
     })
-}
-
-/// The process-wide data file store, with the parse cache unless `--no-cache`.
-fn data_files(args: &Args) -> hiera_lookup::backend::DataFiles {
-    let dir = if args.no_cache {
-        None
-    } else {
-        hiera_lookup::cache::default_dir()
-    };
-    hiera_lookup::backend::DataFiles::with_cache(dir)
 }
 
 /// `--var NAME=VALUE` pairs, values read as YAML.
@@ -303,7 +298,7 @@ fn run_batch(
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout());
     let (mut missed, mut errors) = (false, false);
     let mut broken: Option<std::io::Error> = None;
-    let files = data_files(args);
+    let files = hiera_lookup::backend::DataFiles::default();
     let mut done = 0usize;
     for chunk in chunks {
         let nodes = to_nodes(chunk);

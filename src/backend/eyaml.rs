@@ -261,7 +261,7 @@ impl EyamlLookupKey {
         options: &Map,
         redact: bool,
     ) -> crate::Result<Option<Value>> {
-        let Some(v) = hash.get(key) else {
+        let Some(v) = hash.get(key)? else {
             return Ok(None);
         };
         crate::backend::validate_data_value(

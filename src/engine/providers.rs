@@ -586,7 +586,7 @@ impl Session {
                         r?
                     }
                 };
-                match hash.get(root) {
+                match hash.get(root)? {
                     Some(value) => {
                         validate_data_value(
                             &hash,
