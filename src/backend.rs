@@ -8,6 +8,7 @@ pub mod eyaml;
 pub mod hocon;
 
 use crate::error::{Error, Result};
+use crate::fs::Fs;
 use crate::scope::Strict;
 use crate::value::{Map, Value};
 use std::collections::HashMap;
@@ -72,12 +73,20 @@ struct Loaded {
 }
 
 /// Parsed data files, shared by every lookup of the process (and by the threads of a
-/// batch): each file is read and parsed at most once.
-#[derive(Debug, Clone, Default)]
+/// batch): each file is read and parsed at most once. Every file a lookup reads is read
+/// through this store's [`Fs`] (the disk, or a git revision for `diff`).
+#[derive(Debug, Clone)]
 pub struct DataFiles {
     shared: Arc<Mutex<HashMap<String, Arc<OnceLock<Loaded>>>>>,
     /// Where parsed YAML files are cached between runs (`None`: no cache).
     cache_dir: Option<std::path::PathBuf>,
+    fs: Arc<dyn Fs>,
+}
+
+impl Default for DataFiles {
+    fn default() -> DataFiles {
+        DataFiles::with_cache(None)
+    }
 }
 
 impl DataFiles {
@@ -86,7 +95,22 @@ impl DataFiles {
         DataFiles {
             shared: Arc::default(),
             cache_dir,
+            fs: crate::fs::disk(),
         }
+    }
+
+    /// Data files read through `fs` (no parse cache: it is keyed on disk metadata).
+    pub fn with_fs(fs: Arc<dyn Fs>) -> DataFiles {
+        DataFiles {
+            shared: Arc::default(),
+            cache_dir: None,
+            fs,
+        }
+    }
+
+    /// The file system every lookup of these sessions reads.
+    pub fn fs(&self) -> &Arc<dyn Fs> {
+        &self.fs
     }
 
     /// The hash a data_hash function returns for `path`. Warnings (Puppet 7's non-hash
@@ -106,8 +130,8 @@ impl DataFiles {
         };
         let loaded = cell.get_or_init(|| {
             let mut w = Vec::new();
-            let result =
-                load(function, path, strict, self.cache_dir.as_deref(), &mut w).map(Arc::new);
+            let cache_dir = self.cache_dir.as_deref().filter(|_| self.fs.is_disk());
+            let result = load(&*self.fs, function, path, strict, cache_dir, &mut w).map(Arc::new);
             Loaded {
                 result,
                 warnings: w,
@@ -119,6 +143,7 @@ impl DataFiles {
 }
 
 fn load(
+    fs: &dyn Fs,
     function: &str,
     path: &str,
     strict: Strict,
@@ -139,7 +164,7 @@ fn load(
             return Ok(DataHash::Cached(t));
         }
     }
-    let bytes = crate::limits::read_file(Path::new(path)).map_err(|e| {
+    let bytes = fs.read(Path::new(path)).map_err(|e| {
         Error::lookup(format!(
             "Unable to read ({path}): {}",
             crate::error::io_reason(&e)

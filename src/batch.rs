@@ -8,6 +8,7 @@ use crate::error::Error;
 use crate::merge::MergeStrategy;
 use crate::scope::Scope;
 use crate::value::{Map, Value};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
@@ -19,6 +20,58 @@ pub struct Node {
     /// Why the node's facts could not be read: every answer of the node is this error (the
     /// batch goes on with the other nodes).
     pub facts_error: Option<Error>,
+}
+
+impl Node {
+    /// The node of a facts file: named by its `clientcert` fact, else the file name; with
+    /// `vars` (settings, `--var`) set in its scope. A file that cannot be read gives a node
+    /// whose every answer is that error.
+    pub fn from_facts_file(path: &Path, environment: &str, vars: &[(String, Value)]) -> Node {
+        let (facts, facts_error) =
+            match crate::scope::load_facts_file(path, &path.display().to_string())
+                .and_then(|facts| Scope::check_facts(&facts).map(|()| facts))
+            {
+                Ok(facts) => (facts, None),
+                Err(e) => (Default::default(), Some(e)),
+            };
+        let name = match facts.get(&Value::str("clientcert")) {
+            Some(Value::String(c)) => c.clone(),
+            _ => path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        };
+        let mut scope = Scope::from_facts(facts, environment);
+        for (n, v) in vars {
+            scope.set(n, v.clone());
+        }
+        Node {
+            name,
+            scope,
+            facts_error,
+        }
+    }
+}
+
+/// The facts files of a directory (`*.yaml`, `*.yml`, `*.json`), sorted by name.
+pub fn facts_files_in(dir: &Path) -> Result<Vec<PathBuf>, Error> {
+    let rd = std::fs::read_dir(dir).map_err(|e| {
+        Error::run(format!(
+            "Could not read facts directory {}: {e}",
+            dir.display()
+        ))
+    })?;
+    let mut found: Vec<_> = rd
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            matches!(
+                p.extension().and_then(|x| x.to_str()),
+                Some("yaml" | "yml" | "json")
+            )
+        })
+        .collect();
+    found.sort();
+    Ok(found)
 }
 
 /// Which keys to answer for every node.

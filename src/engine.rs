@@ -740,7 +740,7 @@ impl Session {
                     .environment_dir
                     .as_ref()
                     .map(|d| d.join("hiera.yaml"))
-                    .filter(|p| p.exists()),
+                    .filter(|p| self.files.fs().exists(p)),
                 "an environment",
             ),
             ProviderId::Module(name) => (
@@ -749,7 +749,7 @@ impl Session {
                     .iter()
                     .find(|(n, _)| n == name)
                     .map(|(_, d)| d.join("hiera.yaml"))
-                    .filter(|p| p.exists()),
+                    .filter(|p| self.files.fs().exists(p)),
                 "a module",
             ),
         };
@@ -855,7 +855,8 @@ impl Session {
             codedir: self.layers.codedir.clone(),
             strict_off: self.settings.strict == Strict::Off,
         };
-        let r = HieraConfig::load(path, &ctx, &mut self.warnings).map(Rc::new);
+        let r =
+            HieraConfig::load_in(&**self.files.fs(), path, &ctx, &mut self.warnings).map(Rc::new);
         self.configs.insert(path.clone(), r.clone());
         r
     }
@@ -991,6 +992,7 @@ impl Session {
         let saved_ex = self.ex.take();
         let r = self.build_entries_inner(cfg, entries);
         self.ex = saved_ex;
+        let fs = self.files.fs().clone();
         let file = cfg
             .path
             .as_ref()
@@ -1009,7 +1011,7 @@ impl Session {
                     .unwrap_or("")
                     .to_string();
                 let line = cfg.path.as_ref().and_then(|p| {
-                    let text = crate::limits::read_text(p).ok()?;
+                    let text = fs.read_text(p).ok()?;
                     let re = regex::Regex::new(&format!(r#"%\{{['"]?{var}['"]?\}}"#)).ok()?;
                     crate::config::find_line_matching(&text, &re, 1)
                 });
@@ -1078,9 +1080,10 @@ impl Session {
         datadir: &str,
         is_default: bool,
     ) -> Result<Option<Vec<ResolvedLocation>>> {
+        let fs = self.files.fs().clone();
         let path_loc = |original: &str, p: String| {
             // File.exist?: true for directories and devices too.
-            let exists = std::path::Path::new(&p).exists();
+            let exists = fs.exists(std::path::Path::new(&p));
             ResolvedLocation {
                 original: original.to_string(),
                 location: p,
@@ -1112,7 +1115,7 @@ impl Session {
                 for declared in globs {
                     let g = self.interpolate_str(declared, false)?;
                     let pattern = crate::config::path_plus(datadir, &g);
-                    for f in crate::location::glob(&pattern).map_err(Error::run)? {
+                    for f in crate::location::glob(&*fs, &pattern).map_err(Error::run)? {
                         out.push(ResolvedLocation {
                             original: pattern.clone(),
                             location: f,
@@ -1305,6 +1308,7 @@ impl Session {
                     return Ok(None);
                 };
                 validate_data_value(
+                    &**self.files.fs(),
                     &hash,
                     root,
                     &value,
@@ -1324,6 +1328,7 @@ impl Session {
                             None => None,
                             Some(v) => {
                                 validate_data_value(
+                                    &**self.files.fs(),
                                     &hash,
                                     root,
                                     &v,
@@ -1334,7 +1339,10 @@ impl Session {
                                     // --redact: secrets never leave the file, in values or traces.
                                     crate::backend::eyaml::redact_encrypted(&v)
                                 } else if crate::backend::eyaml::contains_encrypted(&v) {
-                                    let keys = crate::backend::eyaml::load_keys(&e.options);
+                                    let keys = crate::backend::eyaml::load_keys_in(
+                                        &e.options,
+                                        self.files.fs().clone(),
+                                    );
                                     crate::backend::eyaml::decrypt_value(&v, &keys, root, path)?
                                 } else {
                                     v
@@ -1911,6 +1919,7 @@ fn hash_get(v: &Value, key: &str) -> Option<Value> {
 
 /// `validate_data_value`: what a backend returned must be Puppet's RichData.
 fn validate_data_value(
+    fs: &dyn crate::fs::Fs,
     hash: &DataHash,
     root: &str,
     value: &Value,
@@ -1920,7 +1929,7 @@ fn validate_data_value(
     let got = if !rich_data(value) {
         crate::types::infer_reduced(value).to_string()
     } else if let Some(class) = hash.invalid_class(root) {
-        symbol_value_type(root, location)
+        symbol_value_type(fs, root, location)
             .filter(|_| class == "Symbol")
             .unwrap_or_else(|| format!("Runtime[ruby, '{class}']"))
     } else {
@@ -1938,8 +1947,8 @@ fn validate_data_value(
 
 /// The inferred type of a value holding symbols, read again from its YAML file with the
 /// symbols kept (this error path is the only one that needs them).
-fn symbol_value_type(root: &str, path: &str) -> Option<String> {
-    let bytes = crate::limits::read_file(path).ok()?;
+fn symbol_value_type(fs: &dyn crate::fs::Fs, root: &str, path: &str) -> Option<String> {
+    let bytes = fs.read(std::path::Path::new(path)).ok()?;
     let doc = crate::yaml::load_document_marking_symbols(&bytes).ok()?;
     let v = doc.value.get(root)?;
     Some(crate::types::infer_reduced(v).to_string())

@@ -275,54 +275,15 @@ fn run_batch(
         .collect();
     if let Some(dir) = &args.facts_dir {
         let dir = hiera_lookup::environment::absolute(cwd, dir);
-        let rd = std::fs::read_dir(&dir).map_err(|e| {
-            Error::run(format!(
-                "Could not read facts directory {}: {e}",
-                dir.display()
-            ))
-        })?;
-        let mut found: Vec<_> = rd
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| {
-                matches!(
-                    p.extension().and_then(|x| x.to_str()),
-                    Some("yaml" | "yml" | "json")
-                )
-            })
-            .collect();
-        found.sort();
-        files.extend(found);
+        files.extend(hiera_lookup::batch::facts_files_in(&dir)?);
     }
-    let vars = parse_vars(args)?;
-    let mut nodes = Vec::with_capacity(files.len());
-    for f in &files {
-        // A facts file that cannot be read is that node's answer: the batch goes on.
-        let (facts, facts_error) = match load_facts_file(f, &f.display().to_string())
-            .and_then(|facts| Scope::check_facts(&facts).map(|()| facts))
-        {
-            Ok(facts) => (facts, None),
-            Err(e) => (Default::default(), Some(e)),
-        };
-        let name = match facts.get(&Value::str("clientcert")) {
-            Some(Value::String(c)) => c.clone(),
-            _ => f
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-        };
-        let mut scope = Scope::from_facts(facts, &env.environment_name());
-        for (n, v) in env.settings_vars() {
-            scope.set(&n, v);
-        }
-        for (n, v) in &vars {
-            scope.set(n, v.clone());
-        }
-        nodes.push(Node {
-            name,
-            scope,
-            facts_error,
-        });
-    }
+    let mut vars = env.settings_vars();
+    vars.extend(parse_vars(args)?);
+    // A facts file that cannot be read is that node's answer: the batch goes on.
+    let nodes: Vec<Node> = files
+        .iter()
+        .map(|f| Node::from_facts_file(f, &env.environment_name(), &vars))
+        .collect();
     let threads = args.threads.unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())
