@@ -8,7 +8,7 @@
 use super::Tree;
 use crate::interpolation::{parse_expr, tokenize, Method, Token};
 use crate::value::{Map, Value};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 /// What a file is to a lookup.
@@ -165,7 +165,8 @@ pub fn analyse(base: &Tree, head: &Tree) -> Impact {
             }
             (Err(e), _) | (_, Err(e)) => {
                 // Every lookup that reaches the file may start or stop failing.
-                everything.push(format!("{rel} does not load on one side ({e})"));
+                let _ = e;
+                everything.push(format!("{rel} does not load on one side"));
                 Vec::new()
             }
         };
@@ -321,13 +322,36 @@ pub fn line_of(text: &str, key: &str) -> Option<usize> {
     None
 }
 
-/// Paths that exist on one side only, or differ (for listings).
-pub fn changed_paths(
-    a: &BTreeMap<String, gix::ObjectId>,
-    b: &BTreeMap<String, gix::ObjectId>,
-) -> usize {
-    a.iter().filter(|(p, id)| b.get(*p) != Some(id)).count()
-        + b.keys().filter(|p| !a.contains_key(*p)).count()
+/// The line of `key`'s definition in `new` that a change touched: the first line of its
+/// block (from the key to the next top-level line) that the key's block in `old` does not
+/// have, else the key's own line.
+pub fn changed_line(old: &str, new: &str, key: &str) -> Option<usize> {
+    let start = line_of(new, key)?;
+    let block = |text: &str, from: usize| -> Vec<String> {
+        let mut lines = text.lines().skip(from - 1);
+        let mut out: Vec<String> = lines.next().map(str::to_string).into_iter().collect();
+        for l in lines {
+            let top = !l.is_empty() && !l.starts_with([' ', '\t', '-', '#']);
+            if top || l == "---" || l == "..." {
+                break;
+            }
+            out.push(l.to_string());
+        }
+        out
+    };
+    let mut before: HashMap<String, usize> = HashMap::new();
+    if let Some(s) = line_of(old, key) {
+        for l in block(old, s) {
+            *before.entry(l).or_default() += 1;
+        }
+    }
+    for (i, l) in block(new, start).into_iter().enumerate() {
+        match before.get_mut(&l) {
+            Some(n) if *n > 0 => *n -= 1,
+            _ => return Some(start + i),
+        }
+    }
+    Some(start)
 }
 
 #[cfg(test)]
@@ -378,6 +402,24 @@ mod tests {
         // Interpolations do not nest (`%{` ends at the first `}`, as Ruby's gsub): `v` names
         // a scope variable, not a key.
         assert!(d.is_empty(), "{d:?}");
+    }
+
+    #[test]
+    fn changed_lines() {
+        let old = "---\na: 1\nlist:\n  - x\n  - y\nb: 2\n";
+        assert_eq!(
+            changed_line(old, "---\na: 1\nlist:\n  - x\n  - z\nb: 2\n", "list"),
+            Some(5)
+        );
+        assert_eq!(
+            changed_line(old, "---\na: 1\nlist:\n  - x\nb: 2\n", "list"),
+            Some(3)
+        );
+        assert_eq!(
+            changed_line(old, "---\na: 3\nlist:\n  - x\n  - y\nb: 2\n", "a"),
+            Some(2)
+        );
+        assert_eq!(changed_line("", "c: 1\n", "c"), Some(1));
     }
 
     #[test]

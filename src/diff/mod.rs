@@ -409,7 +409,7 @@ pub fn run(req: &Request) -> Result<Report> {
         .into_iter()
         .map(|(key, mut groups)| {
             groups.sort_by_key(|g| std::cmp::Reverse(g.nodes.len()));
-            let sites = sites_of(&req.head, &impact, &key);
+            let sites = sites_of(&req.base, &req.head, &impact, &key);
             KeyChange { key, groups, sites }
         })
         .collect();
@@ -439,7 +439,7 @@ pub fn run(req: &Request) -> Result<Report> {
 
 /// The changed files defining `key` (its root) on the new side, with the line; else the
 /// old side's files that defined it (a removal), without a line.
-fn sites_of(head: &Tree, impact: &impact::Impact, key: &str) -> Vec<Site> {
+fn sites_of(base: &Tree, head: &Tree, impact: &impact::Impact, key: &str) -> Vec<Site> {
     let root = crate::key::LookupKey::parse(key)
         .map(|k| k.root)
         .unwrap_or_else(|_| key.to_string());
@@ -448,10 +448,14 @@ fn sites_of(head: &Tree, impact: &impact::Impact, key: &str) -> Vec<Site> {
         .iter()
         .filter(|f| f.keys.contains(&root))
         .map(|f| {
-            let line = head
-                .read(&f.path)
-                .ok()
-                .and_then(|b| impact::line_of(&String::from_utf8_lossy(&b), &root));
+            let text = |t: &Tree| {
+                t.read(&f.path)
+                    .ok()
+                    .map(|b| String::from_utf8_lossy(&b).into_owned())
+            };
+            let line = text(head).and_then(|new| {
+                impact::changed_line(text(base).as_deref().unwrap_or(""), &new, &root)
+            });
             Site {
                 file: f.path.clone(),
                 line,

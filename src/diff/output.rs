@@ -4,6 +4,7 @@
 use super::paths::{compact, Edit, MAX_EDITS};
 use super::{Group, KeyChange, Report, Resolved};
 use crate::value::{Map, Value};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// An output format of `diff`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,10 +148,65 @@ fn sites(c: &KeyChange) -> String {
         .join(", ")
 }
 
+/// Errors that appear for several keys (a data file that stops parsing fails every key
+/// read through it): message → (keys, nodes). Keys that change only by such errors are
+/// listed under the error rather than one by one.
+fn shared_errors(r: &Report) -> BTreeMap<&str, (BTreeSet<&str>, BTreeSet<&str>)> {
+    let mut m: BTreeMap<&str, (BTreeSet<&str>, BTreeSet<&str>)> = BTreeMap::new();
+    for c in &r.changes {
+        for g in &c.groups {
+            if let (false, Resolved::Error(e)) = (matches!(g.before, Resolved::Error(_)), &g.after)
+            {
+                let entry = m.entry(e.as_str()).or_default();
+                entry.0.insert(c.key.as_str());
+                entry.1.extend(g.nodes.iter().map(String::as_str));
+            }
+        }
+    }
+    m.retain(|_, (keys, _)| keys.len() > 1);
+    m
+}
+
+/// Whether every change of `c` is the appearance of one of the `shared` errors.
+fn only_shared_errors(
+    c: &KeyChange,
+    shared: &BTreeMap<&str, (BTreeSet<&str>, BTreeSet<&str>)>,
+) -> bool {
+    c.groups.iter().all(|g| match (&g.before, &g.after) {
+        (Resolved::Error(_), _) => false,
+        (_, Resolved::Error(e)) => shared.contains_key(e.as_str()),
+        _ => false,
+    })
+}
+
+fn key_list(keys: &BTreeSet<&str>) -> String {
+    let mut s = keys
+        .iter()
+        .take(SHOWN_NODES)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if keys.len() > SHOWN_NODES {
+        s.push_str(&format!(" … and {} more", num(keys.len() - SHOWN_NODES)));
+    }
+    s
+}
+
 fn text(r: &Report) -> String {
     let mut out = summary(r);
     out.push('\n');
-    for c in &r.changes {
+    let shared = shared_errors(r);
+    for (e, (keys, nodes)) in &shared {
+        let nodes: Vec<String> = nodes.iter().map(|n| n.to_string()).collect();
+        out.push_str(&format!(
+            "\nerror: {e}\n  {} on {}: {}\n  keys: {}\n",
+            plural(keys.len(), "key", "keys"),
+            plural(nodes.len(), "node", "nodes"),
+            node_list(&nodes),
+            key_list(keys)
+        ));
+    }
+    for c in r.changes.iter().filter(|c| !only_shared_errors(c, &shared)) {
         out.push('\n');
         out.push_str(&format!(
             "{}  ({})",
@@ -326,7 +382,43 @@ fn gh_prop(s: &str) -> String {
 /// through interpolation get an annotation without a file.
 fn github(r: &Report) -> String {
     let mut out = String::new();
-    for c in &r.changes {
+    let shared = shared_errors(r);
+    for (e, (keys, nodes)) in &shared {
+        let nodes: Vec<String> = nodes.iter().map(|n| n.to_string()).collect();
+        let body = gh_data(&format!(
+            "{e}\n{} on {}: {}\nkeys: {}",
+            plural(keys.len(), "key", "keys"),
+            plural(nodes.len(), "node", "nodes"),
+            node_list(&nodes),
+            key_list(keys)
+        ));
+        // The changed file the message names, at the line it names.
+        let file =
+            r.impact.changed.iter().find(|f| {
+                e.contains(&format!("({})", f.path)) || e.contains(&format!("{}:", f.path))
+            });
+        let title = gh_prop(&format!(
+            "hiera: an error for {}",
+            plural(keys.len(), "key", "keys")
+        ));
+        match file {
+            Some(f) => {
+                let line = e
+                    .split("line ")
+                    .nth(1)
+                    .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .map(|l| format!(",line={l}"))
+                    .unwrap_or_default();
+                out.push_str(&format!(
+                    "::error file={}{line},title={title}::{body}\n",
+                    gh_prop(&prefixed(r, &f.path))
+                ));
+            }
+            None => out.push_str(&format!("::error title={title}::{body}\n")),
+        }
+    }
+    for c in r.changes.iter().filter(|c| !only_shared_errors(c, &shared)) {
         let error = c.groups.iter().any(|g| {
             matches!(g.after, Resolved::Error(_)) && !matches!(g.before, Resolved::Error(_))
         });
@@ -355,11 +447,7 @@ fn github(r: &Report) -> String {
             out.push_str(&format!("::{level} title={}::{body}\n", gh_prop(&title)));
         }
         for s in &c.sites {
-            let file = if r.path_prefix.is_empty() {
-                s.file.clone()
-            } else {
-                format!("{}/{}", r.path_prefix, s.file)
-            };
+            let file = prefixed(r, &s.file);
             let line = s.line.map(|l| format!(",line={l}")).unwrap_or_default();
             out.push_str(&format!(
                 "::{level} file={}{line},title={}::{body}\n",
@@ -373,6 +461,15 @@ fn github(r: &Report) -> String {
     out
 }
 
+/// A path of the control repo as a path of the git work tree (what annotations name).
+fn prefixed(r: &Report, path: &str) -> String {
+    if r.path_prefix.is_empty() {
+        path.to_string()
+    } else {
+        format!("{}/{}", r.path_prefix, path)
+    }
+}
+
 fn markdown(r: &Report) -> String {
     let mut out = format!("### hiera-lookup diff `{}` → `{}`\n\n", r.base, r.head);
     out.push_str(&summary(r));
@@ -380,8 +477,27 @@ fn markdown(r: &Report) -> String {
     if r.changes.is_empty() {
         return out;
     }
+    let shared = shared_errors(r);
+    for (e, (keys, nodes)) in &shared {
+        let nodes: Vec<String> = nodes.iter().map(|n| n.to_string()).collect();
+        out.push_str(&format!(
+            "**Error** on {} for {}: {}\n\n~~~\n{}\n~~~\n\n",
+            plural(nodes.len(), "node", "nodes"),
+            plural(keys.len(), "key", "keys"),
+            html(&node_list(&nodes)),
+            e.replace("~~~", "~ ~ ~")
+        ));
+    }
+    let listed: Vec<&KeyChange> = r
+        .changes
+        .iter()
+        .filter(|c| !only_shared_errors(c, &shared))
+        .collect();
+    if listed.is_empty() {
+        return out;
+    }
     out.push_str("| key | nodes | defined in |\n|---|---:|---|\n");
-    for c in &r.changes {
+    for c in &listed {
         out.push_str(&format!(
             "| `{}` | {} | {} |\n",
             c.key,
@@ -390,7 +506,7 @@ fn markdown(r: &Report) -> String {
         ));
     }
     out.push('\n');
-    for c in r.changes.iter().take(MARKDOWN_KEYS) {
+    for c in listed.iter().take(MARKDOWN_KEYS) {
         out.push_str(&format!(
             "<details><summary><code>{}</code> — {}</summary>\n\n",
             html(&c.key),
@@ -410,10 +526,10 @@ fn markdown(r: &Report) -> String {
         }
         out.push_str("</details>\n\n");
     }
-    if r.changes.len() > MARKDOWN_KEYS {
+    if listed.len() > MARKDOWN_KEYS {
         out.push_str(&format!(
             "… and {} more (run `hiera-lookup diff` for all of them)\n",
-            plural(r.changes.len() - MARKDOWN_KEYS, "key", "keys")
+            plural(listed.len() - MARKDOWN_KEYS, "key", "keys")
         ));
     }
     out
