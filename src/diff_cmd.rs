@@ -1,9 +1,10 @@
 //! `hiera-lookup diff`: its flags, and the library calls they make.
 
 use clap::Parser;
-use hiera_lookup::batch::{facts_files_in, Node};
+use hiera_lookup::batch::Node;
 use hiera_lookup::diff::{self, git::Repo, output::Format, Keys, Tree};
-use hiera_lookup::scope::Strict;
+use hiera_lookup::facts::FactsRequest;
+use hiera_lookup::scope::{Scope, Strict};
 use hiera_lookup::{Error, Settings};
 use std::path::{Path, PathBuf};
 
@@ -137,11 +138,7 @@ fn run_args(args: &DiffArgs) -> Result<(String, bool), Error> {
         }
     };
 
-    let mut files: Vec<PathBuf> = args.facts.iter().map(|f| abs(f)).collect();
-    if let Some(dir) = &args.facts_dir {
-        files.extend(facts_files_in(&abs(dir))?);
-    }
-    if files.is_empty() {
+    if args.facts.is_empty() && args.facts_dir.is_none() {
         return Err(Error::Usage(
             "diff needs nodes: --facts-dir DIR or --facts FILE".into(),
         ));
@@ -155,6 +152,18 @@ fn run_args(args: &DiffArgs) -> Result<(String, bool), Error> {
             .map_err(|e| Error::Usage(format!("--var {name}: {e}")))?;
         vars.push((name.to_string(), value));
     }
+    let shown = |p: &Path| (abs(p), p.display().to_string());
+    let (found, warnings) = hiera_lookup::facts::batch(&FactsRequest {
+        node: None,
+        files: args.facts.iter().map(|f| shown(f)).collect(),
+        dir: args.facts_dir.as_deref().map(shown),
+        vardir: PathBuf::new(),
+        no_facts: false,
+        trusted: None,
+    })?;
+    for w in warnings {
+        eprintln!("Warning: {w}");
+    }
     // The variables a lookup in control-repo mode has ($settings::…), then --var.
     let env = hiera_lookup::environment::EnvOptions {
         cwd: root.clone(),
@@ -162,10 +171,23 @@ fn run_args(args: &DiffArgs) -> Result<(String, bool), Error> {
     };
     let mut all_vars = env.settings_vars();
     all_vars.extend(vars);
-    let nodes: Vec<Node> = files
-        .iter()
-        .map(|f| Node::from_facts_file(f, &env.environment_name(), &all_vars))
-        .collect();
+    let mut nodes = Vec::with_capacity(found.len());
+    for n in found {
+        let facts = n
+            .facts
+            .and_then(|f| Scope::check_facts(&f).map(|()| f))
+            .map_err(|e| Error::run(format!("{}: {e}", n.source)))?;
+        let mut scope = Scope::from_facts(facts, &env.environment_name());
+        for (name, v) in &all_vars {
+            scope.set(name, v.clone());
+        }
+        nodes.push(Node {
+            name: n.name,
+            source: Some(("facts".into(), n.source)),
+            scope,
+            facts_error: None,
+        });
+    }
     let threads = args.threads.unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())

@@ -28,6 +28,7 @@ pub mod engine;
 pub mod environment;
 pub mod error;
 pub mod explain;
+pub mod facts;
 pub mod fs;
 mod hostinfo;
 pub mod interpolation;

@@ -4,8 +4,8 @@ use crate::cli::Args;
 use hiera_lookup::answer::{Answer, Finish, Format};
 use hiera_lookup::environment::EnvOptions;
 use hiera_lookup::merge::MergeStrategy;
-use hiera_lookup::scope::{load_facts_file, Scope, Strict};
-use hiera_lookup::{render, Error, Map, Session, Settings, Value};
+use hiera_lookup::scope::{Scope, Strict};
+use hiera_lookup::{render, Error, Session, Settings, Value};
 
 /// What the process prints and its exit status.
 pub struct Output {
@@ -109,7 +109,8 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
 
     let cwd = std::env::current_dir()
         .map_err(|e| Error::run(format!("cannot read the current directory: {e}")))?;
-    let env = EnvOptions {
+    let conf = puppet_conf(args, &cwd)?;
+    let mut env = EnvOptions {
         hiera_config: args.hiera_config.clone(),
         codedir: args.codedir.clone(),
         confdir: args.confdir.clone(),
@@ -119,31 +120,15 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
         modulepath: args.modulepath.clone(),
         cwd: cwd.clone(),
     };
+    conf.apply_layout(&mut env, args.config.is_some());
     let layers = env.layers()?;
 
     if batch {
-        return run_batch(args, &env, layers, strict, merge, &cwd, format);
+        let request = facts_request(args, &cwd, &conf)?;
+        return run_batch(args, &env, layers, strict, merge, request, format);
     }
-    let facts = match args.facts.first() {
-        Some(f) => {
-            let path = hiera_lookup::environment::absolute(&cwd, f);
-            load_facts_file(&path, &f.display().to_string())?
-        }
-        None => {
-            // Puppet would ask Facter or PuppetDB; we only know the node's name.
-            let mut m = Map::default();
-            if let Some(n) = &args.node {
-                m.insert(Value::str("clientcert"), Value::str(n.as_str()));
-            }
-            m
-        }
-    };
-    if facts.is_empty() && !args.facts.is_empty() {
-        let node = args.node.clone().unwrap_or_else(|| "localhost".into());
-        return Err(Error::run(format!(
-            "No facts available for target node: {node}"
-        )));
-    }
+    let (facts, facts_warnings) = hiera_lookup::facts::single(&facts_request(args, &cwd, &conf)?)?;
+    warnings.extend(facts_warnings);
     Scope::check_facts(&facts)?;
     let mut scope = Scope::from_facts(facts, &env.environment_name());
     for (name, value) in env.settings_vars() {
@@ -213,6 +198,50 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
     }
 }
 
+/// Puppet's settings: the flags, then puppet.conf (`--config`, else the confdir's).
+fn puppet_conf(
+    args: &Args,
+    cwd: &std::path::Path,
+) -> Result<hiera_lookup::facts::conf::PuppetConf, Error> {
+    use hiera_lookup::environment::absolute;
+    let abs = |p: &Option<std::path::PathBuf>| p.as_deref().map(|p| absolute(cwd, p));
+    let flags = hiera_lookup::facts::conf::Flags {
+        config: abs(&args.config),
+        confdir: abs(&args.confdir),
+        codedir: abs(&args.codedir),
+        vardir: abs(&args.vardir),
+        environmentpath: abs(&args.environmentpath),
+        hiera_config: abs(&args.hiera_config),
+        basemodulepath: args.basemodulepath.clone(),
+    };
+    hiera_lookup::facts::conf::PuppetConf::resolve(&flags, cwd)
+}
+
+/// Where the node's facts come from, from the flags.
+fn facts_request(
+    args: &Args,
+    cwd: &std::path::Path,
+    conf: &hiera_lookup::facts::conf::PuppetConf,
+) -> Result<hiera_lookup::facts::FactsRequest, Error> {
+    use hiera_lookup::environment::absolute;
+    let shown = |p: &std::path::Path| (absolute(cwd, p), p.display().to_string());
+    let trusted = match &args.trusted {
+        Some(Some(f)) => {
+            let (path, display) = shown(f);
+            Some(hiera_lookup::facts::read_trusted_file(&path, &display)?)
+        }
+        _ => None,
+    };
+    Ok(hiera_lookup::facts::FactsRequest {
+        node: args.node.clone(),
+        files: args.facts.iter().map(|f| shown(f)).collect(),
+        dir: args.facts_dir.as_deref().map(shown),
+        vardir: conf.vardir.clone(),
+        no_facts: args.no_facts,
+        trusted,
+    })
+}
+
 /// `--default` and `--type`, as the library applies them.
 fn finish_of(args: &Args) -> Result<Finish, Error> {
     Ok(Finish {
@@ -252,7 +281,7 @@ fn run_batch(
     layers: hiera_lookup::Layers,
     strict: Strict,
     merge: Option<MergeStrategy>,
-    cwd: &std::path::Path,
+    request: hiera_lookup::facts::FactsRequest,
     format: Format,
 ) -> Result<(String, i32), Error> {
     use hiera_lookup::batch::{Batch, Keys, Node};
@@ -268,22 +297,36 @@ fn run_batch(
     if !args.all && args.keys.is_empty() {
         return Err(Error::Usage("No keys were given to lookup.".into()));
     }
-    let mut files: Vec<std::path::PathBuf> = args
-        .facts
-        .iter()
-        .map(|f| hiera_lookup::environment::absolute(cwd, f))
-        .collect();
-    if let Some(dir) = &args.facts_dir {
-        let dir = hiera_lookup::environment::absolute(cwd, dir);
-        files.extend(hiera_lookup::batch::facts_files_in(&dir)?);
+    let vars = parse_vars(args)?;
+    let (found, facts_warnings) = hiera_lookup::facts::batch(&request)?;
+    // Printed now, before the answers stream out.
+    for w in facts_warnings {
+        eprintln!("Warning: {w}");
     }
-    let mut vars = env.settings_vars();
-    vars.extend(parse_vars(args)?);
-    // A facts file that cannot be read is that node's answer: the batch goes on.
-    let nodes: Vec<Node> = files
-        .iter()
-        .map(|f| Node::from_facts_file(f, &env.environment_name(), &vars))
-        .collect();
+    let mut nodes = Vec::with_capacity(found.len());
+    for n in found {
+        // A facts file that cannot be read is that node's answer: the batch goes on.
+        let (facts, facts_error) = match n
+            .facts
+            .and_then(|facts| Scope::check_facts(&facts).map(|()| facts))
+        {
+            Ok(facts) => (facts, None),
+            Err(e) => (Default::default(), Some(e)),
+        };
+        let mut scope = Scope::from_facts(facts, &env.environment_name());
+        for (n, v) in env.settings_vars() {
+            scope.set(&n, v);
+        }
+        for (n, v) in &vars {
+            scope.set(n, v.clone());
+        }
+        nodes.push(Node {
+            name: n.name,
+            source: Some(("facts".into(), n.source)),
+            scope,
+            facts_error,
+        });
+    }
     let threads = args.threads.unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())
