@@ -442,8 +442,8 @@ fn real_history() {
     edit(
         &repo,
         "data/common.yaml",
-        "profile::base::timezone: 'UTC'",
-        "profile::base::timezone: 'Europe/Paris'",
+        "profile::base::data_root: '/data'",
+        "profile::base::data_root: '/opt'",
     );
     let (code, wt) = run_diff(
         &repo,
@@ -527,10 +527,11 @@ fn text_github_and_markdown_name_the_change() {
         "{text}"
     );
     let gh = run("github");
+    // The annotation is on the changed line, inside the key's block.
     let line = std::fs::read_to_string(repo.join("data/common.yaml"))
         .unwrap()
         .lines()
-        .position(|l| l.starts_with("profile::base::ntp_servers:"))
+        .position(|l| l == "  - '2.pool.ntp.org'")
         .unwrap()
         + 1;
     assert!(
