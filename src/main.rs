@@ -2,6 +2,7 @@
 
 mod cli;
 mod diff_cmd;
+mod lint_cmd;
 mod run;
 
 use clap::Parser;
@@ -27,6 +28,9 @@ fn main() {
             eprintln!("{e}");
         }
         std::process::exit(code);
+    }
+    if argv.get(1).and_then(|a| a.to_str()) == Some("lint") {
+        std::process::exit(lint_cmd::main(&argv[2..]));
     }
     let command = match argv.get(1).and_then(|a| a.to_str()) {
         Some("completions") => Some(cli::completions(&argv[2..])),
