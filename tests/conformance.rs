@@ -143,11 +143,6 @@ struct Outcome {
 
 fn run(q: &Query, timeout: Duration) -> Result<Outcome, String> {
     let mut child = Command::new(BIN)
-        // Never the developer's real cache: one in the temp dir for this test process.
-        .env(
-            "HIERA_LOOKUP_CACHE_DIR",
-            std::env::temp_dir().join(format!("hiera-lookup-test-cache-{}", std::process::id())),
-        )
         .args(&q.args)
         // Never the machine's own puppet.conf (it could move the environmentpath).
         .env("HIERA_LOOKUP_PUPPET_CONF", "/dev/null")

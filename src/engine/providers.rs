@@ -613,7 +613,7 @@ impl Session {
                 } else {
                     return Err(not_found());
                 };
-                let Some(value) = hash.get(root) else {
+                let Some(value) = hash.get(root)? else {
                     self.report_not_found(root);
                     return Ok(None);
                 };
@@ -634,7 +634,7 @@ impl Session {
                             return Err(missing_path("lookup_key", ":"));
                         };
                         let hash = self.load_data("yaml_data", path)?;
-                        match hash.get(root) {
+                        match hash.get(root)? {
                             None => None,
                             Some(v) => {
                                 validate_data_value(
