@@ -10,6 +10,7 @@ pub mod indexed;
 
 use crate::config::FunctionKind;
 use crate::error::{Error, Result};
+use crate::fs::Fs;
 use crate::scope::Strict;
 use crate::value::{Map, Value};
 use std::collections::HashMap;
@@ -208,6 +209,7 @@ impl custom::DataHashBackend for DataFile {
 
 /// `validate_data_value`: what a backend returned must be Puppet's RichData.
 pub(crate) fn validate_data_value(
+    fs: &dyn crate::fs::Fs,
     hash: &DataHash,
     root: &str,
     value: &Value,
@@ -217,7 +219,7 @@ pub(crate) fn validate_data_value(
     let got = if !rich_data(value) {
         crate::types::infer_reduced(value).to_string()
     } else if let Some(class) = hash.invalid_class(root) {
-        symbol_value_type(root, location)
+        symbol_value_type(fs, root, location)
             .filter(|_| class == "Symbol")
             .unwrap_or_else(|| format!("Runtime[ruby, '{class}']"))
     } else {
@@ -235,8 +237,8 @@ pub(crate) fn validate_data_value(
 
 /// The inferred type of a value holding symbols, read again from its YAML file with the
 /// symbols kept (this error path is the only one that needs them).
-fn symbol_value_type(root: &str, path: &str) -> Option<String> {
-    let bytes = crate::limits::read_file(path).ok()?;
+fn symbol_value_type(fs: &dyn crate::fs::Fs, root: &str, path: &str) -> Option<String> {
+    let bytes = fs.read(Path::new(path)).ok()?;
     let doc = crate::yaml::load_document_marking_symbols(&bytes).ok()?;
     let v = doc.value.get(root)?;
     Some(crate::types::infer_reduced(v).to_string())
@@ -264,13 +266,35 @@ struct Loaded {
 }
 
 /// Parsed data files, shared by every lookup of the process (and by the threads of a
-/// batch): each file is read and parsed at most once. Nothing is kept between processes.
-#[derive(Debug, Clone, Default)]
+/// batch): each file is read and parsed at most once; nothing is kept between processes.
+/// Every file a lookup reads is read through this store's [`Fs`] (the disk, or a git
+/// revision for `diff`).
+#[derive(Debug, Clone)]
 pub struct DataFiles {
     shared: Arc<Mutex<HashMap<String, Arc<OnceLock<Loaded>>>>>,
+    fs: Arc<dyn Fs>,
+}
+
+impl Default for DataFiles {
+    fn default() -> DataFiles {
+        DataFiles::with_fs(crate::fs::disk())
+    }
 }
 
 impl DataFiles {
+    /// Data files read through `fs`.
+    pub fn with_fs(fs: Arc<dyn Fs>) -> DataFiles {
+        DataFiles {
+            shared: Arc::default(),
+            fs,
+        }
+    }
+
+    /// The file system every lookup of these sessions reads.
+    pub fn fs(&self) -> &Arc<dyn Fs> {
+        &self.fs
+    }
+
     /// The hash a data_hash function returns for `path`. Warnings (Puppet 7's non-hash
     /// files) are appended to `warnings` every time the file is used.
     pub fn data_hash(
@@ -288,7 +312,7 @@ impl DataFiles {
         };
         let loaded = cell.get_or_init(|| {
             let mut w = Vec::new();
-            let result = load(function, path, strict, &mut w).map(Arc::new);
+            let result = load(&*self.fs, function, path, strict, &mut w).map(Arc::new);
             Loaded {
                 result,
                 warnings: w,
@@ -300,12 +324,13 @@ impl DataFiles {
 }
 
 fn load(
+    fs: &dyn Fs,
     function: &str,
     path: &str,
     strict: Strict,
     warnings: &mut Vec<String>,
 ) -> Result<DataHash> {
-    let bytes = crate::limits::read_file(Path::new(path)).map_err(|e| {
+    let bytes = fs.read(Path::new(path)).map_err(|e| {
         Error::lookup(format!(
             "Unable to read ({path}): {}",
             crate::error::io_reason(&e)

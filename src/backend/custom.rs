@@ -69,6 +69,8 @@ pub trait Host {
     fn scope(&self) -> &Scope;
     /// `--redact`: values decrypted from `ENC[...]` are shown as `[redacted]`.
     fn redact(&self) -> bool;
+    /// The file system data and key files are read from.
+    fn fs(&self) -> Arc<dyn crate::fs::Fs>;
 }
 
 /// A value a lookup_key backend found.

@@ -32,6 +32,9 @@ use std::sync::OnceLock;
 pub struct EyamlKeys {
     #[cfg_attr(not(feature = "eyaml"), allow(dead_code))]
     private: Source,
+    /// Where key files are read (the lookup's file system).
+    #[cfg_attr(not(feature = "eyaml"), allow(dead_code))]
+    fs: std::sync::Arc<dyn crate::fs::Fs>,
 }
 
 /// One `pkcs7_*_key` setting: the path option and the env-var option (Ruby truthiness: a
@@ -46,6 +49,11 @@ struct Source {
 /// The options of an `eyaml_lookup_key` entry, read lazily. hiera-eyaml has no defaults
 /// when called from Puppet (its `./keys/...` defaults are only the `eyaml` CLI's).
 pub fn load_keys(options: &Map) -> EyamlKeys {
+    load_keys_in(options, crate::fs::disk())
+}
+
+/// [`load_keys`], the key files read from `fs`.
+pub fn load_keys_in(options: &Map, fs: std::sync::Arc<dyn crate::fs::Fs>) -> EyamlKeys {
     let opt = |name: &str| {
         options
             .get(&crate::value::StrKey(name))
@@ -57,6 +65,7 @@ pub fn load_keys(options: &Map) -> EyamlKeys {
             path: opt("pkcs7_private_key"),
             env_var: opt("pkcs7_private_key_env_var"),
         },
+        fs,
     }
 }
 
@@ -255,6 +264,7 @@ pub(crate) struct EyamlLookupKey;
 
 impl EyamlLookupKey {
     fn find(
+        fs: std::sync::Arc<dyn crate::fs::Fs>,
         key: &str,
         path: &str,
         hash: &crate::backend::DataHash,
@@ -265,6 +275,7 @@ impl EyamlLookupKey {
             return Ok(None);
         };
         crate::backend::validate_data_value(
+            &*fs,
             hash,
             key,
             &v,
@@ -275,7 +286,7 @@ impl EyamlLookupKey {
             // --redact: secrets never leave the file, in values or traces.
             redact_encrypted(&v)
         } else if contains_encrypted(&v) {
-            decrypt_value(&v, &load_keys(options), key, path)?
+            decrypt_value(&v, &load_keys_in(options, fs), key, path)?
         } else {
             v
         }))
@@ -297,7 +308,7 @@ impl crate::backend::custom::LookupKeyBackend for EyamlLookupKey {
                 &mut Vec::new(),
             )
             .map_err(|e| e.to_string())?;
-        Self::find(key, path, &hash, options, false).map_err(|e| e.to_string())
+        Self::find(crate::fs::disk(), key, path, &hash, options, false).map_err(|e| e.to_string())
     }
 
     fn lookup_key_call(
@@ -310,7 +321,7 @@ impl crate::backend::custom::LookupKeyBackend for EyamlLookupKey {
             return Err(call.missing_path("lookup_key", ":"));
         };
         let hash = host.load_data("yaml_data", path)?;
-        let found = Self::find(key, path, &hash, call.options, host.redact())?;
+        let found = Self::find(host.fs(), key, path, &hash, call.options, host.redact())?;
         // Puppet's function interpolates what it decrypted.
         Ok(found.map(crate::backend::custom::Found::Interpolate))
     }

@@ -146,7 +146,7 @@ impl Session {
                     .environment_dir
                     .as_ref()
                     .map(|d| d.join("hiera.yaml"))
-                    .filter(|p| p.exists()),
+                    .filter(|p| self.cache.files.fs().exists(p)),
                 "an environment",
             ),
             ProviderId::Module(name) => (
@@ -155,7 +155,7 @@ impl Session {
                     .iter()
                     .find(|(n, _)| n == name)
                     .map(|(_, d)| d.join("hiera.yaml"))
-                    .filter(|p| p.exists()),
+                    .filter(|p| self.cache.files.fs().exists(p)),
                 "a module",
             ),
         };
@@ -267,7 +267,8 @@ impl Session {
             codedir: self.layers.codedir.clone(),
             strict_off: self.settings.strict == Strict::Off,
         };
-        let r = HieraConfig::load(path, &ctx, &mut self.warnings).map(Rc::new);
+        let r = HieraConfig::load_in(&**self.cache.files.fs(), path, &ctx, &mut self.warnings)
+            .map(Rc::new);
         self.cache.configs.insert(path.clone(), r.clone());
         r
     }
@@ -408,6 +409,7 @@ impl Session {
         let saved_ex = self.explain.take();
         let r = self.build_entries_inner(cfg, entries);
         self.explain = saved_ex;
+        let fs = self.cache.files.fs().clone();
         let file = cfg
             .path
             .as_ref()
@@ -421,7 +423,7 @@ impl Session {
             } if !message.contains("(file: ") => Error::issue(format!("{message} (file: {file})")),
             Error::UndefinedVariable(var) => {
                 let line = cfg.path.as_ref().and_then(|p| {
-                    let text = crate::limits::read_text(p).ok()?;
+                    let text = fs.read_text(p).ok()?;
                     let re = regex::Regex::new(&format!(r#"%\{{['"]?{var}['"]?\}}"#)).ok()?;
                     crate::config::find_line_matching(&text, &re, 1)
                 });
@@ -452,7 +454,8 @@ impl Session {
             let datadir = interpolate_str(self, &e.datadir, false)?;
             // v3 locations are not covered by Puppet 8's lenient location interpolation.
             self.interp.in_location = !v3 && self.settings.strict == Strict::Error;
-            let locs = crate::location::resolve(self, e, &datadir, is_default);
+            let fs = self.cache.files.fs().clone();
+            let locs = crate::location::resolve(self, &*fs, e, &datadir, is_default);
             self.interp.in_location = false;
             let locs = locs?;
             if is_default && matches!(&locs, Some(l) if l.is_empty()) {
@@ -589,6 +592,7 @@ impl Session {
                 match hash.get(root)? {
                     Some(value) => {
                         validate_data_value(
+                            &**self.cache.files.fs(),
                             &hash,
                             root,
                             &value,
@@ -650,5 +654,9 @@ impl Host for Session {
 
     fn redact(&self) -> bool {
         self.settings.redact
+    }
+
+    fn fs(&self) -> std::sync::Arc<dyn crate::fs::Fs> {
+        self.cache.files.fs().clone()
     }
 }
