@@ -1,2 +1,2 @@
-awk 'BEGIN{s="Array[Strin"; for(i=0;i<100000;i++) s=s "gggggggggg"; print s}' > type.txt
+awk 'BEGIN{s="Integer["; for(i=0;i<100000;i++) s=s "aaaaaaaaaa"; print s "]"}' > type.txt
 echo 'k: v' > data/common.yaml
