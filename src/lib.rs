@@ -27,6 +27,9 @@ pub mod engine;
 pub mod environment;
 pub mod error;
 pub mod explain;
+/// The fuzz targets' bodies (fuzz/, tests/fuzz_smoke.rs): not part of the API.
+#[doc(hidden)]
+pub mod fuzzing;
 mod hostinfo;
 pub mod interpolation;
 pub mod json;
