@@ -16,7 +16,30 @@ pub const LOOKUP_STACK_SIZE: usize = 16 << 20;
 /// Deepest nesting of arrays and hashes in any value: as loaded (YAML, also JSON and HOCON
 /// have their own, lower, limits) and as built by interpolation (`alias` of a deep value
 /// inside another).
-pub const MAX_VALUE_DEPTH: usize = crate::yaml::MAX_DEPTH;
+pub const MAX_VALUE_DEPTH: usize = 1500;
+
+/// Values a YAML file's aliases may copy (`*a` of a big anchor counts its size): "billion
+/// laughs" files are refused with "alias expansion too large" (Psych shares the aliased
+/// objects; we copy them).
+pub const MAX_ALIAS_EXPANSION: usize = 1_000_000;
+
+/// Nesting of a JSON data or facts file: the json gem's `max_nesting`, with its error
+/// "nesting of 101 is too deep".
+pub const MAX_JSON_NESTING: usize = 100;
+
+/// Nesting of HOCON objects and arrays (path keys `a.b.c` count): "Objects and arrays nest
+/// too deeply".
+pub const MAX_HOCON_DEPTH: usize = 512;
+
+/// Nested HOCON `include`s: "include nesting too deep".
+pub const MAX_HOCON_INCLUDE_DEPTH: usize = 32;
+
+/// Values HOCON substitutions may build (`${x} ${x}` doubling): "Substitutions make the
+/// document too large".
+pub const MAX_HOCON_VALUES: usize = 10_000_000;
+
+/// Directory entries a hierarchy `glob` (`**` included) may visit.
+pub const MAX_GLOB_STEPS: usize = 1_000_000;
 
 /// Largest file read: data files, facts files, eyaml keys, hiera.yaml. Only regular files (and
 /// /dev/null, read as empty) are read: a FIFO or another device is refused without a blocking

@@ -98,6 +98,15 @@ fn drain(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> 
     })
 }
 
+/// Removes a case's work directory however the case ends.
+struct WorkDir(PathBuf);
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 fn run_case(c: &Case) -> Result<(), String> {
     let work = std::env::temp_dir().join(format!(
         "hiera-lookup-hostile-{}-{}",
@@ -105,6 +114,7 @@ fn run_case(c: &Case) -> Result<(), String> {
         c.name
     ));
     let _ = std::fs::remove_dir_all(&work);
+    let _cleanup = WorkDir(work.clone());
     copy_dir(&corpus().join("_base"), &work);
     // git keeps no empty directories: the data directory every case writes into is made here.
     std::fs::create_dir_all(work.join("data")).unwrap();

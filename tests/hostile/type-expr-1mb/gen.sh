@@ -1,2 +1,2 @@
-awk 'BEGIN{s="Integer["; for(i=0;i<100000;i++) s=s "aaaaaaaaaa"; print s "]"}' > type.txt
+{ printf 'Integer['; head -c 1000000 /dev/zero | tr '\0' a; printf ']\n'; } > type.txt
 echo 'k: v' > data/common.yaml
