@@ -27,6 +27,7 @@ pub mod engine;
 pub mod environment;
 pub mod error;
 pub mod explain;
+pub mod facts;
 /// The fuzz targets' bodies (fuzz/, tests/fuzz_smoke.rs): not part of the API.
 #[doc(hidden)]
 pub mod fuzzing;

@@ -4,8 +4,8 @@ use crate::cli::Args;
 use hiera_lookup::answer::{Answer, Finish, Format};
 use hiera_lookup::environment::EnvOptions;
 use hiera_lookup::merge::MergeStrategy;
-use hiera_lookup::scope::{load_facts_file, Scope, Strict};
-use hiera_lookup::{render, Error, Map, Session, Settings, Value};
+use hiera_lookup::scope::{Scope, Strict};
+use hiera_lookup::{render, Error, Session, Settings, Value};
 
 /// What the process prints and its exit status.
 pub struct Output {
@@ -92,7 +92,9 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
     }
     let explain = args.explain || args.explain_options;
     let only_options = args.explain_options && !args.explain;
-    let batch = args.facts.len() > 1 || args.facts_dir.is_some() || args.all;
+    let puppetdb_batch =
+        args.nodes_query.is_some() || (args.puppetdb.is_some() && args.node.is_none());
+    let batch = args.facts.len() > 1 || args.facts_dir.is_some() || args.all || puppetdb_batch;
     let mut keys = args.keys.clone();
     if keys.is_empty() && !batch {
         if only_options {
@@ -109,7 +111,8 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
 
     let cwd = std::env::current_dir()
         .map_err(|e| Error::run(format!("cannot read the current directory: {e}")))?;
-    let env = EnvOptions {
+    let conf = puppet_conf(args, &cwd)?;
+    let mut env = EnvOptions {
         hiera_config: args.hiera_config.clone(),
         codedir: args.codedir.clone(),
         confdir: args.confdir.clone(),
@@ -119,31 +122,18 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
         modulepath: args.modulepath.clone(),
         cwd: cwd.clone(),
     };
+    conf.apply_layout(&mut env, args.config.is_some());
     let layers = env.layers()?;
 
     if batch {
-        return run_batch(args, &env, layers, strict, merge, &cwd, format);
+        let request = facts_request(args, &cwd, &conf)?;
+        let db = puppetdb_client(args, &cwd, &conf)?;
+        return run_batch(args, &env, layers, strict, merge, (request, db), format);
     }
-    let facts = match args.facts.first() {
-        Some(f) => {
-            let path = hiera_lookup::environment::absolute(&cwd, f);
-            load_facts_file(&path, &f.display().to_string())?
-        }
-        None => {
-            // Puppet would ask Facter or PuppetDB; we only know the node's name.
-            let mut m = Map::default();
-            if let Some(n) = &args.node {
-                m.insert(Value::str("clientcert"), Value::str(n.as_str()));
-            }
-            m
-        }
-    };
-    if facts.is_empty() && !args.facts.is_empty() {
-        let node = args.node.clone().unwrap_or_else(|| "localhost".into());
-        return Err(Error::run(format!(
-            "No facts available for target node: {node}"
-        )));
-    }
+    let db = puppetdb_client(args, &cwd, &conf)?;
+    let (facts, facts_warnings) =
+        hiera_lookup::facts::single(&facts_request(args, &cwd, &conf)?, db.as_ref())?;
+    warnings.extend(facts_warnings);
     Scope::check_facts(&facts)?;
     let mut scope = Scope::from_facts(facts, &env.environment_name());
     for (name, value) in env.settings_vars() {
@@ -213,6 +203,89 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
     }
 }
 
+/// Puppet's settings: the flags, then puppet.conf (`--config`, else the confdir's).
+fn puppet_conf(
+    args: &Args,
+    cwd: &std::path::Path,
+) -> Result<hiera_lookup::facts::conf::PuppetConf, Error> {
+    use hiera_lookup::environment::absolute;
+    let abs = |p: &Option<std::path::PathBuf>| p.as_deref().map(|p| absolute(cwd, p));
+    let flags = hiera_lookup::facts::conf::Flags {
+        config: abs(&args.config),
+        confdir: abs(&args.confdir),
+        codedir: abs(&args.codedir),
+        vardir: abs(&args.vardir),
+        environmentpath: abs(&args.environmentpath),
+        hiera_config: abs(&args.hiera_config),
+        basemodulepath: args.basemodulepath.clone(),
+    };
+    hiera_lookup::facts::conf::PuppetConf::resolve(&flags, cwd)
+}
+
+/// The PuppetDB client the flags (or Puppet's routes.yaml and puppetdb.conf) ask for.
+fn puppetdb_client(
+    args: &Args,
+    cwd: &std::path::Path,
+    conf: &hiera_lookup::facts::conf::PuppetConf,
+) -> Result<Option<hiera_lookup::facts::puppetdb::Client>, Error> {
+    use hiera_lookup::environment::absolute;
+    use hiera_lookup::facts::puppetdb;
+    let urls = if let Some(u) = &args.puppetdb {
+        puppetdb::split_urls(u)
+    } else if args.nodes_query.is_some()
+        || (args.node.is_some()
+            && !args.no_facts
+            && puppetdb::routes_facts_to_puppetdb(&conf.confdir))
+    {
+        match puppetdb::server_urls_from_conf(&conf.confdir)? {
+            Some(urls) => urls,
+            None => {
+                return Err(Error::Usage(format!(
+                    "PuppetDB's address is unknown: give --puppetdb URL (no server_urls in {})",
+                    conf.confdir.join("puppetdb.conf").display()
+                )))
+            }
+        }
+    } else {
+        return Ok(None);
+    };
+    let abs = |p: &Option<std::path::PathBuf>| p.as_deref().map(|p| absolute(cwd, p));
+    let opts = puppetdb::Options {
+        urls,
+        cacert: abs(&args.puppetdb_cacert),
+        cert: abs(&args.puppetdb_cert),
+        key: abs(&args.puppetdb_key),
+        timeout: std::time::Duration::from_secs(args.puppetdb_timeout.max(1)),
+    }
+    .with_ssldir(&conf.ssldir, conf.raw.get("certname").map(String::as_str));
+    puppetdb::Client::new(&opts).map(Some)
+}
+
+/// Where the node's facts come from, from the flags.
+fn facts_request(
+    args: &Args,
+    cwd: &std::path::Path,
+    conf: &hiera_lookup::facts::conf::PuppetConf,
+) -> Result<hiera_lookup::facts::FactsRequest, Error> {
+    use hiera_lookup::environment::absolute;
+    let shown = |p: &std::path::Path| (absolute(cwd, p), p.display().to_string());
+    let trusted = match &args.trusted {
+        Some(Some(f)) => {
+            let (path, display) = shown(f);
+            Some(hiera_lookup::facts::read_trusted_file(&path, &display)?)
+        }
+        _ => None,
+    };
+    Ok(hiera_lookup::facts::FactsRequest {
+        node: args.node.clone(),
+        files: args.facts.iter().map(|f| shown(f)).collect(),
+        dir: args.facts_dir.as_deref().map(shown),
+        vardir: conf.vardir.clone(),
+        no_facts: args.no_facts,
+        trusted,
+    })
+}
+
 /// `--default` and `--type`, as the library applies them.
 fn finish_of(args: &Args) -> Result<Finish, Error> {
     Ok(Finish {
@@ -252,7 +325,10 @@ fn run_batch(
     layers: hiera_lookup::Layers,
     strict: Strict,
     merge: Option<MergeStrategy>,
-    cwd: &std::path::Path,
+    (request, db): (
+        hiera_lookup::facts::FactsRequest,
+        Option<hiera_lookup::facts::puppetdb::Client>,
+    ),
     format: Format,
 ) -> Result<(String, i32), Error> {
     use hiera_lookup::batch::{Batch, Keys, Node};
@@ -268,61 +344,58 @@ fn run_batch(
     if !args.all && args.keys.is_empty() {
         return Err(Error::Usage("No keys were given to lookup.".into()));
     }
-    let mut files: Vec<std::path::PathBuf> = args
-        .facts
-        .iter()
-        .map(|f| hiera_lookup::environment::absolute(cwd, f))
-        .collect();
-    if let Some(dir) = &args.facts_dir {
-        let dir = hiera_lookup::environment::absolute(cwd, dir);
-        let rd = std::fs::read_dir(&dir).map_err(|e| {
-            Error::run(format!(
-                "Could not read facts directory {}: {e}",
-                dir.display()
-            ))
-        })?;
-        let mut found: Vec<_> = rd
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| {
-                matches!(
-                    p.extension().and_then(|x| x.to_str()),
-                    Some("yaml" | "yml" | "json")
-                )
-            })
-            .collect();
-        found.sort();
-        files.extend(found);
-    }
     let vars = parse_vars(args)?;
-    let mut nodes = Vec::with_capacity(files.len());
-    for f in &files {
-        // A facts file that cannot be read is that node's answer: the batch goes on.
-        let (facts, facts_error) = match load_facts_file(f, &f.display().to_string())
-            .and_then(|facts| Scope::check_facts(&facts).map(|()| facts))
-        {
-            Ok(facts) => (facts, None),
-            Err(e) => (Default::default(), Some(e)),
-        };
-        let name = match facts.get(&Value::str("clientcert")) {
-            Some(Value::String(c)) => c.clone(),
-            _ => f
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-        };
-        let mut scope = Scope::from_facts(facts, &env.environment_name());
-        for (n, v) in env.settings_vars() {
-            scope.set(&n, v);
+    // The nodes come in chunks: one for files, PuppetDB's as they are fetched.
+    let chunks: Box<dyn Iterator<Item = Vec<hiera_lookup::facts::BatchNode>>> = match &db {
+        Some(db) if request.node.is_none() => {
+            if !request.files.is_empty() || request.dir.is_some() {
+                return Err(Error::Usage(
+                    "--facts/--facts-dir and PuppetDB's nodes cannot be combined in one batch"
+                        .into(),
+                ));
+            }
+            Box::new(hiera_lookup::facts::puppetdb_batch(
+                db,
+                args.nodes_query.as_deref(),
+                request.trusted.clone(),
+            )?)
         }
-        for (n, v) in &vars {
-            scope.set(n, v.clone());
+        _ => {
+            let (found, facts_warnings) = hiera_lookup::facts::batch(&request)?;
+            // Printed now, before the answers stream out.
+            for w in facts_warnings {
+                eprintln!("Warning: {w}");
+            }
+            Box::new(std::iter::once(found))
         }
-        nodes.push(Node {
-            name,
-            scope,
-            facts_error,
-        });
-    }
+    };
+    let to_nodes = |found: Vec<hiera_lookup::facts::BatchNode>| -> Vec<Node> {
+        let mut nodes = Vec::with_capacity(found.len());
+        for n in found {
+            // A facts file that cannot be read is that node's answer: the batch goes on.
+            let (facts, facts_error) = match n
+                .facts
+                .and_then(|facts| Scope::check_facts(&facts).map(|()| facts))
+            {
+                Ok(facts) => (facts, None),
+                Err(e) => (Default::default(), Some(e)),
+            };
+            let mut scope = Scope::from_facts(facts, &env.environment_name());
+            for (n, v) in env.settings_vars() {
+                scope.set(&n, v);
+            }
+            for (n, v) in &vars {
+                scope.set(n, v.clone());
+            }
+            nodes.push(Node {
+                name: n.name,
+                source: Some((n.kind.into(), n.source)),
+                scope,
+                facts_error,
+            });
+        }
+        nodes
+    };
     let threads = args.threads.unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())
@@ -346,31 +419,47 @@ fn run_batch(
         finish: finish_of(args)?,
         format: args.render_as.is_some().then_some(format),
     };
-    let total = nodes.len();
-    let progress = std::io::stderr().is_terminal() && total >= 50;
+    let progress = std::io::stderr().is_terminal();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout());
     let (mut missed, mut errors) = (false, false);
     let mut broken: Option<std::io::Error> = None;
-    batch.run(nodes, data_files(args), |i, records| {
-        if broken.is_some() {
-            return;
-        }
-        for r in &records {
-            let (line, is_error) = r.json_line();
-            if is_error {
-                errors = true;
-            } else if matches!(r.outcome, Ok(Answer::NotFound)) {
-                missed = true;
-            }
-            if let Err(e) = writeln!(out, "{line}") {
-                broken = Some(e);
+    let files = data_files(args);
+    let mut done = 0usize;
+    for chunk in chunks {
+        let nodes = to_nodes(chunk);
+        let count = nodes.len();
+        let show = progress && (done > 0 || count >= 50);
+        batch.run(nodes, files.clone(), |i, records| {
+            if broken.is_some() {
                 return;
             }
+            for r in &records {
+                let (line, is_error) = r.json_line();
+                if is_error {
+                    errors = true;
+                } else if matches!(r.outcome, Ok(Answer::NotFound)) {
+                    missed = true;
+                }
+                if let Err(e) = writeln!(out, "{line}") {
+                    broken = Some(e);
+                    return;
+                }
+            }
+            if show {
+                eprint!("\rhiera-lookup: {} nodes", done + i + 1);
+            }
+        });
+        done += count;
+        if broken.is_some() {
+            break;
         }
-        if progress {
-            eprint!("\rhiera-lookup: {}/{total} nodes", i + 1);
+        // What a chunk answered is out before the next chunk is fetched.
+        if let Err(e) = out.flush() {
+            broken = Some(e);
+            break;
         }
-    });
+    }
+    let progress = progress && done >= 50;
     if progress {
         eprintln!();
     }

@@ -174,6 +174,20 @@ fn load_with_budget(bytes: &[u8], alias_budget: usize) -> Result<Document, YamlE
     .run(&mut parser)
 }
 
+/// A facts document as Puppet's fact cache reads it (`safe_load_file(file,
+/// [Puppet::Node::Facts, Symbol])`): like [`load_document`], and a mapping tagged
+/// `!ruby/object:Puppet::Node::Facts` loads as a plain hash (its `name`, `values`, ...).
+pub fn load_facts_document(bytes: &[u8]) -> Result<Document, YamlError> {
+    check_flow_depth(bytes)?;
+    let mut parser = ffi::Parser::new(bytes);
+    Builder {
+        alias_budget: MAX_ALIAS_EXPANSION,
+        permit_node_facts: true,
+        ..Builder::default()
+    }
+    .run(&mut parser)
+}
+
 /// [`load_document`] with each Symbol value as a `Value::Object` of type `Symbol`, so that
 /// Puppet's type inference can name where they are (`Runtime[ruby, 'Symbol']`).
 pub fn load_document_marking_symbols(bytes: &[u8]) -> Result<Document, YamlError> {
@@ -367,11 +381,16 @@ mod ffi {
     /// the *context* mark (zero, hence "line 1 column 1", when libyaml set none).
     fn syntax_error(p: &unsafe_yaml::yaml_parser_t) -> YamlError {
         // SAFETY: problem/context are null or static NUL-terminated strings.
-        let text = |s: *const std::ffi::c_char| -> Option<String> {
+        // libyaml's strings are `*const i8` on every target; `c_char` is `u8` on aarch64.
+        let text = |s: *const i8| -> Option<String> {
             if s.is_null() {
                 None
             } else {
-                Some(unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned())
+                Some(
+                    unsafe { CStr::from_ptr(s.cast()) }
+                        .to_string_lossy()
+                        .into_owned(),
+                )
             }
         };
         let parts: Vec<String> = [text(p.problem), text(p.context)]
@@ -562,6 +581,8 @@ struct Builder {
     alias_budget: usize,
     /// Symbol values become `Value::Object`s of type `Symbol` (for error messages).
     mark_symbols: bool,
+    /// `!ruby/object:Puppet::Node::Facts` mappings load as hashes (the fact cache).
+    permit_node_facts: bool,
 }
 
 impl Builder {
@@ -740,7 +761,8 @@ impl Builder {
         let mut special = MapTag::None;
         if let Some(tag) = tag.as_deref() {
             if let Some(class) = mapping_tag_class(tag) {
-                if !class.is_empty() {
+                let permitted = self.permit_node_facts && class == "Puppet::Node::Facts";
+                if !class.is_empty() && !permitted {
                     return Err(disallowed(class, mark));
                 }
             }
