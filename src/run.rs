@@ -235,6 +235,7 @@ fn puppetdb_client(
     } else if args.nodes_query.is_some()
         || (args.node.is_some()
             && !args.no_facts
+            && (args.confdir.is_some() || !hiera_lookup::facts::conf::machine_config_disabled())
             && puppetdb::routes_facts_to_puppetdb(&conf.confdir))
     {
         match puppetdb::server_urls_from_conf(&conf.confdir)? {
