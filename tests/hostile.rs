@@ -81,7 +81,7 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// Reads a pipe to its end on a thread, keeping at most 64 KiB.
+/// Reads a pipe to its end on a thread, keeping at most 4 MiB.
 fn drain(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
     std::thread::spawn(move || {
         let mut kept = Vec::new();
@@ -90,7 +90,7 @@ fn drain(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> 
             if n == 0 {
                 break;
             }
-            if kept.len() < 65536 {
+            if kept.len() < 4 << 20 {
                 kept.extend_from_slice(&buf[..n]);
             }
         }

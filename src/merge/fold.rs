@@ -13,13 +13,15 @@
 //!   front of what is already there, as `deep_merge!` leaves them in the destination), and the
 //!   self-merges a level applies to every key it lacks are counted by a clock instead of done:
 //!   a value owes one self-merge when it was last set before the clock's last tick.
-//! * Anything else (`hash`, `reverse_deep`, other deep options) folds pairwise.
+//! * `hash`: key → (value, rank), the first value of a key kept.
+//! * Anything else (`reverse_deep`, other deep options) folds pairwise.
 //!
 //! `tests::fold_matches_pairwise` and the property tests in tests/merge_laws.rs check the
 //! equivalence.
 
 use super::{
-    check_unique, deep_hash, self_merged_plain, uniq, unique_convert, DeepOptions, MergeStrategy, R,
+    check_hash_string_data, check_unique, deep_hash, self_merged_plain, uniq, unique_convert,
+    DeepOptions, MergeStrategy, R,
 };
 use crate::value::{Map, Value};
 use rustc_hash::FxHashMap;
@@ -45,6 +47,11 @@ enum State {
     /// merge type-checks).
     UniqueFirst(Vec<Value>),
     Unique(UniqueSet),
+    /// `hash`: the first value, not yet type-checked by a merge.
+    HashFirst(Value),
+    /// `hash` after a merge: key → (value, rank); the first value given for a key wins, the
+    /// last level that has it places it.
+    Hash(FxHashMap<Dk, (Value, i64)>, i64),
     Deep(Lz, bool),
 }
 
@@ -88,6 +95,7 @@ impl Fold<'_> {
                     Value::Array(a) => State::UniqueFirst(a),
                     other => State::Pairwise(other),
                 },
+                MergeStrategy::Hash => State::HashFirst(v),
                 _ if s.lazy_deep().is_some() => State::DeepPairwise(v, 1),
                 _ => State::Pairwise(s.convert_value(v)?),
             },
@@ -112,6 +120,25 @@ impl Fold<'_> {
                 push_unique(&mut set, v);
                 State::Unique(set)
             }
+            State::HashFirst(first) => {
+                check_hash_string_data("The first element of the merge", &first)?;
+                check_hash_string_data("The second element of the merge", &v)?;
+                let mut map = FxHashMap::default();
+                let mut front = 0;
+                if let Value::Hash(h) = first {
+                    for (i, (k, x)) in h.into_iter().enumerate() {
+                        map.insert(Dk(k), (x, i as i64));
+                    }
+                }
+                hash_level(&mut map, &mut front, v);
+                State::Hash(map, front)
+            }
+            State::Hash(mut map, mut front) => {
+                // The memo is a union of hashes that passed the check: it passes too.
+                check_hash_string_data("The second element of the merge", &v)?;
+                hash_level(&mut map, &mut front, v);
+                State::Hash(map, front)
+            }
             State::Unique(mut set) => {
                 // The memo is the union of values that passed the check: it passes too.
                 check_unique("The second element of the merge", &v)?;
@@ -134,9 +161,32 @@ impl Fold<'_> {
             State::Pairwise(v) | State::DeepPairwise(v, _) => Some(v),
             State::UniqueFirst(a) => Some(Value::Array(a)),
             State::Unique(set) => Some(Value::Array(set.items)),
+            State::HashFirst(v) => Some(v),
+            State::Hash(map, _) => {
+                let mut items: Vec<(Dk, (Value, i64))> = map.into_iter().collect();
+                items.sort_unstable_by_key(|(_, (_, r))| *r);
+                let mut out = Map::with_capacity_and_hasher(items.len(), Default::default());
+                for (k, (v, _)) in items {
+                    out.insert(k.0, v);
+                }
+                Some(Value::Hash(out))
+            }
             State::Deep(lz, p) => Some(finish(lz, p)?),
         })
     }
+}
+
+/// `lower.merge(memo)`: lower's keys go first; values already there stay.
+fn hash_level(map: &mut FxHashMap<Dk, (Value, i64)>, front: &mut i64, lower: Value) {
+    let Value::Hash(h) = lower else { return };
+    let base = *front - h.len() as i64;
+    for (i, (k, v)) in h.into_iter().enumerate() {
+        let rank = base + i as i64;
+        map.entry(Dk(k))
+            .and_modify(|e| e.1 = rank)
+            .or_insert((v, rank));
+    }
+    *front = base;
 }
 
 fn push_unique(set: &mut UniqueSet, v: Value) {

@@ -1,2 +1,1 @@
-{ printf 'Integer['; head -c 1000000 /dev/zero | tr '\0' a; printf ']\n'; } > type.txt
-echo 'k: v' > data/common.yaml
+{ printf 'k: '; head -c 1000000 /dev/zero | tr '\0' a; printf '\n'; } > data/common.yaml
