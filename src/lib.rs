@@ -21,7 +21,6 @@
 pub mod answer;
 pub mod backend;
 pub mod batch;
-pub mod cache;
 pub mod config;
 pub mod engine;
 pub mod environment;
@@ -34,6 +33,7 @@ pub mod fuzzing;
 mod hostinfo;
 pub mod interpolation;
 pub mod json;
+pub mod json_index;
 pub mod key;
 pub mod limits;
 pub mod lint;
@@ -44,6 +44,7 @@ pub mod scope;
 pub mod types;
 pub mod value;
 pub mod yaml;
+pub mod yaml_index;
 
 pub use engine::{Layers, Outcome, Session, Settings};
 pub use error::{Error, Result};
