@@ -22,6 +22,7 @@ pub mod answer;
 pub mod backend;
 pub mod batch;
 pub mod config;
+pub mod diff;
 pub mod engine;
 pub mod environment;
 pub mod error;
@@ -30,6 +31,7 @@ pub mod facts;
 /// The fuzz targets' bodies (fuzz/, tests/fuzz_smoke.rs): not part of the API.
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod fs;
 mod hostinfo;
 pub mod interpolation;
 pub mod json;
