@@ -28,10 +28,10 @@ pub mod environment;
 pub mod error;
 pub mod explain;
 pub mod facts;
+pub mod fs;
 /// The fuzz targets' bodies (fuzz/, tests/fuzz_smoke.rs): not part of the API.
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod fs;
 mod hostinfo;
 pub mod interpolation;
 pub mod json;
