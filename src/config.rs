@@ -659,13 +659,15 @@ impl Validator<'_> {
         cfg: &mut HieraConfig,
     ) -> Result<Vec<Entry>> {
         let mut out: Vec<Entry> = Vec::new();
+        // Names seen so far: a set, so that a 20,000-level hierarchy is not quadratic.
+        let mut names = std::collections::HashSet::new();
         for e in entries {
             let name = e
                 .get(&s("name"))
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_string();
-            if out.iter().any(|x| x.name == name) && cfg.deferred_error.is_none() {
+            if !names.insert(name.clone()) && cfg.deferred_error.is_none() {
                 cfg.deferred_error = Some(self.duplicate_name_error(&name));
             }
             let (kind, function) = match ALL_FUNCTION_KEYS.iter().find(|k| e.contains_key(&s(k))) {

@@ -30,6 +30,9 @@ pub mod error;
 pub mod explain;
 pub mod facts;
 pub mod fs;
+/// The fuzz targets' bodies (fuzz/, tests/fuzz_smoke.rs): not part of the API.
+#[doc(hidden)]
+pub mod fuzzing;
 mod hostinfo;
 pub mod interpolation;
 pub mod json;

@@ -6,6 +6,7 @@ mod lint_cmd;
 mod run;
 
 use clap::Parser;
+use hiera_lookup::limits::printable;
 use std::io::Write;
 
 // Lookups allocate and free many small values; mimalloc does that much faster than glibc.
@@ -48,7 +49,7 @@ fn main() {
                 std::process::exit(if ok.is_ok() { 0 } else { 2 });
             }
             Err(e) => {
-                eprintln!("Error: {e}");
+                eprintln!("Error: {}", printable(&e.to_string()));
                 std::process::exit(2);
             }
         }
@@ -78,14 +79,14 @@ fn main() {
     let out = match out {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("Error: {e}");
+            eprintln!("Error: {}", printable(&e.to_string()));
             std::process::exit(2);
         }
     };
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr().lock();
     for w in &out.warnings {
-        let _ = writeln!(stderr, "Warning: {w}");
+        let _ = writeln!(stderr, "Warning: {}", printable(w));
     }
     if let Err(e) = stdout
         .write_all(out.stdout.as_bytes())
@@ -95,11 +96,15 @@ fn main() {
             std::process::exit(out.code);
         }
         // A full disk or a closed stdout: the answer was not delivered.
-        let _ = writeln!(stderr, "Error: {}", output_error(&e));
+        let _ = writeln!(
+            stderr,
+            "Error: {}",
+            printable(&output_error(&e).to_string())
+        );
         std::process::exit(2);
     }
     if let Some(err) = &out.error {
-        let _ = writeln!(stderr, "Error: {err}");
+        let _ = writeln!(stderr, "Error: {}", printable(&err.to_string()));
     }
     std::process::exit(out.code);
 }

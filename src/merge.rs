@@ -41,6 +41,9 @@ use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::hash::{Hash, Hasher};
 
+pub mod fold;
+#[cfg(test)]
+mod laws;
 pub mod objects;
 
 /// Options of the deep-merge strategies (deep_merge's option hash). Built by
@@ -344,14 +347,7 @@ impl MergeStrategy {
                 None => Ok(None),
             };
         }
-        let mut memo: Option<Value> = None;
-        for v in variants.into_iter().flatten() {
-            memo = Some(match memo {
-                None => self.convert_value(v)?,
-                Some(m) => self.merge(m, v)?,
-            });
-        }
-        Ok(memo)
+        fold::folded(self, variants.into_iter().flatten().collect())
     }
 }
 

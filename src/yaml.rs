@@ -82,10 +82,10 @@ pub enum YamlError {
 }
 
 /// Deepest nesting of collections accepted (Ruby's own limit is a little above 1000).
-pub const MAX_DEPTH: usize = 1500;
+pub const MAX_DEPTH: usize = crate::limits::MAX_VALUE_DEPTH;
 /// Most values that alias copies may add to one document (a string counts one value per
 /// 32 bytes): about 100 MB of copies at most.
-pub const MAX_ALIAS_EXPANSION: usize = 1_000_000;
+pub const MAX_ALIAS_EXPANSION: usize = crate::limits::MAX_ALIAS_EXPANSION;
 
 impl YamlError {
     /// The message of Puppet's `YamlLoadError` for a file at `path` (yaml_data prefixes it with

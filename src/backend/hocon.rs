@@ -54,7 +54,7 @@ pub fn parse_hocon(text: &str) -> Result<Value, String> {
 pub const RAW: &str = "\u{0}raw:";
 
 /// How deep `include file(...)` may nest (a file including itself stops here).
-const MAX_INCLUDE_DEPTH: usize = 32;
+const MAX_INCLUDE_DEPTH: usize = crate::limits::MAX_HOCON_INCLUDE_DEPTH;
 
 impl Parser {
     /// `include file("name")`: the file, relative to the working directory as Ruby's File
@@ -127,7 +127,7 @@ struct Parser {
     after_separator: bool,
 }
 
-const MAX_DEPTH: usize = 512;
+const MAX_DEPTH: usize = crate::limits::MAX_HOCON_DEPTH;
 
 fn err<T>(line: usize, msg: impl AsRef<str>) -> Result<T, String> {
     Err(format!("String: {line}: {}", msg.as_ref()))
@@ -893,7 +893,7 @@ struct Resolver<'a> {
 
 /// Most values that resolving one document may produce: substitutions are copies, and
 /// `x2 = ${x1} ${x1}` doubling forty times would be a terabyte.
-const MAX_RESOLVED: usize = 10_000_000;
+const MAX_RESOLVED: usize = crate::limits::MAX_HOCON_VALUES;
 
 impl Resolver<'_> {
     /// The value of `node`; `None` for an optional substitution that found nothing.
