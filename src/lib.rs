@@ -53,4 +53,4 @@ pub mod yaml_index;
 
 pub use engine::{Layers, Outcome, Session, Settings};
 pub use error::{Error, Result};
-pub use value::{Map, RubyObject, Value};
+pub use value::{Map, RubyObject, TaggedScalar, Value};

@@ -44,6 +44,7 @@ pub fn to_s_with(v: &Value, utf8_locale: bool) -> String {
         Value::Null => String::new(),
         Value::String(s) => s.clone(),
         Value::Sensitive(_) => SENSITIVE_TO_S.to_string(),
+        Value::Object(o) => o.to_s.clone(),
         _ => inspect_with(v, utf8_locale),
     }
 }
@@ -313,7 +314,7 @@ fn write_inspect(out: &mut String, v: &Value, utf8: bool) {
             out.push('}');
         }
         Value::Sensitive(_) => out.push_str(SENSITIVE_INSPECT),
-        Value::Object(o) => out.push_str(&o.to_s),
+        Value::Object(o) => out.push_str(&o.inspect()),
     }
 }
 

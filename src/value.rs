@@ -37,6 +37,30 @@ pub struct RubyObject {
     pub fields: Vec<(String, Value)>,
     /// Ruby's `to_s` (also what JSON and `--render-as s` print).
     pub to_s: String,
+    /// Set when Psych dumps the object as one tagged scalar rather than a mapping of
+    /// `fields`: a Regexp (`!ruby/regexp /a.b/`), a Symbol (`:name`), a binary String.
+    pub scalar: Option<TaggedScalar>,
+}
+
+/// A scalar as Psych emits it for a Ruby object: its tag (None: untagged), its text, and
+/// whether it is a literal block (`|`, binary data) rather than a style libyaml picks.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaggedScalar {
+    pub tag: Option<&'static str>,
+    pub text: String,
+    pub literal: bool,
+}
+
+impl RubyObject {
+    /// Ruby's `inspect` (explain output): a Regexp's `/source/`, a URI's `#<URI::HTTP url>`,
+    /// otherwise `to_s`.
+    pub fn inspect(&self) -> String {
+        match (self.type_name, &self.scalar) {
+            ("Regexp", Some(s)) => s.text.clone(),
+            ("URI", _) => format!("#<{} {}>", self.class, self.to_s),
+            _ => self.to_s.clone(),
+        }
+    }
 }
 
 impl Value {

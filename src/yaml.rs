@@ -265,6 +265,7 @@ fn symbol_object(name: &Value) -> Value {
         class: "Symbol",
         fields: Vec::new(),
         to_s: name,
+        scalar: None,
     }))
 }
 

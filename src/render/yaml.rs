@@ -23,6 +23,8 @@ use unsafe_libyaml_norway as y;
 const NULL_TAG: &[u8] = b"tag:yaml.org,2002:null\0";
 const STR_TAG: &[u8] = b"tag:yaml.org,2002:str\0";
 const SENSITIVE_TAG: &[u8] = b"!ruby/object:Puppet::Pops::Types::PSensitiveType::Sensitive\0";
+const REGEXP_TAG: &[u8] = b"!ruby/regexp\0";
+const BINARY_TAG: &[u8] = b"!binary\0";
 
 /// One scalar event, with Psych's arguments `(value, anchor=nil, tag, plain, quoted, style)`.
 struct Scalar<'a> {
@@ -331,6 +333,30 @@ impl<'v> Emitter<'v> {
                 self.scalar(&Scalar::bare("value"))?;
                 self.node(inner)?;
                 self.end(true)
+            }
+            // visit_Regexp: `o.inspect` tagged `!ruby/regexp`, style ANY; visit_Symbol:
+            // `:name` plain; a binary String: its base64 tagged `!binary`, literal.
+            Value::Object(o) if o.scalar.is_some() => {
+                let Some(sc) = &o.scalar else { unreachable!() };
+                let tag = match sc.tag {
+                    None => None,
+                    Some("!ruby/regexp") => Some(REGEXP_TAG),
+                    Some("!binary") => Some(BINARY_TAG),
+                    Some(other) => {
+                        return Err(RenderError::Yaml(format!("no YAML tag for {other}")))
+                    }
+                };
+                self.scalar(&Scalar {
+                    value: &sc.text,
+                    tag,
+                    plain: tag.is_none(),
+                    quoted: false,
+                    style: if sc.literal {
+                        y::YAML_LITERAL_SCALAR_STYLE
+                    } else {
+                        y::YAML_ANY_SCALAR_STYLE
+                    },
+                })
             }
             Value::Object(o) => {
                 let tag = format!("!ruby/object:{}\0", o.class);

@@ -459,7 +459,14 @@ fn assignable_inner(a: &Type, b: &Type, d: u32) -> bool {
             T::Timespan(f2, t2) => super::convert::time_range_covers(true, [f, t], [f2, t2]),
             _ => false,
         },
-        T::SemVer(_) => matches!(b, T::SemVer(_)),
+        // PSemVerType#_assignable?: each of b's ranges covered by one of a's.
+        T::SemVer(ra) => match b {
+            T::SemVer(rb) => {
+                ra.is_empty()
+                    || (!rb.is_empty() && rb.iter().all(|o| ra.iter().any(|r| o.covered_by(r))))
+            }
+            _ => false,
+        },
         T::SemVerRange => matches!(b, T::SemVerRange),
         T::Type(t) => match b {
             T::Type(t2) => match (t, t2) {

@@ -106,6 +106,9 @@ fn new_arity(ty: &Type) -> Option<(&'static str, usize)> {
         Type::Array(..) | Type::Tuple(..) => ("new_array", 2),
         Type::Hash(..) | Type::Struct(_) => ("new_hash", 2),
         Type::Sensitive(_) => ("new_Sensitive", 1),
+        // PRegexpType's new function is created under the name `new_float`.
+        Type::Regexp(_) => ("new_float", 2),
+        Type::Other(t) if t == "Binary" => ("new_Binary", 2),
         _ => return None,
     })
 }
@@ -146,6 +149,9 @@ pub fn convert_with_type(value: Value, ty: &Type, args: &[Value]) -> Result<Valu
         Type::Timestamp(..) => to_timestamp(value, args.first()),
         Type::Timespan(..) => to_timespan(value, args.first()),
         Type::SemVer(_) => to_semver(value),
+        Type::SemVerRange => to_semver_range(value, args),
+        Type::Regexp(_) => to_regexp(value, args.first()),
+        Type::Other(t) if t == "Binary" => to_binary(value, args.first()),
         Type::Optional(_) if value.is_null() => Ok(Value::Null),
         Type::Optional(Some(inner)) | Type::NotUndef(Some(inner)) => {
             convert_with_type(value, inner, args)
@@ -1111,6 +1117,7 @@ fn object(type_name: &'static str, class: &'static str, nsecs: i128, to_s: Strin
         class,
         fields: vec![("nsecs".to_string(), n)],
         to_s,
+        scalar: None,
     }))
 }
 
@@ -1152,6 +1159,7 @@ fn semver_object(s: &str) -> Value {
             ("build".to_string(), idents(build, false)),
         ],
         to_s: s.to_string(),
+        scalar: None,
     }))
 }
 
@@ -1471,6 +1479,250 @@ pub(crate) fn time_param_to_s(span: bool, v: Value) -> Result<String, super::Typ
         Ok(Value::String(s)) => Ok(s),
         Ok(_) => Err(super::TypeError::Invalid("invalid time parameter".into())),
         Err(e) => Err(super::TypeError::Invalid(e)),
+    }
+}
+
+/// A Ruby Regexp made by `Regexp.new(source)`: `to_s` `(?-mix:...)`, dumped as
+/// `!ruby/regexp /source/`. Its source is kept as the `source` field (for `Regexp[...]` checks).
+pub(crate) fn regexp_value(source: &str) -> Value {
+    Value::Object(Box::new(crate::value::RubyObject {
+        type_name: "Regexp",
+        class: "Regexp",
+        fields: vec![("source".to_string(), Value::String(source.to_string()))],
+        to_s: crate::ruby::regexp_to_s(source),
+        scalar: Some(crate::value::TaggedScalar {
+            tag: Some("!ruby/regexp"),
+            text: format!("/{}/", crate::ruby::regexp_expr(source)),
+            literal: false,
+        }),
+    }))
+}
+
+/// The source of a Regexp value.
+pub(crate) fn regexp_source(v: &Value) -> Option<&str> {
+    match v {
+        Value::Object(o) if o.type_name == "Regexp" => o
+            .fields
+            .iter()
+            .find(|(k, _)| k == "source")
+            .and_then(|(_, s)| s.as_str()),
+        _ => None,
+    }
+}
+
+/// `new(Regexp, pattern, escape = false)`: `Regexp.new(escape ? Regexp.escape(pattern) : pattern)`.
+fn to_regexp(v: Value, escape: Option<&Value>) -> Result<Value, String> {
+    let escape = match escape {
+        None | Some(Value::Bool(false)) => false,
+        Some(Value::Bool(true)) => true,
+        Some(other) => {
+            return Err(format!(
+                "'new_float' parameter 'escape' expects a Boolean value, got {}",
+                super::describe::simple_type_name(other)
+            ))
+        }
+    };
+    match &v {
+        Value::String(s) => {
+            let source = if escape {
+                crate::ruby::regexp_escape(s)
+            } else {
+                s.clone()
+            };
+            // An invalid pattern is Ruby's RegexpError.
+            crate::ruby::pattern_source(&source)?;
+            Ok(regexp_value(&source))
+        }
+        other => Err(format!(
+            "'new_float' parameter 'pattern' expects a String value, got {}",
+            super::describe::simple_type_name(other)
+        )),
+    }
+}
+
+/// A `Puppet::Pops::Types::PBinaryType::Binary` holding `bytes`: `to_s` is their strict
+/// base64; Psych dumps the buffer as a String (ASCII) or a `!binary` literal.
+fn binary_value(bytes: &[u8]) -> Value {
+    let b64 = crate::ruby::strict_encode64(bytes);
+    let buffer = match std::str::from_utf8(bytes) {
+        Ok(s) if s.is_ascii() => Value::String(s.to_string()),
+        _ => Value::Object(Box::new(crate::value::RubyObject {
+            type_name: "String",
+            class: "String",
+            fields: Vec::new(),
+            to_s: b64.clone(),
+            scalar: Some(crate::value::TaggedScalar {
+                tag: Some("!binary"),
+                text: b64.clone(),
+                literal: true,
+            }),
+        })),
+    };
+    Value::Object(Box::new(crate::value::RubyObject {
+        type_name: "Binary",
+        class: "Puppet::Pops::Types::PBinaryType::Binary",
+        fields: vec![("binary_buffer".to_string(), buffer)],
+        to_s: b64,
+        scalar: None,
+    }))
+}
+
+const BASE64_FORMAT: &str = "Base64Format = Enum['%B', '%b', '%r', '%s', '%u']";
+const BYTE_INTEGER: &str = "ByteInteger = Integer[0, 255]";
+
+/// `BinaryArgsHash`, as Puppet prints the local type.
+fn binary_args_hash() -> String {
+    format!(
+        "BinaryArgsHash = Variant[StringHash = Struct[{{'value' => String, 'format' => Optional[{BASE64_FORMAT}]}}], ArrayHash = Struct[{{'value' => Array[{BYTE_INTEGER}]}}]]"
+    )
+}
+
+/// `from_string(str, format)`.
+fn binary_from_string(s: &str, format: &str) -> Result<Vec<u8>, String> {
+    Ok(match format {
+        "%B" => crate::ruby::strict_decode64(s).ok_or_else(|| "invalid base64".to_string())?,
+        "%b" => {
+            let padded = format!("{s}{}", "=".repeat(s.chars().count() % 3));
+            crate::ruby::decode64(&padded)
+        }
+        "%u" => crate::ruby::urlsafe_decode64(s).ok_or_else(|| "invalid base64".to_string())?,
+        _ => s.as_bytes().to_vec(),
+    })
+}
+
+/// The bytes of an `Array[ByteInteger]`, or None.
+fn byte_array(a: &[Value]) -> Option<Vec<u8>> {
+    a.iter()
+        .map(|x| match x {
+            Value::Int(n) => u8::try_from(*n).ok(),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `new(Binary, ...)`: a base64 string (`%B` strict by default, `%b` lenient, `%u` URL-safe),
+/// a string's own bytes (`%s`, `%r`), an array of bytes, or a hash of `value` (and `format`).
+fn to_binary(v: Value, format: Option<&Value>) -> Result<Value, String> {
+    let is_format = |f: &str| ["%B", "%b", "%r", "%s", "%u"].contains(&f);
+    let bytes = match (&v, format) {
+        (Value::String(s), None) => binary_from_string(s, "%B")?,
+        (Value::String(s), Some(Value::String(f))) if is_format(f) => binary_from_string(s, f)?,
+        (Value::Array(a), None) if byte_array(a).is_some() => byte_array(a).unwrap_or_default(),
+        (Value::Hash(h), None) => {
+            let value = h.get(&Value::String("value".into()));
+            let fmt = h.get(&Value::String("format".into()));
+            let known = h
+                .keys()
+                .all(|k| matches!(k, Value::String(k) if k == "value" || k == "format"));
+            match (value, fmt) {
+                (Some(Value::String(s)), None | Some(Value::Null)) if known => {
+                    binary_from_string(s, "%B")?
+                }
+                (Some(Value::String(s)), Some(Value::String(f))) if known && is_format(f) => {
+                    binary_from_string(s, f)?
+                }
+                (Some(Value::Array(a)), None) if known && byte_array(a).is_some() => {
+                    byte_array(a).unwrap_or_default()
+                }
+                _ => return Err(new_binary_rejected(&v, format)),
+            }
+        }
+        _ => return Err(new_binary_rejected(&v, format)),
+    };
+    Ok(binary_value(&bytes))
+}
+
+/// No `new_Binary` signature accepts the arguments: Puppet lists each with why it rejected them.
+fn new_binary_rejected(v: &Value, format: Option<&Value>) -> String {
+    let got = super::describe::simple_type_name(v);
+    let str_line = match (v, format) {
+        (Value::String(_), Some(f)) => {
+            let got_f = match f {
+                Value::String(s) => format!("'{s}'"),
+                other => super::describe::simple_type_name(other),
+            };
+            format!("parameter 'format' expects a match for {BASE64_FORMAT}, got {got_f}")
+        }
+        _ => format!("parameter 'str' expects a String value, got {got}"),
+    };
+    let byte_type = Type::Array(
+        Box::new(Type::Integer(super::Range::new(Some(0), Some(255)))),
+        None,
+    );
+    let arr_lines: Vec<String> = match (v, format) {
+        (_, Some(_)) => vec!["expects 1 argument, got 2".to_string()],
+        (Value::Array(_), None) => {
+            super::describe::describe_lines("parameter 'byte_array'", &byte_type, v)
+                .into_iter()
+                .map(|l| {
+                    l.replace(
+                        "expects an Integer[0, 255] value",
+                        &format!("expects a {BYTE_INTEGER} value"),
+                    )
+                })
+                .collect()
+        }
+        _ => vec![format!(
+            "parameter 'byte_array' expects an Array value, got {got}"
+        )],
+    };
+    let hash_line = match format {
+        Some(_) => "expects 1 argument, got 2".to_string(),
+        None => format!(
+            "parameter 'hash_args' expects a {} value, got {got}",
+            binary_args_hash()
+        ),
+    };
+    let mut out = String::from(
+        "The function 'new_Binary' was called with arguments it does not accept. It expects one of:",
+    );
+    out.push_str(&format!(
+        "\n  (String str, {BASE64_FORMAT} format?)\n    rejected: {str_line}"
+    ));
+    out.push_str("\n  (Array[ByteInteger] byte_array)");
+    for l in arr_lines {
+        out.push_str(&format!("\n    rejected: {l}"));
+    }
+    out.push_str(&format!(
+        "\n  ({} hash_args)\n    rejected: {hash_line}",
+        binary_args_hash()
+    ));
+    out
+}
+
+/// `new_VersionRange` from a string (`SemVerRangeString = String[1]`). Its other signatures
+/// take SemVer values, which data cannot hold: anything else is rejected by all three.
+fn to_semver_range(v: Value, args: &[Value]) -> Result<Value, String> {
+    match &v {
+        Value::String(s) if !s.is_empty() && args.is_empty() => {
+            super::semver::VersionRange::parse(s).map(|r| r.to_value())
+        }
+        other => {
+            const HASH: &str = "SemVerRangeHash = Struct[{'min' => Variant[Default, SemVer], Optional['max'] => Variant[Default, SemVer], Optional['exclude_max'] => Boolean}]";
+            let got = super::describe::simple_type_name(other);
+            let n = args.len() + 1;
+            let (str_line, hash_line) = if n == 1 {
+                (
+                    format!(
+                        "parameter 'str' expects a SemVerRangeString = String[1] value, got {got}"
+                    ),
+                    format!("parameter 'hash_args' expects a {HASH} value, got {got}"),
+                )
+            } else {
+                (
+                    format!("expects 1 argument, got {n}"),
+                    format!("expects 1 argument, got {n}"),
+                )
+            };
+            let versions_line = if (2..=3).contains(&n) {
+                format!("parameter 'min' expects a value of type Default or SemVer, got {got}")
+            } else {
+                format!("expects between 2 and 3 arguments, got {n}")
+            };
+            Err(format!(
+                "The function 'new_VersionRange' was called with arguments it does not accept. It expects one of:\n  (SemVerRangeString = String[1] str)\n    rejected: {str_line}\n  (Variant[Default, SemVer] min, Variant[Default, SemVer] max, Boolean exclude_max?)\n    rejected: {versions_line}\n  ({HASH} hash_args)\n    rejected: {hash_line}"
+            ))
+        }
     }
 }
 

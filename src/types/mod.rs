@@ -6,6 +6,7 @@ mod calc;
 mod convert;
 mod describe;
 mod parser;
+pub mod semver;
 
 pub use convert::{convert, convert_args_string, convert_with_type, ConvertError};
 pub use describe::describe_mismatch;
@@ -283,7 +284,8 @@ pub enum Type {
     /// Timestamp/Timespan bounds, already in Puppet's formatted (quoted) form.
     Timestamp(Option<String>, Option<String>),
     Timespan(Option<String>, Option<String>),
-    SemVer(Vec<String>),
+    /// `SemVer[range, ...]`: the ranges, merged as Puppet merges them.
+    SemVer(Vec<semver::VersionRange>),
     SemVerRange,
     Type(Option<Box<Type>>),
     /// Types no lookup value can be an instance of (Binary, Callable, URI, ...): their text.
@@ -327,8 +329,23 @@ impl Type {
             // PAbstractTimeDataType#instance?: the kind, then `from <= v <= to`.
             T::Timestamp(a, b) => convert::time_within(v, false, a.as_deref(), b.as_deref()),
             T::Timespan(a, b) => convert::time_within(v, true, a.as_deref(), b.as_deref()),
-            T::SemVer(_) => matches!(v, Value::Object(o) if o.type_name == "SemVer"),
-            T::Default | T::Regexp(_) => false,
+            // PSemVerType#instance?: a version inside one of the ranges (if any).
+            T::SemVer(ranges) => match v {
+                Value::Object(o) if o.type_name == "SemVer" => {
+                    ranges.is_empty()
+                        || semver::Version::parse(&o.to_s)
+                            .is_ok_and(|ver| ranges.iter().any(|r| r.include(&ver)))
+                }
+                _ => false,
+            },
+            T::Default => false,
+            // PRegexpType#instance?: a Regexp, equal to the type's (same source) if it has one.
+            T::Regexp(p) => {
+                convert::regexp_source(v).is_some_and(|s| p.as_ref().is_none_or(|p| p == s))
+            }
+            T::Other(text) if text == "Binary" => {
+                matches!(v, Value::Object(o) if o.type_name == "Binary")
+            }
             // Init[T] (PInitType#instance?): a T, or what T's new() accepts; Init is RichData.
             T::Other(text) if text == "Init" => is_rich_data(v),
             T::Other(text) => match init_inner(text) {
@@ -338,7 +355,8 @@ impl Type {
                 }),
                 None => false,
             },
-            T::SemVerRange | T::Type(_) => false,
+            T::SemVerRange => matches!(v, Value::Object(o) if o.type_name == "SemVerRange"),
+            T::Type(_) => false,
             T::Scalar | T::ScalarData => {
                 matches!(
                     v,
@@ -638,7 +656,15 @@ pub fn infer(v: &Value) -> Type {
                 let v = format!("'{}'", o.to_s);
                 Type::Timespan(Some(v.clone()), Some(v))
             }
-            _ => Type::SemVer(Vec::new()),
+            // infer_Version: `SemVer[VersionRange.new(v, v)]`.
+            "SemVer" => Type::SemVer(
+                semver::Version::parse(&o.to_s)
+                    .map(|v| vec![semver::VersionRange::exact(&v)])
+                    .unwrap_or_default(),
+            ),
+            "SemVerRange" => Type::SemVerRange,
+            "Regexp" => Type::Regexp(convert::regexp_source(v).map(str::to_string)),
+            _ => Type::Other(o.type_name.to_string()),
         },
     }
 }
@@ -905,7 +931,13 @@ fn fmt_type(t: &Type, out: &mut String) {
             }
             fmt_params(name, &p, out)
         }
-        T::SemVer(r) => fmt_params("SemVer", r, out),
+        T::SemVer(r) => fmt_params(
+            "SemVer",
+            &r.iter()
+                .map(|x| puppet_quote(&x.string))
+                .collect::<Vec<_>>(),
+            out,
+        ),
         T::SemVerRange => out.push_str("SemVerRange"),
         T::Type(e) => fmt_params("Type", &e.iter().map(|x| s(x)).collect::<Vec<_>>(), out),
         T::Other(name) => out.push_str(name),

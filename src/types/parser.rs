@@ -1137,15 +1137,17 @@ fn access(
                 Type::Timestamp(a, b)
             }
         }
-        "semver" => Type::SemVer(
-            params
+        "semver" => {
+            // PSemVerType.new: each range parsed by VersionRange.parse, then merged.
+            let ranges = params
                 .iter()
                 .map(|p| match p {
-                    Val::Str(s) => Ok(format!("'{}'", s)),
+                    Val::Str(s) => super::semver::VersionRange::parse(s).map_err(invalid),
                     _ => Err(not_a_type(text)),
                 })
-                .collect::<Result<_, _>>()?,
-        ),
+                .collect::<Result<Vec<_>, _>>()?;
+            Type::SemVer(super::semver::VersionRange::merge_all(ranges).map_err(invalid)?)
+        }
         // Not in Puppet's type map with parameters: resolved through the loader, which the
         // lookup's scope cannot give (Puppet's own error).
         "richdata" | "binary" | "scalardata" => return Err(TypeError::Unknown(text.to_string())),
