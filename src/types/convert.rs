@@ -148,7 +148,7 @@ pub fn convert_with_type(value: Value, ty: &Type, args: &[Value]) -> Result<Valu
         },
         Type::Timestamp(..) => to_timestamp(value, args.first()),
         Type::Timespan(..) => to_timespan(value, args.first()),
-        Type::SemVer(_) => to_semver(value),
+        Type::SemVer(_) => to_semver(value, args),
         Type::SemVerRange => to_semver_range(value, args),
         Type::Regexp(_) => to_regexp(value, args.first()),
         Type::Other(t) if t == "Binary" => to_binary(value, args.first()),
@@ -393,6 +393,10 @@ fn to_integer_args(v: Value, args: &[Value]) -> Result<Value, String> {
         None => None,
         Some(Value::String(d)) if d == "default" => None,
         Some(Value::Int(r)) => Some(*r),
+        // A radix no signature takes, with a value the first one would: Puppet's rejection.
+        Some(other) if integer_convertible(&v) => {
+            return Err(new_integer_rejected(other, args.len() + 1))
+        }
         Some(_) => return Err(cannot(&v, "Integer")),
     };
     let abs = matches!(args.get(1), Some(Value::Bool(true)));
@@ -421,6 +425,27 @@ fn to_integer_args(v: Value, args: &[Value]) -> Result<Value, String> {
         other => return Err(cannot(other, "Integer")),
     };
     Ok(Value::Int(if abs { n.abs() } else { n }))
+}
+
+/// `Convertible = Variant[Numeric, Boolean, Pattern[INTEGER_PATTERN_LENIENT], Timespan, Timestamp]`.
+fn integer_convertible(v: &Value) -> bool {
+    match v {
+        Value::Int(_) | Value::BigInt(_) | Value::Float(_) | Value::Bool(_) => true,
+        Value::String(s) => integer_lenient(s),
+        Value::Object(o) => matches!(o.type_name, "Timespan" | "Timestamp"),
+        _ => false,
+    }
+}
+
+/// `Integer.new(from, radix, ...)` with a radix `Radix` does not accept.
+fn new_integer_rejected(radix: &Value, n: usize) -> String {
+    const CONVERTIBLE: &str = r"Convertible = Variant[Numeric, Boolean, Pattern[/\A[+-]?\s*(?:(?:\d+)|(?:0[xX][0-9A-Fa-f]+)|(?:0[bB][01]+))\z/], Timespan, Timestamp]";
+    const RADIX: &str =
+        "Radix = Variant[Default, Integer[2, 2], Integer[8, 8], Integer[10, 10], Integer[16, 16]]";
+    format!(
+        "The function 'new' was called with arguments it does not accept. It expects one of:\n  ({CONVERTIBLE} from, {RADIX} radix?, Boolean abs?)\n    rejected: parameter 'radix' expects a {RADIX} value, got {}\n  (NamedArgs = Struct[{{'from' => {CONVERTIBLE}, Optional['radix'] => {RADIX}, Optional['abs'] => Boolean}}] hash_args)\n    rejected: expects 1 argument, got {n}",
+        super::describe::simple_type_name(radix)
+    )
 }
 
 fn ruby_inspect_str(s: &str) -> String {
@@ -768,9 +793,37 @@ fn to_string(v: Value, fmt: Option<&Value>) -> Result<Value, String> {
         None if matches!(v, Value::Float(_)) => return format_value(&v, "%f").map(Value::String),
         None => return Ok(Value::String(puppet_string(&v, false))),
         Some(Value::String(f)) => f.clone(),
-        Some(_) => return Ok(Value::String(puppet_string(&v, false))),
+        // An empty TypeMap formats nothing differently.
+        Some(Value::Hash(h)) if h.is_empty() => return to_string(v, None),
+        Some(other) => return Err(new_string_rejected(other)),
     };
     format_value(&v, &fmt).map(Value::String)
+}
+
+/// `Format`, as Puppet prints the local type.
+const FORMAT: &str =
+    r"Format = Pattern[/^%([\s\[+#0{<(|-]*)([1-9][0-9]*)?(?:\.([0-9]+))?([a-zA-Z])$/]";
+
+/// `new_string(from, string_formats)` with formats no variant of `Formats` accepts: a hash
+/// from data has String keys where a TypeMap needs types.
+fn new_string_rejected(formats: &Value) -> String {
+    let got = super::describe::simple_type_name(formats);
+    let map_line = match formats {
+        Value::Hash(h) => {
+            let key = h.keys().next().cloned().unwrap_or(Value::Null);
+            format!(
+                "variant 2 key of entry {} expects a Type value, got {}",
+                puppet_string(&key, true),
+                super::describe::simple_type_name(&key)
+            )
+        }
+        _ => format!(
+            "variant 2 expects a TypeMap = Hash[Type, Variant[{FORMAT}, ContainerFormat = Struct[{{Optional['format'] => {FORMAT}, Optional['separator'] => String, Optional['separator2'] => String, Optional['string_formats'] => Hash[Type, {FORMAT}]}}]]] value, got {got}"
+        ),
+    };
+    format!(
+        "'new_string' expects (Convertible = Any from, Formats = Variant[Default, String[1], TypeMap = Hash[Type, Variant[{FORMAT}, ContainerFormat = Struct[{{Optional['format'] => {FORMAT}, Optional['separator'] => String, Optional['separator2'] => String, Optional['string_formats'] => Hash[Type, {FORMAT}]}}]]]] string_formats?)\n  rejected: parameter 'string_formats' variant 0 expects a Default value, got {got}\n  rejected: parameter 'string_formats' variant 1 expects a String value, got {got}\n  rejected: parameter 'string_formats' {map_line}"
+    )
 }
 
 struct Spec {
@@ -1117,48 +1170,6 @@ fn object(type_name: &'static str, class: &'static str, nsecs: i128, to_s: Strin
         class,
         fields: vec![("nsecs".to_string(), n)],
         to_s,
-        scalar: None,
-    }))
-}
-
-/// `SemanticPuppet::Version` of a valid version string: numeric prerelease identifiers are
-/// Integers, build identifiers stay Strings.
-fn semver_object(s: &str) -> Value {
-    let (core, build) = match s.split_once('+') {
-        Some((c, b)) => (c, Some(b)),
-        None => (s, None),
-    };
-    let (nums, pre) = match core.split_once('-') {
-        Some((n, p)) => (n, Some(p)),
-        None => (core, None),
-    };
-    let mut parts = nums
-        .split('.')
-        .map(|p| p.parse::<i64>().map(Value::Int).unwrap_or(Value::Null));
-    let mut next = || parts.next().unwrap_or(Value::Null);
-    let (major, minor, patch) = (next(), next(), next());
-    let idents = |t: Option<&str>, numeric: bool| match t {
-        None => Value::Null,
-        Some(t) => Value::Array(
-            t.split('.')
-                .map(|i| match i.parse::<i64>() {
-                    Ok(n) if numeric && (i == "0" || !i.starts_with('0')) => Value::Int(n),
-                    _ => Value::String(i.to_string()),
-                })
-                .collect(),
-        ),
-    };
-    Value::Object(Box::new(crate::value::RubyObject {
-        type_name: "SemVer",
-        class: "SemanticPuppet::Version",
-        fields: vec![
-            ("major".to_string(), major),
-            ("minor".to_string(), minor),
-            ("patch".to_string(), patch),
-            ("prerelease".to_string(), idents(pre, true)),
-            ("build".to_string(), idents(build, false)),
-        ],
-        to_s: s.to_string(),
         scalar: None,
     }))
 }
@@ -1726,32 +1737,128 @@ fn to_semver_range(v: Value, args: &[Value]) -> Result<Value, String> {
     }
 }
 
-fn to_semver(v: Value) -> Result<Value, String> {
-    match &v {
-        Value::String(s) => {
-            let ok = {
-                let (core, _build) = s.split_once('+').unwrap_or((s, ""));
-                let (nums, _pre) = core.split_once('-').unwrap_or((core, ""));
-                let parts: Vec<&str> = nums.split('.').collect();
-                parts.len() == 3
-                    && parts.iter().all(|p| {
-                        !p.is_empty()
-                            && p.bytes().all(|c| c.is_ascii_digit())
-                            && (p.len() == 1 || !p.starts_with('0'))
-                    })
-            };
-            if ok {
-                Ok(semver_object(s))
-            } else {
-                Err(format!(
-                    "'new_Version' The string '{}' cannot be converted to a SemVer",
-                    s
-                ))
+/// `new(SemVer, ...)`: a version string, `major, minor, patch[, prerelease[, build]]`, or a
+/// hash of those (a qualifier given this way is one identifier, as Puppet wraps it).
+fn to_semver(v: Value, args: &[Value]) -> Result<Value, String> {
+    use super::semver::{Ident, Version};
+    let positive = |x: &Value| match x {
+        Value::Int(n) => u128::try_from(*n).ok(),
+        _ => None,
+    };
+    let qualifier = |x: Option<&Value>| -> Result<Option<Option<Vec<String>>>, ()> {
+        match x {
+            None | Some(Value::Null) => Ok(Some(None)),
+            Some(Value::String(q))
+                if q.split('.').all(|p| {
+                    !p.is_empty() && p.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-')
+                }) =>
+            {
+                Ok(Some(Some(vec![q.clone()])))
+            }
+            _ => Err(()),
+        }
+    };
+    let build = |nums: [Option<u128>; 3], pre: Option<&Value>, b: Option<&Value>| {
+        let [Some(major), Some(minor), Some(patch)] = nums else {
+            return None;
+        };
+        let pre = qualifier(pre).ok()??;
+        let b = qualifier(b).ok()??;
+        Some(Version {
+            major,
+            minor,
+            patch,
+            pre: pre.map(|p| p.into_iter().map(Ident::Str).collect()),
+            build: b,
+        })
+    };
+    match (&v, args.len()) {
+        (Value::String(s), 0) => {
+            if !semver_pattern(s) {
+                return Err(format!(
+                    "'new_Version' The string '{s}' cannot be converted to a SemVer"
+                ));
+            }
+            Version::parse(s).map(|v| v.to_value())
+        }
+        (Value::Hash(h), 0) => {
+            let get = |k: &str| h.get(&Value::String(k.to_string()));
+            let known = h.keys().all(|k| {
+                matches!(k, Value::String(k) if ["major", "minor", "patch", "prerelease", "build"].contains(&k.as_str()))
+            });
+            let nums = [get("major"), get("minor"), get("patch")].map(|x| x.and_then(positive));
+            match build(nums, get("prerelease"), get("build")) {
+                Some(ver) if known => Ok(ver.to_value()),
+                _ => Err(new_version_rejected(&v, 1)),
             }
         }
-        other => Err(format!(
-            "Value of type {} cannot be converted to SemVer",
-            type_name_of(other)
+        (_, 2..=4) => {
+            let nums = [Some(&v), args.first(), args.get(1)].map(|x| x.and_then(positive));
+            build(nums, args.get(2), args.get(3))
+                .map(|ver| ver.to_value())
+                .ok_or_else(|| new_version_rejected(&v, args.len() + 1))
+        }
+        (_, n) if n > 4 => Err(format!(
+            "'new_Version' expects between 1 and 5 arguments, got {}",
+            n + 1
         )),
+        _ => Err(new_version_rejected(&v, args.len() + 1)),
     }
+}
+
+/// `SemVerPattern`: `\A` REGEX_FULL `\Z`.
+fn semver_pattern(s: &str) -> bool {
+    let body = s.strip_suffix('\n').unwrap_or(s);
+    let (core, build) = match body.split_once('+') {
+        Some((c, b)) => (c, Some(b)),
+        None => (body, None),
+    };
+    let (nums, pre) = match core.split_once('-') {
+        Some((n, p)) => (n, Some(p)),
+        None => (core, None),
+    };
+    let parts_ok = |t: &str| {
+        t.split('.')
+            .all(|p| !p.is_empty() && p.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-'))
+    };
+    let parts: Vec<&str> = nums.split('.').collect();
+    parts.len() == 3
+        && parts.iter().all(|p| {
+            !p.is_empty()
+                && p.bytes().all(|c| c.is_ascii_digit())
+                && (p.len() == 1 || !p.starts_with('0'))
+        })
+        && pre.is_none_or(parts_ok)
+        && build.is_none_or(parts_ok)
+}
+
+/// No `new_Version` signature accepts the arguments (`n` of them, the value included).
+fn new_version_rejected(v: &Value, n: usize) -> String {
+    const PATTERN: &str = r"SemVerPattern = Pattern[/\A(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?(?:\+([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?\Z/]";
+    const QUALIFIER: &str =
+        r"SemVerQualifier = Pattern[/\A(?<part>[0-9A-Za-z-]+)(?:\.\g<part>)*\Z/]";
+    const POSITIVE: &str = "PositiveInteger = Integer[0]";
+    let hash = format!(
+        "SemVerHash = Struct[{{'major' => {POSITIVE}, 'minor' => {POSITIVE}, 'patch' => {POSITIVE}, Optional['prerelease'] => {QUALIFIER}, Optional['build'] => {QUALIFIER}}}]"
+    );
+    let got = super::describe::simple_type_name(v);
+    let (str_line, hash_line) = if n == 1 {
+        (
+            format!("parameter 'str' expects a match for {PATTERN}, got {got}"),
+            format!("parameter 'hash_args' expects a {hash} value, got {got}"),
+        )
+    } else {
+        (
+            format!("expects 1 argument, got {n}"),
+            format!("expects 1 argument, got {n}"),
+        )
+    };
+    let args_line = if (3..=5).contains(&n) {
+        format!("parameter 'major' expects a {POSITIVE} value, got {got}")
+    } else {
+        format!("expects between 3 and 5 arguments, got {n}")
+    };
+    format!(
+        "The function 'new_Version' was called with arguments it does not accept. It expects one of:\n  ({PATTERN} str)\n    rejected: {str_line}\n  ({POSITIVE} major, {POSITIVE} minor, {POSITIVE} patch, {QUALIFIER} prerelease?, {QUALIFIER} build?)\n    rejected: {args_line}\n  ({hash} hash_args)\n    rejected: {hash_line}"
+    )
 }
