@@ -894,63 +894,46 @@ impl Validator<'_> {
             }
         };
         let backends_v = flat(map.get(&s("backends")).unwrap_or(&Value::Null));
-        let mut allowed: Vec<String> = [
+        // HieraConfigV3#validate_config: one Struct of config_type's entries plus a Hash entry
+        // per backend, asserted as a whole, so that every mismatch is reported in Puppet's
+        // order (entries first, then unrecognized keys).
+        let nes_or_list = "Variant[String[1], Array[String[1]]]";
+        let mut entries = vec![
+            "Optional['version'] => Integer[3, 3]".to_string(),
+            format!("Optional['backends'] => {nes_or_list}"),
+            "Optional['logger'] => String[1]".to_string(),
+            "Optional['merge_behavior'] => Enum['deep', 'deeper', 'native']".to_string(),
+            "Optional['deep_merge_options'] => Hash[String[1], Variant[String, Boolean]]"
+                .to_string(),
+            format!("Optional['hierarchy'] => {nes_or_list}"),
+        ];
+        let fixed = [
             "version",
             "backends",
             "logger",
             "merge_behavior",
             "deep_merge_options",
             "hierarchy",
-        ]
-        .iter()
-        .map(|x| x.to_string())
-        .collect();
-        for b in &backends_v {
-            if let Value::String(b) = b {
-                allowed.push(b.clone());
+        ];
+        for b in backends_v.iter().filter_map(Value::as_str) {
+            let entry = format!(
+                "Optional[{}] => Hash[String[1], Any]",
+                crate::types::puppet_quote(b)
+            );
+            match fixed.iter().position(|k| *k == b) {
+                Some(i) => entries[i] = entry,
+                None if !entries.contains(&entry) => entries.push(entry),
+                None => {}
             }
         }
-        let allowed_ref: Vec<&str> = allowed.iter().map(String::as_str).collect();
-        self.check_keys(&map, &allowed_ref, "")?;
-        if let Some(v) = map.get(&s("version")) {
-            if !matches!(v, Value::Int(3)) {
-                return Err(self.type_error(&format!(
-                    "entry 'version' expects an Integer[3, 3] value, got {}",
-                    crate::types::simple_name(v)
-                )));
-            }
-        }
-        for k in ["backends", "hierarchy"] {
-            let v = map.get(&s(k)).unwrap_or(&Value::Null);
-            match v {
-                Value::Array(_) => {
-                    self.nes_array(v, &format!("entry '{k}'"), 0, None)?;
-                }
-                _ => {
-                    self.nes(v, &format!("entry '{k}'"))?;
-                }
-            }
-        }
-        // HieraConfigV3.config_type's entries for the merge settings, checked as Puppet's
-        // TypeAsserter describes them (lookup never uses deep_merge_options otherwise).
-        for (key, ty) in [
-            ("merge_behavior", "Enum['deep', 'deeper', 'native']"),
-            (
-                "deep_merge_options",
-                "Hash[String[1], Variant[String, Boolean]]",
-            ),
-        ] {
-            let Some(v) = map.get(&s(key)) else { continue };
-            let t = crate::types::parse_cli(&format!("Struct[{{'{key}' => {ty}}}]"))
-                .expect("a valid type expression");
-            let mut one = Map::default();
-            one.insert(s(key), v.clone());
-            let one = Value::Hash(one);
-            if !t.is_instance(&one) {
+        let struct_text = format!("Struct[{{{}}}]", entries.join(", "));
+        if let Ok(t) = crate::types::parse_cli(&struct_text) {
+            let whole = Value::Hash(map.clone());
+            if !t.is_instance(&whole) {
                 return Err(Error::Puppet(crate::types::describe_mismatch(
                     &format!("The Lookup Configuration at '{}'", self.path),
                     &t,
-                    &one,
+                    &whole,
                 )));
             }
         }
@@ -959,18 +942,6 @@ impl Validator<'_> {
             .and_then(Value::as_str)
             .unwrap_or("native")
             .to_string();
-        for b in &backends_v {
-            if let Some(Value::String(bn)) = Some(b) {
-                if let Some(bc) = map.get(&s(bn)) {
-                    if !matches!(bc, Value::Hash(_) | Value::Null) {
-                        return Err(self.type_error(&format!(
-                            "entry '{bn}' expects a Hash value, got {}",
-                            crate::types::simple_name(bc)
-                        )));
-                    }
-                }
-            }
-        }
         let hierarchy: Vec<String> = flat(map.get(&s("hierarchy")).unwrap_or(&Value::Null))
             .iter()
             .filter_map(|x| x.as_str().map(str::to_string))
