@@ -317,7 +317,7 @@ fn default_v3() -> Map {
 fn puppet_string(v: &Value) -> String {
     match v {
         Value::String(s) => format!("'{s}'"),
-        other => crate::render::inspect(other),
+        other => crate::ruby::inspect(other),
     }
 }
 
@@ -361,7 +361,7 @@ impl Validator<'_> {
                 other => {
                     return Err(self.type_error(&format!(
                         "{prefix}unrecognized key {}",
-                        crate::render::inspect(other)
+                        crate::ruby::inspect(other)
                     )))
                 }
             }

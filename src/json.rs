@@ -346,7 +346,7 @@ mod tests {
     }
 
     fn ok(t: &str) -> String {
-        crate::render::inspect(&parse(t).unwrap())
+        crate::ruby::inspect(&parse(t).unwrap())
     }
 
     #[test]

@@ -1116,10 +1116,7 @@ fn ruby_regex(prefix: &str) -> Result<Regex, String> {
     crate::ruby::pattern(&format!("^{prefix}"))
 }
 
-// ---------------------------------------------------------------------------------------------
-// Ruby to_s / inspect (messages only): the renderer's, which are Ruby's.
-
-use crate::render::{inspect as ruby_inspect, to_s as ruby_to_s};
+use crate::ruby::{inspect as ruby_inspect, to_s as ruby_to_s};
 
 /// Move a value out (Value has no Default).
 fn take(v: &mut Value) -> Value {
