@@ -333,6 +333,18 @@ impl MergeStrategy {
 }
 
 impl DeepOptions {
+    /// No option that makes merging a value into itself do more than dedupe (and sort) its
+    /// arrays: the self-merge shortcut and the lazy fold rely on it.
+    fn plain(&self) -> bool {
+        self.ko.is_none()
+            && self.unpack_arrays.is_none()
+            && !self.overwrite_arrays
+            && !self.merge_hash_arrays
+            && !self.extend_existing_arrays
+            && !self.preserve_unmergeables
+            && !self.keep_array_duplicates
+    }
+
     /// deep_merge's `overwrite_unmergeable`.
     fn overwrite(&self) -> bool {
         !self.preserve_unmergeables
@@ -862,22 +874,9 @@ impl Dm<'_> {
         }
     }
 
-    /// No option that makes merging a value into itself do more than dedupe (and sort) its
-    /// arrays.
-    fn plain(&self) -> bool {
-        let o = self.o;
-        o.ko.is_none()
-            && o.unpack_arrays.is_none()
-            && !o.overwrite_arrays
-            && !o.merge_hash_arrays
-            && !o.extend_existing_arrays
-            && !o.preserve_unmergeables
-            && !o.keep_array_duplicates
-    }
-
     /// `deep_merge!(v, v.dup)`: the path for a source key that dest lacks (or has nil/false).
     fn merge_dup(&self, v: &mut Value) -> R<Value> {
-        if self.plain() {
+        if self.o.plain() {
             return self_merged_plain(take(v), self.o.sort_merged_arrays);
         }
         match v {

@@ -68,14 +68,7 @@ impl MergeStrategy {
     fn lazy_deep(&self) -> Option<&DeepOptions> {
         match self {
             MergeStrategy::Deep(o) | MergeStrategy::UnconstrainedDeep(o)
-                if o.ko.is_none()
-                    && o.unpack_arrays.is_none()
-                    && !o.overwrite_arrays
-                    && !o.merge_hash_arrays
-                    && !o.extend_existing_arrays
-                    && !o.preserve_unmergeables
-                    && !o.keep_array_duplicates
-                    && !o.sort_merged_arrays =>
+                if o.plain() && !o.sort_merged_arrays =>
             {
                 Some(o)
             }
