@@ -42,6 +42,7 @@ pub mod limits;
 pub mod lint;
 pub mod location;
 pub mod merge;
+pub mod redact;
 pub mod render;
 pub mod request;
 pub mod ruby;

@@ -53,7 +53,8 @@ pub struct Settings {
     pub strict: Strict,
     pub explain: bool,
     pub explain_options_only: bool,
-    /// Show `[redacted]` instead of every value decrypted from an `ENC[...]` token.
+    /// Record what backends decrypt (`ENC[...]` tokens), so that printing can show
+    /// `[redacted]` instead ([`Session::redactor`]); the lookup itself is unchanged.
     pub redact: bool,
 }
 
@@ -77,6 +78,8 @@ pub struct Session {
     warnings: Vec<String>,
     /// Backends registered by an embedding program.
     backends: crate::backend::custom::Backends,
+    /// With `--redact`: the plaintexts backends decrypted.
+    secrets: crate::redact::Redactor,
 }
 
 /// What a session loads once: configurations, entries, data files and lookup_options.
@@ -170,6 +173,7 @@ impl Session {
             explain,
             warnings: Vec::new(),
             backends: Default::default(),
+            secrets: Default::default(),
         }
     }
 
@@ -194,6 +198,12 @@ impl Session {
     }
 
     /// The explanation so far (`None` unless the settings asked for one).
+    /// With `--redact`, what hides the plaintexts this session's lookups decrypted: apply
+    /// it to everything printed (values, traces, messages). `None` without `--redact`.
+    pub fn redactor(&self) -> Option<&crate::redact::Redactor> {
+        self.settings.redact.then_some(&self.secrets)
+    }
+
     pub fn explainer(&self) -> Option<&Explainer> {
         self.ex_ref()
     }
