@@ -152,6 +152,7 @@ pub mod limits;
 pub mod lint;
 mod location;
 pub mod merge;
+pub mod redact;
 pub mod render;
 pub mod request;
 mod ruby;

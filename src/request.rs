@@ -202,7 +202,22 @@ impl Request {
         let result = session
             .lookup(&self.keys, self.merge.as_ref())
             .and_then(|o| finish.apply(o));
-        warnings.extend(session.take_warnings());
+        // --redact changes only what is printed, from here on.
+        let redactor = session.redactor().filter(|r| !r.is_empty()).cloned();
+        let result = match &redactor {
+            Some(r) => result
+                .map(|a| a.map_value(|v| r.value(v)))
+                .map_err(|e| r.error(&e)),
+            None => result,
+        };
+        let hide = |text: String| match &redactor {
+            Some(r) => r.text(&text).into_owned(),
+            None => text,
+        };
+        warnings.extend(session.take_warnings().into_iter().map(hide));
+        if let (Some(r), Some(ex)) = (&redactor, session.explainer_mut()) {
+            ex.redact(r);
+        }
         let format = self.format;
         if let Mode::Explain { .. } = self.mode {
             let extra = match &result {
@@ -225,7 +240,7 @@ impl Request {
                     .map(|ex| ex.explain())
                     .unwrap_or_default();
                 return Ok(Rendered {
-                    text,
+                    text: hide(text),
                     code: 0,
                     explanation: true,
                 });
@@ -234,7 +249,7 @@ impl Request {
                 return Ok(rendered(format.render(&Value::Null)?));
             };
             // YAML: Psych shows the symbols and shared objects a plain value cannot hold.
-            return Ok(rendered(ex.render(format)?));
+            return Ok(rendered(hide(ex.render(format)?)));
         }
         let answer = result?;
         Ok(Rendered {

@@ -251,19 +251,12 @@ fn eyaml_env_var_keys() {
 }
 
 #[test]
-fn eyaml_redaction_helpers() {
+fn eyaml_finds_encrypted_values() {
     let data = eyaml_data();
     assert!(eyaml::contains_encrypted(&data[&Value::str("hash")]));
+    assert!(eyaml::contains_encrypted(&data[&Value::str("arr")]));
     assert!(!eyaml::contains_encrypted(&data[&Value::str("plain")]));
     assert!(!eyaml::contains_encrypted(&data[&Value::str("literal")]));
-    assert_eq!(
-        eyaml::redact_encrypted(&data[&Value::str("arr")]),
-        Value::Array(vec![
-            Value::str("[redacted]"),
-            Value::str("plain"),
-            Value::Int(42)
-        ])
-    );
 }
 
 // ---------------------------------------------------------------- command

@@ -56,7 +56,8 @@ pub struct Settings {
     pub explain: bool,
     /// Record only the lookup_options search (`--explain-options` alone).
     pub explain_options_only: bool,
-    /// Show `[redacted]` instead of every value decrypted from an `ENC[...]` token.
+    /// Record what backends decrypt (`ENC[...]` tokens), so that printing can show
+    /// `[redacted]` instead ([`Session::redactor`]); the lookup itself is unchanged.
     pub redact: bool,
 }
 
@@ -82,6 +83,8 @@ pub struct Session {
     warnings: Vec<String>,
     /// Backends registered by an embedding program.
     backends: crate::backend::custom::Backends,
+    /// With `--redact`: the plaintexts backends decrypted.
+    secrets: crate::redact::Redactor,
 }
 
 /// What a session loads once: configurations, entries, data files and lookup_options.
@@ -176,6 +179,7 @@ impl Session {
             explain,
             warnings: Vec::new(),
             backends: Default::default(),
+            secrets: Default::default(),
         }
     }
 
@@ -193,6 +197,12 @@ impl Session {
             }
         }
         seen
+    }
+
+    /// With `--redact`, what hides the plaintexts this session's lookups decrypted: apply
+    /// it to everything printed (values, traces, messages). `None` without `--redact`.
+    pub fn redactor(&self) -> Option<&crate::redact::Redactor> {
+        self.settings.redact.then_some(&self.secrets)
     }
 
     /// The explanation so far (`None` unless the settings asked for one).
