@@ -500,6 +500,10 @@ fn completions_and_man_page() {
             &text[..text.len().min(200)]
         );
         assert!(text.contains("environmentpath"), "{shell}");
+        // The commands and their own flags are completed too.
+        for word in ["diff", "lint", "completions", "list-rules", "no-skip"] {
+            assert!(text.contains(word), "{shell} completes {word}");
+        }
     }
     let o = run_in(repo, &["completions", "tcsh"]);
     assert_eq!(o.status.code(), Some(2));
@@ -509,41 +513,132 @@ fn completions_and_man_page() {
     let man = stdout(&o);
     assert!(man.contains(".TH hiera-lookup 1"), "{man}");
     assert!(man.contains("EXAMPLES"), "{man}");
-    // A key named like a command is a lookup after `--`.
-    let o = run_in(
-        repo,
-        &[
-            "--environmentpath",
-            "fixtures/environments",
-            "--facts",
-            "fixtures/facts/web01.yaml",
-            "--",
-            "man",
-        ],
+    assert!(
+        man.contains("hiera\\-lookup\\-diff(1)"),
+        "the man page lists the commands"
     );
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    // `man` takes no arguments.
+    let o = run_in(repo, &["man", "extra"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("unexpected argument 'extra'"),
+        "{}",
+        stderr(&o)
+    );
 }
 
-/// The EXAMPLES of `--help` run as written from the repository root.
-#[test]
-fn help_examples_run() {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let help = stdout(&run_in(repo, &["--help"]));
-    let examples: Vec<&str> = help
-        .lines()
-        .skip_while(|l| !l.starts_with("EXAMPLES"))
+/// The commands `hiera-lookup --help` lists (its COMMANDS section).
+fn listed_commands(help: &str) -> Vec<String> {
+    help.lines()
+        .skip_while(|l| !l.starts_with("COMMANDS"))
         .skip(1)
-        .take_while(|l| !l.trim().is_empty())
-        .map(str::trim)
-        .collect();
-    assert!(examples.len() >= 3, "{help}");
-    for ex in examples {
-        let words: Vec<&str> = ex.split_whitespace().collect();
-        assert_eq!(words[0], "hiera-lookup");
-        let o = run_in(repo, &words[1..]);
-        assert_eq!(o.status.code(), Some(0), "{ex}: {}", stderr(&o));
-        assert!(!o.stdout.is_empty(), "{ex}");
+        .take_while(|l| l.starts_with("    "))
+        .map(|l| l.split_whitespace().next().unwrap().to_string())
+        .collect()
+}
+
+/// The lookup's and every command's `--help` have the same shape: a one-line summary, the
+/// usage, the options, EXAMPLES (which run as written from the repository root and print
+/// something), and the exit statuses last.
+#[test]
+fn every_help_has_examples_that_run() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let main_help = stdout(&run_in(repo, &["--help"]));
+    let commands = listed_commands(&main_help);
+    assert_eq!(
+        commands,
+        ["diff", "lint", "completions", "man"],
+        "{main_help}"
+    );
+    let mut ran = 0;
+    for command in std::iter::once("").chain(commands.iter().map(String::as_str)) {
+        let args: Vec<&str> = [command, "--help"]
+            .into_iter()
+            .filter(|a| !a.is_empty())
+            .collect();
+        let o = run_in(repo, &args);
+        assert_eq!(o.status.code(), Some(0), "{command}: {}", stderr(&o));
+        let help = stdout(&o);
+        let usage = format!("Usage: hiera-lookup {command}")
+            .trim_end()
+            .to_string();
+        assert!(
+            help.lines().nth(2).is_some_and(|l| l.starts_with(&usage)),
+            "{help}"
+        );
+        assert!(help.contains("\nOptions:\n"), "{help}");
+        assert!(
+            help.trim_end()
+                .lines()
+                .last()
+                .unwrap()
+                .starts_with("Exit status: "),
+            "{command}: {help}"
+        );
+        let examples: Vec<&str> = help
+            .lines()
+            .skip_while(|l| *l != "EXAMPLES:")
+            .skip(1)
+            .take_while(|l| !l.trim().is_empty())
+            .map(str::trim)
+            .collect();
+        assert!(!examples.is_empty(), "{command}: no EXAMPLES: {help}");
+        for ex in examples {
+            let words: Vec<&str> = ex.split_whitespace().collect();
+            assert_eq!(words[0], "hiera-lookup", "{ex}");
+            if !command.is_empty() {
+                assert_eq!(words[1], command, "{ex}");
+            }
+            let o = run_in(repo, &words[1..]);
+            assert_eq!(o.status.code(), Some(0), "{ex}: {}", stderr(&o));
+            assert!(!o.stdout.is_empty(), "{ex}");
+            ran += 1;
+        }
     }
+    assert!(ran >= 12, "only {ran} examples");
+}
+
+/// A command is recognised only as the first argument: with anything before it (`--`, a
+/// flag), a word named like a command is a key, as in `puppet lookup`.
+#[test]
+fn a_key_named_like_a_command_is_looked_up() {
+    let data = "---\ndiff: d\nlint: l\nman: m\ncompletions: c\nhelp: h\nwhere: w\n";
+    let dir = scratch(
+        "command-keys",
+        &[
+            ("hiera.yaml", HIERA),
+            ("data/common.yaml", data),
+            ("facts.yaml", "clientcert: n1\n"),
+        ],
+    );
+    for (key, value) in [
+        ("diff", "d"),
+        ("lint", "l"),
+        ("man", "m"),
+        ("completions", "c"),
+    ] {
+        let o = run_in(&dir, &["--facts", "facts.yaml", key]);
+        assert_eq!(
+            stdout(&o),
+            format!("--- {value}\n"),
+            "{key}: {}",
+            stderr(&o)
+        );
+        let o = run_in(&dir, &["--", key]);
+        assert_eq!(
+            stdout(&o),
+            format!("--- {value}\n"),
+            "{key}: {}",
+            stderr(&o)
+        );
+    }
+    // Words that are no command are keys even first.
+    let o = run_in(&dir, &["help", "--facts", "facts.yaml"]);
+    assert_eq!(stdout(&o), "--- h\n", "{}", stderr(&o));
+    // First, a command's name is the command.
+    let o = run_in(&dir, &["man"]);
+    assert!(stdout(&o).contains(".TH hiera-lookup 1"), "{}", stdout(&o));
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Every `hiera-lookup ...` command in README.md's `sh` blocks runs as written from the
