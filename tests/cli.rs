@@ -668,3 +668,145 @@ fn readme_examples_run() {
     }
     assert!(ran >= 8, "only {ran} README examples found");
 }
+
+/// The `yaml` blocks of a Markdown text.
+fn yaml_blocks(markdown: &str) -> Vec<String> {
+    let mut blocks = Vec::new();
+    let mut current: Option<String> = None;
+    for line in markdown.lines() {
+        match (&mut current, line) {
+            (None, "```yaml") => current = Some(String::new()),
+            (Some(b), "```") => {
+                blocks.push(std::mem::take(b));
+                current = None;
+            }
+            (Some(b), l) => {
+                b.push_str(l);
+                b.push('\n');
+            }
+            (None, _) => {}
+        }
+    }
+    blocks
+}
+
+/// Every string inside a value (hash keys included).
+fn strings(v: &hiera_lookup::Value, out: &mut Vec<String>) {
+    use hiera_lookup::Value;
+    match v {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(a) => a.iter().for_each(|v| strings(v, out)),
+        Value::Hash(h) => h.iter().for_each(|(k, v)| {
+            strings(k, out);
+            strings(v, out);
+        }),
+        _ => {}
+    }
+}
+
+/// README's CI section (a GitHub Actions job, a GitLab CI job, the pre-commit config), the
+/// GitHub job in docs/lint.md and `.pre-commit-hooks.yaml`: each is valid YAML of the shape
+/// its tool expects, and every `hiera-lookup` command in them is one the binary has, with
+/// flags its `--help` lists.
+#[test]
+fn ci_snippets_parse_and_use_real_flags() {
+    use hiera_lookup::Value;
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |p: &str| std::fs::read_to_string(repo.join(p)).unwrap();
+    let readme = read("README.md");
+    let ci = readme
+        .split("### In CI")
+        .nth(1)
+        .and_then(|s| s.split("\n### ").next())
+        .expect("README has an `In CI` section");
+    let mut docs = yaml_blocks(ci);
+    assert_eq!(docs.len(), 3, "GitHub, GitLab, pre-commit");
+    docs.extend(yaml_blocks(&read("docs/lint.md")));
+    docs.push(read(".pre-commit-hooks.yaml"));
+    let parsed: Vec<Value> = docs
+        .iter()
+        .map(|d| hiera_lookup::yaml::load(d).unwrap_or_else(|e| panic!("{e}:\n{d}")))
+        .collect();
+    let at = |v: &Value, path: &[&str]| -> Option<Value> {
+        let mut v = v.clone();
+        for p in path {
+            v = match v {
+                Value::Hash(h) => h.get(&Value::str(*p))?.clone(),
+                Value::Array(a) => a.get(p.parse::<usize>().ok()?)?.clone(),
+                _ => return None,
+            };
+        }
+        Some(v)
+    };
+    // The shapes: a workflow with steps, a GitLab job with a script, a pre-commit hook
+    // whose id is the one the repository defines.
+    let github = at(&parsed[0], &["jobs", "hiera", "steps"]).expect("GitHub job steps");
+    assert!(matches!(github, Value::Array(ref s) if s.len() >= 4));
+    // YAML 1.1 (Psych, and so our reader) reads the key `on` as true; GitHub reads YAML 1.2.
+    let Value::Hash(workflow) = &parsed[0] else {
+        panic!()
+    };
+    assert!(
+        workflow.contains_key(&Value::Bool(true)),
+        "the workflow has `on`"
+    );
+    let gitlab = at(&parsed[1], &["hiera", "script"]).expect("GitLab job script");
+    assert!(matches!(gitlab, Value::Array(ref s) if s.len() >= 2));
+    let hook_id = at(&parsed[2], &["repos", "0", "hooks", "0", "id"]).unwrap();
+    let defined = parsed.last().unwrap();
+    assert_eq!(at(defined, &["0", "id"]), Some(hook_id));
+    assert_eq!(
+        at(defined, &["0", "entry"]),
+        Some(Value::str("hiera-lookup lint"))
+    );
+
+    // Every hiera-lookup command: its command exists and takes each of its flags.
+    let mut commands = Vec::new();
+    for doc in &parsed {
+        let mut all = Vec::new();
+        strings(doc, &mut all);
+        for s in all {
+            for line in s.lines() {
+                if let Some(i) = line.find("hiera-lookup ") {
+                    if !line[..i].contains("install") {
+                        commands.push(line[i..].to_string());
+                    }
+                }
+            }
+        }
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for cmd in &commands {
+        let cmd = cmd
+            .split(" > ")
+            .next()
+            .unwrap()
+            .split(" || ")
+            .next()
+            .unwrap();
+        let words: Vec<&str> = cmd.split_whitespace().collect();
+        let command = words[1];
+        assert!(["lint", "diff"].contains(&command), "{cmd}");
+        seen.insert(command);
+        let help = stdout(&run_in(repo, &[command, "--help"]));
+        for flag in words.iter().filter(|w| w.starts_with("--")) {
+            let flag = flag.split('=').next().unwrap();
+            assert!(
+                help.contains(&format!("{flag} ")) || help.contains(&format!("{flag}\n")),
+                "`{cmd}`: `{command} --help` has no {flag}"
+            );
+        }
+        // Values of --format are ones the command knows.
+        if let Some(i) = words.iter().position(|w| *w == "--format") {
+            let o = run_in(repo, &[command, "--format", words[i + 1], "--help"]);
+            assert_eq!(o.status.code(), Some(0), "{cmd}: {}", stderr(&o));
+            assert!(
+                help.contains(words[i + 1]),
+                "{cmd}: format {}",
+                words[i + 1]
+            );
+        }
+    }
+    assert_eq!(seen.len(), 2, "both lint and diff run in CI: {commands:?}");
+    assert!(commands.len() >= 6, "{commands:?}");
+}
