@@ -10,19 +10,26 @@ use std::path::{Path, PathBuf};
 /// The settings a user can give on the command line.
 #[derive(Debug, Clone, Default)]
 pub struct EnvOptions {
+    /// `--hiera_config`: the global hiera.yaml.
     pub hiera_config: Option<PathBuf>,
+    /// `--codedir` (default `/etc/puppetlabs/code`).
     pub codedir: Option<PathBuf>,
+    /// `--confdir` (default `/etc/puppetlabs/puppet`).
     pub confdir: Option<PathBuf>,
+    /// `--environmentpath` (default `$codedir/environments`).
     pub environmentpath: Option<PathBuf>,
+    /// `--environment` (default `production`).
     pub environment: Option<String>,
+    /// `--basemodulepath`: module directories shared by all environments.
     pub basemodulepath: Option<String>,
+    /// `--modulepath`: overrides the environment's modulepath.
     pub modulepath: Option<String>,
     /// The working directory (control-repo mode and relative paths).
     pub cwd: PathBuf,
 }
 
-pub const DEFAULT_CODEDIR: &str = "/etc/puppetlabs/code";
-pub const DEFAULT_CONFDIR: &str = "/etc/puppetlabs/puppet";
+pub(crate) const DEFAULT_CODEDIR: &str = "/etc/puppetlabs/code";
+pub(crate) const DEFAULT_CONFDIR: &str = "/etc/puppetlabs/puppet";
 
 /// Makes `p` absolute against `cwd`, as Puppet's file settings are.
 pub fn absolute(cwd: &Path, p: &Path) -> PathBuf {
@@ -42,21 +49,28 @@ impl EnvOptions {
             .unwrap_or_else(|| "production".to_string())
     }
 
+    /// `--codedir`, absolute, or Puppet's default.
+    fn codedir_path(&self) -> PathBuf {
+        self.codedir
+            .as_ref()
+            .map(|c| absolute(&self.cwd, c))
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_CODEDIR))
+    }
+
+    /// `--confdir`, absolute, or Puppet's default.
+    fn confdir_path(&self) -> PathBuf {
+        self.confdir
+            .as_ref()
+            .map(|c| absolute(&self.cwd, c))
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_CONFDIR))
+    }
+
     /// Puppet's settings that data may interpolate as `$settings::NAME`: the ones hiera-lookup
     /// computes (codedir, confdir, environmentpath, environment), with Puppet's values.
     pub fn settings_vars(&self) -> Vec<(String, crate::value::Value)> {
         use crate::value::Value;
         let cwd = &self.cwd;
-        let codedir = self
-            .codedir
-            .as_ref()
-            .map(|c| absolute(cwd, c))
-            .unwrap_or_else(|| PathBuf::from(DEFAULT_CODEDIR));
-        let confdir = self
-            .confdir
-            .as_ref()
-            .map(|c| absolute(cwd, c))
-            .unwrap_or_else(|| PathBuf::from(DEFAULT_CONFDIR));
+        let (codedir, confdir) = (self.codedir_path(), self.confdir_path());
         let envpath = self
             .environmentpath
             .as_ref()
@@ -75,7 +89,7 @@ impl EnvOptions {
     }
 
     /// True when no layer setting was given: the working directory is a control repo.
-    pub fn control_repo_mode(&self) -> bool {
+    pub(crate) fn control_repo_mode(&self) -> bool {
         self.hiera_config.is_none()
             && self.environmentpath.is_none()
             && self.codedir.is_none()
@@ -90,16 +104,7 @@ impl EnvOptions {
     /// Resolves the layers in the files of `fs`.
     pub fn layers_in(&self, fs: &dyn Fs) -> Result<Layers> {
         let cwd = &self.cwd;
-        let codedir = self
-            .codedir
-            .as_ref()
-            .map(|c| absolute(cwd, c))
-            .unwrap_or_else(|| PathBuf::from(DEFAULT_CODEDIR));
-        let confdir = self
-            .confdir
-            .as_ref()
-            .map(|c| absolute(cwd, c))
-            .unwrap_or_else(|| PathBuf::from(DEFAULT_CONFDIR));
+        let (codedir, confdir) = (self.codedir_path(), self.confdir_path());
         if self.control_repo_mode() {
             return self.control_repo_layers(fs, codedir);
         }

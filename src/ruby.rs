@@ -4,13 +4,13 @@
 //!   lookup_options `^pattern` keys, knockout prefixes and `Pattern[...]` types;
 //! - `String#to_i` (`str_to_i`), for hiera.yaml's `version` and YAML's sexagesimals;
 //! - `to_s` / `inspect` ([`to_s`], [`inspect`], [`float_to_s`]): the renderer's, which are
-//!   Ruby's, re-exported here so that messages and output share them.
+//!   Ruby's, re-exported here so that every message takes them from this one home.
 //! - `Regexp#inspect` / `#to_s` and `Regexp.escape`, for Regexp values made by `convert_to`;
 //! - Ruby's base64 library (strict, lenient and URL-safe), for Binary values.
 
 use regex::Regex;
 
-pub use crate::render::{float_to_s, inspect, to_s};
+pub(crate) use crate::render::{float_to_s, inspect, to_s};
 
 /// Ruby's `String#to_i`: leading ASCII whitespace, an optional sign, then digits with single
 /// `_`s between them; anything else ends the number (`"12ab"` is 12, `"x"` is 0). `None`

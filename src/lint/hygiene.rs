@@ -11,7 +11,7 @@ use crate::value::Value;
 use std::collections::HashMap;
 use std::path::Path;
 
-pub fn check(repo: &Repo, sink: &mut Sink) {
+pub(crate) fn check(repo: &Repo, sink: &mut Sink) {
     for f in &repo.files {
         if f.read_error.is_some() {
             continue;
@@ -172,7 +172,7 @@ fn yaml11(path: &Path, scan: &Scan, sink: &mut Sink) {
 }
 
 /// What Puppet sees for a plain scalar that does not look like it, or `None`.
-pub fn surprise(text: &str) -> Option<String> {
+pub(crate) fn surprise(text: &str) -> Option<String> {
     let v = crate::yaml::resolve_plain_scalar(text);
     match v {
         Value::Bool(b) => {
@@ -185,7 +185,7 @@ pub fn surprise(text: &str) -> Option<String> {
                 .then(|| format!("the integer {shown}{}", int_kind(text)))
         }
         Value::Float(f) => {
-            let shown = crate::render::float_to_s(f);
+            let shown = crate::ruby::float_to_s(f);
             // `1.0` and `1.5` are what they look like; `1e3`, `1.10`, `1:30.5` are not.
             (shown != text).then(|| format!("the float {shown}"))
         }
