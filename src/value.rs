@@ -52,8 +52,11 @@ pub struct RubyObject {
 /// whether it is a literal block (`|`, binary data) rather than a style libyaml picks.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TaggedScalar {
+    /// The YAML tag (`!ruby/regexp`, `!binary`), None for an untagged plain scalar.
     pub tag: Option<&'static str>,
+    /// The scalar's text.
     pub text: String,
+    /// A literal block (`|-`) rather than a style libyaml picks.
     pub literal: bool,
 }
 
