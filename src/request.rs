@@ -8,7 +8,6 @@ use crate::answer::{Answer, Finish, Format};
 use crate::engine::{Session, Settings};
 use crate::error::{Error, Result};
 use crate::merge::MergeStrategy;
-use crate::render;
 use crate::scope::Strict;
 use crate::value::Value;
 
@@ -17,23 +16,31 @@ const RUN_HELP: &str = "Run 'puppet lookup --help' for more details";
 /// The lookup flags as a command line gives them, before validation.
 #[derive(Debug, Clone, Default)]
 pub struct Flags {
+    /// The keys, in order (the first found wins).
     pub keys: Vec<String>,
     /// `--merge`.
     pub merge: Option<String>,
+    /// `--knock-out-prefix`.
     pub knock_out_prefix: Option<String>,
+    /// `--sort-merged-arrays`.
     pub sort_merged_arrays: bool,
+    /// `--merge-hash-arrays`.
     pub merge_hash_arrays: bool,
     /// `--strict`: `off`, `warning` or `error`.
     pub strict: String,
     /// `--render-as`.
     pub render_as: Option<String>,
+    /// `--explain`.
     pub explain: bool,
+    /// `--explain-options`.
     pub explain_options: bool,
+    /// `--compile` (refused: no Puppet compiler).
     pub compile: bool,
     /// `--default`.
     pub default: Option<String>,
     /// `--type`, as written.
     pub value_type: Option<String>,
+    /// `--redact`: values decrypted from eyaml are shown as `[redacted]`.
     pub redact: bool,
     /// Many nodes (several `--facts`, `--facts-dir`) or `--all`: batch mode.
     pub batch: bool,
@@ -49,21 +56,28 @@ pub enum Mode {
     /// Many nodes × keys, JSON Lines.
     Batch,
     /// `--explain` (`options_only`: `--explain-options` alone).
-    Explain { options_only: bool },
+    Explain {
+        /// `--explain-options` without `--explain`.
+        options_only: bool,
+    },
 }
 
 /// A validated request.
 #[derive(Debug, Clone)]
 pub struct Request {
+    /// The keys, in order (the first found wins).
     pub keys: Vec<String>,
     /// `--merge` and its deep options (`None`: lookup_options or `first` decide).
     pub merge: Option<MergeStrategy>,
+    /// `--strict`.
     pub strict: Strict,
+    /// Single lookup, batch or explanation.
     pub mode: Mode,
     /// The render format (`s` by default with `--explain`, else `yaml`).
     pub format: Format,
     /// Whether the format was asked for (batch mode adds rendered values only then).
     pub format_given: bool,
+    /// `--redact`.
     pub redact: bool,
     /// `--default` and `--type` (parsed by [`finish`](Self::finish)).
     default: Option<String>,
@@ -73,7 +87,9 @@ pub struct Request {
 /// What a single lookup or an explanation prints, and its exit status.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rendered {
+    /// What goes to stdout.
     pub text: String,
+    /// The exit status: 0 answered, 1 not found.
     pub code: i32,
     /// The text is an `--explain` trace in the `s` format (which a terminal may colour).
     pub explanation: bool,
@@ -236,13 +252,8 @@ impl Request {
             let Some(ex) = session.explainer() else {
                 return Ok(rendered(format.render(&Value::Null)?));
             };
-            if format == Format::Yaml {
-                // Psych shows the symbols and shared objects a plain value cannot hold.
-                let text =
-                    render::tree_to_yaml(&ex.to_tree()).map_err(|e| Error::run(e.to_string()))?;
-                return Ok(rendered(hide(text)));
-            }
-            return Ok(rendered(hide(format.render(&ex.to_hash())?)));
+            // YAML: Psych shows the symbols and shared objects a plain value cannot hold.
+            return Ok(rendered(hide(ex.render(format)?)));
         }
         let answer = result?;
         Ok(Rendered {

@@ -528,7 +528,7 @@ fn library_answer(q: &Query) -> Option<(String, i32, Option<String>)> {
     use hiera_lookup::environment::EnvOptions;
     use hiera_lookup::merge::MergeStrategy;
     use hiera_lookup::scope::{load_facts_file, Scope, Strict};
-    use hiera_lookup::{render, Session, Settings};
+    use hiera_lookup::{Session, Settings};
     let mut env = EnvOptions {
         cwd: q.case_dir.clone(),
         ..Default::default()
@@ -558,7 +558,7 @@ fn library_answer(q: &Query) -> Option<(String, i32, Option<String>)> {
             "--merge-hash-arrays" => merge_hash_arrays = true,
             "--render-as" => format = Some(Format::parse(&val()?).ok()?),
             "--default" => finish.default = Some(val()?),
-            "--type" => finish.value_type = Some(Finish::parse_type(&val()?).ok()?),
+            "--type" => finish.set_type(&val()?).ok()?,
             "--explain" => explain = true,
             "--explain-options" => explain_options = true,
             "--strict" => {
@@ -639,11 +639,7 @@ fn library_answer(q: &Query) -> Option<(String, i32, Option<String>)> {
             ex.root_text(t);
         }
         let ex = session.explainer()?;
-        let text = match format {
-            Format::S => ex.explain(),
-            Format::Yaml => render::tree_to_yaml(&ex.to_tree()).ok()?,
-            _ => format.render(&ex.to_hash()).ok()?,
-        };
+        let text = ex.render(format).ok()?;
         return Some((text, 0, None));
     }
     match answer {
