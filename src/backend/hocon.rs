@@ -45,12 +45,14 @@ pub(crate) fn parse_hocon(text: &str) -> Result<Value, String> {
         root: &root,
         memo: HashMap::new(),
         visiting: Vec::new(),
+        depth: 0,
     }
     .check()?;
     let mut r = Resolver {
         root: &root,
         visiting: Vec::new(),
         work: 0,
+        depth: 0,
     };
     match r.resolve(&Node::Obj(root.clone()))? {
         Some(v) => Ok(v),
@@ -898,6 +900,10 @@ struct Resolver<'a> {
     visiting: Vec<(Vec<String>, usize)>,
     /// Values resolved so far (a string counts one per 32 bytes), against [`MAX_RESOLVED`].
     work: usize,
+    /// Objects and arrays the value being built nests in, substitutions followed (`x1 =
+    /// {a: ${x0}}`, `x2 = {a: ${x1}}` …): bounded like the file's own nesting, so that no
+    /// chain of substitutions can exhaust the stack.
+    depth: usize,
 }
 
 /// Most values that resolving one document may produce: substitutions are copies, and
@@ -912,6 +918,9 @@ struct Sizer<'a> {
     root: &'a IndexMap<String, Node>,
     memo: HashMap<&'a [String], (usize, usize)>,
     visiting: Vec<&'a [String]>,
+    /// Objects and arrays the value being sized nests in (substitutions followed): past
+    /// [`MAX_DEPTH`] the resolver stops with an error, so sizing stops there too.
+    depth: usize,
 }
 
 impl<'a> Sizer<'a> {
@@ -940,8 +949,19 @@ impl<'a> Sizer<'a> {
             Node::Scalar(_, text) => (1, text.len()),
             Node::Space(s) => (1, s.len()),
             Node::Missing => (0, 0),
-            Node::Obj(o) => o.values().fold((1, 0), |acc, v| add(acc, self.size(v))),
-            Node::Arr(a) => a.iter().fold((1, 0), |acc, v| add(acc, self.size(v))),
+            Node::Obj(_) | Node::Arr(_) if self.depth >= MAX_DEPTH => (1, 0),
+            Node::Obj(o) => {
+                self.depth += 1;
+                let s = o.values().fold((1, 0), |acc, v| add(acc, self.size(v)));
+                self.depth -= 1;
+                s
+            }
+            Node::Arr(a) => {
+                self.depth += 1;
+                let s = a.iter().fold((1, 0), |acc, v| add(acc, self.size(v)));
+                self.depth -= 1;
+                s
+            }
             Node::Concat(pieces, _) => pieces.iter().fold((1, 0), |acc, v| add(acc, self.size(v))),
             Node::OrElse(first, earlier) => {
                 let (a, b) = (self.size(first), self.size(earlier));
@@ -989,6 +1009,20 @@ impl Resolver<'_> {
     /// The value of `node`; `None` for an optional substitution that found nothing.
     fn resolve(&mut self, node: &Node) -> Result<Option<Value>, String> {
         self.spend(node_line(node), 1)?;
+        if matches!(node, Node::Obj(_) | Node::Arr(_)) {
+            if self.depth >= MAX_DEPTH {
+                let line = self.visiting.last().map_or(1, |(_, l)| *l);
+                return err(line, "Objects and arrays nest too deeply");
+            }
+            self.depth += 1;
+            let v = self.resolve_inner(node);
+            self.depth -= 1;
+            return v;
+        }
+        self.resolve_inner(node)
+    }
+
+    fn resolve_inner(&mut self, node: &Node) -> Result<Option<Value>, String> {
         Ok(Some(match node {
             Node::Scalar(v, _) => v.clone(),
             Node::Space(s) => Value::String(s.clone()),
@@ -1208,6 +1242,7 @@ mod tests {
             root: &root,
             memo: HashMap::new(),
             visiting: Vec::new(),
+            depth: 0,
         }
         .check()
     }
@@ -1252,6 +1287,33 @@ mod tests {
             .unwrap()
             .len();
         assert_eq!(x10, 3 * 1024 - 1);
+    }
+
+    #[test]
+    fn substitutions_count_towards_nesting() {
+        let chain = |links: usize, deep: usize| {
+            let mut t = String::from("x0 = 1\n");
+            for k in 1..=links {
+                t.push_str(&format!(
+                    "x{k} = {}${{x{}}}{}\n",
+                    "{a: ".repeat(deep),
+                    k - 1,
+                    " }".repeat(deep)
+                ));
+            }
+            t
+        };
+        let e = parse_hocon(&chain(100, 100)).unwrap_err();
+        assert!(e.ends_with("Objects and arrays nest too deeply"), "{e}");
+        // 50 × 10 = 500 levels: within the limit.
+        let v = parse_hocon(&chain(50, 10)).unwrap();
+        let mut cur = &v.as_hash().unwrap()[&Value::str("x50")];
+        let mut depth = 0;
+        while let Some(h) = cur.as_hash() {
+            cur = &h[&Value::str("a")];
+            depth += 1;
+        }
+        assert_eq!((depth, cur), (500, &Value::Int(1)));
     }
 
     fn json(text: &str) -> String {
