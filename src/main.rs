@@ -5,7 +5,7 @@ mod diff_cmd;
 mod lint_cmd;
 mod run;
 
-use clap::Parser;
+use cli::{Command, Invocation};
 use hiera_lookup::limits::printable;
 use std::io::Write;
 
@@ -15,48 +15,9 @@ use std::io::Write;
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
-    // Commands other than a lookup, recognised only as the first argument.
-    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    if argv.get(1).and_then(|a| a.to_str()) == Some("diff") {
-        let (stdout, stderr, code) = diff_cmd::run(&argv[2..]);
-        let mut out = std::io::stdout().lock();
-        if let Err(e) = out.write_all(stdout.as_bytes()).and_then(|_| out.flush()) {
-            if e.kind() != std::io::ErrorKind::BrokenPipe {
-                eprintln!("Error: {}", output_error(&e));
-                std::process::exit(2);
-            }
-        }
-        if let Some(e) = stderr {
-            eprintln!("{e}");
-        }
-        std::process::exit(code);
-    }
-    if argv.get(1).and_then(|a| a.to_str()) == Some("lint") {
-        std::process::exit(lint_cmd::main(&argv[2..]));
-    }
-    let command = match argv.get(1).and_then(|a| a.to_str()) {
-        Some("completions") => Some(cli::completions(&argv[2..])),
-        Some("man") if argv.len() == 2 => Some(cli::man()),
-        _ => None,
-    };
-    if let Some(result) = command {
-        match result {
-            Ok(text) => {
-                let mut stdout = std::io::stdout().lock();
-                let ok = stdout
-                    .write_all(text.as_bytes())
-                    .and_then(|_| stdout.flush());
-                std::process::exit(if ok.is_ok() { 0 } else { 2 });
-            }
-            Err(e) => {
-                eprintln!("Error: {}", printable(&e.to_string()));
-                std::process::exit(2);
-            }
-        }
-    }
-    // Broken pipes end the program quietly, like `puppet lookup | head`.
-    let args = match cli::Args::try_parse_from(cli::normalize(argv)) {
-        Ok(a) => a,
+    let args = match cli::parse(std::env::args_os().collect()) {
+        Ok(Invocation::Lookup(args)) => args,
+        Ok(Invocation::Command(command)) => std::process::exit(run_command(command)),
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
             let _ = e.print();
@@ -107,6 +68,48 @@ fn main() {
         let _ = writeln!(stderr, "Error: {}", printable(&err.to_string()));
     }
     std::process::exit(out.code);
+}
+
+/// Runs a command other than a lookup; the exit status.
+fn run_command(command: Command) -> i32 {
+    let printed = match command {
+        Command::Lint(args) => return lint_cmd::main(&args),
+        Command::Diff(args) => {
+            let (stdout, stderr, code) = diff_cmd::run(&args);
+            return match write_stdout(&stdout) {
+                Ok(()) => {
+                    if let Some(e) = stderr {
+                        eprintln!("{e}");
+                    }
+                    code
+                }
+                Err(code) => code,
+            };
+        }
+        Command::Completions(args) => cli::completions(&args.shell),
+        Command::Man(_) => cli::man(),
+    };
+    match printed {
+        Ok(text) => write_stdout(&text).err().unwrap_or(0),
+        Err(e) => {
+            eprintln!("Error: {}", printable(&e));
+            2
+        }
+    }
+}
+
+/// Writes a command's output; `Err(2)` when it could not be delivered (a closed pipe is
+/// not an error: the reader has seen enough).
+fn write_stdout(text: &str) -> Result<(), i32> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => {
+            eprintln!("Error: {}", output_error(&e));
+            Err(2)
+        }
+    }
 }
 
 /// The error for an answer that could not be written to stdout.
