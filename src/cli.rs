@@ -252,7 +252,7 @@ pub enum Command {
     /// What a change to the control repo does to every node's Hiera data
     Diff(crate::diff_cmd::DiffArgs),
     /// Check a control repo's Hiera data, hiera.yaml files and their use by the code
-    Lint(crate::lint_cmd::LintArgs),
+    Lint(Box<crate::lint_cmd::LintArgs>),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     Completions(CompletionsArgs),
     /// Print the manual page (roff)
