@@ -34,6 +34,7 @@ pub mod key;
 pub mod limits;
 pub mod location;
 pub mod merge;
+pub mod position;
 pub mod render;
 pub mod scope;
 pub mod types;

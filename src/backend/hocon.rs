@@ -36,6 +36,8 @@ pub fn parse_hocon(text: &str) -> Result<Value, String> {
         depth: 0,
         includes: 0,
         after_separator: false,
+        fields: None,
+        key_starts: Vec::new(),
     };
     let root = p.parse_root()?;
     let mut r = Resolver {
@@ -47,6 +49,30 @@ pub fn parse_hocon(text: &str) -> Result<Value, String> {
         Some(v) => Ok(v),
         None => Ok(Value::Hash(Map::default())),
     }
+}
+
+/// Where each key of a HOCON document is written (keys of included files are not), or
+/// ruby-hocon's message for a document Puppet refuses.
+pub fn positions(text: &str) -> Result<crate::position::PosNode, String> {
+    parse_hocon(text)?;
+    let mut p = Parser {
+        s: text.chars().collect(),
+        i: 0,
+        line: 1,
+        depth: 0,
+        includes: 0,
+        after_separator: false,
+        fields: Some(Vec::new()),
+        key_starts: Vec::new(),
+    };
+    p.parse_root()?;
+    let fields = p.fields.take().unwrap_or_default();
+    Ok(crate::position::PosNode::from_paths(
+        fields.into_iter().map(|(path, start)| {
+            let path = path.into_iter().map(Value::String).collect();
+            (path, crate::position::char_pos(&p.s, start))
+        }),
+    ))
 }
 
 /// Marks a message that is not a parse error but an exception escaping ruby-hocon (the caller
@@ -83,6 +109,8 @@ impl Parser {
             depth: self.depth,
             includes: self.includes + 1,
             after_separator: false,
+            fields: None,
+            key_starts: Vec::new(),
         };
         p.parse_root()
             .map_err(|e| match e.strip_prefix("String: ") {
@@ -125,6 +153,11 @@ struct Parser {
     /// A field's separator (comma or newline) was just read: the end of the text is then a
     /// missing field, not a missing separator.
     after_separator: bool,
+    /// Positions only (see [`positions`]): every field's path, with where each of its
+    /// segments starts (char indexes), in document order.
+    fields: Option<Vec<(Vec<String>, usize)>>,
+    /// Where each segment of the key just parsed starts.
+    key_starts: Vec<usize>,
 }
 
 const MAX_DEPTH: usize = 512;
@@ -381,6 +414,11 @@ impl Parser {
             self.skip_inline();
             let mut path = prefix.to_vec();
             path.extend(key.iter().cloned());
+            if let Some(fields) = self.fields.as_mut() {
+                for (n, &start) in self.key_starts.iter().enumerate() {
+                    fields.push((path[..prefix.len() + n + 1].to_vec(), start));
+                }
+            }
             // Each segment of a path key is one more object level.
             if path.len() > MAX_DEPTH {
                 return err(line, "Objects and arrays nest too deeply");
@@ -460,6 +498,8 @@ impl Parser {
     /// A path expression: unquoted segments split at dots, quoted segments whole.
     fn parse_key(&mut self) -> Result<Vec<String>, String> {
         let mut segs: Vec<String> = vec![String::new()];
+        self.key_starts.clear();
+        self.key_starts.push(self.i);
         let mut any = false;
         loop {
             match self.peek() {
@@ -473,6 +513,7 @@ impl Parser {
                 Some('.') => {
                     self.bump();
                     segs.push(String::new());
+                    self.key_starts.push(self.i);
                 }
                 Some(c) if inline_space(c) => {
                     // Spaces inside a key belong to it; trailing ones do not.
