@@ -20,6 +20,8 @@ use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
 
+pub mod reach;
+
 const LOOKUP_OPTIONS: &str = "lookup_options";
 
 /// Where the layers' configurations are.
@@ -164,6 +166,8 @@ pub struct Session {
     warnings: Vec<String>,
     /// Backends registered by an embedding program.
     backends: crate::backend::custom::Backends,
+    /// `where` only: what the lookup found (see [`reach`]).
+    found_log: Option<reach::FoundLog>,
 }
 
 impl Session {
@@ -213,6 +217,7 @@ impl Session {
             ex,
             warnings: Vec::new(),
             backends: Default::default(),
+            found_log: None,
         }
     }
 
@@ -1399,6 +1404,7 @@ impl Session {
                 )))
             }
         };
+        self.record_found(e, loc, lk, &value);
         match (self.ex.as_mut(), found_obj) {
             (Some(ex), Some(o)) => ex.found_object(root, o),
             _ => self.report_found(root, &value),

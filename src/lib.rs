@@ -39,6 +39,7 @@ pub mod render;
 pub mod scope;
 pub mod types;
 pub mod value;
+pub mod where_;
 pub mod yaml;
 
 pub use engine::{Layers, Outcome, Session, Settings};

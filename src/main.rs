@@ -2,6 +2,7 @@
 
 mod cli;
 mod run;
+mod where_cmd;
 
 use clap::Parser;
 use std::io::Write;
@@ -33,35 +34,55 @@ fn main() {
             }
         }
     }
+    // `where KEY`: the lookup's flags, a report instead of the value.
+    if argv.get(1).is_some_and(|a| a == "where") {
+        let mut argv = argv;
+        argv.remove(1);
+        let args = parse_or_exit(where_cmd::parse(argv));
+        emit(on_lookup_thread(move || where_cmd::run(&args)));
+    }
     // Broken pipes end the program quietly, like `puppet lookup | head`.
-    let args = match cli::Args::try_parse_from(cli::normalize(argv)) {
+    let args = parse_or_exit(cli::Args::try_parse_from(cli::normalize(argv)));
+    emit(on_lookup_thread(move || run::run(&args)));
+}
+
+/// The parsed flags, or clap's message (and `--help`) and the exit.
+fn parse_or_exit<T>(parsed: Result<T, clap::Error>) -> T {
+    match parsed {
         Ok(a) => a,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
             let _ = e.print();
             std::process::exit(code);
         }
-    };
+    }
+}
+
+/// Runs a command on a thread whose stack is known, whatever `ulimit -s` says: the depth
+/// limits of hiera_lookup::limits were measured against it.
+fn on_lookup_thread(f: impl FnOnce() -> run::Output + Send + 'static) -> run::Output {
     if stdout_was_closed() {
         eprintln!("Error: Could not write to stdout: Bad file descriptor (os error 9)");
         std::process::exit(2);
     }
-    // Lookups run on a thread whose stack is known, whatever `ulimit -s` says: the depth
-    // limits of hiera_lookup::limits were measured against it.
     let out = std::thread::Builder::new()
         .stack_size(hiera_lookup::limits::LOOKUP_STACK_SIZE)
-        .spawn(move || run::run(&args))
+        .spawn(f)
         .and_then(|h| {
             h.join()
                 .map_err(|_| std::io::Error::other("the lookup thread panicked"))
         });
-    let out = match out {
+    match out {
         Ok(o) => o,
         Err(e) => {
             eprintln!("Error: {e}");
             std::process::exit(2);
         }
-    };
+    }
+}
+
+/// Prints a command's output, warnings and error, and exits with its status.
+fn emit(out: run::Output) -> ! {
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr().lock();
     for w in &out.warnings {

@@ -40,7 +40,7 @@ fn one_line(s: &str) -> String {
     s.lines().collect::<Vec<_>>().join(" ")
 }
 
-fn parse_merge(args: &Args) -> Result<Option<MergeStrategy>, Error> {
+pub(crate) fn parse_merge(args: &Args) -> Result<Option<MergeStrategy>, Error> {
     let deep_only =
         args.sort_merged_arrays || args.merge_hash_arrays || args.knock_out_prefix.is_some();
     let deep = matches!(
@@ -75,16 +75,7 @@ fn parse_merge(args: &Args) -> Result<Option<MergeStrategy>, Error> {
 
 fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), Error> {
     let merge = parse_merge(args)?;
-    let strict = match args.strict.as_str() {
-        "off" => Strict::Off,
-        "warning" => Strict::Warning,
-        "error" => Strict::Error,
-        other => {
-            return Err(Error::Usage(format!(
-                "Invalid value '{other}' for parameter strict: expected off, warning or error"
-            )))
-        }
-    };
+    let strict = parse_strict(args)?;
     if args.compile {
         return Err(Error::Usage(
             "--compile needs a Puppet compiler and is not supported by hiera-lookup".into(),
@@ -107,51 +98,13 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
         None => Format::Yaml,
     };
 
-    let cwd = std::env::current_dir()
-        .map_err(|e| Error::run(format!("cannot read the current directory: {e}")))?;
-    let env = EnvOptions {
-        hiera_config: args.hiera_config.clone(),
-        codedir: args.codedir.clone(),
-        confdir: args.confdir.clone(),
-        environmentpath: args.environmentpath.clone(),
-        environment: args.environment.clone(),
-        basemodulepath: args.basemodulepath.clone(),
-        modulepath: args.modulepath.clone(),
-        cwd: cwd.clone(),
-    };
+    let (cwd, env) = env_options(args)?;
     let layers = env.layers()?;
 
     if batch {
         return run_batch(args, &env, layers, strict, merge, &cwd, format);
     }
-    let facts = match args.facts.first() {
-        Some(f) => {
-            let path = hiera_lookup::environment::absolute(&cwd, f);
-            load_facts_file(&path, &f.display().to_string())?
-        }
-        None => {
-            // Puppet would ask Facter or PuppetDB; we only know the node's name.
-            let mut m = Map::default();
-            if let Some(n) = &args.node {
-                m.insert(Value::str("clientcert"), Value::str(n.as_str()));
-            }
-            m
-        }
-    };
-    if facts.is_empty() && !args.facts.is_empty() {
-        let node = args.node.clone().unwrap_or_else(|| "localhost".into());
-        return Err(Error::run(format!(
-            "No facts available for target node: {node}"
-        )));
-    }
-    Scope::check_facts(&facts)?;
-    let mut scope = Scope::from_facts(facts, &env.environment_name());
-    for (name, value) in env.settings_vars() {
-        scope.set(&name, value);
-    }
-    for (name, value) in parse_vars(args)? {
-        scope.set(&name, value);
-    }
+    let scope = single_scope(args, &env, &cwd)?;
 
     let settings = Settings {
         strict,
@@ -213,61 +166,82 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
     }
 }
 
-/// `--default` and `--type`, as the library applies them.
-fn finish_of(args: &Args) -> Result<Finish, Error> {
-    Ok(Finish {
-        default: args.default.clone(),
-        value_type: args.type_.as_deref().map(Finish::parse_type).transpose()?,
+/// `--strict`.
+pub(crate) fn parse_strict(args: &Args) -> Result<Strict, Error> {
+    Ok(match args.strict.as_str() {
+        "off" => Strict::Off,
+        "warning" => Strict::Warning,
+        "error" => Strict::Error,
+        other => {
+            return Err(Error::Usage(format!(
+                "Invalid value '{other}' for parameter strict: expected off, warning or error"
+            )))
+        }
     })
 }
 
-/// The process-wide data file store, with the parse cache unless `--no-cache`.
-fn data_files(args: &Args) -> hiera_lookup::backend::DataFiles {
-    let dir = if args.no_cache {
-        None
-    } else {
-        hiera_lookup::cache::default_dir()
+/// The current directory and where the layers are, from the layer flags.
+pub(crate) fn env_options(args: &Args) -> Result<(std::path::PathBuf, EnvOptions), Error> {
+    let cwd = std::env::current_dir()
+        .map_err(|e| Error::run(format!("cannot read the current directory: {e}")))?;
+    let env = EnvOptions {
+        hiera_config: args.hiera_config.clone(),
+        codedir: args.codedir.clone(),
+        confdir: args.confdir.clone(),
+        environmentpath: args.environmentpath.clone(),
+        environment: args.environment.clone(),
+        basemodulepath: args.basemodulepath.clone(),
+        modulepath: args.modulepath.clone(),
+        cwd: cwd.clone(),
     };
-    hiera_lookup::backend::DataFiles::with_cache(dir)
+    Ok((cwd, env))
 }
 
-/// `--var NAME=VALUE` pairs, values read as YAML.
-fn parse_vars(args: &Args) -> Result<Vec<(String, Value)>, Error> {
-    let mut out = Vec::new();
-    for v in &args.vars {
-        let Some((name, value)) = v.split_once('=') else {
-            return Err(Error::Usage(format!("--var expects NAME=VALUE, got '{v}'")));
-        };
-        let value = hiera_lookup::yaml::load(value)
-            .map_err(|e| Error::Usage(format!("--var {name}: {e}")))?;
-        out.push((name.to_string(), value));
-    }
-    Ok(out)
-}
-
-/// Batch mode: JSON Lines for every node × key, streamed in node order.
-fn run_batch(
+/// The scope of the one node of `--facts`/`--node`, with `--var`s.
+pub(crate) fn single_scope(
     args: &Args,
     env: &EnvOptions,
-    layers: hiera_lookup::Layers,
-    strict: Strict,
-    merge: Option<MergeStrategy>,
     cwd: &std::path::Path,
-    format: Format,
-) -> Result<(String, i32), Error> {
-    use hiera_lookup::batch::{Batch, Keys, Node};
-    use std::io::{IsTerminal, Write};
-    if args.explain || args.explain_options {
-        return Err(Error::Usage(
-            "--explain cannot be combined with batch mode".into(),
-        ));
+) -> Result<Scope, Error> {
+    let facts = match args.facts.first() {
+        Some(f) => {
+            let path = hiera_lookup::environment::absolute(cwd, f);
+            load_facts_file(&path, &f.display().to_string())?
+        }
+        None => {
+            // Puppet would ask Facter or PuppetDB; we only know the node's name.
+            let mut m = Map::default();
+            if let Some(n) = &args.node {
+                m.insert(Value::str("clientcert"), Value::str(n.as_str()));
+            }
+            m
+        }
+    };
+    if facts.is_empty() && !args.facts.is_empty() {
+        let node = args.node.clone().unwrap_or_else(|| "localhost".into());
+        return Err(Error::run(format!(
+            "No facts available for target node: {node}"
+        )));
     }
-    if args.all && !args.keys.is_empty() {
-        return Err(Error::Usage("--all and keys cannot be combined".into()));
+    Scope::check_facts(&facts)?;
+    let mut scope = Scope::from_facts(facts, &env.environment_name());
+    for (name, value) in env.settings_vars() {
+        scope.set(&name, value);
     }
-    if !args.all && args.keys.is_empty() {
-        return Err(Error::Usage("No keys were given to lookup.".into()));
+    for (name, value) in parse_vars(args)? {
+        scope.set(&name, value);
     }
+    Ok(scope)
+}
+
+/// The nodes of batch mode (`--facts` given more than once, `--facts-dir`), in order. A
+/// facts file that cannot be read is that node's error.
+pub(crate) fn batch_nodes(
+    args: &Args,
+    env: &EnvOptions,
+    cwd: &std::path::Path,
+) -> Result<Vec<hiera_lookup::batch::Node>, Error> {
+    use hiera_lookup::batch::Node;
     let mut files: Vec<std::path::PathBuf> = args
         .facts
         .iter()
@@ -323,6 +297,65 @@ fn run_batch(
             facts_error,
         });
     }
+    Ok(nodes)
+}
+
+/// `--default` and `--type`, as the library applies them.
+pub(crate) fn finish_of(args: &Args) -> Result<Finish, Error> {
+    Ok(Finish {
+        default: args.default.clone(),
+        value_type: args.type_.as_deref().map(Finish::parse_type).transpose()?,
+    })
+}
+
+/// The process-wide data file store, with the parse cache unless `--no-cache`.
+pub(crate) fn data_files(args: &Args) -> hiera_lookup::backend::DataFiles {
+    let dir = if args.no_cache {
+        None
+    } else {
+        hiera_lookup::cache::default_dir()
+    };
+    hiera_lookup::backend::DataFiles::with_cache(dir)
+}
+
+/// `--var NAME=VALUE` pairs, values read as YAML.
+fn parse_vars(args: &Args) -> Result<Vec<(String, Value)>, Error> {
+    let mut out = Vec::new();
+    for v in &args.vars {
+        let Some((name, value)) = v.split_once('=') else {
+            return Err(Error::Usage(format!("--var expects NAME=VALUE, got '{v}'")));
+        };
+        let value = hiera_lookup::yaml::load(value)
+            .map_err(|e| Error::Usage(format!("--var {name}: {e}")))?;
+        out.push((name.to_string(), value));
+    }
+    Ok(out)
+}
+
+/// Batch mode: JSON Lines for every node × key, streamed in node order.
+fn run_batch(
+    args: &Args,
+    env: &EnvOptions,
+    layers: hiera_lookup::Layers,
+    strict: Strict,
+    merge: Option<MergeStrategy>,
+    cwd: &std::path::Path,
+    format: Format,
+) -> Result<(String, i32), Error> {
+    use hiera_lookup::batch::{Batch, Keys};
+    use std::io::{IsTerminal, Write};
+    if args.explain || args.explain_options {
+        return Err(Error::Usage(
+            "--explain cannot be combined with batch mode".into(),
+        ));
+    }
+    if args.all && !args.keys.is_empty() {
+        return Err(Error::Usage("--all and keys cannot be combined".into()));
+    }
+    if !args.all && args.keys.is_empty() {
+        return Err(Error::Usage("No keys were given to lookup.".into()));
+    }
+    let nodes = batch_nodes(args, env, cwd)?;
     let threads = args.threads.unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())
@@ -392,7 +425,7 @@ fn run_batch(
 }
 
 /// Whether `--color` asks for colour on stdout.
-fn use_color(args: &Args) -> Result<bool, Error> {
+pub(crate) fn use_color(args: &Args) -> Result<bool, Error> {
     use std::io::IsTerminal;
     match args.color.as_deref() {
         None | Some("never" | "false") => Ok(false),

@@ -1,0 +1,165 @@
+//! `hiera-lookup where KEY`: the lookup's flags, a report of where the key is defined
+//! instead of its value (the library's [`hiera_lookup::where_`] does the work).
+
+use crate::cli::Args;
+use crate::run::Output;
+use clap::Parser;
+use hiera_lookup::where_::{self, fleet::FleetReport, render, Request};
+use hiera_lookup::{Error, Session, Settings, Value};
+
+const AFTER_HELP: &str = "\
+EXAMPLES:
+    hiera-lookup where ntp::servers --environmentpath fixtures/environments --facts fixtures/facts/web01.yaml
+    hiera-lookup where profile::base::users.alice --environmentpath fixtures/environments --facts fixtures/facts/web01.yaml --format json
+    hiera-lookup where ntp::servers --environmentpath fixtures/environments --facts-dir fixtures/facts
+
+Roles: wins (first found), contributes (merged), shadowed, knocked out (deep merge knockout),
+not reached (a data file this node's hierarchy does not name).
+Exit status: 0 found, 1 not found, 2 error.";
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "hiera-lookup where",
+    about = "Where a key is defined: every definition a node can reach, with file:line:column and its role",
+    infer_long_args = true,
+    args_override_self = true,
+    after_help = AFTER_HELP
+)]
+pub struct WhereArgs {
+    #[command(flatten)]
+    pub lookup: Args,
+
+    /// Leave out definitions in data files the node does not reach.
+    #[arg(long = "reachable-only", visible_alias = "reachable_only")]
+    pub reachable_only: bool,
+
+    /// Output format: text (default) or json.
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<String>,
+}
+
+/// Parses `hiera-lookup where ...` (argv without the word `where`).
+pub fn parse(argv: Vec<std::ffi::OsString>) -> Result<WhereArgs, clap::Error> {
+    WhereArgs::try_parse_from(crate::cli::normalize(argv))
+}
+
+pub fn run(w: &WhereArgs) -> Output {
+    match run_inner(w) {
+        Ok((stdout, code)) => Output {
+            stdout,
+            warnings: Vec::new(),
+            error: None,
+            code,
+        },
+        Err(e) => Output {
+            stdout: String::new(),
+            warnings: Vec::new(),
+            error: Some(e.to_string().lines().collect::<Vec<_>>().join(" ")),
+            code: 2,
+        },
+    }
+}
+
+fn run_inner(w: &WhereArgs) -> Result<(String, i32), Error> {
+    let args = &w.lookup;
+    let json = match w.format.as_deref() {
+        None | Some("text") => false,
+        Some("json") => true,
+        Some(other) => {
+            return Err(Error::Usage(format!(
+                "--format expects text or json, got '{other}'"
+            )))
+        }
+    };
+    let refused = [
+        (args.explain, "--explain"),
+        (args.explain_options, "--explain-options"),
+        (args.all, "--all"),
+        (args.default.is_some(), "--default"),
+        (args.type_.is_some(), "--type"),
+        (args.render_as.is_some(), "--render-as"),
+        (args.compile, "--compile"),
+    ];
+    if let Some((_, flag)) = refused.iter().find(|(on, _)| *on) {
+        return Err(Error::Usage(format!(
+            "{flag} cannot be used with where (see hiera-lookup where --help)"
+        )));
+    }
+    let key = match args.keys.as_slice() {
+        [k] => k.clone(),
+        [] => return Err(Error::Usage("where needs a key".into())),
+        _ => return Err(Error::Usage("where takes one key".into())),
+    };
+    let merge = crate::run::parse_merge(args)?;
+    let strict = crate::run::parse_strict(args)?;
+    let (cwd, env) = crate::run::env_options(args)?;
+    let layers = env.layers()?;
+    let settings = Settings {
+        strict,
+        explain: false,
+        explain_options_only: false,
+        redact: args.redact,
+    };
+    let request = Request {
+        key,
+        merge,
+        reachable_only: w.reachable_only,
+    };
+    let style = render::Style {
+        color: crate::run::use_color(args)?,
+        base: Some(cwd.clone()),
+    };
+    let files = crate::run::data_files(args);
+    let fleet = args.facts.len() > 1 || args.facts_dir.is_some();
+    if !fleet {
+        let scope = crate::run::single_scope(args, &env, &cwd)?;
+        let node = match scope.get("clientcert") {
+            Some(Value::String(c)) => Some(c.clone()),
+            _ => args.node.clone(),
+        };
+        let mut session = Session::with_files(scope, layers, settings, files.clone());
+        let report = where_::report(&mut session, &files, strict, &request, node)?;
+        let code = match report.answer {
+            where_::Answer::Found(_) => 0,
+            where_::Answer::NotFound => 1,
+            where_::Answer::Error(_) => 2,
+        };
+        let out = if json {
+            render::json(&report).map_err(|e| Error::run(e.to_string()))? + "\n"
+        } else {
+            render::text(&report, &style)
+        };
+        return Ok((out, code));
+    }
+    let mut fleet = FleetReport::new(&request.key);
+    for n in crate::run::batch_nodes(args, &env, &cwd)? {
+        if let Some(e) = &n.facts_error {
+            fleet.nodes.push(n.name.clone());
+            fleet.errors.push((n.name.clone(), e.to_string()));
+            continue;
+        }
+        let mut session =
+            Session::with_files(n.scope, layers.clone(), settings.clone(), files.clone());
+        match where_::report(&mut session, &files, strict, &request, Some(n.name.clone())) {
+            Ok(r) => fleet.add(&n.name, r),
+            Err(e) => {
+                fleet.nodes.push(n.name.clone());
+                fleet.errors.push((n.name, e.to_string()));
+            }
+        }
+    }
+    fleet.finish();
+    let code = if !fleet.errors.is_empty() {
+        2
+    } else if !fleet.not_found.is_empty() {
+        1
+    } else {
+        0
+    };
+    let out = if json {
+        render::fleet_json(&fleet).map_err(|e| Error::run(e.to_string()))? + "\n"
+    } else {
+        render::fleet_text(&fleet, &style)
+    };
+    Ok((out, code))
+}
