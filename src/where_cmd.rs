@@ -118,7 +118,7 @@ fn run_inner(w: &WhereArgs) -> Result<(String, i32), Error> {
             _ => args.node.clone(),
         };
         let mut session = Session::with_files(scope, layers, settings, files.clone());
-        let report = where_::report(&mut session, &files, strict, &request, node)?;
+        let report = where_::Reporter::new(files, strict).report(&mut session, &request, node)?;
         let code = match report.answer {
             where_::Answer::Found(_) => 0,
             where_::Answer::NotFound => 1,
@@ -132,6 +132,7 @@ fn run_inner(w: &WhereArgs) -> Result<(String, i32), Error> {
         return Ok((out, code));
     }
     let mut fleet = FleetReport::new(&request.key);
+    let mut reporter = where_::Reporter::new(files.clone(), strict);
     for n in crate::run::batch_nodes(args, &env, &cwd)? {
         if let Some(e) = &n.facts_error {
             fleet.nodes.push(n.name.clone());
@@ -140,7 +141,7 @@ fn run_inner(w: &WhereArgs) -> Result<(String, i32), Error> {
         }
         let mut session =
             Session::with_files(n.scope, layers.clone(), settings.clone(), files.clone());
-        match where_::report(&mut session, &files, strict, &request, Some(n.name.clone())) {
+        match reporter.report(&mut session, &request, Some(n.name.clone())) {
             Ok(r) => fleet.add(&n.name, r),
             Err(e) => {
                 fleet.nodes.push(n.name.clone());

@@ -527,11 +527,48 @@ fn split_args_rules() {
 /// embedding path. `None` for queries using flags this path does not cover (explain, batch,
 /// strictness, vars, ...). Returns (stdout, status).
 fn library_answer(q: &Query) -> Option<(String, i32)> {
+    use hiera_lookup::{Session, Settings};
+    let LibraryQuery {
+        layers,
+        scope,
+        keys,
+        merge,
+        finish,
+        format,
+    } = library_query(q)?;
+    let mut session = Session::new(scope, layers, Settings::default());
+    let answer = session
+        .lookup(&keys, merge.as_ref())
+        .and_then(|o| finish.apply(o));
+    Some(match answer {
+        Ok(a) => match a.value() {
+            Some(v) => match format.render(v) {
+                Ok(text) => (text, 0),
+                Err(_) => (String::new(), 2),
+            },
+            None => (String::new(), a.status()),
+        },
+        Err(_) => (String::new(), 2),
+    })
+}
+
+/// A recorded query as library calls.
+struct LibraryQuery {
+    layers: hiera_lookup::Layers,
+    scope: hiera_lookup::scope::Scope,
+    keys: Vec<String>,
+    merge: Option<hiera_lookup::merge::MergeStrategy>,
+    finish: hiera_lookup::answer::Finish,
+    format: hiera_lookup::answer::Format,
+}
+
+/// The library calls of a recorded query; `None` for queries using flags the library path
+/// does not cover (explain, batch, strictness, vars, ...).
+fn library_query(q: &Query) -> Option<LibraryQuery> {
     use hiera_lookup::answer::{Finish, Format};
     use hiera_lookup::environment::EnvOptions;
     use hiera_lookup::merge::MergeStrategy;
     use hiera_lookup::scope::{load_facts_file, Scope};
-    use hiera_lookup::{Session, Settings};
     let mut env = EnvOptions {
         cwd: q.case_dir.clone(),
         ..Default::default()
@@ -579,19 +616,13 @@ fn library_answer(q: &Query) -> Option<(String, i32)> {
         Some(m) => Some(MergeStrategy::from_cli(&m, None, false, false).ok()?),
         None => None,
     };
-    let mut session = Session::new(scope, layers, Settings::default());
-    let answer = session
-        .lookup(&keys, merge.as_ref())
-        .and_then(|o| finish.apply(o));
-    Some(match answer {
-        Ok(a) => match a.value() {
-            Some(v) => match format.render(v) {
-                Ok(text) => (text, 0),
-                Err(_) => (String::new(), 2),
-            },
-            None => (String::new(), a.status()),
-        },
-        Err(_) => (String::new(), 2),
+    Some(LibraryQuery {
+        layers,
+        scope,
+        keys,
+        merge,
+        finish,
+        format,
     })
 }
 
@@ -632,6 +663,75 @@ fn library_api_gives_the_recorded_answers() {
     assert!(
         failures.is_empty(),
         "{} of {checked} differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[path = "common/where_check.rs"]
+mod where_check;
+
+/// `where` agrees with the lookup on every recorded tree (the realworld control repo
+/// included): for each recorded node and configuration, every key the node can see and every
+/// key the queries ask, the definition `where` says wins holds the lookup's answer, and the
+/// merge of those it says contribute is the lookup's merged answer.
+#[test]
+fn where_agrees_with_the_lookup_on_every_recorded_tree() {
+    use hiera_lookup::{Session, Settings};
+    let mut problems = Vec::new();
+    let queries = load_all(&mut problems);
+    let mut checked = where_check::Checked::default();
+    let mut failures = Vec::new();
+    let mut done: std::collections::HashSet<(PathBuf, Vec<String>)> = Default::default();
+    for q in &queries {
+        if is_explain(&q.args) {
+            continue;
+        }
+        let Some(lq) = library_query(q) else {
+            continue;
+        };
+        if lq.finish.default.is_some() || lq.finish.value_type.is_some() {
+            continue;
+        }
+        let files = hiera_lookup::backend::DataFiles::default();
+        let mut reporter = hiera_lookup::where_::Reporter::new(files.clone(), Default::default());
+        let session = || {
+            Session::with_files(
+                lq.scope.clone(),
+                lq.layers.clone(),
+                Settings::default(),
+                files.clone(),
+            )
+        };
+        let mut keys = lq.keys.clone();
+        // Every key of the tree, once per node and configuration (the args without keys).
+        let setup: Vec<String> = q.args.iter().filter(|a| a.starts_with('-') || !lq.keys.contains(a)).cloned().collect();
+        if done.insert((q.case_dir.clone(), setup)) {
+            if let Ok(all) = session().all_keys() {
+                keys.extend(all);
+            }
+        }
+        for key in keys {
+            let r = where_check::check(
+                &mut reporter,
+                &mut session(),
+                &mut session(),
+                &key,
+                lq.merge.as_ref(),
+                &mut checked,
+            );
+            if let Err(e) = r {
+                failures.push(format!("{}: {e}", q.label()));
+            }
+        }
+    }
+    assert!(
+        checked.first > 1000 && checked.merged > 200,
+        "too few answers compared: {checked:?}"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} disagreements ({checked:?}):\n{}",
         failures.len(),
         failures.join("\n")
     );

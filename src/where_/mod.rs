@@ -111,6 +111,8 @@ pub struct Report {
     pub key: String,
     pub node: Option<String>,
     pub answer: Answer,
+    /// The merge the lookup used.
+    pub merge: MergeStrategy,
     pub strategy: String,
     /// Deep-merge options, as `--explain` shows them.
     pub strategy_options: Option<Value>,
@@ -135,12 +137,45 @@ pub struct Request {
     pub reachable_only: bool,
 }
 
-/// The report of `request.key` for the session's node. `files` must be the session's data
-/// file store (values of definitions the lookup did not read come from it too).
-pub fn report(
-    session: &mut Session,
-    files: &DataFiles,
+/// Builds reports, keeping the data files and positions it reads for the next report (of
+/// another key or another node).
+pub struct Reporter {
+    files: DataFiles,
     strict: Strict,
+    positions: HashMap<String, Option<Arc<PosNode>>>,
+}
+
+impl Reporter {
+    /// `files` should be the sessions' data file store, so that each file is parsed once;
+    /// `strict` their `--strict`.
+    pub fn new(files: DataFiles, strict: Strict) -> Reporter {
+        Reporter {
+            files,
+            strict,
+            positions: HashMap::new(),
+        }
+    }
+
+    /// The report of `request.key` for the session's node.
+    pub fn report(
+        &mut self,
+        session: &mut Session,
+        request: &Request,
+        node: Option<String>,
+    ) -> Result<Report> {
+        let mut ctx = Context {
+            files: &self.files,
+            strict: self.strict,
+            positions: &mut self.positions,
+            warnings: Vec::new(),
+        };
+        report(&mut ctx, session, request, node)
+    }
+}
+
+fn report(
+    ctx: &mut Context,
+    session: &mut Session,
     request: &Request,
     node: Option<String>,
 ) -> Result<Report> {
@@ -151,12 +186,6 @@ pub fn report(
         Ok(Outcome::Found(v)) => Answer::Found(v.clone()),
         Ok(Outcome::NotFound) => Answer::NotFound,
         Err(e) => Answer::Error(e.to_string()),
-    };
-    let mut ctx = Context {
-        files,
-        strict,
-        positions: HashMap::new(),
-        warnings: Vec::new(),
     };
     let mut definitions = Vec::new();
     let found_at: HashMap<usize, &Value> = trace
@@ -268,6 +297,7 @@ pub fn report(
         key: request.key.clone(),
         node,
         answer,
+        merge: trace.strategy.clone(),
         strategy: trace.strategy.name().to_string(),
         strategy_options: trace.strategy.options(),
         source: trace.source,
@@ -275,7 +305,7 @@ pub fn report(
         option_entries,
         definitions,
         locations: reachable.len(),
-        warnings: ctx.warnings,
+        warnings: std::mem::take(&mut ctx.warnings),
     })
 }
 
@@ -410,7 +440,7 @@ fn data_format(r: &Reached) -> Option<DataFormat> {
 struct Context<'a> {
     files: &'a DataFiles,
     strict: Strict,
-    positions: HashMap<String, Option<Arc<PosNode>>>,
+    positions: &'a mut HashMap<String, Option<Arc<PosNode>>>,
     warnings: Vec<String>,
 }
 
