@@ -20,6 +20,11 @@ pub enum Error {
     /// prints `Error: Could not run: <message>`.
     #[error("{0}")]
     Run(String),
+    /// A variable the scope does not define, under `strict = error`: a plain Ruby error
+    /// (`Undefined variable 'name'; `) that a hiera.yaml being interpolated turns into an
+    /// issue naming its file and line.
+    #[error("Undefined variable '{0}'; ")]
+    UndefinedVariable(String),
     /// A command-line usage error.
     #[error("{0}")]
     Usage(String),

@@ -1,5 +1,9 @@
 //! Hierarchy locations resolved to files: paths, Ruby-style globs and mapped paths.
 
+use crate::config::{Entry, Locations};
+use crate::error::{Error, Result};
+use crate::interpolation::{interpolate_str, scope_lookup, Context};
+use crate::value::Value;
 use std::path::Path;
 
 /// A location of a hierarchy entry after interpolation.
@@ -11,6 +15,106 @@ pub struct ResolvedLocation {
     pub location: String,
     pub exists: bool,
     pub uri: bool,
+}
+
+/// The locations of hierarchy entry `e`, interpolated against the scope, under `datadir`
+/// (`None`: the entry declares none). A default hierarchy keeps only existing paths.
+pub(crate) fn resolve<C: Context>(
+    cx: &mut C,
+    e: &Entry,
+    datadir: &str,
+    is_default: bool,
+) -> Result<Option<Vec<ResolvedLocation>>> {
+    let path_loc = |original: &str, p: String| {
+        // File.exist?: true for directories and devices too.
+        let exists = std::path::Path::new(&p).exists();
+        ResolvedLocation {
+            original: original.to_string(),
+            location: p,
+            exists,
+            uri: false,
+        }
+    };
+    Ok(Some(match &e.locations {
+        Locations::None => return Ok(None),
+        Locations::Paths(paths) => {
+            let mut out = Vec::new();
+            for declared in paths {
+                let mut p = interpolate_str(cx, declared, false)?;
+                if let Some(ext) = &e.extension {
+                    if !p.ends_with(ext.as_str()) {
+                        p.push_str(ext);
+                    }
+                }
+                let full = crate::config::path_plus(datadir, &p);
+                let loc = path_loc(declared, full);
+                if !is_default || loc.exists {
+                    out.push(loc);
+                }
+            }
+            out
+        }
+        Locations::Globs(globs) => {
+            let mut out = Vec::new();
+            for declared in globs {
+                let g = interpolate_str(cx, declared, false)?;
+                let pattern = crate::config::path_plus(datadir, &g);
+                for f in glob(&pattern).map_err(Error::run)? {
+                    out.push(ResolvedLocation {
+                        original: pattern.clone(),
+                        location: f,
+                        exists: true,
+                        uri: false,
+                    });
+                }
+            }
+            out
+        }
+        Locations::Uris(uris) => {
+            let mut out = Vec::new();
+            for declared in uris {
+                let u = interpolate_str(cx, declared, false)?;
+                out.push(ResolvedLocation {
+                    original: declared.clone(),
+                    location: u,
+                    exists: true,
+                    uri: true,
+                });
+            }
+            out
+        }
+        Locations::Mapped(var, key, template) => {
+            let vars = scope_lookup(cx, var, "mapped_path[0]")?;
+            let vars: Vec<Value> = match vars {
+                None | Some(Value::Null) => return Ok(Some(Vec::new())),
+                Some(Value::String(s)) if s.is_empty() => return Ok(Some(Vec::new())),
+                Some(Value::Array(a)) if a.is_empty() => return Ok(Some(Vec::new())),
+                Some(Value::Hash(h)) if h.is_empty() => return Ok(Some(Vec::new())),
+                // `mapped.empty?` on a value without that method (Ruby 3.3 wording).
+                Some(v @ (Value::Int(_) | Value::BigInt(_) | Value::Float(_) | Value::Bool(_))) => {
+                    let recv = match v {
+                        Value::Bool(b) => b.to_string(),
+                        other => format!("an instance of {}", other.ruby_class()),
+                    };
+                    return Err(Error::run(format!("undefined method `empty?' for {recv}")));
+                }
+                Some(Value::String(s)) => vec![Value::String(s)],
+                Some(Value::Array(a)) => a,
+                Some(Value::Hash(h)) => h
+                    .into_iter()
+                    .map(|(k, v)| Value::Array(vec![k, v]))
+                    .collect(),
+                Some(other) => vec![other],
+            };
+            let mut out = Vec::new();
+            for v in vars {
+                let p = cx.with_local(key, v, |cx| interpolate_str(cx, template, false));
+                let full = crate::config::path_plus(datadir, &p?);
+                out.push(path_loc(template, full));
+            }
+            out
+        }
+    }))
 }
 
 /// Ruby's `Pathname.glob(pattern)` on Ruby 3 (sorted), minus directories.

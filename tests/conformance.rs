@@ -705,7 +705,12 @@ fn where_agrees_with_the_lookup_on_every_recorded_tree() {
         };
         let mut keys = lq.keys.clone();
         // Every key of the tree, once per node and configuration (the args without keys).
-        let setup: Vec<String> = q.args.iter().filter(|a| a.starts_with('-') || !lq.keys.contains(a)).cloned().collect();
+        let setup: Vec<String> = q
+            .args
+            .iter()
+            .filter(|a| a.starts_with('-') || !lq.keys.contains(a))
+            .cloned()
+            .collect();
         if done.insert((q.case_dir.clone(), setup)) {
             if let Ok(all) = session().all_keys() {
                 keys.extend(all);

@@ -60,7 +60,10 @@ fn scratch(name: &str, files: &[(&str, &str)]) -> PathBuf {
 }
 
 /// The JSON report: (role, file relative to `base`, line, column, key, value) per definition.
-fn definitions(o: &Output, base: &Path) -> Vec<(String, String, i64, i64, String, serde_json::Value)> {
+fn definitions(
+    o: &Output,
+    base: &Path,
+) -> Vec<(String, String, i64, i64, String, serde_json::Value)> {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON report");
     v["definitions"]
         .as_array()
@@ -86,7 +89,11 @@ fn definitions(o: &Output, base: &Path) -> Vec<(String, String, i64, i64, String
 
 #[test]
 fn text_report_on_the_fixtures() {
-    let o = fixture_where(&["profile::base::packages", "--facts", "fixtures/facts/web01.yaml"]);
+    let o = fixture_where(&[
+        "profile::base::packages",
+        "--facts",
+        "fixtures/facts/web01.yaml",
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = stdout(&o);
     let lines: Vec<&str> = out.lines().collect();
@@ -100,11 +107,23 @@ fn text_report_on_the_fixtures() {
     );
     // Aligned columns: every row has its location where the header has LOCATION.
     let col = lines[2].find("LOCATION").unwrap();
-    assert!(lines[3].starts_with("4  contributes  environment  Per-OS defaults"), "{out}");
-    assert!(lines[3][col..].starts_with("fixtures/environments/production/data/os/Debian.yaml:2:1 "), "{out}");
-    assert!(lines[4][col..].starts_with("fixtures/environments/production/data/common.yaml:18:1"), "{out}");
+    assert!(
+        lines[3].starts_with("4  contributes  environment  Per-OS defaults"),
+        "{out}"
+    );
+    assert!(
+        lines[3][col..].starts_with("fixtures/environments/production/data/os/Debian.yaml:2:1 "),
+        "{out}"
+    );
+    assert!(
+        lines[4][col..].starts_with("fixtures/environments/production/data/common.yaml:18:1"),
+        "{out}"
+    );
     // RedHat.yaml is a data file web01 does not reach.
-    assert!(lines[5].starts_with("-  not reached  environment  -"), "{out}");
+    assert!(
+        lines[5].starts_with("-  not reached  environment  -"),
+        "{out}"
+    );
     assert!(lines[5].contains("data/os/RedHat.yaml:2:1"), "{out}");
     assert!(lines[5].ends_with(r#"["yum-utils"]"#), "{out}");
     assert!(out.contains("applies         environment  fixtures/environments/production/data/common.yaml:5:3  ^profile::.*::packages$"), "{out}");
@@ -126,8 +145,22 @@ fn first_found_winner_and_shadowed_definitions() {
     assert_eq!(
         defs,
         vec![
-            ("wins".into(), "roles/web.yaml".into(), 2, 1, "profile::web::port".into(), 8080.into()),
-            ("shadowed".into(), "common.yaml".into(), 21, 1, "profile::web::port".into(), 80.into()),
+            (
+                "wins".into(),
+                "roles/web.yaml".into(),
+                2,
+                1,
+                "profile::web::port".into(),
+                8080.into()
+            ),
+            (
+                "shadowed".into(),
+                "common.yaml".into(),
+                21,
+                1,
+                "profile::web::port".into(),
+                80.into()
+            ),
         ]
     );
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -136,11 +169,20 @@ fn first_found_winner_and_shadowed_definitions() {
     assert_eq!(v["merge"]["source"], "default");
     assert_eq!(v["node"], "web01.example.com");
     // The same key for db01 (role db): only common.yaml is reached; roles/web.yaml is not.
-    let o = fixture_where(&["profile::web::port", "--facts", "fixtures/facts/db01.json", "--format", "json"]);
+    let o = fixture_where(&[
+        "profile::web::port",
+        "--facts",
+        "fixtures/facts/db01.json",
+        "--format",
+        "json",
+    ]);
     let defs = definitions(&o, &base);
     assert_eq!(defs[0].0, "wins");
     assert_eq!(defs[0].1, "common.yaml");
-    assert_eq!((defs[1].0.as_str(), defs[1].1.as_str()), ("not reached", "roles/web.yaml"));
+    assert_eq!(
+        (defs[1].0.as_str(), defs[1].1.as_str()),
+        ("not reached", "roles/web.yaml")
+    );
     // --reachable-only hides it.
     let o = fixture_where(&[
         "profile::web::port",
@@ -171,7 +213,10 @@ fn merge_given_on_the_command_line_and_dotted_keys() {
     // The node file has users but no bob; the role file's bob.shell is at its line.
     assert_eq!(defs[0].1, "nodes/web01.example.com.yaml");
     assert_eq!(defs[0].4, "profile::base::users");
-    assert_eq!((defs[1].1.as_str(), defs[1].2, defs[1].3), ("roles/web.yaml", 9, 5));
+    assert_eq!(
+        (defs[1].1.as_str(), defs[1].2, defs[1].3),
+        ("roles/web.yaml", 9, 5)
+    );
     assert_eq!(defs[1].4, "profile::base::users.bob.shell");
     assert_eq!(defs[2].4, "profile::base::users.bob.shell");
     assert_eq!((defs[2].2, defs[2].3), (17, 5));
@@ -209,12 +254,28 @@ fn fleet_over_a_facts_dir() {
             .find(|d| d["file"].as_str().unwrap().ends_with(suffix))
             .unwrap_or_else(|| panic!("{suffix} in {v}"))
     };
-    assert_eq!(by_file("roles/web.yaml")["wins"], serde_json::json!(["web01.example.com"]));
-    assert_eq!(by_file("common.yaml")["wins"], serde_json::json!(["db01.example.com"]));
-    assert_eq!(by_file("common.yaml")["shadowed"], serde_json::json!(["web01.example.com"]));
+    assert_eq!(
+        by_file("roles/web.yaml")["wins"],
+        serde_json::json!(["web01.example.com"])
+    );
+    assert_eq!(
+        by_file("common.yaml")["wins"],
+        serde_json::json!(["db01.example.com"])
+    );
+    assert_eq!(
+        by_file("common.yaml")["shadowed"],
+        serde_json::json!(["web01.example.com"])
+    );
     assert_eq!(by_file("common.yaml")["reached_by"], 2);
-    let text = stdout(&fixture_where(&["profile::base::packages", "--facts-dir", "fixtures/facts"]));
-    assert!(text.starts_with("profile::base::packages over 2 nodes: found for 2"), "{text}");
+    let text = stdout(&fixture_where(&[
+        "profile::base::packages",
+        "--facts-dir",
+        "fixtures/facts",
+    ]));
+    assert!(
+        text.starts_with("profile::base::packages over 2 nodes: found for 2"),
+        "{text}"
+    );
     assert!(text.contains("contributes 1"), "{text}");
 }
 
@@ -234,10 +295,21 @@ fn definitions_no_node_reaches_are_flagged() {
     let o = run_in(&dir, &["where", "k", "--facts-dir", "facts"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = stdout(&o);
-    let line = |file: &str| out.lines().find(|l| l.contains(file)).unwrap_or_else(|| panic!("{file}: {out}")).to_string();
-    assert!(line("data/nodes/retired.yaml:1:1").starts_with("no node reaches this"), "{out}");
+    let line = |file: &str| {
+        out.lines()
+            .find(|l| l.contains(file))
+            .unwrap_or_else(|| panic!("{file}: {out}"))
+            .to_string()
+    };
+    assert!(
+        line("data/nodes/retired.yaml:1:1").starts_with("no node reaches this"),
+        "{out}"
+    );
     assert!(line("data/nodes/a.yaml:1:1").starts_with("wins 1"), "{out}");
-    assert!(line("data/common.yaml:1:1").starts_with("wins 1, shadowed 1"), "{out}");
+    assert!(
+        line("data/common.yaml:1:1").starts_with("wins 1, shadowed 1"),
+        "{out}"
+    );
     assert!(out.contains("nodes:\n"), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -261,16 +333,39 @@ fn knockout_aliases_and_json_data() {
         ],
     );
     let base = dir.join("data");
-    let w = |key: &str| run_in(&dir, &["where", key, "--facts", "facts.yaml", "--hiera_config", "hiera.yaml", "--format", "json"]);
+    let w = |key: &str| {
+        run_in(
+            &dir,
+            &[
+                "where",
+                key,
+                "--facts",
+                "facts.yaml",
+                "--hiera_config",
+                "hiera.yaml",
+                "--format",
+                "json",
+            ],
+        )
+    };
     let o = w("pkgs");
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     // deep_merge edits the higher value in place: the marker knocks out what is right below.
     assert_eq!(v["value"], serde_json::json!(["vim", "emacs"]));
     let defs = definitions(&o, &base);
-    assert_eq!((defs[0].0.as_str(), defs[0].1.as_str(), defs[0].2, defs[0].3), ("contributes", "node.yaml", 6, 1));
-    assert_eq!((defs[1].0.as_str(), defs[1].1.as_str(), defs[1].2, defs[1].3), ("knocked out", "common.json", 2, 3));
-    assert_eq!((defs[2].0.as_str(), defs[2].1.as_str()), ("contributes", "common.yaml"));
+    assert_eq!(
+        (defs[0].0.as_str(), defs[0].1.as_str(), defs[0].2, defs[0].3),
+        ("contributes", "node.yaml", 6, 1)
+    );
+    assert_eq!(
+        (defs[1].0.as_str(), defs[1].1.as_str(), defs[1].2, defs[1].3),
+        ("knocked out", "common.json", 2, 3)
+    );
+    assert_eq!(
+        (defs[2].0.as_str(), defs[2].1.as_str()),
+        ("contributes", "common.yaml")
+    );
     assert_eq!(v["lookup_options_entries"][0]["line"], 2);
     // A hash knocked out: bob's definition in common.json is gone from the answer (a bare
     // marker leaves an empty string).
@@ -278,13 +373,19 @@ fn knockout_aliases_and_json_data() {
     let defs = definitions(&o, &base);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     assert_eq!(defs[0].5, "--");
-    assert_eq!((defs[1].0.as_str(), defs[1].1.as_str()), ("knocked out", "common.json"));
+    assert_eq!(
+        (defs[1].0.as_str(), defs[1].1.as_str()),
+        ("knocked out", "common.json")
+    );
     assert_eq!((defs[1].2, defs[1].3), (3, 13));
     // An alias: the definition is reported at the alias site, with the anchor.
     let o = w("alias_user.x");
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let d = &v["definitions"][0];
-    assert_eq!((d["line"].as_i64(), d["column"].as_i64()), (Some(11), Some(13)));
+    assert_eq!(
+        (d["line"].as_i64(), d["column"].as_i64()),
+        (Some(11), Some(13))
+    );
     assert_eq!(d["alias_of"], serde_json::json!({"line": 10, "column": 3}));
     assert_eq!(d["role"], "wins");
     let _ = std::fs::remove_dir_all(&dir);
@@ -292,7 +393,13 @@ fn knockout_aliases_and_json_data() {
 
 #[test]
 fn colour_on_request() {
-    let o = fixture_where(&["profile::web::port", "--facts", "fixtures/facts/web01.yaml", "--color", "always"]);
+    let o = fixture_where(&[
+        "profile::web::port",
+        "--facts",
+        "fixtures/facts/web01.yaml",
+        "--color",
+        "always",
+    ]);
     let out = stdout(&o);
     assert!(out.contains("\x1b[1;32mwins\x1b[0m"), "{out}");
     assert!(out.contains("\x1b[2mshadowed\x1b[0m"), "{out}");
@@ -303,9 +410,18 @@ fn bad_usage_exits_2_with_one_line() {
     for (args, msg) in [
         (vec!["where"], "where needs a key"),
         (vec!["where", "a", "b"], "where takes one key"),
-        (vec!["where", "a", "--explain"], "--explain cannot be used with where"),
-        (vec!["where", "a", "--format", "yaml"], "--format expects text or json"),
-        (vec!["where", "a", "--facts", "/nonexistent/facts.yaml"], "/nonexistent/facts.yaml"),
+        (
+            vec!["where", "a", "--explain"],
+            "--explain cannot be used with where",
+        ),
+        (
+            vec!["where", "a", "--format", "yaml"],
+            "--format expects text or json",
+        ),
+        (
+            vec!["where", "a", "--facts", "/nonexistent/facts.yaml"],
+            "/nonexistent/facts.yaml",
+        ),
     ] {
         let o = run_in(&root(), &args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
@@ -314,7 +430,14 @@ fn bad_usage_exits_2_with_one_line() {
         assert_eq!(err.lines().count(), 1, "{err}");
     }
     // A data error is the lookup's error, named with its file.
-    let dir = scratch("broken", &[("hiera.yaml", HIERA), ("data/common.yaml", "k: [1\n"), ("f.yaml", FACTS)]);
+    let dir = scratch(
+        "broken",
+        &[
+            ("hiera.yaml", HIERA),
+            ("data/common.yaml", "k: [1\n"),
+            ("f.yaml", FACTS),
+        ],
+    );
     let o = run_in(&dir, &["where", "k", "--facts", "f.yaml"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stdout(&o).contains("error: "), "{}", stdout(&o));
@@ -346,15 +469,33 @@ fn where_agrees_with_the_lookup_on_the_fixtures() {
         let files = hiera_lookup::backend::DataFiles::default();
         let mut reporter = hiera_lookup::where_::Reporter::new(files.clone(), Default::default());
         let session = || {
-            Session::with_files(scope.clone(), env.layers().unwrap(), Settings::default(), files.clone())
+            Session::with_files(
+                scope.clone(),
+                env.layers().unwrap(),
+                Settings::default(),
+                files.clone(),
+            )
         };
         let mut keys = session().all_keys().unwrap();
-        keys.extend(["profile::base::users.bob.shell".into(), "nope".into(), "ntp::servers.1".into()]);
+        keys.extend([
+            "profile::base::users.bob.shell".into(),
+            "nope".into(),
+            "ntp::servers.1".into(),
+        ]);
         for key in &keys {
             for merge in [None, Some("unique"), Some("deep")] {
-                let merge = merge.map(|m| hiera_lookup::merge::MergeStrategy::from_cli(m, None, false, false).unwrap());
-                where_check::check(&mut reporter, &mut session(), &mut session(), key, merge.as_ref(), &mut checked)
-                    .unwrap_or_else(|e| panic!("{facts}: {e}"));
+                let merge = merge.map(|m| {
+                    hiera_lookup::merge::MergeStrategy::from_cli(m, None, false, false).unwrap()
+                });
+                where_check::check(
+                    &mut reporter,
+                    &mut session(),
+                    &mut session(),
+                    key,
+                    merge.as_ref(),
+                    &mut checked,
+                )
+                .unwrap_or_else(|e| panic!("{facts}: {e}"));
             }
         }
     }

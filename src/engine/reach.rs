@@ -6,7 +6,9 @@
 //! [`Session::trace_lookup`] runs the real lookup while the engine records each value its
 //! backends return for the key at the top level.
 
-use super::{hash_get, KeyPattern, ProviderId, ResolvedEntry, Session, LOOKUP_OPTIONS};
+use super::lookup_options::KeyPattern;
+use super::providers::{ProviderId, ResolvedEntry};
+use super::{hash_get, Session, LOOKUP_OPTIONS};
 use crate::config::FunctionKind;
 use crate::error::{Error, Result};
 use crate::key::LookupKey;
@@ -171,9 +173,9 @@ impl Session {
         let options = if key == LOOKUP_OPTIONS || key.starts_with("lookup_options.") {
             None
         } else {
-            let saved = std::mem::replace(&mut self.invocation_module, lk.module_name.clone());
+            let saved = std::mem::replace(&mut self.inv.invocation_module, lk.module_name.clone());
             let r = self.lookup_lookup_options(&lk);
-            self.invocation_module = saved;
+            self.inv.invocation_module = saved;
             // An error here is the lookup's own error, which the outcome below reports.
             r.ok().flatten()
         };
@@ -229,7 +231,7 @@ impl Session {
         lk: &LookupKey,
         value: &Value,
     ) {
-        if self.lookup_depth != 0 || lk.key == LOOKUP_OPTIONS {
+        if self.interp.lookup_depth != 0 || lk.key == LOOKUP_OPTIONS {
             return;
         }
         if let Some(log) = self.found_log.as_mut() {

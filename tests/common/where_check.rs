@@ -73,7 +73,11 @@ pub fn check(
     };
     if report.merge.is_first() {
         if !contributors.is_empty() || winners.len() > 1 {
-            return Err(format!("{key}: first found with {} winners and {} contributors", winners.len(), contributors.len()));
+            return Err(format!(
+                "{key}: first found with {} winners and {} contributors",
+                winners.len(),
+                contributors.len()
+            ));
         }
         match value {
             Some(v) => {
@@ -103,7 +107,10 @@ pub fn check(
     let Some(v) = value else {
         checked.not_found += 1;
         if !contributors.is_empty() && lk.segments.is_empty() {
-            return Err(format!("{key}: not found, yet {} definitions contribute", contributors.len()));
+            return Err(format!(
+                "{key}: not found, yet {} definitions contribute",
+                contributors.len()
+            ));
         }
         return Ok(());
     };
