@@ -6,15 +6,16 @@
 //! (`diff` annotating a changed line, `lint`) can ask the same question:
 //!
 //! ```
-//! use hiera_lookup::position::{positions_of, DataFormat, Path};
+//! use hiera_lookup::position::{positions_of, DataFormat};
 //! use hiera_lookup::Value;
 //!
 //! let text = "ntp:\n  servers: [a, b]\n";
 //! let tree = positions_of(DataFormat::Yaml, text.as_bytes()).unwrap().unwrap();
 //! let at = tree.locate(&[Value::str("ntp"), Value::str("servers"), Value::Int(1)]).unwrap();
 //! assert_eq!((at.pos.line, at.pos.column), (2, 16));
-//! # let _: Option<Path> = None;
 //! ```
+//!
+//! [`positions_of_file`] reads a data file (format by extension) the same way.
 
 use crate::value::Value;
 use std::rc::Rc;
@@ -242,6 +243,16 @@ pub fn positions_of(format: DataFormat, bytes: &[u8]) -> Result<Option<PosNode>,
             crate::backend::hocon::positions(&text).map(Some)
         }
     }
+}
+
+/// The position tree of a data file, its format known by its extension (`.yaml`, `.yml`,
+/// `.eyaml`, `.json`, `.conf`); the file is read within [`crate::limits`]. Errors name the
+/// file.
+pub fn positions_of_file(path: &std::path::Path) -> Result<Option<PosNode>, String> {
+    let format = DataFormat::of_path(path)
+        .ok_or_else(|| format!("{}: not a YAML, JSON or HOCON data file", path.display()))?;
+    let bytes = crate::limits::read_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    positions_of(format, &bytes).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Line and column (1-based, columns in characters) of byte offsets in a text.

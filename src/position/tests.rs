@@ -195,3 +195,16 @@ fn line_index() {
     assert_eq!(li.pos(5), Pos { line: 2, column: 2 });
     assert_eq!(li.pos(8), Pos { line: 4, column: 1 });
 }
+
+#[test]
+fn positions_of_a_data_file() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/environments/production/data");
+    let tree = positions_of_file(&dir.join("common.yaml")).unwrap().unwrap();
+    let at = tree.locate(&[s("profile::web::port")]).unwrap();
+    assert_eq!((at.pos.line, at.pos.column), (21, 1));
+    let e = positions_of_file(&dir.join("nope.yaml")).unwrap_err();
+    assert!(e.contains("nope.yaml"), "{e}");
+    let e = positions_of_file(&dir.join("common.txt")).unwrap_err();
+    assert!(e.contains("not a YAML, JSON or HOCON data file"), "{e}");
+}
