@@ -29,16 +29,7 @@ use indexmap::IndexMap;
 /// The unwrapped document, or ruby-hocon's message (the caller wraps it as
 /// `Unable to parse (<path>): <message>`).
 pub fn parse_hocon(text: &str) -> Result<Value, String> {
-    let mut p = Parser {
-        s: text.chars().collect(),
-        i: 0,
-        line: 1,
-        depth: 0,
-        includes: 0,
-        after_separator: false,
-        fields: None,
-        key_starts: Vec::new(),
-    };
+    let mut p = Parser::new(text);
     let root = p.parse_root()?;
     let mut r = Resolver {
         root: &root,
@@ -56,14 +47,8 @@ pub fn parse_hocon(text: &str) -> Result<Value, String> {
 pub fn positions(text: &str) -> Result<crate::position::PosNode, String> {
     parse_hocon(text)?;
     let mut p = Parser {
-        s: text.chars().collect(),
-        i: 0,
-        line: 1,
-        depth: 0,
-        includes: 0,
-        after_separator: false,
         fields: Some(Vec::new()),
-        key_starts: Vec::new(),
+        ..Parser::new(text)
     };
     p.parse_root()?;
     let fields = p.fields.take().unwrap_or_default();
@@ -83,6 +68,20 @@ pub const RAW: &str = "\u{0}raw:";
 const MAX_INCLUDE_DEPTH: usize = 32;
 
 impl Parser {
+    /// A parser at the start of a document.
+    fn new(text: &str) -> Parser {
+        Parser {
+            s: text.chars().collect(),
+            i: 0,
+            line: 1,
+            depth: 0,
+            includes: 0,
+            after_separator: false,
+            fields: None,
+            key_starts: Vec::new(),
+        }
+    }
+
     /// `include file("name")`: the file, relative to the working directory as Ruby's File
     /// opens it (without an extension: `name.conf`, then `name.json`), parsed on its own; a
     /// missing file is ignored, as ruby-hocon ignores includes it cannot find. Its errors name

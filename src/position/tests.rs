@@ -200,7 +200,9 @@ fn line_index() {
 fn positions_of_a_data_file() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures/environments/production/data");
-    let tree = positions_of_file(&dir.join("common.yaml")).unwrap().unwrap();
+    let tree = positions_of_file(&dir.join("common.yaml"))
+        .unwrap()
+        .unwrap();
     let at = tree.locate(&[s("profile::web::port")]).unwrap();
     assert_eq!((at.pos.line, at.pos.column), (21, 1));
     let e = positions_of_file(&dir.join("nope.yaml")).unwrap_err();

@@ -83,6 +83,41 @@ pub struct Definition {
     pub note: Option<String>,
 }
 
+impl Definition {
+    /// The definition of `lk` in a file whose value at the key's root is `root_value`: the
+    /// deepest part of the key it holds, and the value there (no position, level or order).
+    fn of(
+        lk: &LookupKey,
+        root_value: &Value,
+        role: Role,
+        layer: LayerName,
+        file: String,
+    ) -> Definition {
+        let (len, value) = deepest(root_value, &lk.segments);
+        Definition {
+            role,
+            layer,
+            level: None,
+            default_hierarchy: false,
+            order: None,
+            file,
+            pos: None,
+            anchor: None,
+            path: key_path(lk, len),
+            complete: len == lk.segments.len(),
+            value,
+            note: None,
+        }
+    }
+
+    /// How many segments of the key `path` has.
+    fn path_len(&self, lk: &LookupKey) -> usize {
+        (0..=lk.segments.len())
+            .find(|&n| key_path(lk, n) == self.path)
+            .unwrap_or(0)
+    }
+}
+
 /// A lookup_options entry that applies to the key.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OptionEntry {
@@ -212,56 +247,38 @@ fn report(
         let Some(root_value) = root_value else {
             continue;
         };
-        let (path_len, value) = deepest(&root_value, &lk.segments);
-        let (pos, anchor) = if file_backed {
-            ctx.locate(r, &file, &lk, path_len)
-        } else {
-            (None, None)
+        let role = match found {
+            Some(_) if trace.strategy.is_first() => Role::Wins,
+            Some(_) => Role::Contributes,
+            None => Role::Shadowed,
         };
+        let mut d = Definition::of(&lk, &root_value, role, r.layer.clone(), file);
+        if file_backed {
+            let len = d.path_len(&lk);
+            (d.pos, d.anchor) = ctx.locate(r, &d.file, &lk, len);
+        }
         definitions.push(Definition {
-            role: if found.is_some() {
-                if trace.strategy.is_first() {
-                    Role::Wins
-                } else {
-                    Role::Contributes
-                }
-            } else {
-                Role::Shadowed
-            },
-            layer: r.layer.clone(),
             level: Some(r.entry.clone()),
             default_hierarchy: r.default_hierarchy,
             order: Some(i + 1),
-            file,
-            pos,
-            anchor,
-            path: key_path(&lk, path_len),
-            complete: path_len == lk.segments.len(),
-            value,
-            note: None,
+            ..d
         });
     }
     // Values the engine found where no listed location is (none expected): still shown.
     for f in trace.found.iter().filter(|f| f.reached.is_none()) {
-        let (path_len, value) = deepest(&f.value, &lk.segments);
-        definitions.push(Definition {
-            role: if trace.strategy.is_first() {
-                Role::Wins
-            } else {
-                Role::Contributes
-            },
-            layer: LayerName::Environment,
-            level: None,
-            default_hierarchy: false,
-            order: None,
-            file: f.location.clone().unwrap_or_default(),
-            pos: None,
-            anchor: None,
-            path: key_path(&lk, path_len),
-            complete: path_len == lk.segments.len(),
-            value,
-            note: None,
-        });
+        let role = if trace.strategy.is_first() {
+            Role::Wins
+        } else {
+            Role::Contributes
+        };
+        let file = f.location.clone().unwrap_or_default();
+        definitions.push(Definition::of(
+            &lk,
+            &f.value,
+            role,
+            LayerName::Environment,
+            file,
+        ));
     }
     explain_roles(&mut definitions, &trace.strategy, &lk, &answer);
     let mut option_entries = ctx.option_entries(&reachable, &lk.root)?;
@@ -275,22 +292,11 @@ fn report(
             let Some(root_value) = ctx.raw_root(r, &path, &lk.root) else {
                 continue;
             };
-            let (path_len, value) = deepest(&root_value, &lk.segments);
-            let (pos, anchor) = ctx.locate(r, &path, &lk, path_len);
-            definitions.push(Definition {
-                role: Role::NotReached,
-                layer: r.layer.clone(),
-                level: None,
-                default_hierarchy: r.default_hierarchy,
-                order: None,
-                file: path,
-                pos,
-                anchor,
-                path: key_path(&lk, path_len),
-                complete: path_len == lk.segments.len(),
-                value,
-                note: None,
-            });
+            let mut d = Definition::of(&lk, &root_value, Role::NotReached, r.layer.clone(), path);
+            let len = d.path_len(&lk);
+            (d.pos, d.anchor) = ctx.locate(r, &d.file, &lk, len);
+            d.default_hierarchy = r.default_hierarchy;
+            definitions.push(d);
         }
     }
     Ok(Report {
