@@ -369,11 +369,16 @@ mod ffi {
     /// the *context* mark (zero, hence "line 1 column 1", when libyaml set none).
     fn syntax_error(p: &unsafe_yaml::yaml_parser_t) -> YamlError {
         // SAFETY: problem/context are null or static NUL-terminated strings.
-        let text = |s: *const std::ffi::c_char| -> Option<String> {
+        // libyaml's strings are `*const i8` on every target; `c_char` is `u8` on aarch64.
+        let text = |s: *const i8| -> Option<String> {
             if s.is_null() {
                 None
             } else {
-                Some(unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned())
+                Some(
+                    unsafe { CStr::from_ptr(s.cast()) }
+                        .to_string_lossy()
+                        .into_owned(),
+                )
             }
         };
         let parts: Vec<String> = [text(p.problem), text(p.context)]

@@ -373,12 +373,10 @@ fn command_errors_name_command_and_key() {
         )
         .unwrap_err()
     };
-    let start = std::time::Instant::now();
     assert_eq!(
         err("sleep", 1),
         "lookup_key command './bin/misbehave sleep' failed for key 'k': timed out after 1s"
     );
-    assert!(start.elapsed() < Duration::from_secs(4));
     assert_eq!(
         err("fail", 10),
         "lookup_key command './bin/misbehave fail' failed for key 'k': exited with status 3: vault is sealed"

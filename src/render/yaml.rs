@@ -212,7 +212,9 @@ impl<'v> Emitter<'v> {
             if p.is_null() {
                 return "libyaml emitter error".to_string();
             }
-            std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned()
+            std::ffi::CStr::from_ptr(p.cast())
+                .to_string_lossy()
+                .into_owned()
         }
     }
 

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Static Linux binaries of hiera-lookup (musl, no shared libraries at all), with SHA-256 sums.
+#
+#   .ci/build-static.sh [TARGET...]     default: x86_64-unknown-linux-musl aarch64-unknown-linux-musl
+#
+# Output: dist/hiera-lookup-VERSION-TARGET.tar.gz (the binary, README.md, LICENSE, CHANGELOG.md)
+# and dist/SHA256SUMS. Needs, once, on a Debian/Ubuntu x86_64 host (as root):
+#   rustup target add x86_64-unknown-linux-musl aarch64-unknown-linux-musl
+#   apt-get install musl-tools clang lld                       # x86_64 C code: musl-gcc
+#   dpkg --add-architecture arm64 && apt-get update && apt-get install musl-dev:arm64
+#                                                              # aarch64: clang + lld, musl's headers
+# The C code built (mimalloc, tree-sitter) is compiled for musl too, so the binary runs on any
+# Linux of that architecture (glibc or not, any version).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(x86_64-unknown-linux-musl aarch64-unknown-linux-musl)
+mkdir -p dist
+for t in "${targets[@]}"; do
+  case "$t" in
+    x86_64-unknown-linux-musl)
+      export CC_x86_64_unknown_linux_musl=musl-gcc
+      ;;
+    aarch64-unknown-linux-musl)
+      export CC_aarch64_unknown_linux_musl=clang
+      export CFLAGS_aarch64_unknown_linux_musl="--target=aarch64-linux-musl -nostdinc -isystem /usr/include/aarch64-linux-musl -isystem $(clang -print-resource-dir)/include"
+      export AR_aarch64_unknown_linux_musl=llvm-ar
+      command -v llvm-ar >/dev/null || export AR_aarch64_unknown_linux_musl=ar
+      export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_LINKER=rust-lld
+      ;;
+    *) echo "build-static: unknown target $t" >&2; exit 2 ;;
+  esac
+  cargo build --locked --release --target "$t"
+  bin=target/$t/release/hiera-lookup
+  if file "$bin" | grep -q 'dynamically linked'; then
+    echo "build-static: $bin is not static" >&2; exit 1
+  fi
+  stage=$(mktemp -d)
+  name=hiera-lookup-$version-$t
+  mkdir "$stage/$name"
+  cp "$bin" README.md LICENSE CHANGELOG.md "$stage/$name/"
+  tar -C "$stage" -czf "dist/$name.tar.gz" "$name"
+  rm -rf "$stage"
+  echo "build-static: dist/$name.tar.gz ($(file -b "$bin" | cut -d, -f1-2))"
+done
+(cd dist && sha256sum hiera-lookup-*.tar.gz > SHA256SUMS && cat SHA256SUMS)
