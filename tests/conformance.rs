@@ -727,14 +727,16 @@ fn where_agrees_with_the_lookup_on_every_recorded_tree() {
                 keys.extend(all);
             }
         }
+        // One session for `where` and one for the lookup, each answering every key.
+        let (mut for_where, mut for_lookup) = (session(), session());
         for key in keys {
             if !done.insert((q.case_dir.clone(), setup.clone(), key.clone())) {
                 continue;
             }
             let r = where_check::check(
                 reporter,
-                &mut session(),
-                &mut session(),
+                &mut for_where,
+                &mut for_lookup,
                 &key,
                 lq.merge.as_ref(),
                 &mut checked,

@@ -16,8 +16,8 @@ pub struct Checked {
     pub errors: usize,
 }
 
-/// Checks `where` for `key` in `session` against the lookup of `key` in `fresh` (a session
-/// of the same node that did nothing else).
+/// Checks `where` for `key` in `session` against the lookup of `key` in `fresh` (another
+/// session of the same node, which `where` never used).
 pub fn check(
     reporter: &mut Reporter,
     session: &mut Session,
