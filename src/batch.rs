@@ -15,6 +15,9 @@ use std::sync::Mutex;
 #[derive(Debug, Clone)]
 pub struct Node {
     pub name: String,
+    /// Where the node's facts came from, as a JSON Lines field: `("facts", file)`,
+    /// `("puppetdb", certname)`; every answer line of the node carries it.
+    pub source: Option<(String, String)>,
     pub scope: Scope,
     /// Why the node's facts could not be read: every answer of the node is this error (the
     /// batch goes on with the other nodes).
@@ -33,6 +36,8 @@ pub enum Keys {
 #[derive(Debug, Clone)]
 pub struct Record {
     pub node: String,
+    /// The node's facts source (see [`Node::source`]).
+    pub source: Option<(String, String)>,
     pub key: String,
     /// The answer after `--default` and `--type`, or the error a single lookup would give
     /// (a value that cannot be rendered is an error too).
@@ -53,9 +58,7 @@ impl Record {
     /// [`to_json_line`](Self::to_json_line), and whether the line is an error: the outcome's,
     /// or a value JSON cannot render (nested too deep, not UTF-8 …).
     pub fn json_line(&self) -> (String, bool) {
-        let mut m = Map::default();
-        m.insert(Value::str("node"), Value::str(self.node.as_str()));
-        m.insert(Value::str("key"), Value::str(self.key.as_str()));
+        let mut m = self.head();
         match &self.outcome {
             Ok(Answer::Found(v)) => {
                 m.insert(Value::str("found"), Value::Bool(true));
@@ -80,9 +83,7 @@ impl Record {
         match crate::render::to_json(&v) {
             Ok(line) => (line, self.outcome.is_err()),
             Err(e) => {
-                let mut m = Map::default();
-                m.insert(Value::str("node"), Value::str(self.node.as_str()));
-                m.insert(Value::str("key"), Value::str(self.key.as_str()));
+                let mut m = self.head();
                 m.insert(Value::str("error"), Value::str(e.to_string()));
                 (
                     crate::render::to_json(&Value::Hash(m)).unwrap_or_default(),
@@ -92,10 +93,21 @@ impl Record {
         }
     }
 
+    /// `node`, the facts source and `key`: what every line starts with.
+    fn head(&self) -> Map {
+        let mut m = Map::default();
+        m.insert(Value::str("node"), Value::str(self.node.as_str()));
+        if let Some((k, v)) = &self.source {
+            m.insert(Value::str(k.as_str()), Value::str(v.as_str()));
+        }
+        m.insert(Value::str("key"), Value::str(self.key.as_str()));
+        m
+    }
+
     /// The answer with its rendering checked: a value that JSON Lines (or `--render-as`)
     /// cannot print becomes the error a single lookup would report.
     fn new(
-        node: &str,
+        node: &Node,
         key: String,
         outcome: Result<Answer, Error>,
         format: Option<Format>,
@@ -111,7 +123,8 @@ impl Record {
             Ok(a)
         });
         Record {
-            node: node.to_string(),
+            node: node.name.clone(),
+            source: node.source.clone(),
             key,
             outcome,
             rendered,
@@ -183,7 +196,7 @@ impl Batch {
             };
             return keys
                 .into_iter()
-                .map(|key| Record::new(&node.name, key, Err(e.clone()), None))
+                .map(|key| Record::new(node, key, Err(e.clone()), None))
                 .collect();
         }
         let mut session = Session::with_files(
@@ -197,7 +210,7 @@ impl Batch {
             Keys::All => match session.all_keys() {
                 Ok(k) => k,
                 Err(e) => {
-                    return vec![Record::new(&node.name, String::new(), Err(e), None)];
+                    return vec![Record::new(node, String::new(), Err(e), None)];
                 }
             },
         };
@@ -206,7 +219,7 @@ impl Batch {
                 let outcome = session
                     .lookup(std::slice::from_ref(&key), self.merge.as_ref())
                     .and_then(|o| self.finish.apply(o));
-                Record::new(&node.name, key, outcome, self.format)
+                Record::new(node, key, outcome, self.format)
             })
             .collect()
     }

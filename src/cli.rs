@@ -35,11 +35,21 @@ pub struct Args {
     pub keys: Vec<String>,
 
     /// The global hiera.yaml (default: control-repo mode, see README).
-    #[arg(long = "hiera_config", visible_aliases = ["hiera-config", "config"], short = 'c', value_name = "FILE")]
+    #[arg(
+        long = "hiera_config",
+        visible_alias = "hiera-config",
+        value_name = "FILE"
+    )]
     pub hiera_config: Option<PathBuf>,
 
-    /// Facts of the node: a YAML or JSON file (the `puppet facts` wrapper is accepted).
-    /// Given more than once, every node is answered (batch mode, JSON Lines out).
+    /// Puppet's puppet.conf (default $confdir/puppet.conf), as Puppet's --config.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Facts of the node: a YAML or JSON file (`-`: standard input), Facter's hash, `puppet
+    /// facts` output, a fact cache file or PuppetDB's JSON. With --node, merged over the node's
+    /// cached facts, as Puppet does. Given more than once, every node is answered (batch mode,
+    /// JSON Lines out).
     #[arg(long, value_name = "FILE", action = ArgAction::Append)]
     pub facts: Vec<PathBuf>,
 
@@ -64,9 +74,15 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
 
-    /// The node's name (certname); without --facts it sets clientcert and trusted.certname.
+    /// The node's name (certname): its facts come from Puppet's fact cache
+    /// ($vardir/yaml/facts/NAME.yaml), with --facts over them; none at all is an error.
     #[arg(long, value_name = "NAME")]
     pub node: Option<String>,
+
+    /// With --node: no facts but the node's name (clientcert and trusted.certname), instead of
+    /// the error when no source has facts for it.
+    #[arg(long = "no-facts", visible_alias = "no_facts")]
+    pub no_facts: bool,
 
     /// An extra top-scope variable; the value is read as YAML. Repeatable.
     #[arg(long = "var", value_name = "NAME=VALUE", action = ArgAction::Append)]
@@ -145,12 +161,19 @@ pub struct Args {
     pub modulepath: Option<String>,
 
     /// Puppet's --compile needs a Puppet compiler; not supported.
-    #[arg(long)]
+    #[arg(long, short = 'c')]
     pub compile: bool,
 
-    /// Accepted and ignored, as by Puppet.
-    #[arg(long)]
-    pub trusted: bool,
+    /// `--trusted=FILE`: the node's trusted data (a YAML or JSON hash: extensions, ...), over
+    /// what Puppet derives from the certname. A bare --trusted is accepted and ignored, as by
+    /// Puppet.
+    #[arg(
+        long,
+        value_name = "FILE",
+        num_args = 0..=1,
+        require_equals = true
+    )]
+    pub trusted: Option<Option<PathBuf>>,
 
     /// Accepted for compatibility (logging flags of Puppet).
     #[arg(long, short = 'd')]
@@ -165,9 +188,12 @@ pub struct Args {
     #[arg(long, value_name = "WHEN")]
     pub color: Option<String>,
 
-    /// Puppet settings we accept and ignore (vardir, logdir, rundir).
-    #[arg(long, value_name = "DIR", hide = true)]
+    /// Puppet's vardir, where the fact cache is (default from puppet.conf, else
+    /// /opt/puppetlabs/puppet/cache for root, ~/.puppetlabs/opt/puppet/cache otherwise).
+    #[arg(long, value_name = "DIR")]
     pub vardir: Option<PathBuf>,
+
+    /// Puppet settings we accept and ignore (logdir, rundir).
     #[arg(long, value_name = "DIR", hide = true)]
     pub logdir: Option<PathBuf>,
     #[arg(long, value_name = "DIR", hide = true)]

@@ -27,6 +27,7 @@ pub mod engine;
 pub mod environment;
 pub mod error;
 pub mod explain;
+pub mod facts;
 mod hostinfo;
 pub mod interpolation;
 pub mod json;

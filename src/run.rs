@@ -4,8 +4,8 @@ use crate::cli::Args;
 use hiera_lookup::answer::{Answer, Finish, Format};
 use hiera_lookup::environment::EnvOptions;
 use hiera_lookup::merge::MergeStrategy;
-use hiera_lookup::scope::{load_facts_file, Scope, Strict};
-use hiera_lookup::{render, Error, Map, Session, Settings, Value};
+use hiera_lookup::scope::{Scope, Strict};
+use hiera_lookup::{render, Error, Session, Settings, Value};
 
 /// What the process prints and its exit status.
 pub struct Output {
@@ -98,13 +98,14 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
         None => Format::Yaml,
     };
 
-    let (cwd, env) = env_options(args)?;
+    let (cwd, conf, env) = environment(args)?;
     let layers = env.layers()?;
 
     if batch {
-        return run_batch(args, &env, layers, strict, merge, &cwd, format);
+        let request = facts_request(args, &cwd, &conf)?;
+        return run_batch(args, &env, layers, strict, merge, request, format);
     }
-    let scope = single_scope(args, &env, &cwd)?;
+    let scope = single_scope(args, &env, &facts_request(args, &cwd, &conf)?, warnings)?;
 
     let settings = Settings {
         strict,
@@ -180,11 +181,22 @@ pub(crate) fn parse_strict(args: &Args) -> Result<Strict, Error> {
     })
 }
 
-/// The current directory and where the layers are, from the layer flags.
-pub(crate) fn env_options(args: &Args) -> Result<(std::path::PathBuf, EnvOptions), Error> {
+/// The current directory, Puppet's settings and where the layers are, from the flags and
+/// puppet.conf.
+pub(crate) fn environment(
+    args: &Args,
+) -> Result<
+    (
+        std::path::PathBuf,
+        hiera_lookup::facts::conf::PuppetConf,
+        EnvOptions,
+    ),
+    Error,
+> {
     let cwd = std::env::current_dir()
         .map_err(|e| Error::run(format!("cannot read the current directory: {e}")))?;
-    let env = EnvOptions {
+    let conf = puppet_conf(args, &cwd)?;
+    let mut env = EnvOptions {
         hiera_config: args.hiera_config.clone(),
         codedir: args.codedir.clone(),
         confdir: args.confdir.clone(),
@@ -194,35 +206,19 @@ pub(crate) fn env_options(args: &Args) -> Result<(std::path::PathBuf, EnvOptions
         modulepath: args.modulepath.clone(),
         cwd: cwd.clone(),
     };
-    Ok((cwd, env))
+    conf.apply_layout(&mut env, args.config.is_some());
+    Ok((cwd, conf, env))
 }
 
-/// The scope of the one node of `--facts`/`--node`, with `--var`s.
+/// The scope of the one node the facts request names, with `--var`s.
 pub(crate) fn single_scope(
     args: &Args,
     env: &EnvOptions,
-    cwd: &std::path::Path,
+    request: &hiera_lookup::facts::FactsRequest,
+    warnings: &mut Vec<String>,
 ) -> Result<Scope, Error> {
-    let facts = match args.facts.first() {
-        Some(f) => {
-            let path = hiera_lookup::environment::absolute(cwd, f);
-            load_facts_file(&path, &f.display().to_string())?
-        }
-        None => {
-            // Puppet would ask Facter or PuppetDB; we only know the node's name.
-            let mut m = Map::default();
-            if let Some(n) = &args.node {
-                m.insert(Value::str("clientcert"), Value::str(n.as_str()));
-            }
-            m
-        }
-    };
-    if facts.is_empty() && !args.facts.is_empty() {
-        let node = args.node.clone().unwrap_or_else(|| "localhost".into());
-        return Err(Error::run(format!(
-            "No facts available for target node: {node}"
-        )));
-    }
+    let (facts, facts_warnings) = hiera_lookup::facts::single(request)?;
+    warnings.extend(facts_warnings);
     Scope::check_facts(&facts)?;
     let mut scope = Scope::from_facts(facts, &env.environment_name());
     for (name, value) in env.settings_vars() {
@@ -234,55 +230,28 @@ pub(crate) fn single_scope(
     Ok(scope)
 }
 
-/// The nodes of batch mode (`--facts` given more than once, `--facts-dir`), in order. A
-/// facts file that cannot be read is that node's error.
+/// The nodes of batch mode, in order, with `--var`s. A node whose facts cannot be read
+/// has that error (the batch goes on); facts warnings are printed at once.
 pub(crate) fn batch_nodes(
     args: &Args,
     env: &EnvOptions,
-    cwd: &std::path::Path,
+    request: &hiera_lookup::facts::FactsRequest,
 ) -> Result<Vec<hiera_lookup::batch::Node>, Error> {
     use hiera_lookup::batch::Node;
-    let mut files: Vec<std::path::PathBuf> = args
-        .facts
-        .iter()
-        .map(|f| hiera_lookup::environment::absolute(cwd, f))
-        .collect();
-    if let Some(dir) = &args.facts_dir {
-        let dir = hiera_lookup::environment::absolute(cwd, dir);
-        let rd = std::fs::read_dir(&dir).map_err(|e| {
-            Error::run(format!(
-                "Could not read facts directory {}: {e}",
-                dir.display()
-            ))
-        })?;
-        let mut found: Vec<_> = rd
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| {
-                matches!(
-                    p.extension().and_then(|x| x.to_str()),
-                    Some("yaml" | "yml" | "json")
-                )
-            })
-            .collect();
-        found.sort();
-        files.extend(found);
-    }
     let vars = parse_vars(args)?;
-    let mut nodes = Vec::with_capacity(files.len());
-    for f in &files {
-        // A facts file that cannot be read is that node's answer: the batch goes on.
-        let (facts, facts_error) = match load_facts_file(f, &f.display().to_string())
+    let (found, facts_warnings) = hiera_lookup::facts::batch(request)?;
+    // Printed now, before the answers stream out.
+    for w in facts_warnings {
+        eprintln!("Warning: {w}");
+    }
+    let mut nodes = Vec::with_capacity(found.len());
+    for n in found {
+        let (facts, facts_error) = match n
+            .facts
             .and_then(|facts| Scope::check_facts(&facts).map(|()| facts))
         {
             Ok(facts) => (facts, None),
             Err(e) => (Default::default(), Some(e)),
-        };
-        let name = match facts.get(&Value::str("clientcert")) {
-            Some(Value::String(c)) => c.clone(),
-            _ => f
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default(),
         };
         let mut scope = Scope::from_facts(facts, &env.environment_name());
         for (n, v) in env.settings_vars() {
@@ -292,12 +261,57 @@ pub(crate) fn batch_nodes(
             scope.set(n, v.clone());
         }
         nodes.push(Node {
-            name,
+            name: n.name,
+            source: Some(("facts".into(), n.source)),
             scope,
             facts_error,
         });
     }
     Ok(nodes)
+}
+
+/// Puppet's settings: the flags, then puppet.conf (`--config`, else the confdir's).
+fn puppet_conf(
+    args: &Args,
+    cwd: &std::path::Path,
+) -> Result<hiera_lookup::facts::conf::PuppetConf, Error> {
+    use hiera_lookup::environment::absolute;
+    let abs = |p: &Option<std::path::PathBuf>| p.as_deref().map(|p| absolute(cwd, p));
+    let flags = hiera_lookup::facts::conf::Flags {
+        config: abs(&args.config),
+        confdir: abs(&args.confdir),
+        codedir: abs(&args.codedir),
+        vardir: abs(&args.vardir),
+        environmentpath: abs(&args.environmentpath),
+        hiera_config: abs(&args.hiera_config),
+        basemodulepath: args.basemodulepath.clone(),
+    };
+    hiera_lookup::facts::conf::PuppetConf::resolve(&flags, cwd)
+}
+
+/// Where the node's facts come from, from the flags.
+pub(crate) fn facts_request(
+    args: &Args,
+    cwd: &std::path::Path,
+    conf: &hiera_lookup::facts::conf::PuppetConf,
+) -> Result<hiera_lookup::facts::FactsRequest, Error> {
+    use hiera_lookup::environment::absolute;
+    let shown = |p: &std::path::Path| (absolute(cwd, p), p.display().to_string());
+    let trusted = match &args.trusted {
+        Some(Some(f)) => {
+            let (path, display) = shown(f);
+            Some(hiera_lookup::facts::read_trusted_file(&path, &display)?)
+        }
+        _ => None,
+    };
+    Ok(hiera_lookup::facts::FactsRequest {
+        node: args.node.clone(),
+        files: args.facts.iter().map(|f| shown(f)).collect(),
+        dir: args.facts_dir.as_deref().map(shown),
+        vardir: conf.vardir.clone(),
+        no_facts: args.no_facts,
+        trusted,
+    })
 }
 
 /// `--default` and `--type`, as the library applies them.
@@ -339,7 +353,7 @@ fn run_batch(
     layers: hiera_lookup::Layers,
     strict: Strict,
     merge: Option<MergeStrategy>,
-    cwd: &std::path::Path,
+    request: hiera_lookup::facts::FactsRequest,
     format: Format,
 ) -> Result<(String, i32), Error> {
     use hiera_lookup::batch::{Batch, Keys};
@@ -355,7 +369,7 @@ fn run_batch(
     if !args.all && args.keys.is_empty() {
         return Err(Error::Usage("No keys were given to lookup.".into()));
     }
-    let nodes = batch_nodes(args, env, cwd)?;
+    let nodes = batch_nodes(args, env, &request)?;
     let threads = args.threads.unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())

@@ -16,8 +16,7 @@ pub enum Strict {
     Error,
 }
 
-/// The facts that Puppet requires to be overridden together.
-const TRUSTED_INFORMATION_FACTS: [&str; 4] = ["hostname", "domain", "fqdn", "clientcert"];
+use crate::facts::TRUSTED_INFORMATION_FACTS;
 
 /// Top-scope variables of a node.
 #[derive(Debug, Clone, Default)]
@@ -158,7 +157,7 @@ fn host_name() -> Option<String> {
 
 /// `$trusted`: a complete `trusted` hash in the facts is used as is; otherwise Puppet builds
 /// the "local" trusted information from the clientcert fact.
-fn trusted_from_facts(facts: &Map) -> Value {
+pub fn trusted_from_facts(facts: &Map) -> Value {
     if let Some(Value::Hash(t)) = facts.get(&Value::str("trusted")) {
         let has = |k: &str| t.contains_key(&Value::str(k));
         if has("authenticated") && has("certname") && has("extensions") {
@@ -187,34 +186,20 @@ fn trusted_from_facts(facts: &Map) -> Value {
 }
 
 /// Reads a `--facts` file as Puppet does: `.json` as JSON, `.yaml`/`.yml` as YAML, anything
-/// else JSON then YAML. The `{"name": …, "values": {…}}` wrapper printed by `puppet facts`
-/// is unwrapped (Puppet crashes on it).
+/// else JSON then YAML, with Puppet's rule that hostname, domain, fqdn and clientcert are
+/// overridden together. Beyond Puppet, every shape of [`crate::facts::shapes`] is read (the
+/// `puppet facts` wrapper, the fact cache's Ruby-tagged YAML, PuppetDB's answers for one node).
 pub fn load_facts_file(path: &Path, display: &str) -> Result<Map> {
-    let text = crate::limits::read_text(path).map_err(|e| {
-        Error::run(format!(
-            "{} @ rb_sysopen - {display}",
-            crate::error::io_reason(&e)
-        ))
-    })?;
-    let lower = display.to_ascii_lowercase();
-    let parsed: Option<Value> = if lower.ends_with(".json") {
-        Some(parse_json_facts(&text, display)?)
-    } else if lower.ends_with(".yaml") || lower.ends_with(".yml") {
-        Some(parse_yaml_facts(&text, display)?)
-    } else {
-        parse_json_facts(&text, display)
-            .ok()
-            .or_else(|| parse_yaml_facts(&text, display).ok())
-    };
-    let facts = match parsed {
-        Some(Value::Hash(h)) => h,
-        _ => {
-            return Err(Error::run(format!(
-                "Incorrectly formatted data in {display} given via the --facts flag (only accepts yaml and json files)"
-            )))
-        }
-    };
-    let facts = unwrap_values(facts);
+    let nodes = crate::facts::shapes::parse_text(
+        &crate::limits::read_text(path).map_err(|e| {
+            Error::run(format!(
+                "{} @ rb_sysopen - {display}",
+                crate::error::io_reason(&e)
+            ))
+        })?,
+        display,
+    )?;
+    let facts = crate::facts::pick(nodes, None, display)?.values;
     let has = |k: &str| facts.contains_key(&Value::str(k));
     if TRUSTED_INFORMATION_FACTS.iter().any(|k| has(k))
         && !TRUSTED_INFORMATION_FACTS.iter().all(|k| has(k))
@@ -225,32 +210,6 @@ pub fn load_facts_file(path: &Path, display: &str) -> Result<Map> {
         )));
     }
     Ok(facts)
-}
-
-fn unwrap_values(facts: Map) -> Map {
-    let is_wrapper = matches!(facts.get(&Value::str("values")), Some(Value::Hash(_)))
-        && matches!(facts.get(&Value::str("name")), Some(Value::String(_)));
-    if is_wrapper {
-        if let Some(Value::Hash(v)) = facts.get(&Value::str("values")) {
-            return v.clone();
-        }
-    }
-    facts
-}
-
-fn parse_json_facts(text: &str, display: &str) -> Result<Value> {
-    crate::json::parse(text).map_err(|e| Error::run(format!("{e} (in {display})")))
-}
-
-fn parse_yaml_facts(text: &str, display: &str) -> Result<Value> {
-    use crate::yaml::YamlError;
-    crate::yaml::load(text).map_err(|e| match e {
-        // Facts are read without permitting symbols.
-        YamlError::SymbolValue { .. } => Error::run(format!(
-            "({display}): Tried to load unspecified class: Symbol"
-        )),
-        other => Error::run(other.puppet_message(display)),
-    })
 }
 
 #[cfg(test)]

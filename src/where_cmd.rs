@@ -44,23 +44,24 @@ pub fn parse(argv: Vec<std::ffi::OsString>) -> Result<WhereArgs, clap::Error> {
 }
 
 pub fn run(w: &WhereArgs) -> Output {
-    match run_inner(w) {
+    let mut warnings = Vec::new();
+    match run_inner(w, &mut warnings) {
         Ok((stdout, code)) => Output {
             stdout,
-            warnings: Vec::new(),
+            warnings,
             error: None,
             code,
         },
         Err(e) => Output {
             stdout: String::new(),
-            warnings: Vec::new(),
+            warnings,
             error: Some(e.to_string().lines().collect::<Vec<_>>().join(" ")),
             code: 2,
         },
     }
 }
 
-fn run_inner(w: &WhereArgs) -> Result<(String, i32), Error> {
+fn run_inner(w: &WhereArgs, warnings: &mut Vec<String>) -> Result<(String, i32), Error> {
     let args = &w.lookup;
     let json = match w.format.as_deref() {
         None | Some("text") => false,
@@ -92,8 +93,9 @@ fn run_inner(w: &WhereArgs) -> Result<(String, i32), Error> {
     };
     let merge = crate::run::parse_merge(args)?;
     let strict = crate::run::parse_strict(args)?;
-    let (cwd, env) = crate::run::env_options(args)?;
+    let (cwd, conf, env) = crate::run::environment(args)?;
     let layers = env.layers()?;
+    let facts = crate::run::facts_request(args, &cwd, &conf)?;
     let settings = Settings {
         strict,
         explain: false,
@@ -112,13 +114,14 @@ fn run_inner(w: &WhereArgs) -> Result<(String, i32), Error> {
     let files = crate::run::data_files(args);
     let fleet = args.facts.len() > 1 || args.facts_dir.is_some();
     if !fleet {
-        let scope = crate::run::single_scope(args, &env, &cwd)?;
+        let scope = crate::run::single_scope(args, &env, &facts, warnings)?;
         let node = match scope.get("clientcert") {
             Some(Value::String(c)) => Some(c.clone()),
             _ => args.node.clone(),
         };
         let mut session = Session::with_files(scope, layers, settings, files.clone());
         let report = where_::Reporter::new(files, strict).report(&mut session, &request, node)?;
+        warnings.extend(session.take_warnings());
         let code = match report.answer {
             where_::Answer::Found(_) => 0,
             where_::Answer::NotFound => 1,
@@ -133,7 +136,7 @@ fn run_inner(w: &WhereArgs) -> Result<(String, i32), Error> {
     }
     let mut fleet = FleetReport::new(&request.key);
     let mut reporter = where_::Reporter::new(files.clone(), strict);
-    for n in crate::run::batch_nodes(args, &env, &cwd)? {
+    for n in crate::run::batch_nodes(args, &env, &facts)? {
         if let Some(e) = &n.facts_error {
             fleet.nodes.push(n.name.clone());
             fleet.errors.push((n.name.clone(), e.to_string()));

@@ -176,6 +176,20 @@ fn load_with_budget(bytes: &[u8], alias_budget: usize) -> Result<Document, YamlE
     .run(&mut parser)
 }
 
+/// A facts document as Puppet's fact cache reads it (`safe_load_file(file,
+/// [Puppet::Node::Facts, Symbol])`): like [`load_document`], and a mapping tagged
+/// `!ruby/object:Puppet::Node::Facts` loads as a plain hash (its `name`, `values`, ...).
+pub fn load_facts_document(bytes: &[u8]) -> Result<Document, YamlError> {
+    check_flow_depth(bytes)?;
+    let mut parser = ffi::Parser::new(bytes);
+    Builder {
+        alias_budget: MAX_ALIAS_EXPANSION,
+        permit_node_facts: true,
+        ..Builder::default()
+    }
+    .run(&mut parser)
+}
+
 /// [`load_document`] with each Symbol value as a `Value::Object` of type `Symbol`, so that
 /// Puppet's type inference can name where they are (`Runtime[ruby, 'Symbol']`).
 pub fn load_document_marking_symbols(bytes: &[u8]) -> Result<Document, YamlError> {
@@ -569,6 +583,8 @@ struct Builder {
     alias_budget: usize,
     /// Symbol values become `Value::Object`s of type `Symbol` (for error messages).
     mark_symbols: bool,
+    /// `!ruby/object:Puppet::Node::Facts` mappings load as hashes (the fact cache).
+    permit_node_facts: bool,
 }
 
 impl Builder {
@@ -747,7 +763,8 @@ impl Builder {
         let mut special = MapTag::None;
         if let Some(tag) = tag.as_deref() {
             if let Some(class) = mapping_tag_class(tag) {
-                if !class.is_empty() {
+                let permitted = self.permit_node_facts && class == "Puppet::Node::Facts";
+                if !class.is_empty() && !permitted {
                     return Err(disallowed(class, mark));
                 }
             }

@@ -6,6 +6,8 @@ use std::process::{Command, Output};
 
 fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_hiera-lookup"));
+    // Never the machine's own puppet.conf.
+    c.env("HIERA_LOOKUP_PUPPET_CONF", "/dev/null");
     // Never the developer's real cache: one in the temp dir for this test process.
     c.env(
         "HIERA_LOOKUP_CACHE_DIR",
@@ -95,7 +97,7 @@ fn not_found_exits_1_silently() {
         "miss",
         &[("hiera.yaml", HIERA), ("data/common.yaml", "a: 1\n")],
     );
-    let o = run_in(&dir, &["nope", "--node", "n1"]);
+    let o = run_in(&dir, &["nope", "--node", "n1", "--no-facts"]);
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(stdout(&o), "");
     assert_eq!(stderr(&o), "");
@@ -110,7 +112,7 @@ fn data_errors_exit_2_with_file_and_position() {
             ("data/common.yaml", "a: [1, 2\nb: 2\n"),
         ],
     );
-    let o = run_in(&dir, &["a", "--node", "n1"]);
+    let o = run_in(&dir, &["a", "--node", "n1", "--no-facts"]);
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
     assert!(err.contains("data/common.yaml"), "{err}");
@@ -155,7 +157,19 @@ fn node_without_facts_names_the_node() {
         "nodeonly",
         &[("hiera.yaml", HIERA), ("data/nodes/n9.yaml", "a: nine\n")],
     );
-    let o = run_in(&dir, &["a", "--node", "n9"]);
+    // Puppet 8.10 on an empty vardir: "Error: Could not run: No facts available for target
+    // node: n9".
+    let o = run_in(&dir, &["a", "--node", "n9", "--vardir", "novardir"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stdout(&o), "");
+    let err = stderr(&o);
+    assert!(
+        err.starts_with("Error: No facts available for target node: n9 ("),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    // The node known only by its name, when asked for.
+    let o = run_in(&dir, &["a", "--node", "n9", "--no-facts"]);
     assert_eq!(stdout(&o), "--- nine\n", "{}", stderr(&o));
 }
 
@@ -170,7 +184,16 @@ fn var_adds_a_top_scope_variable() {
     );
     let o = run_in(
         &dir,
-        &["a", "--node", "x", "--var", "role=web", "--var", "n=3"],
+        &[
+            "a",
+            "--node",
+            "x",
+            "--no-facts",
+            "--var",
+            "role=web",
+            "--var",
+            "n=3",
+        ],
     );
     assert_eq!(stdout(&o), "--- web-3\n", "{}", stderr(&o));
 }
@@ -195,7 +218,7 @@ fn broken_pipe_exits_quietly() {
     let dir = scratch("pipe", &[("hiera.yaml", HIERA), ("data/common.yaml", &big)]);
     let mut child = bin()
         .current_dir(&dir)
-        .args(["a", "--node", "n"])
+        .args(["a", "--node", "n", "--no-facts"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

@@ -149,6 +149,8 @@ fn run(q: &Query, timeout: Duration) -> Result<Outcome, String> {
             std::env::temp_dir().join(format!("hiera-lookup-test-cache-{}", std::process::id())),
         )
         .args(&q.args)
+        // Never the machine's own puppet.conf (it could move the environmentpath).
+        .env("HIERA_LOOKUP_PUPPET_CONF", "/dev/null")
         .current_dir(&q.case_dir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -120,6 +120,8 @@ fn run_case(c: &Case) -> Result<(), String> {
         }
     }
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_hiera-lookup"));
+    // Never the machine's own puppet.conf.
+    cmd.env("HIERA_LOOKUP_PUPPET_CONF", "/dev/null");
     cmd.args(&c.args)
         .current_dir(&work)
         .env("HIERA_LOOKUP_CACHE", "off")
