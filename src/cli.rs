@@ -79,6 +79,38 @@ pub struct Args {
     #[arg(long, value_name = "NAME")]
     pub node: Option<String>,
 
+    /// PuppetDB to take facts and trusted data from (`https://puppetdb:8081`, `http://localhost:8080`;
+    /// several, comma-separated, are tried in order). With --node, that node; without, batch
+    /// mode over every active node. Default with --node: PuppetDB when Puppet's routes.yaml
+    /// sends facts there (puppetdb.conf's server_urls).
+    #[arg(long, value_name = "URL")]
+    pub puppetdb: Option<String>,
+
+    /// Batch mode over the nodes of a PuppetDB PQL query, e.g.
+    /// 'inventory[certname] { facts.os.family = "RedHat" }'.
+    #[arg(
+        long = "nodes-query",
+        visible_alias = "nodes_query",
+        value_name = "PQL"
+    )]
+    pub nodes_query: Option<String>,
+
+    /// CA certificate of PuppetDB's certificate (default $ssldir/certs/ca.pem).
+    #[arg(long = "puppetdb-cacert", value_name = "FILE")]
+    pub puppetdb_cacert: Option<PathBuf>,
+
+    /// Client certificate for PuppetDB (default $ssldir/certs/CERTNAME.pem).
+    #[arg(long = "puppetdb-cert", value_name = "FILE")]
+    pub puppetdb_cert: Option<PathBuf>,
+
+    /// Client key for PuppetDB (default $ssldir/private_keys/CERTNAME.pem).
+    #[arg(long = "puppetdb-key", value_name = "FILE")]
+    pub puppetdb_key: Option<PathBuf>,
+
+    /// Seconds each PuppetDB request may take (default 30).
+    #[arg(long = "puppetdb-timeout", value_name = "SECS", default_value = "30")]
+    pub puppetdb_timeout: u64,
+
     /// With --node: no facts but the node's name (clientcert and trusted.certname), instead of
     /// the error when no source has facts for it.
     #[arg(long = "no-facts", visible_alias = "no_facts")]

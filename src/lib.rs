@@ -33,6 +33,7 @@ pub mod interpolation;
 pub mod json;
 pub mod key;
 pub mod limits;
+pub mod lint;
 pub mod location;
 pub mod merge;
 pub mod position;

@@ -1,6 +1,7 @@
 //! hiera-lookup: a thin command line over the `hiera_lookup` library.
 
 mod cli;
+mod lint_cmd;
 mod run;
 mod where_cmd;
 
@@ -14,6 +15,9 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() {
     // Commands other than a lookup, recognised only as the first argument.
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if argv.get(1).and_then(|a| a.to_str()) == Some("lint") {
+        std::process::exit(lint_cmd::main(&argv[2..]));
+    }
     let command = match argv.get(1).and_then(|a| a.to_str()) {
         Some("completions") => Some(cli::completions(&argv[2..])),
         Some("man") if argv.len() == 2 => Some(cli::man()),

@@ -83,7 +83,9 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
     }
     let explain = args.explain || args.explain_options;
     let only_options = args.explain_options && !args.explain;
-    let batch = args.facts.len() > 1 || args.facts_dir.is_some() || args.all;
+    let puppetdb_batch =
+        args.nodes_query.is_some() || (args.puppetdb.is_some() && args.node.is_none());
+    let batch = args.facts.len() > 1 || args.facts_dir.is_some() || args.all || puppetdb_batch;
     let mut keys = args.keys.clone();
     if keys.is_empty() && !batch {
         if only_options {
@@ -103,9 +105,12 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
 
     if batch {
         let request = facts_request(args, &cwd, &conf)?;
-        return run_batch(args, &env, layers, strict, merge, request, format);
+        let db = puppetdb_client(args, &cwd, &conf)?;
+        return run_batch(args, &env, layers, strict, merge, (request, db), format);
     }
-    let scope = single_scope(args, &env, &facts_request(args, &cwd, &conf)?, warnings)?;
+    let db = puppetdb_client(args, &cwd, &conf)?;
+    let request = facts_request(args, &cwd, &conf)?;
+    let scope = single_scope(args, &env, &request, db.as_ref(), warnings)?;
 
     let settings = Settings {
         strict,
@@ -210,14 +215,15 @@ pub(crate) fn environment(
     Ok((cwd, conf, env))
 }
 
-/// The scope of the one node the facts request names, with `--var`s.
+/// The scope of the one node of the facts request, with `--var`s.
 pub(crate) fn single_scope(
     args: &Args,
     env: &EnvOptions,
     request: &hiera_lookup::facts::FactsRequest,
+    db: Option<&hiera_lookup::facts::puppetdb::Client>,
     warnings: &mut Vec<String>,
 ) -> Result<Scope, Error> {
-    let (facts, facts_warnings) = hiera_lookup::facts::single(request)?;
+    let (facts, facts_warnings) = hiera_lookup::facts::single(request, db)?;
     warnings.extend(facts_warnings);
     Scope::check_facts(&facts)?;
     let mut scope = Scope::from_facts(facts, &env.environment_name());
@@ -230,48 +236,68 @@ pub(crate) fn single_scope(
     Ok(scope)
 }
 
-/// The nodes of batch mode, in order, with `--var`s. A node whose facts cannot be read
-/// has that error (the batch goes on); facts warnings are printed at once.
-pub(crate) fn batch_nodes(
-    args: &Args,
-    env: &EnvOptions,
+/// The nodes of batch mode, in chunks: one for files, PuppetDB's as they are fetched.
+pub(crate) fn node_chunks<'a>(
+    args: &'a Args,
     request: &hiera_lookup::facts::FactsRequest,
-) -> Result<Vec<hiera_lookup::batch::Node>, Error> {
-    use hiera_lookup::batch::Node;
-    let vars = parse_vars(args)?;
-    let (found, facts_warnings) = hiera_lookup::facts::batch(request)?;
-    // Printed now, before the answers stream out.
-    for w in facts_warnings {
-        eprintln!("Warning: {w}");
-    }
-    let mut nodes = Vec::with_capacity(found.len());
-    for n in found {
-        let (facts, facts_error) = match n
-            .facts
-            .and_then(|facts| Scope::check_facts(&facts).map(|()| facts))
-        {
-            Ok(facts) => (facts, None),
-            Err(e) => (Default::default(), Some(e)),
-        };
-        let mut scope = Scope::from_facts(facts, &env.environment_name());
-        for (n, v) in env.settings_vars() {
-            scope.set(&n, v);
+    db: Option<&'a hiera_lookup::facts::puppetdb::Client>,
+) -> Result<Box<dyn Iterator<Item = Vec<hiera_lookup::facts::BatchNode>> + 'a>, Error> {
+    Ok(match db {
+        Some(db) if request.node.is_none() => {
+            if !request.files.is_empty() || request.dir.is_some() {
+                return Err(Error::Usage(
+                    "--facts/--facts-dir and PuppetDB's nodes cannot be combined in one batch"
+                        .into(),
+                ));
+            }
+            Box::new(hiera_lookup::facts::puppetdb_batch(
+                db,
+                args.nodes_query.as_deref(),
+                request.trusted.clone(),
+            )?)
         }
-        for (n, v) in &vars {
-            scope.set(n, v.clone());
+        _ => {
+            let (found, facts_warnings) = hiera_lookup::facts::batch(request)?;
+            // Printed now, before the answers stream out.
+            for w in facts_warnings {
+                eprintln!("Warning: {w}");
+            }
+            Box::new(std::iter::once(found))
         }
-        nodes.push(Node {
-            name: n.name,
-            source: Some(("facts".into(), n.source)),
-            scope,
-            facts_error,
-        });
+    })
+}
+
+/// A batch node with its scope (`--var`s included); facts that cannot be read are the
+/// node's error (the batch goes on).
+pub(crate) fn batch_node(
+    env: &EnvOptions,
+    vars: &[(String, Value)],
+    n: hiera_lookup::facts::BatchNode,
+) -> hiera_lookup::batch::Node {
+    let (facts, facts_error) = match n
+        .facts
+        .and_then(|facts| Scope::check_facts(&facts).map(|()| facts))
+    {
+        Ok(facts) => (facts, None),
+        Err(e) => (Default::default(), Some(e)),
+    };
+    let mut scope = Scope::from_facts(facts, &env.environment_name());
+    for (n, v) in env.settings_vars() {
+        scope.set(&n, v);
     }
-    Ok(nodes)
+    for (n, v) in vars {
+        scope.set(n, v.clone());
+    }
+    hiera_lookup::batch::Node {
+        name: n.name,
+        source: Some((n.kind.into(), n.source)),
+        scope,
+        facts_error,
+    }
 }
 
 /// Puppet's settings: the flags, then puppet.conf (`--config`, else the confdir's).
-fn puppet_conf(
+pub(crate) fn puppet_conf(
     args: &Args,
     cwd: &std::path::Path,
 ) -> Result<hiera_lookup::facts::conf::PuppetConf, Error> {
@@ -287,6 +313,46 @@ fn puppet_conf(
         basemodulepath: args.basemodulepath.clone(),
     };
     hiera_lookup::facts::conf::PuppetConf::resolve(&flags, cwd)
+}
+
+/// The PuppetDB client the flags (or Puppet's routes.yaml and puppetdb.conf) ask for.
+pub(crate) fn puppetdb_client(
+    args: &Args,
+    cwd: &std::path::Path,
+    conf: &hiera_lookup::facts::conf::PuppetConf,
+) -> Result<Option<hiera_lookup::facts::puppetdb::Client>, Error> {
+    use hiera_lookup::environment::absolute;
+    use hiera_lookup::facts::puppetdb;
+    let urls = if let Some(u) = &args.puppetdb {
+        puppetdb::split_urls(u)
+    } else if args.nodes_query.is_some()
+        || (args.node.is_some()
+            && !args.no_facts
+            && (args.confdir.is_some() || !hiera_lookup::facts::conf::machine_config_disabled())
+            && puppetdb::routes_facts_to_puppetdb(&conf.confdir))
+    {
+        match puppetdb::server_urls_from_conf(&conf.confdir)? {
+            Some(urls) => urls,
+            None => {
+                return Err(Error::Usage(format!(
+                    "PuppetDB's address is unknown: give --puppetdb URL (no server_urls in {})",
+                    conf.confdir.join("puppetdb.conf").display()
+                )))
+            }
+        }
+    } else {
+        return Ok(None);
+    };
+    let abs = |p: &Option<std::path::PathBuf>| p.as_deref().map(|p| absolute(cwd, p));
+    let opts = puppetdb::Options {
+        urls,
+        cacert: abs(&args.puppetdb_cacert),
+        cert: abs(&args.puppetdb_cert),
+        key: abs(&args.puppetdb_key),
+        timeout: std::time::Duration::from_secs(args.puppetdb_timeout.max(1)),
+    }
+    .with_ssldir(&conf.ssldir, conf.raw.get("certname").map(String::as_str));
+    puppetdb::Client::new(&opts).map(Some)
 }
 
 /// Where the node's facts come from, from the flags.
@@ -333,7 +399,7 @@ pub(crate) fn data_files(args: &Args) -> hiera_lookup::backend::DataFiles {
 }
 
 /// `--var NAME=VALUE` pairs, values read as YAML.
-fn parse_vars(args: &Args) -> Result<Vec<(String, Value)>, Error> {
+pub(crate) fn parse_vars(args: &Args) -> Result<Vec<(String, Value)>, Error> {
     let mut out = Vec::new();
     for v in &args.vars {
         let Some((name, value)) = v.split_once('=') else {
@@ -353,10 +419,13 @@ fn run_batch(
     layers: hiera_lookup::Layers,
     strict: Strict,
     merge: Option<MergeStrategy>,
-    request: hiera_lookup::facts::FactsRequest,
+    (request, db): (
+        hiera_lookup::facts::FactsRequest,
+        Option<hiera_lookup::facts::puppetdb::Client>,
+    ),
     format: Format,
 ) -> Result<(String, i32), Error> {
-    use hiera_lookup::batch::{Batch, Keys};
+    use hiera_lookup::batch::{Batch, Keys, Node};
     use std::io::{IsTerminal, Write};
     if args.explain || args.explain_options {
         return Err(Error::Usage(
@@ -369,7 +438,14 @@ fn run_batch(
     if !args.all && args.keys.is_empty() {
         return Err(Error::Usage("No keys were given to lookup.".into()));
     }
-    let nodes = batch_nodes(args, env, &request)?;
+    let vars = parse_vars(args)?;
+    let chunks = node_chunks(args, &request, db.as_ref())?;
+    let to_nodes = |found: Vec<hiera_lookup::facts::BatchNode>| -> Vec<Node> {
+        found
+            .into_iter()
+            .map(|n| batch_node(env, &vars, n))
+            .collect()
+    };
     let threads = args.threads.unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())
@@ -393,31 +469,47 @@ fn run_batch(
         finish: finish_of(args)?,
         format: args.render_as.is_some().then_some(format),
     };
-    let total = nodes.len();
-    let progress = std::io::stderr().is_terminal() && total >= 50;
+    let progress = std::io::stderr().is_terminal();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout());
     let (mut missed, mut errors) = (false, false);
     let mut broken: Option<std::io::Error> = None;
-    batch.run(nodes, data_files(args), |i, records| {
-        if broken.is_some() {
-            return;
-        }
-        for r in &records {
-            let (line, is_error) = r.json_line();
-            if is_error {
-                errors = true;
-            } else if matches!(r.outcome, Ok(Answer::NotFound)) {
-                missed = true;
-            }
-            if let Err(e) = writeln!(out, "{line}") {
-                broken = Some(e);
+    let files = data_files(args);
+    let mut done = 0usize;
+    for chunk in chunks {
+        let nodes = to_nodes(chunk);
+        let count = nodes.len();
+        let show = progress && (done > 0 || count >= 50);
+        batch.run(nodes, files.clone(), |i, records| {
+            if broken.is_some() {
                 return;
             }
+            for r in &records {
+                let (line, is_error) = r.json_line();
+                if is_error {
+                    errors = true;
+                } else if matches!(r.outcome, Ok(Answer::NotFound)) {
+                    missed = true;
+                }
+                if let Err(e) = writeln!(out, "{line}") {
+                    broken = Some(e);
+                    return;
+                }
+            }
+            if show {
+                eprint!("\rhiera-lookup: {} nodes", done + i + 1);
+            }
+        });
+        done += count;
+        if broken.is_some() {
+            break;
         }
-        if progress {
-            eprint!("\rhiera-lookup: {}/{total} nodes", i + 1);
+        // What a chunk answered is out before the next chunk is fetched.
+        if let Err(e) = out.flush() {
+            broken = Some(e);
+            break;
         }
-    });
+    }
+    let progress = progress && done >= 50;
     if progress {
         eprintln!();
     }

@@ -131,7 +131,7 @@ fn server_facts() -> Map {
 /// The host's name as Facter's `networking.fqdn` would give it on Linux: the kernel's
 /// hostname, with the domain of /etc/resolv.conf (`domain`, else the first `search`) when
 /// the hostname has none.
-fn host_name() -> Option<String> {
+pub(crate) fn host_name() -> Option<String> {
     let read = |p: &str| {
         std::fs::read_to_string(p)
             .ok()

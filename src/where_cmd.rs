@@ -96,6 +96,7 @@ fn run_inner(w: &WhereArgs, warnings: &mut Vec<String>) -> Result<(String, i32),
     let (cwd, conf, env) = crate::run::environment(args)?;
     let layers = env.layers()?;
     let facts = crate::run::facts_request(args, &cwd, &conf)?;
+    let db = crate::run::puppetdb_client(args, &cwd, &conf)?;
     let settings = Settings {
         strict,
         explain: false,
@@ -112,9 +113,12 @@ fn run_inner(w: &WhereArgs, warnings: &mut Vec<String>) -> Result<(String, i32),
         base: Some(cwd.clone()),
     };
     let files = crate::run::data_files(args);
-    let fleet = args.facts.len() > 1 || args.facts_dir.is_some();
+    let fleet = args.facts.len() > 1
+        || args.facts_dir.is_some()
+        || args.nodes_query.is_some()
+        || (args.puppetdb.is_some() && args.node.is_none());
     if !fleet {
-        let scope = crate::run::single_scope(args, &env, &facts, warnings)?;
+        let scope = crate::run::single_scope(args, &env, &facts, db.as_ref(), warnings)?;
         let node = match scope.get("clientcert") {
             Some(Value::String(c)) => Some(c.clone()),
             _ => args.node.clone(),
@@ -136,7 +140,11 @@ fn run_inner(w: &WhereArgs, warnings: &mut Vec<String>) -> Result<(String, i32),
     }
     let mut fleet = FleetReport::new(&request.key);
     let mut reporter = where_::Reporter::new(files.clone(), strict);
-    for n in crate::run::batch_nodes(args, &env, &facts)? {
+    let vars = crate::run::parse_vars(args)?;
+    let nodes = crate::run::node_chunks(args, &facts, db.as_ref())?
+        .flatten()
+        .map(|n| crate::run::batch_node(&env, &vars, n));
+    for n in nodes {
         if let Some(e) = &n.facts_error {
             fleet.nodes.push(n.name.clone());
             fleet.errors.push((n.name.clone(), e.to_string()));

@@ -446,3 +446,67 @@ fn batch_names_sources_and_survives_bad_files() {
         stderr(&o)
     );
 }
+
+/// Puppet's routes.yaml sending facts to PuppetDB makes PuppetDB the `--node` source, at
+/// puppetdb.conf's server_urls (here a closed loopback port, so the attempt shows).
+#[test]
+fn routes_yaml_sends_node_facts_to_puppetdb() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let dir = scratch(
+        "routes",
+        &[
+            (
+                "conf/routes.yaml",
+                "---\nserver:\n  facts:\n    terminus: puppetdb\n    cache: yaml\n",
+            ),
+            ("var/yaml/facts/web01.example.com.yaml", CACHED),
+        ],
+    );
+    std::fs::write(
+        dir.join("conf/puppetdb.conf"),
+        format!("[main]\nserver_urls = http://127.0.0.1:{port}\n"),
+    )
+    .unwrap();
+    let o = run_in(
+        &dir,
+        &[
+            "src",
+            "--confdir",
+            "conf",
+            "--vardir",
+            "var",
+            "--hiera_config",
+            "hiera.yaml",
+            "--node",
+            "web01.example.com",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.starts_with(&format!(
+            "Error: Could not reach PuppetDB at http://127.0.0.1:{port}: "
+        )),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    // Without routes.yaml, the fact cache.
+    std::fs::remove_file(dir.join("conf/routes.yaml")).unwrap();
+    let o = run_in(
+        &dir,
+        &[
+            "src",
+            "--confdir",
+            "conf",
+            "--vardir",
+            "var",
+            "--hiera_config",
+            "hiera.yaml",
+            "--node",
+            "web01.example.com",
+        ],
+    );
+    assert_eq!(stdout(&o), "--- redhat\n", "{}", stderr(&o));
+}

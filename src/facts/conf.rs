@@ -47,6 +47,13 @@ const SECTIONS_READ: [&str; 3] = ["server", "master", "main"];
 /// The sections Puppet accepts at all.
 const SECTIONS_VALID: [&str; 5] = ["main", "server", "master", "agent", "user"];
 
+/// `HIERA_LOOKUP_PUPPET_CONF` set empty (or to /dev/null): read none of the machine's Puppet
+/// configuration (puppet.conf, routes.yaml, puppetdb.conf) unless a flag names it. The test
+/// suites run this way, so a Puppet server's own files never change their answers.
+pub fn machine_config_disabled() -> bool {
+    std::env::var_os("HIERA_LOOKUP_PUPPET_CONF").is_some_and(|p| p.is_empty() || p == "/dev/null")
+}
+
 /// Puppet's default confdir: /etc/puppetlabs/puppet for root, ~/.puppetlabs/etc/puppet else.
 pub fn default_confdir() -> PathBuf {
     if super::cache::is_root() {
@@ -138,7 +145,7 @@ impl PuppetConf {
                 Some(f.clone())
             }
             None => match std::env::var_os("HIERA_LOOKUP_PUPPET_CONF") {
-                Some(p) if p.is_empty() || p == "/dev/null" => None,
+                Some(_) if machine_config_disabled() => None,
                 Some(p) => Some(crate::environment::absolute(cwd, Path::new(&p))),
                 None => Some(confdir.join("puppet.conf")).filter(|p| p.is_file()),
             },

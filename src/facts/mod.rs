@@ -8,6 +8,7 @@
 
 pub mod cache;
 pub mod conf;
+pub mod puppetdb;
 pub mod shapes;
 
 use crate::error::{Error, Result};
@@ -36,11 +37,27 @@ pub struct FactsRequest {
 /// Puppet's order: the facts terminus first (the fact cache `$vardir/yaml/facts/NODE.yaml`, for
 /// `--node`), then the `--facts` file's facts over them (`Facts#add_extra_values`). `--node`
 /// with no facts from anywhere is Puppet's "No facts available for target node" error.
-pub fn single(req: &FactsRequest) -> Result<(Map, Vec<String>)> {
+///
+/// With PuppetDB (`--puppetdb`, or Puppet's routes.yaml sending facts there), PuppetDB is the
+/// facts terminus instead of the cache.
+pub fn single(
+    req: &FactsRequest,
+    puppetdb: Option<&puppetdb::Client>,
+) -> Result<(Map, Vec<String>)> {
     let mut warnings = Vec::new();
     let node = req.node.as_deref();
-    let mut found: Option<NodeFacts> = match node {
-        Some(n) if !req.no_facts => cache::find(&req.vardir, n)?,
+    let mut found: Option<NodeFacts> = match (node, puppetdb) {
+        (Some(n), Some(db)) if !req.no_facts => match db.node(n)? {
+            Some(f) => Some(f),
+            None if req.files.is_empty() => {
+                return Err(Error::run(format!(
+                    "No facts available for target node: {n} (PuppetDB at {} has no active node of that name)",
+                    db.url()
+                )))
+            }
+            None => None,
+        },
+        (Some(n), None) if !req.no_facts => cache::find(&req.vardir, n)?,
         _ => None,
     };
     if let Some((path, display)) = req.files.first() {
@@ -89,6 +106,8 @@ pub fn single(req: &FactsRequest) -> Result<(Map, Vec<String>)> {
 #[derive(Debug, Clone)]
 pub struct BatchNode {
     pub name: String,
+    /// `facts` (a file) or `puppetdb` (a certname): the JSON Lines field naming the source.
+    pub kind: &'static str,
     pub source: String,
     pub facts: Result<Map>,
 }
@@ -155,6 +174,7 @@ pub fn batch(req: &FactsRequest) -> Result<(Vec<BatchNode>, Vec<String>)> {
                     };
                     nodes.push(BatchNode {
                         name,
+                        kind: "facts",
                         source: display.clone(),
                         facts,
                     });
@@ -162,6 +182,7 @@ pub fn batch(req: &FactsRequest) -> Result<(Vec<BatchNode>, Vec<String>)> {
             }
             Err(e) => nodes.push(BatchNode {
                 name: stem,
+                kind: "facts",
                 source: display.clone(),
                 facts: Err(e),
             }),
@@ -169,6 +190,68 @@ pub fn batch(req: &FactsRequest) -> Result<(Vec<BatchNode>, Vec<String>)> {
     }
     warnings.extend(duplicate_warnings(&nodes));
     Ok((nodes, warnings))
+}
+
+/// How many nodes' facts one PuppetDB request fetches in batch mode.
+pub const PUPPETDB_CHUNK: usize = 100;
+
+/// Batch mode over PuppetDB: every active node, or those of a PQL query, fetched
+/// [`PUPPETDB_CHUNK`] at a time as the iterator is consumed (the fleet is never all in memory).
+/// A chunk PuppetDB fails to give is an error for each of its nodes.
+pub fn puppetdb_batch<'a>(
+    db: &'a puppetdb::Client,
+    pql: Option<&str>,
+    trusted: Option<Map>,
+) -> Result<impl Iterator<Item = Vec<BatchNode>> + 'a> {
+    let certnames = db.certnames(pql)?;
+    if certnames.is_empty() {
+        return Err(Error::run(format!(
+            "PuppetDB at {} has no {}",
+            db.url(),
+            if pql.is_some() {
+                "node matching the --nodes-query"
+            } else {
+                "active node"
+            }
+        )));
+    }
+    let chunks: Vec<Vec<String>> = certnames
+        .chunks(PUPPETDB_CHUNK)
+        .map(|c| c.to_vec())
+        .collect();
+    Ok(chunks.into_iter().map(move |chunk| {
+        let fetched = db.nodes(&chunk);
+        chunk
+            .iter()
+            .map(|c| {
+                let facts = match &fetched {
+                    Err(e) => Err(e.clone()),
+                    Ok(list) => match list.iter().find(|n| n.certname.as_deref() == Some(c)) {
+                        Some(n) if n.values.is_empty() => Err(Error::run(format!(
+                            "No facts available for target node: {c}"
+                        ))),
+                        Some(n) => {
+                            let mut values = n.values.clone();
+                            if let Some(t) = &trusted {
+                                apply_trusted(&mut values, t, Some(c));
+                            }
+                            Ok(values)
+                        }
+                        None => Err(Error::run(format!(
+                            "No facts available for target node: {c} (PuppetDB at {} no longer has it)",
+                            db.url()
+                        ))),
+                    },
+                };
+                BatchNode {
+                    name: c.clone(),
+                    kind: "puppetdb",
+                    source: c.clone(),
+                    facts,
+                }
+            })
+            .collect()
+    }))
 }
 
 /// One warning per node name that several sources give.

@@ -1,0 +1,311 @@
+//! Rule group 6: rules that need the nodes (`--facts-dir`, one facts file per node). Data
+//! files no node reaches, values the next level gives anyway for every node reaching them,
+//! values a higher level overrides for every node, and merges that fail for some node.
+//!
+//! Each node's hierarchy is interpolated by the engine ([`Session::interpolate`]) with the
+//! node's scope, and merged keys are looked up through the engine as `puppet lookup` would.
+
+use super::repo::{has_placeholders, Repo};
+use super::Sink;
+use crate::backend::DataFiles;
+use crate::config::Locations;
+use crate::engine::{Layers, Session, Settings};
+use crate::error::{Error, Result};
+use crate::scope::{Scope, Strict};
+use crate::value::{Map, Value};
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+/// One node of the fleet.
+#[derive(Debug, Clone)]
+pub struct FleetNode {
+    pub name: String,
+    pub facts: Map,
+}
+
+/// The nodes of `--facts-dir`.
+#[derive(Debug, Clone, Default)]
+pub struct Fleet {
+    pub nodes: Vec<FleetNode>,
+}
+
+impl Fleet {
+    pub fn load(dir: &Path) -> Result<Fleet> {
+        let rd = std::fs::read_dir(dir).map_err(|e| {
+            Error::run(format!(
+                "Could not read facts directory {}: {}",
+                dir.display(),
+                crate::error::io_reason(&e)
+            ))
+        })?;
+        let mut files: Vec<_> = rd
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                matches!(
+                    p.extension().and_then(|x| x.to_str()),
+                    Some("yaml" | "yml" | "json")
+                )
+            })
+            .collect();
+        files.sort();
+        let mut nodes = Vec::with_capacity(files.len());
+        for f in files {
+            let mut facts = crate::scope::load_facts_file(&f, &f.display().to_string())?;
+            let name = match facts.get(&Value::str("clientcert")) {
+                Some(Value::String(c)) => c.clone(),
+                _ => {
+                    // As batch mode names it; `$trusted.certname` follows clientcert.
+                    let n = f
+                        .file_stem()
+                        .map(|s| s.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    facts.insert(Value::str("clientcert"), Value::str(n.as_str()));
+                    n
+                }
+            };
+            nodes.push(FleetNode { name, facts });
+        }
+        Ok(Fleet { nodes })
+    }
+
+    /// Whether some node has the fact at `path` (`["os", "family"]`).
+    pub fn any_has(&self, path: &[&str]) -> bool {
+        self.nodes.iter().any(|n| {
+            let mut cur = n.facts.get(&Value::str(path[0]));
+            for seg in &path[1..] {
+                cur = match cur {
+                    Some(Value::Hash(h)) => h.get(&Value::str(*seg)),
+                    Some(Value::Array(a)) => seg.parse::<usize>().ok().and_then(|i| a.get(i)),
+                    _ => None,
+                };
+            }
+            cur.is_some()
+        })
+    }
+}
+
+fn scope_of(node: &FleetNode) -> Scope {
+    Scope::from_facts(node.facts.clone(), "production")
+}
+
+/// The files a node reaches, in priority order (layer, then level, then location).
+fn reached(repo: &Repo, session: &mut Session) -> Vec<usize> {
+    let index: HashMap<&Path, usize> = repo
+        .files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.path.as_path(), i))
+        .collect();
+    let mut out = Vec::new();
+    for layer in &repo.layers {
+        for level in &layer.levels {
+            for (t, files) in level.templates.iter().zip(&level.files) {
+                if files.is_empty() {
+                    continue;
+                }
+                if !has_placeholders(t) || matches!(level.entry.locations, Locations::Mapped(..)) {
+                    // Mapped paths depend on the node's array; counted as reached.
+                    out.extend(files.iter().copied());
+                    continue;
+                }
+                let Ok(Value::String(p)) = session.interpolate(&Value::str(t.as_str()), false)
+                else {
+                    continue;
+                };
+                if matches!(level.entry.locations, Locations::Globs(_)) {
+                    for g in crate::location::glob(&p).unwrap_or_default() {
+                        if let Some(&i) = index.get(Path::new(&g)) {
+                            out.push(i);
+                        }
+                    }
+                } else if let Some(&i) = index.get(Path::new(&p)) {
+                    out.push(i);
+                }
+            }
+        }
+    }
+    let mut seen = HashSet::new();
+    out.retain(|i| seen.insert(*i));
+    out
+}
+
+/// Keys whose lookup_options give a merge (exact names, and defined keys a pattern matches).
+fn merged_keys(repo: &Repo) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for f in &repo.files {
+        let Some(Value::Hash(lo)) = f.data.get(&Value::str("lookup_options")) else {
+            continue;
+        };
+        for (name, opts) in lo {
+            let Some(name) = name.as_str() else { continue };
+            let has_merge = opts
+                .as_hash()
+                .and_then(|h| h.get(&Value::str("merge")))
+                .is_some_and(|m| !m.is_null() && m.as_str() != Some("first"));
+            if !has_merge {
+                continue;
+            }
+            if name.starts_with('^') {
+                if let Ok(re) = crate::merge::ruby_pattern(name) {
+                    out.extend(repo.defined.iter().filter(|k| re.is_match(k)).cloned());
+                }
+            } else if repo.defined.contains(name) {
+                out.push(name.to_string());
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+pub fn check(repo: &Repo, fleet: &Fleet, sink: &mut Sink) {
+    if fleet.nodes.is_empty() {
+        return;
+    }
+    let merged: HashSet<String> = merged_keys(repo).into_iter().collect();
+    let bare = Layers::default();
+    let quiet = Settings {
+        strict: Strict::Off,
+        ..Default::default()
+    };
+    let mut reach = vec![0u32; repo.files.len()];
+    let mut shadowed: HashMap<(usize, &str), u32> = HashMap::new();
+    let mut redundant: HashMap<(usize, &str), u32> = HashMap::new();
+    for node in &fleet.nodes {
+        let mut session = Session::new(scope_of(node), bare.clone(), quiet.clone());
+        let list = reached(repo, &mut session);
+        // Keys of the files above the current one (small: node, role, OS … files).
+        let mut above: HashSet<&str> = HashSet::new();
+        for (i, &fi) in list.iter().enumerate() {
+            reach[fi] += 1;
+            let f = &repo.files[fi];
+            for k in &above {
+                if f.data.contains_key(&Value::str(*k)) && !merged.contains(*k) {
+                    *shadowed.entry((fi, *k)).or_default() += 1;
+                }
+            }
+            if i + 1 < list.len() {
+                for (k, v) in &f.data {
+                    let Some(k) = k.as_str() else { continue };
+                    if k == "lookup_options" || merged.contains(k) {
+                        continue;
+                    }
+                    let next = list[i + 1..]
+                        .iter()
+                        .find_map(|&j| repo.files[j].data.get(&Value::str(k)));
+                    if next == Some(v) {
+                        *redundant.entry((fi, k)).or_default() += 1;
+                    }
+                }
+            }
+            for k in f.data.keys() {
+                if let Some(k) = k.as_str() {
+                    if k != "lookup_options" {
+                        above.insert(k);
+                    }
+                }
+            }
+        }
+    }
+    for (i, f) in repo.files.iter().enumerate() {
+        if reach[i] == 0 {
+            sink.add(
+                &f.path,
+                (1, 1),
+                "unreached-file",
+                format!(
+                    "no node of the fleet ({} facts files) reads this file",
+                    fleet.nodes.len()
+                ),
+            );
+        }
+    }
+    let always_shadowed: HashSet<(usize, &str)> = shadowed
+        .iter()
+        .filter(|((fi, _), n)| **n == reach[*fi])
+        .map(|(k, _)| *k)
+        .collect();
+    let mut report = |counts: HashMap<(usize, &str), u32>, rule: &'static str| {
+        // A value never used is reported as such, not also as redundant.
+        let mut hits: Vec<_> = counts
+            .into_iter()
+            .filter(|((fi, _), n)| *n == reach[*fi])
+            .filter(|(k, _)| rule == "shadowed-key" || !always_shadowed.contains(k))
+            .collect();
+        hits.sort();
+        for ((fi, k), n) in hits {
+            let f = &repo.files[fi];
+            let nodes = if n == 1 {
+                "the one node that reads this file".to_string()
+            } else {
+                format!("all {n} nodes that read this file")
+            };
+            let msg = if rule == "redundant-value" {
+                format!(
+                    "'{k}' has the value the next level gives anyway, for {nodes}: remove it here"
+                )
+            } else {
+                format!(
+                    "'{k}' is overridden by a higher level for {nodes}: this value is never used"
+                )
+            };
+            sink.add(&f.path, f.key_pos(k), rule, msg);
+        }
+    };
+    report(shadowed, "shadowed-key");
+    report(redundant, "redundant-value");
+    lookups(repo, fleet, &merged, sink);
+}
+
+/// Looks every merged key up for every node, as `puppet lookup` would, and reports the
+/// first node each failing key fails for.
+fn lookups(repo: &Repo, fleet: &Fleet, merged: &HashSet<String>, sink: &mut Sink) {
+    if merged.is_empty() {
+        return;
+    }
+    let mut keys: Vec<&String> = merged.iter().collect();
+    keys.sort();
+    let files = DataFiles::default();
+    let settings = Settings::default();
+    // key -> (first failing node, error, how many nodes fail)
+    let mut failures: HashMap<&str, (String, String, usize)> = HashMap::new();
+    for node in &fleet.nodes {
+        let mut session = Session::with_files(
+            scope_of(node),
+            repo.layers_spec.clone(),
+            settings.clone(),
+            files.clone(),
+        );
+        for k in &keys {
+            if let Err(e) = session.lookup(&[k.to_string()], None) {
+                let entry = failures
+                    .entry(k.as_str())
+                    .or_insert_with(|| (node.name.clone(), e.to_string(), 0));
+                entry.2 += 1;
+            }
+        }
+    }
+    let mut failures: Vec<_> = failures.into_iter().collect();
+    failures.sort();
+    for (k, (node, err, n)) in failures {
+        let Some(f) = repo
+            .files
+            .iter()
+            .find(|f| f.data.contains_key(&Value::str(k)))
+        else {
+            continue;
+        };
+        let others = if n > 1 {
+            format!(" (and {} other nodes)", n - 1)
+        } else {
+            String::new()
+        };
+        sink.add(
+            &f.path,
+            f.key_pos(k),
+            "lookup-fails",
+            format!("the lookup of '{k}' fails for node {node}{others}: {err}"),
+        );
+    }
+}

@@ -1,0 +1,202 @@
+//! Findings as text (`file:line:col: severity rule-id: message`), JSON, GitHub Actions
+//! workflow commands, or SARIF 2.1.0 (code scanning).
+
+use super::{Finding, Report, Severity, RULES};
+use serde_json::{json, Value as Json};
+
+/// An output format of `lint --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OutputFormat {
+    #[default]
+    Text,
+    Json,
+    Github,
+    Sarif,
+}
+
+impl OutputFormat {
+    pub fn parse(s: &str) -> Option<OutputFormat> {
+        match s {
+            "text" => Some(OutputFormat::Text),
+            "json" => Some(OutputFormat::Json),
+            "github" => Some(OutputFormat::Github),
+            "sarif" => Some(OutputFormat::Sarif),
+            _ => None,
+        }
+    }
+}
+
+/// The report in `format`, ending with a newline when not empty.
+pub fn render(report: &Report, format: OutputFormat) -> String {
+    match format {
+        OutputFormat::Text => report.findings.iter().map(|f| f.to_text() + "\n").collect(),
+        OutputFormat::Json => {
+            let list: Vec<Json> = report.findings.iter().map(finding_json).collect();
+            serde_json::to_string_pretty(&Json::Array(list)).unwrap_or_default() + "\n"
+        }
+        OutputFormat::Github => report.findings.iter().map(github).collect(),
+        OutputFormat::Sarif => {
+            serde_json::to_string_pretty(&sarif(report)).unwrap_or_default() + "\n"
+        }
+    }
+}
+
+fn finding_json(f: &Finding) -> Json {
+    json!({
+        "file": f.file,
+        "line": f.line.max(1),
+        "column": f.column.max(1),
+        "severity": f.severity.name(),
+        "rule": f.rule,
+        "message": f.message,
+    })
+}
+
+/// `::error file=F,line=L,col=C,title=RULE::MESSAGE` (properties and message escaped as
+/// GitHub's toolkit does).
+fn github(f: &Finding) -> String {
+    let level = match f.severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Info => "notice",
+    };
+    let prop = |s: &str| {
+        s.replace('%', "%25")
+            .replace('\r', "%0D")
+            .replace('\n', "%0A")
+            .replace(':', "%3A")
+            .replace(',', "%2C")
+    };
+    let data = f
+        .message
+        .replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A");
+    format!(
+        "::{level} file={},line={},col={},title={}::{data}\n",
+        prop(&f.file),
+        f.line.max(1),
+        f.column.max(1),
+        prop(f.rule)
+    )
+}
+
+fn sarif_level(s: Severity) -> &'static str {
+    match s {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Info => "note",
+    }
+}
+
+fn sarif(report: &Report) -> Json {
+    let rules: Vec<Json> = RULES
+        .iter()
+        .map(|r| {
+            json!({
+                "id": r.id,
+                "shortDescription": {"text": r.summary},
+                "fullDescription": {"text": format!("{} (docs/lint.md#{}).", r.summary, r.id)},
+                "defaultConfiguration": {"level": sarif_level(r.severity)},
+            })
+        })
+        .collect();
+    let results: Vec<Json> = report
+        .findings
+        .iter()
+        .map(|f| {
+            let index = RULES.iter().position(|r| r.id == f.rule).unwrap_or(0);
+            json!({
+                "ruleId": f.rule,
+                "ruleIndex": index,
+                "level": sarif_level(f.severity),
+                "message": {"text": f.message},
+                "locations": [{
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": uri(&f.file)},
+                        "region": {"startLine": f.line.max(1), "startColumn": f.column.max(1)},
+                    }
+                }],
+            })
+        })
+        .collect();
+    json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "hiera-lookup",
+                "version": env!("CARGO_PKG_VERSION"),
+                "rules": rules,
+            }},
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+        }],
+    })
+}
+
+/// A relative file name as a URI reference (percent-encoding what RFC 3986 does not allow).
+fn uri(file: &str) -> String {
+    let mut out = String::new();
+    for b in file.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/!$&'()*+,;=:@".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report() -> Report {
+        Report {
+            findings: vec![Finding {
+                file: "data/a b.yaml".into(),
+                line: 3,
+                column: 5,
+                severity: Severity::Warning,
+                rule: "yaml11-value",
+                message: "'no' is read as the boolean false, 100%".into(),
+            }],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn text_and_github() {
+        assert_eq!(
+            render(&report(), OutputFormat::Text),
+            "data/a b.yaml:3:5: warning yaml11-value: 'no' is read as the boolean false, 100%\n"
+        );
+        assert_eq!(
+            render(&report(), OutputFormat::Github),
+            "::warning file=data/a b.yaml,line=3,col=5,title=yaml11-value::'no' is read as the boolean false, 100%25\n"
+        );
+    }
+
+    #[test]
+    fn json_and_sarif() {
+        let j: Json = serde_json::from_str(&render(&report(), OutputFormat::Json)).unwrap();
+        assert_eq!(j[0]["rule"], "yaml11-value");
+        assert_eq!(j[0]["line"], 3);
+        let s: Json = serde_json::from_str(&render(&report(), OutputFormat::Sarif)).unwrap();
+        assert_eq!(s["version"], "2.1.0");
+        let run = &s["runs"][0];
+        let r = &run["results"][0];
+        assert_eq!(r["level"], "warning");
+        assert_eq!(
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            "data/a%20b.yaml"
+        );
+        let idx = r["ruleIndex"].as_u64().unwrap() as usize;
+        assert_eq!(run["tool"]["driver"]["rules"][idx]["id"], "yaml11-value");
+        assert_eq!(
+            run["tool"]["driver"]["rules"].as_array().unwrap().len(),
+            RULES.len()
+        );
+    }
+}

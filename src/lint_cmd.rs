@@ -1,0 +1,121 @@
+//! `hiera-lookup lint [PATH]`: flags → [`hiera_lookup::lint::lint`] → findings and exit status.
+
+use clap::Parser;
+use hiera_lookup::lint::{self, output, Severity};
+use std::io::Write;
+use std::path::PathBuf;
+
+const AFTER_HELP: &str = "\
+Rules are listed with --list-rules and explained in docs/lint.md. Turn a rule off for a repo
+in .hiera-lookup.toml ([lint] disable = [\"RULE\"]), or for one line of a data file with a
+comment on it or just above it: # hiera-lookup: disable=RULE
+
+Exit status: 0 no finding at or above --fail-on, 1 findings, 2 the lint could not run.";
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "hiera-lookup lint",
+    about = "Check a control repo's Hiera data, hiera.yaml files and their use by the code",
+    after_help = AFTER_HELP
+)]
+struct LintArgs {
+    /// The control repo (an environment directory: hiera.yaml, data/, environment.conf).
+    #[arg(default_value = ".")]
+    path: PathBuf,
+    /// Output format: text, json, github (workflow commands) or sarif (2.1.0).
+    #[arg(long, default_value = "text", value_parser = ["text", "json", "github", "sarif"])]
+    format: String,
+    /// Exit 1 when a finding is at least this severe: error, warning or info
+    /// (default: the settings file's `fail-on`, else error).
+    #[arg(long = "fail-on", value_parser = ["error", "warning", "info"])]
+    fail_on: Option<String>,
+    /// One facts file per node (.yaml, .yml, .json): enables the fleet rules.
+    #[arg(long = "facts-dir", visible_alias = "facts_dir", value_name = "DIR")]
+    facts_dir: Option<PathBuf>,
+    /// A global hiera.yaml to lint with the repo.
+    #[arg(long = "hiera_config", visible_aliases = ["hiera-config"], value_name = "FILE")]
+    hiera_config: Option<PathBuf>,
+    /// The modulepath, instead of environment.conf's (`:`-separated, relative to PATH).
+    #[arg(long, value_name = "PATH")]
+    modulepath: Option<String>,
+    /// The lint settings file (default: PATH/.hiera-lookup.toml when it exists).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Print every rule (id, severity, summary) and exit.
+    #[arg(long = "list-rules")]
+    list_rules: bool,
+}
+
+/// Runs the command; the return value is the exit status.
+pub fn main(argv: &[std::ffi::OsString]) -> i32 {
+    let args =
+        std::iter::once(std::ffi::OsString::from("hiera-lookup lint")).chain(argv.iter().cloned());
+    let args = match LintArgs::try_parse_from(args) {
+        Ok(a) => a,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 2 } else { 0 };
+        }
+    };
+    if args.list_rules {
+        let text: String = lint::RULES
+            .iter()
+            .map(|r| format!("{:<32} {:<8} {}\n", r.id, r.severity.name(), r.summary))
+            .collect();
+        return write_out(&text, 0);
+    }
+    // File flags are relative to the working directory (the library takes them relative
+    // to the repo).
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let abs = |p: &Option<PathBuf>| {
+        p.as_ref()
+            .map(|p| hiera_lookup::environment::absolute(&cwd, p))
+    };
+    let opts = lint::Options {
+        root: args.path.clone(),
+        hiera_config: abs(&args.hiera_config),
+        modulepath: args.modulepath.clone(),
+        facts_dir: abs(&args.facts_dir),
+        config: abs(&args.config),
+    };
+    let result = std::thread::Builder::new()
+        .stack_size(hiera_lookup::limits::LOOKUP_STACK_SIZE)
+        .spawn(move || lint::lint(&opts))
+        .map_err(|e| e.to_string())
+        .and_then(|h| h.join().map_err(|_| "the lint thread panicked".to_string()));
+    let report = match result {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => {
+            eprintln!("Error: {e}");
+            return 2;
+        }
+        Err(e) => {
+            eprintln!("Error: {e}");
+            return 2;
+        }
+    };
+    let fail_on = args
+        .fail_on
+        .as_deref()
+        .and_then(Severity::parse)
+        .or(report.fail_on)
+        .unwrap_or(Severity::Error);
+    let format = output::OutputFormat::parse(&args.format).unwrap_or_default();
+    let code = if report.fails(fail_on) { 1 } else { 0 };
+    write_out(&output::render(&report, format), code)
+}
+
+fn write_out(text: &str, code: i32) -> i32 {
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|_| stdout.flush())
+    {
+        Ok(()) => code,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => code,
+        Err(e) => {
+            eprintln!("Error: Could not write to stdout: {e}");
+            2
+        }
+    }
+}

@@ -1,0 +1,184 @@
+//! `hiera-lookup lint` as a user runs it: output formats, exit statuses, settings, and a run
+//! over the real modules' data of the realworld control repo (a copy is committed under
+//! tests/conformance/layers/realworld).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn lint(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hiera-lookup"))
+        .arg("lint")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+struct Tmp(PathBuf);
+
+impl Tmp {
+    fn new(name: &str, files: &[(&str, &str)]) -> Tmp {
+        let dir = std::env::temp_dir().join(format!("hl-lint-cli-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for (f, text) in files {
+            let p = dir.join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        Tmp(dir)
+    }
+}
+
+impl Drop for Tmp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+const HIERA: &str = "version: 5\nhierarchy:\n  - name: Common\n    path: common.yaml\n";
+
+fn realworld() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance/layers/realworld")
+}
+
+#[test]
+fn exit_statuses_and_text() {
+    let clean = Tmp::new(
+        "clean",
+        &[("hiera.yaml", HIERA), ("data/common.yaml", "a: '0755'\n")],
+    );
+    let o = lint(&clean.0, &[]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert_eq!(stdout(&o), "");
+
+    let warn = Tmp::new(
+        "warn",
+        &[("hiera.yaml", HIERA), ("data/common.yaml", "a: 0755\n")],
+    );
+    let o = lint(&warn.0, &[]);
+    // A warning does not fail the default --fail-on error …
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        stdout(&o),
+        "data/common.yaml:1:4: warning yaml11-value: '0755' is read as the integer 493 (octal) (YAML 1.1); quote it if you mean the string '0755'\n"
+    );
+    // … but fails --fail-on warning, and the settings file's fail-on.
+    assert_eq!(
+        lint(&warn.0, &["--fail-on", "warning"]).status.code(),
+        Some(1)
+    );
+    std::fs::write(
+        warn.0.join(".hiera-lookup.toml"),
+        "[lint]\nfail-on = \"warning\"\n",
+    )
+    .unwrap();
+    assert_eq!(lint(&warn.0, &[]).status.code(), Some(1));
+    assert_eq!(
+        lint(&warn.0, &["--fail-on", "error"]).status.code(),
+        Some(0)
+    );
+
+    let broken = Tmp::new(
+        "broken",
+        &[("hiera.yaml", HIERA), ("data/common.yaml", "a: [\n")],
+    );
+    let o = lint(&broken.0, &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).starts_with("data/common.yaml:2:1: error data-syntax: does not parse: "));
+
+    // A path given as an argument; findings stay relative to it.
+    let o = lint(Path::new("/"), &[broken.0.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).starts_with("data/common.yaml:"));
+}
+
+#[test]
+fn could_not_run() {
+    let o = lint(Path::new("/"), &["/nonexistent/control-repo"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("/nonexistent/control-repo"));
+    let o = lint(Path::new("/"), &["--format", "xml"]);
+    assert_eq!(o.status.code(), Some(2));
+    let bad = Tmp::new(
+        "badsettings",
+        &[
+            ("hiera.yaml", HIERA),
+            (".hiera-lookup.toml", "[lint]\ndisable = 3\n"),
+        ],
+    );
+    let o = lint(&bad.0, &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains(".hiera-lookup.toml"));
+    let o = lint(&bad.0, &["--facts-dir", "nope"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn formats() {
+    let t = Tmp::new(
+        "formats",
+        &[("hiera.yaml", HIERA), ("data/common.yaml", "a: 1\na: 2\n")],
+    );
+    let j: serde_json::Value =
+        serde_json::from_str(&stdout(&lint(&t.0, &["--format", "json"]))).unwrap();
+    assert_eq!(j[0]["rule"], "duplicate-key");
+    assert_eq!(j[0]["line"], 2);
+    assert_eq!(
+        stdout(&lint(&t.0, &["--format", "github"])),
+        "::error file=data/common.yaml,line=2,col=1,title=duplicate-key::key 'a' is given again (first on line 1): Psych keeps this last value and silently drops the first\n"
+    );
+    let o = lint(&t.0, &["--format", "sarif"]);
+    assert_eq!(o.status.code(), Some(1));
+    let s: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(s["version"], "2.1.0");
+    assert_eq!(s["runs"][0]["results"][0]["ruleId"], "duplicate-key");
+    assert_eq!(s["runs"][0]["results"][0]["level"], "error");
+}
+
+#[test]
+fn list_rules() {
+    let o = lint(Path::new("/"), &["--list-rules"]);
+    assert_eq!(o.status.code(), Some(0));
+    let text = stdout(&o);
+    assert!(text
+        .lines()
+        .any(|l| l.starts_with("unknown-class-parameter") && l.contains("error")));
+    assert!(text.lines().count() >= 30);
+}
+
+/// The real modules' data: parses, no error; the findings are the ones a reader can check
+/// by hand in the files.
+#[test]
+fn realworld_control_repo() {
+    let env = realworld().join("environments/production");
+    let o = lint(&env, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let text = stdout(&o);
+    assert!(text.contains(
+        "modules/systemd/hiera.yaml:15:5: info level-no-files: level 'common' reads no file"
+    ));
+    assert!(!text.contains(" error "), "{text}");
+
+    let facts = realworld().join("facts");
+    let o = lint(
+        &env,
+        &["--facts-dir", facts.to_str().unwrap(), "--format", "json"],
+    );
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let has = |file: &str, rule: &str| {
+        j.as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["file"] == file && f["rule"] == rule)
+    };
+    // No fact set has the custom `role` fact: the roles level reads nothing.
+    assert!(has("hiera.yaml", "unknown-fact"));
+    assert!(has("data/roles/webserver.yaml", "unreached-file"));
+    // Solaris is not in the fleet.
+    assert!(has("modules/ntp/data/Solaris-11.yaml", "unreached-file"));
+    assert!(!has("data/common.yaml", "unreached-file"));
+}
