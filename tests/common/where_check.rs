@@ -140,10 +140,8 @@ pub fn check(
                 .map_err(|e| e.message)?,
         );
     }
-    for c in contributors
-        .iter()
-        .filter(|_| memo.is_none() || contributors.len() > 1)
-    {
+    let many = contributors.len() > 1;
+    for c in contributors.iter().filter(|_| many) {
         let x = c.value.clone();
         memo = Some(match memo {
             None => report.merge.convert_value(x).map_err(|e| e.message)?,
