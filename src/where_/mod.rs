@@ -215,7 +215,14 @@ fn report(
     node: Option<String>,
 ) -> Result<Report> {
     let lk = LookupKey::parse(&request.key)?;
-    let reachable = session.reachable(&request.key)?;
+    let reachable = match session.reachable(&request.key) {
+        Ok(r) => r,
+        // A configuration the lookup refuses: its error, as the lookup words it.
+        Err(e) => {
+            let trace = session.trace_lookup(&request.key, request.merge.as_ref(), &[])?;
+            return Err(trace.outcome.err().unwrap_or(e));
+        }
+    };
     let trace = session.trace_lookup(&request.key, request.merge.as_ref(), &reachable)?;
     let answer = match &trace.outcome {
         Ok(Outcome::Found(v)) => Answer::Found(v.clone()),
