@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Whole-process benchmarks: hiera-lookup (and, when installed, `puppet lookup` and the
-# Hiera 3 `hiera` CLI) on the generated control repo. Needs hyperfine (apt-get install
-# hyperfine) and python3; Puppet is optional.
+# Whole-process benchmarks: hiera-lookup beside a minimal Rust binary (the yardstick of the
+# startup targets), and, when installed, `puppet lookup` and the Hiera 3 `hiera` CLI, on the
+# generated control repo. Needs python3 and rustc; Puppet is optional.
 #
 #   benches/run.sh [WORKDIR]     (default /tmp/hiera-lookup-bench)
 set -euo pipefail
@@ -9,41 +9,32 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 W=${1:-/tmp/hiera-lookup-bench}
 cargo build --release --quiet
 H=$PWD/target/release/hiera-lookup
+T=$PWD/benches/timing.py
 mkdir -p "$W"
-for n in 50 5000; do
+for n in 50 1000 5000; do
     [ -d "$W/repo$n" ] || python3 benches/gen_control_repo.py "$W/repo$n" --nodes "$n"
 done
+# The yardstick: what a process that only prints costs here, built as the release is.
+echo 'fn main() { println!("hi"); }' > "$W/hello.rs"
+rustc -O -C lto -C codegen-units=1 -C strip=symbols -o "$W/hello" "$W/hello.rs"
 KEY=profile::common::key00042
-NODE=node00042.example.com
-export HIERA_LOOKUP_CACHE_DIR="$W/cache"
-echo "== single lookup, whole process (first run fills the parse cache)"
-for n in 50 5000; do
-    (cd "$W/repo$n" && hyperfine -N --warmup 10 --runs 200 --export-json "$W/single$n.json" \
-        "$H $KEY --facts facts/$NODE.yaml")
-done
-python3 - "$W" <<'PY'
-import json, sys
-w = sys.argv[1]
-m = {n: json.load(open(f"{w}/single{n}.json"))["results"][0]["median"] * 1000 for n in (50, 5000)}
-print(f"median: 50 nodes {m[50]:.2f} ms, 5000 nodes {m[5000]:.2f} ms, ratio {m[5000] / m[50]:.2f}")
-PY
-echo "== peak RSS (KiB) of one lookup on the 5,000-node repo"
-(cd "$W/repo5000" && /usr/bin/time -f "%M" "$H" $KEY --facts facts/$NODE.yaml 2>&1 >/dev/null | tail -1)
-echo "== deep merge of a 20-group user hash across levels"
-(cd "$W/repo5000" && hyperfine -N --warmup 5 --runs 100 "$H profile::users::group02 --facts facts/$NODE.yaml")
-echo "== batch: --all over 1,000 nodes"
-mkdir -p "$W/facts1000"
-# sed reads all its input: no SIGPIPE for the producer under pipefail.
-find "$W/repo5000/facts" -name '*.yaml' | sort | sed -n '1,1000p' | while read -r f; do ln -sf "$f" "$W/facts1000/"; done
-(cd "$W/repo5000" && start=$(date +%s.%N) && lines=$("$H" --facts-dir "$W/facts1000" --all | wc -l) \
-    && end=$(date +%s.%N) && python3 -c "import sys; l=$lines; t=$end-$start; print(f'{l} lookups in {t:.2f} s = {l/t:,.0f} lookups/s')")
+FACTS=facts/node00042.example.com.yaml
+echo "== one lookup, whole process, side by side (ratios to hello; peak RSS per process)"
+python3 "$T" --runs 200 --warmup 10 -- \
+    "hello=$W/hello" \
+    "lookup-5000-nodes=sh -c 'cd $W/repo5000 && exec $H $KEY --facts $FACTS'" \
+    "lookup-50-nodes=sh -c 'cd $W/repo50 && exec $H $KEY --facts $FACTS'" \
+    "deep-merge=sh -c 'cd $W/repo5000 && exec $H profile::users::group02 --facts $FACTS'"
+echo "== batch: --all over the 1,000-node repo"
+(cd "$W/repo1000" && start=$(date +%s.%N) && lines=$("$H" --facts-dir facts --all | wc -l) \
+    && end=$(date +%s.%N) && python3 -c "l=$lines; t=$end-$start; print(f'{l} lookups in {t:.2f} s = {l/t:,.0f} lookups/s')")
 if command -v puppet >/dev/null; then
     echo "== puppet lookup on the same data (5 runs)"
     P=$(mktemp -d)
     mkdir -p "$P"/{conf,code/environments,var,log,run}
     ln -sfn "$W/repo5000" "$P/code/environments/production"
-    (cd "$W/repo5000" && hyperfine -N --warmup 1 --runs 5 \
-        "puppet lookup --confdir $P/conf --codedir $P/code --vardir $P/var --logdir $P/log --rundir $P/run --node $NODE --facts facts/$NODE.yaml $KEY")
+    python3 "$T" --runs 5 --warmup 1 --cwd "$W/repo5000" -- "hello=$W/hello" \
+        "puppet=puppet lookup --confdir $P/conf --codedir $P/code --vardir $P/var --logdir $P/log --rundir $P/run --node node00042.example.com --facts $FACTS $KEY"
 fi
 if command -v hiera >/dev/null; then
     echo "== Hiera 3 CLI (5 runs)"
@@ -53,5 +44,6 @@ if command -v hiera >/dev/null; then
 :yaml:
   :datadir: $W/repo5000/data
 Y
-    (cd "$W/repo5000" && hyperfine -N --warmup 1 --runs 5 "hiera -c $W/hiera3.yaml $KEY ::trusted.certname=$NODE")
+    python3 "$T" --runs 5 --warmup 1 --cwd "$W/repo5000" -- "hello=$W/hello" \
+        "hiera3=hiera -c $W/hiera3.yaml $KEY ::trusted.certname=node00042.example.com"
 fi

@@ -6,6 +6,7 @@ pub mod command;
 pub mod custom;
 pub mod eyaml;
 pub mod hocon;
+pub mod indexed;
 
 use crate::error::{Error, Result};
 use crate::scope::Strict;
@@ -14,7 +15,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// The hash a data_hash function returned: parsed, or read from the parse cache.
+/// The hash a data_hash function returned: parsed, or read entry by entry.
 #[derive(Debug)]
 pub enum DataHash {
     Parsed {
@@ -23,7 +24,8 @@ pub enum DataHash {
         /// is looked up (symbols), with the class to name in the error.
         invalid: Vec<(Value, &'static str)>,
     },
-    Cached(crate::cache::Table),
+    /// A YAML or JSON file whose values are built when first asked for.
+    Indexed(indexed::IndexedFile),
 }
 
 impl Default for DataHash {
@@ -36,11 +38,12 @@ impl Default for DataHash {
 }
 
 impl DataHash {
-    /// The value of a top-level key.
-    pub fn get(&self, key: &str) -> Option<Value> {
+    /// The value of a top-level key (an error only if the file, read entry by entry, turns
+    /// out not to parse after all).
+    pub fn get(&self, key: &str) -> Result<Option<Value>> {
         match self {
-            DataHash::Parsed { map, .. } => map.get(&crate::value::StrKey(key)).cloned(),
-            DataHash::Cached(t) => t.get(key),
+            DataHash::Parsed { map, .. } => Ok(map.get(&crate::value::StrKey(key)).cloned()),
+            DataHash::Indexed(f) => f.get(key),
         }
     }
 
@@ -48,7 +51,7 @@ impl DataHash {
     pub fn keys(&self) -> Vec<&str> {
         match self {
             DataHash::Parsed { map, .. } => map.keys().filter_map(Value::as_str).collect(),
-            DataHash::Cached(t) => t.keys().collect(),
+            DataHash::Indexed(f) => f.keys().collect(),
         }
     }
 
@@ -59,7 +62,7 @@ impl DataHash {
                 .iter()
                 .find(|(k, _)| k.as_str() == Some(key))
                 .map(|(_, c)| *c),
-            DataHash::Cached(t) => t.invalid.iter().find(|(k, _)| k == key).map(|(_, c)| *c),
+            DataHash::Indexed(f) => f.invalid_class(key),
         }
     }
 }
@@ -72,23 +75,13 @@ struct Loaded {
 }
 
 /// Parsed data files, shared by every lookup of the process (and by the threads of a
-/// batch): each file is read and parsed at most once.
+/// batch): each file is read and parsed at most once. Nothing is kept between processes.
 #[derive(Debug, Clone, Default)]
 pub struct DataFiles {
     shared: Arc<Mutex<HashMap<String, Arc<OnceLock<Loaded>>>>>,
-    /// Where parsed YAML files are cached between runs (`None`: no cache).
-    cache_dir: Option<std::path::PathBuf>,
 }
 
 impl DataFiles {
-    /// Data files shared by sessions, with the parse cache in `cache_dir`.
-    pub fn with_cache(cache_dir: Option<std::path::PathBuf>) -> DataFiles {
-        DataFiles {
-            shared: Arc::default(),
-            cache_dir,
-        }
-    }
-
     /// The hash a data_hash function returns for `path`. Warnings (Puppet 7's non-hash
     /// files) are appended to `warnings` every time the file is used.
     pub fn data_hash(
@@ -106,8 +99,7 @@ impl DataFiles {
         };
         let loaded = cell.get_or_init(|| {
             let mut w = Vec::new();
-            let result =
-                load(function, path, strict, self.cache_dir.as_deref(), &mut w).map(Arc::new);
+            let result = load(function, path, strict, &mut w).map(Arc::new);
             Loaded {
                 result,
                 warnings: w,
@@ -122,23 +114,8 @@ fn load(
     function: &str,
     path: &str,
     strict: Strict,
-    cache_dir: Option<&Path>,
     warnings: &mut Vec<String>,
 ) -> Result<DataHash> {
-    // Big YAML files come from the parse cache when it is still valid for them.
-    let stamp = match (function, cache_dir) {
-        ("yaml_data", Some(dir)) => std::fs::metadata(path)
-            .ok()
-            .map(|m| crate::cache::Stamp::of(&m))
-            .filter(|s| s.size() >= crate::cache::MIN_SIZE)
-            .map(|s| (dir, s)),
-        _ => None,
-    };
-    if let Some((dir, stamp)) = &stamp {
-        if let Some(t) = crate::cache::read(dir, path, stamp) {
-            return Ok(DataHash::Cached(t));
-        }
-    }
     let bytes = crate::limits::read_file(Path::new(path)).map_err(|e| {
         Error::lookup(format!(
             "Unable to read ({path}): {}",
@@ -146,16 +123,11 @@ fn load(
         ))
     })?;
     match function {
-        "yaml_data" => {
-            let hash = yaml_data(&bytes, path, strict, warnings)?;
-            if let (Some((dir, stamp)), DataHash::Parsed { map, invalid }) = (&stamp, &hash) {
-                // Only a file that parsed to a hash (no warnings) is worth caching.
-                if !map.is_empty() {
-                    crate::cache::write(dir, path, stamp, map, invalid);
-                }
-            }
-            Ok(hash)
-        }
+        // Read entry by entry when the structural pass vouches for the file.
+        "yaml_data" => match indexed::IndexedFile::new(indexed::Format::Yaml, path, bytes) {
+            Ok(f) => Ok(DataHash::Indexed(f)),
+            Err(bytes) => yaml_data(&bytes, path, strict, warnings),
+        },
         "hocon_data" => match hocon::parse_hocon(&String::from_utf8_lossy(&bytes)) {
             Ok(Value::Hash(map)) => Ok(DataHash::Parsed {
                 map,
@@ -167,12 +139,15 @@ fn load(
                 None => Err(Error::lookup(format!("Unable to parse ({path}): {e}"))),
             },
         },
-        "json_data" => {
-            json_data(&String::from_utf8_lossy(&bytes), path).map(|map| DataHash::Parsed {
-                map,
-                invalid: Vec::new(),
-            })
-        }
+        "json_data" => match indexed::IndexedFile::new(indexed::Format::Json, path, bytes) {
+            Ok(f) => Ok(DataHash::Indexed(f)),
+            Err(bytes) => {
+                json_data(&String::from_utf8_lossy(&bytes), path).map(|map| DataHash::Parsed {
+                    map,
+                    invalid: Vec::new(),
+                })
+            }
+        },
         other => Err(Error::issue(format!(
             "Unable to find 'data_hash' function named '{other}'"
         ))),

@@ -66,10 +66,6 @@ pub struct Args {
     #[arg(long)]
     pub redact: bool,
 
-    /// Do not use or write the parse cache of big data files (see README).
-    #[arg(long = "no-cache")]
-    pub no_cache: bool,
-
     /// Batch mode: worker threads (default: the number of CPUs).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,

@@ -21,7 +21,6 @@
 pub mod answer;
 pub mod backend;
 pub mod batch;
-pub mod cache;
 pub mod config;
 pub mod engine;
 pub mod environment;
@@ -31,6 +30,7 @@ pub mod facts;
 mod hostinfo;
 pub mod interpolation;
 pub mod json;
+pub mod json_index;
 pub mod key;
 pub mod limits;
 pub mod lint;
@@ -43,6 +43,7 @@ pub mod types;
 pub mod value;
 pub mod where_;
 pub mod yaml;
+pub mod yaml_index;
 
 pub use engine::{Layers, Outcome, Session, Settings};
 pub use error::{Error, Result};

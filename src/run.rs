@@ -119,7 +119,12 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
         redact: args.redact,
     };
     let finish = finish_of(args)?;
-    let mut session = Session::with_files(scope, layers, settings, data_files(args));
+    let mut session = Session::with_files(
+        scope,
+        layers,
+        settings,
+        hiera_lookup::backend::DataFiles::default(),
+    );
     // `--default` and `--type` apply to the outcome; a type mismatch is a plain error.
     let result = session
         .lookup(&keys, merge.as_ref())
@@ -388,16 +393,6 @@ pub(crate) fn finish_of(args: &Args) -> Result<Finish, Error> {
     })
 }
 
-/// The process-wide data file store, with the parse cache unless `--no-cache`.
-pub(crate) fn data_files(args: &Args) -> hiera_lookup::backend::DataFiles {
-    let dir = if args.no_cache {
-        None
-    } else {
-        hiera_lookup::cache::default_dir()
-    };
-    hiera_lookup::backend::DataFiles::with_cache(dir)
-}
-
 /// `--var NAME=VALUE` pairs, values read as YAML.
 pub(crate) fn parse_vars(args: &Args) -> Result<Vec<(String, Value)>, Error> {
     let mut out = Vec::new();
@@ -473,7 +468,7 @@ fn run_batch(
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout());
     let (mut missed, mut errors) = (false, false);
     let mut broken: Option<std::io::Error> = None;
-    let files = data_files(args);
+    let files = hiera_lookup::backend::DataFiles::default();
     let mut done = 0usize;
     for chunk in chunks {
         let nodes = to_nodes(chunk);

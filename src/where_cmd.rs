@@ -112,7 +112,7 @@ fn run_inner(w: &WhereArgs, warnings: &mut Vec<String>) -> Result<(String, i32),
         color: crate::run::use_color(args)?,
         base: Some(cwd.clone()),
     };
-    let files = crate::run::data_files(args);
+    let files = hiera_lookup::backend::DataFiles::default();
     let fleet = args.facts.len() > 1
         || args.facts_dir.is_some()
         || args.nodes_query.is_some()

@@ -7,11 +7,6 @@ fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_hiera-lookup"));
     // Never the machine's own puppet.conf.
     c.env("HIERA_LOOKUP_PUPPET_CONF", "/dev/null");
-    // Never the developer's real cache: one in the temp dir for this test process.
-    c.env(
-        "HIERA_LOOKUP_CACHE_DIR",
-        std::env::temp_dir().join(format!("hiera-lookup-test-cache-{}", std::process::id())),
-    );
     c
 }
 
@@ -151,9 +146,21 @@ fn single_raw(facts: &str, key: &str, extra: &[&str]) -> (String, i32) {
 }
 
 #[test]
-fn default_type_and_render_as_apply_as_in_single_lookups() {
+fn every_answer_changing_flag_applies_as_in_single_lookups() {
     let keys = ["profile::base::users", "nope", "ntp::servers"];
-    let flag_sets: [&[&str]; 7] = [
+    let flag_sets: &[&[&str]] = &[
+        &["--merge", "deep"],
+        &["--merge", "hash"],
+        &["--merge", "deep", "--knock-out-prefix", "--"],
+        &[
+            "--merge",
+            "deep",
+            "--sort-merged-arrays",
+            "--merge-hash-arrays",
+        ],
+        &["--strict", "off"],
+        &["--var", "role=db"],
+        &["--environment", "production"],
         &["--default", "fallback"],
         &["--type", "Array"],
         &["--type", "Hash", "--default", "x"],
@@ -162,7 +169,7 @@ fn default_type_and_render_as_apply_as_in_single_lookups() {
         &["--render-as", "yaml", "--default", "d"],
         &["--render-as", "binary"],
     ];
-    for flags in flag_sets {
+    for &flags in flag_sets {
         let mut args = vec![
             "--facts",
             "fixtures/facts/web01.yaml",

@@ -8,11 +8,6 @@ fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_hiera-lookup"));
     // Never the machine's own puppet.conf.
     c.env("HIERA_LOOKUP_PUPPET_CONF", "/dev/null");
-    // Never the developer's real cache: one in the temp dir for this test process.
-    c.env(
-        "HIERA_LOOKUP_CACHE_DIR",
-        std::env::temp_dir().join(format!("hiera-lookup-test-cache-{}", std::process::id())),
-    );
     c
 }
 

@@ -124,7 +124,6 @@ fn run_case(c: &Case) -> Result<(), String> {
     cmd.env("HIERA_LOOKUP_PUPPET_CONF", "/dev/null");
     cmd.args(&c.args)
         .current_dir(&work)
-        .env("HIERA_LOOKUP_CACHE", "off")
         .env("NO_COLOR", "1")
         .stdin(Stdio::null())
         .stderr(Stdio::piped());

@@ -13,12 +13,27 @@ use crate::value::{Map, Value};
 /// every lookup would otherwise pay.
 #[derive(Debug, Clone)]
 pub(super) enum KeyPattern {
+    /// `^literal` or `^literal.*` (the usual `'^profile::users::.*'`): a key matches when one
+    /// of its lines starts with the literal (Ruby's `^` is a line start). No regex to build:
+    /// compiling one costs more than the rest of a lookup.
+    Prefix(String),
     Ascii(regex::bytes::Regex),
     Unicode(regex::Regex),
 }
 
 impl KeyPattern {
     pub(super) fn new(pattern: &str) -> Result<KeyPattern> {
+        let literal = pattern
+            .strip_prefix('^')
+            .map(|p| p.strip_suffix(".*").unwrap_or(p))
+            .filter(|p| {
+                !p.is_empty()
+                    && p.bytes()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, b':' | b'_' | b'-'))
+            });
+        if let Some(literal) = literal {
+            return Ok(KeyPattern::Prefix(literal.to_string()));
+        }
         // Translated (and validated, with Ruby's messages) as Ruby reads it.
         let source = crate::merge::ruby_pattern_source(pattern).map_err(Error::run)?;
         if pattern.is_ascii() {
@@ -36,6 +51,7 @@ impl KeyPattern {
 
     pub(super) fn is_match(&self, key: &str) -> bool {
         match self {
+            KeyPattern::Prefix(p) => key.split('\n').any(|line| line.starts_with(p.as_str())),
             // A non-ASCII key would be matched byte-wise: fall back to exact semantics.
             KeyPattern::Ascii(b) if key.is_ascii() => b.is_match(key.as_bytes()),
             KeyPattern::Ascii(b) => regex::Regex::new(b.as_str()).is_ok_and(|r| r.is_match(key)),
@@ -265,4 +281,39 @@ pub(super) fn extract_options(o: &CompiledOptions, root: &str) -> Option<Value> 
         .iter()
         .find(|(re, _)| re.is_match(root))
         .map(|(_, v)| v.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::KeyPattern;
+
+    #[test]
+    fn literal_prefix_patterns_match_as_the_regex_does() {
+        for pattern in ["^profile::users::.*", "^profile", "^a-b_c::", "^x.*"] {
+            let fast = KeyPattern::new(pattern).unwrap();
+            assert!(matches!(fast, KeyPattern::Prefix(_)), "{pattern}");
+            let source = crate::merge::ruby_pattern_source(pattern).unwrap();
+            let re = regex::Regex::new(&source).unwrap();
+            for key in [
+                "profile::users::alice",
+                "profile::users::",
+                "profile::user",
+                "xprofile::users::a",
+                "a\nprofile::users::b",
+                "a-b_c::d",
+                "x",
+                "",
+                "é\nx",
+                "profile\n",
+            ] {
+                assert_eq!(fast.is_match(key), re.is_match(key), "{pattern} on {key:?}");
+            }
+        }
+        for pattern in ["^a.+", "^a$", "^(a|b)", "^a.*b", "^", "^a\\.b"] {
+            assert!(!matches!(
+                KeyPattern::new(pattern).unwrap(),
+                KeyPattern::Prefix(_)
+            ));
+        }
+    }
 }

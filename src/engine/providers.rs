@@ -610,7 +610,7 @@ impl Session {
                 } else {
                     return Err(not_found());
                 };
-                let Some(value) = hash.get(root) else {
+                let Some(value) = hash.get(root)? else {
                     self.report_not_found(root);
                     return Ok(None);
                 };
@@ -630,7 +630,7 @@ impl Session {
                             return Err(missing_path("lookup_key", ":"));
                         };
                         let hash = self.load_data("yaml_data", path)?;
-                        match hash.get(root) {
+                        match hash.get(root)? {
                             None => None,
                             Some(v) => {
                                 validate_data_value(

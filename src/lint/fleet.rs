@@ -89,13 +89,7 @@ fn scope_of(node: &FleetNode) -> Scope {
 }
 
 /// The files a node reaches, in priority order (layer, then level, then location).
-fn reached(repo: &Repo, session: &mut Session) -> Vec<usize> {
-    let index: HashMap<&Path, usize> = repo
-        .files
-        .iter()
-        .enumerate()
-        .map(|(i, f)| (f.path.as_path(), i))
-        .collect();
+fn reached(repo: &Repo, index: &HashMap<&Path, usize>, session: &mut Session) -> Vec<usize> {
     let mut out = Vec::new();
     for layer in &repo.layers {
         for level in &layer.levels {
@@ -172,9 +166,16 @@ pub fn check(repo: &Repo, fleet: &Fleet, sink: &mut Sink) {
     let mut reach = vec![0u32; repo.files.len()];
     let mut shadowed: HashMap<(usize, &str), u32> = HashMap::new();
     let mut redundant: HashMap<(usize, &str), u32> = HashMap::new();
+    // Built once: every node looks its interpolated paths up in it.
+    let index: HashMap<&Path, usize> = repo
+        .files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.path.as_path(), i))
+        .collect();
     for node in &fleet.nodes {
         let mut session = Session::new(scope_of(node), bare.clone(), quiet.clone());
-        let list = reached(repo, &mut session);
+        let list = reached(repo, &index, &mut session);
         // Keys of the files above the current one (small: node, role, OS … files).
         let mut above: HashSet<&str> = HashSet::new();
         for (i, &fi) in list.iter().enumerate() {

@@ -451,8 +451,14 @@ fn assignable_inner(a: &Type, b: &Type, d: u32) -> bool {
             }
         }
         T::Sensitive(t) => matches!(b, T::Sensitive(t2) if asg(t, t2)),
-        T::Timestamp(..) => matches!(b, T::Timestamp(..)),
-        T::Timespan(..) => matches!(b, T::Timespan(..)),
+        T::Timestamp(f, t) => match b {
+            T::Timestamp(f2, t2) => super::convert::time_range_covers(false, [f, t], [f2, t2]),
+            _ => false,
+        },
+        T::Timespan(f, t) => match b {
+            T::Timespan(f2, t2) => super::convert::time_range_covers(true, [f, t], [f2, t2]),
+            _ => false,
+        },
         T::SemVer(_) => matches!(b, T::SemVer(_)),
         T::SemVerRange => matches!(b, T::SemVerRange),
         T::Type(t) => match b {
@@ -506,6 +512,18 @@ fn iterable_type(t: &Type) -> Option<Type> {
         T::Tuple(ts, _) => Some(variant_maybe(ts.clone())),
         T::Integer(_) => Some(T::integer()),
         T::Iterable(e) => e.as_deref().cloned(),
+        // PHashType/PStructType#iterable_type: [key, value] pairs.
+        T::Hash(k, v, _) => Some(T::Tuple(
+            vec![(**k).clone(), (**v).clone()],
+            Some(Range::exact(2)),
+        )),
+        T::Struct(elems) => Some(T::Tuple(
+            vec![
+                variant_maybe(elems.iter().map(|e| Type::str_value(&e.name)).collect()),
+                variant_maybe(elems.iter().map(|e| e.value.clone()).collect()),
+            ],
+            Some(Range::exact(2)),
+        )),
         _ => None,
     }
 }

@@ -140,8 +140,8 @@ pub fn convert_with_type(value: Value, ty: &Type, args: &[Value]) -> Result<Valu
             }
             (None, _) => to_hash(value),
             // No dispatch takes this pair: Puppet lists each signature and why it was
-            // rejected, over several lines; the last one is for `(Any from)`.
-            (Some(_), _) => Err("The function 'new_hash' was called with arguments it does not accept: (TreeArray from, NewHashOption build_option?) or (Any from) rejected: expects 1 argument, got 2".into()),
+            // rejected, over several lines.
+            (Some(opt), _) => Err(new_hash_rejected(&value, opt)),
         },
         Type::Timestamp(..) => to_timestamp(value, args.first()),
         Type::Timespan(..) => to_timespan(value, args.first()),
@@ -156,6 +156,46 @@ pub fn convert_with_type(value: Value, ty: &Type, args: &[Value]) -> Result<Valu
             t
         )),
     }
+}
+
+/// `new_hash(from, build_option)` that no signature accepts: Puppet's list of the signatures,
+/// each with why it rejected the arguments.
+fn new_hash_rejected(from: &Value, opt: &Value) -> String {
+    const TREE_ARRAY: &str = "TreeArray = Array[Tuple[Array, Any], 1]";
+    const OPTION: &str = "NewHashOption = Enum['hash_tree', 'tree']";
+    let tree_array = Type::Array(
+        Box::new(Type::Tuple(
+            vec![Type::Array(Box::new(Type::Any), None), Type::Any],
+            None,
+        )),
+        Some(super::Range::new(Some(1), None)),
+    );
+    let mut first: Vec<String> = match from {
+        Value::Array(_) => super::describe::describe_lines("parameter 'from'", &tree_array, from),
+        other => vec![format!(
+            "parameter 'from' expects a {TREE_ARRAY} value, got {}",
+            super::describe::simple_type_name(other)
+        )],
+    };
+    if first.is_empty() {
+        let got = match opt {
+            Value::String(s) => format!("'{s}'"),
+            other => super::describe::simple_type_name(other),
+        };
+        first.push(format!(
+            "parameter 'build_option' expects a match for {OPTION}, got {got}"
+        ));
+    }
+    let mut out = String::from(
+        "The function 'new_hash' was called with arguments it does not accept. It expects one of:",
+    );
+    out.push_str(&format!("\n  ({TREE_ARRAY} from, {OPTION} build_option?)"));
+    for line in first {
+        out.push_str(&format!("\n    rejected: {line}"));
+    }
+    out.push_str("\n  (KeyValueArray = Array[Tuple[Any, Any], 1] from)\n    rejected: expects 1 argument, got 2");
+    out.push_str("\n  (Any from)\n    rejected: expects 1 argument, got 2");
+    out
 }
 
 /// Dispatch failures (argument_mismatch handlers) carry the function name; conversion errors not.
@@ -1359,6 +1399,64 @@ fn to_timespan(v: Value, fmt: Option<&Value>) -> Result<Value, String> {
         nanos,
         timespan_to_s(nanos),
     ))
+}
+
+/// Is `v` a Timespan (`span`) or Timestamp within the bounds a `Timespan[...]`/`Timestamp[...]`
+/// type keeps (their quoted `to_s`, None for unbounded)?
+pub(crate) fn time_within(v: &Value, span: bool, from: Option<&str>, to: Option<&str>) -> bool {
+    let kind = if span { "Timespan" } else { "Timestamp" };
+    let Value::Object(o) = v else { return false };
+    if o.type_name != kind {
+        return false;
+    }
+    let Some(n) = time_nsecs(v) else { return false };
+    from.is_none_or(|f| time_bound(span, f).is_some_and(|f| n >= f))
+        && to.is_none_or(|t| time_bound(span, t).is_some_and(|t| n <= t))
+}
+
+/// PAbstractTimeDataType#_assignable?: `a` (from, to) covers `b`.
+pub(crate) fn time_range_covers(
+    span: bool,
+    a: [&Option<String>; 2],
+    b: [&Option<String>; 2],
+) -> bool {
+    let n = |x: &Option<String>| x.as_deref().and_then(|s| time_bound(span, s));
+    let (b_from, b_to) = (n(b[0]), n(b[1]));
+    let from_ok = match (n(a[0]), b_from) {
+        (None, _) => true,
+        (Some(_), None) => false,
+        (Some(x), Some(y)) => x <= y,
+    };
+    let to_ok = match (n(a[1]), b_to) {
+        (None, _) => true,
+        (Some(_), None) => false,
+        (Some(x), Some(y)) => x >= y,
+    };
+    from_ok && to_ok
+}
+
+/// The nanoseconds of a quoted `Timespan`/`Timestamp` bound.
+fn time_bound(span: bool, b: &str) -> Option<i128> {
+    let text = Value::String(b.trim_matches('\'').to_string());
+    let parsed = if span {
+        to_timespan(text, None)
+    } else {
+        to_timestamp(text, None)
+    };
+    parsed.ok().as_ref().and_then(time_nsecs)
+}
+
+/// The `@nsecs` of a Timestamp or Timespan object.
+fn time_nsecs(v: &Value) -> Option<i128> {
+    let Value::Object(o) = v else { return None };
+    o.fields
+        .iter()
+        .find(|(k, _)| k == "nsecs")
+        .and_then(|(_, n)| match n {
+            Value::Int(i) => Some(i128::from(*i)),
+            Value::Float(f) => Some(*f as i128),
+            _ => None,
+        })
 }
 
 /// Used by the parser for `Timestamp[...]` / `Timespan[...]` parameters.

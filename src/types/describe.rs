@@ -160,6 +160,16 @@ fn short_name(t: &Type) -> String {
         Type::Sensitive(inner) if **inner != Type::Any => {
             format!("Sensitive[{}]", simple_name(inner))
         }
+        // Init and Iterator contain a type too (PTypeWithContainedType).
+        Type::Other(text) if text.starts_with("Init[") || text.starts_with("Iterator[") => {
+            let (base, rest) = text.split_once('[').unwrap_or((text, ""));
+            let inner: String = rest
+                .trim_start()
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == ':' || *c == '_')
+                .collect();
+            format!("{base}[{inner}]")
+        }
         _ => simple_name(t),
     }
 }
@@ -199,6 +209,8 @@ fn simple_name(t: &Type) -> String {
         T::SemVer(_) => "SemVer",
         T::SemVerRange => "SemVerRange",
         T::Type(_) => "Type",
+        // A bare TypeSet is Puppet's default type set.
+        T::Other(n) if n == "TypeSet" => "DefaultTypeSet",
         T::Other(n) => return n.split('[').next().unwrap_or(n).to_string(),
     }
     .to_string()
@@ -759,6 +771,24 @@ fn merge_two(prev: Mismatch, cur: &Mismatch) -> Mismatch {
 /// Puppet's message for a value that is not an instance of `expected`, e.g.
 /// `describe_mismatch("Found value", Integer, "x")` =
 /// "Found value has wrong type, expects an Integer value, got String".
+/// One line per mismatch of `actual` against `expected`, each starting with `subject`
+/// (a function's "rejected:" lines).
+pub(crate) fn describe_lines(subject: &str, expected: &Type, actual: &Value) -> Vec<String> {
+    describe(
+        expected,
+        &infer(actual),
+        &[PathElem::Subject(subject.to_string())],
+    )
+    .iter()
+    .map(|m| m.format().trim().to_string())
+    .collect()
+}
+
+/// The generalized type name of a value (`String`, `Struct`, ...).
+pub(crate) fn simple_type_name(v: &Value) -> String {
+    simple_name(&infer(v))
+}
+
 pub fn describe_mismatch(subject: &str, expected: &Type, actual: &Value) -> String {
     let name = format!("{subject} has wrong type,");
     let errors = describe(expected, &infer(actual), &[PathElem::Subject(name)]);

@@ -275,11 +275,21 @@ impl Type {
             T::Any | T::Unit => true,
             T::Undef => v.is_null(),
             // Runtime objects by kind (their range parameters are not checked).
-            T::Timestamp(..) => matches!(v, Value::Object(o) if o.type_name == "Timestamp"),
-            T::Timespan(..) => matches!(v, Value::Object(o) if o.type_name == "Timespan"),
+            // PAbstractTimeDataType#instance?: the kind, then `from <= v <= to`.
+            T::Timestamp(a, b) => convert::time_within(v, false, a.as_deref(), b.as_deref()),
+            T::Timespan(a, b) => convert::time_within(v, true, a.as_deref(), b.as_deref()),
             T::SemVer(_) => matches!(v, Value::Object(o) if o.type_name == "SemVer"),
             T::Default | T::Regexp(_) => false,
-            T::SemVerRange | T::Type(_) | T::Other(_) => false,
+            // Init[T] (PInitType#instance?): a T, or what T's new() accepts; Init is RichData.
+            T::Other(text) if text == "Init" => is_rich_data(v),
+            T::Other(text) => match init_inner(text) {
+                Some(inner) => parse(inner).is_ok_and(|t| {
+                    t.is_instance(v)
+                        || convert(v.clone(), &Value::String(inner.to_string())).is_ok()
+                }),
+                None => false,
+            },
+            T::SemVerRange | T::Type(_) => false,
             T::Scalar | T::ScalarData => {
                 matches!(
                     v,
@@ -410,6 +420,29 @@ impl Type {
             },
         }
     }
+}
+
+/// The type parameter of `Init[T, ...]` as written (None for other types).
+pub(crate) fn init_inner(text: &str) -> Option<&str> {
+    let rest = text
+        .trim()
+        .strip_prefix("Init")?
+        .trim_start()
+        .strip_prefix('[')?;
+    let mut depth = 0usize;
+    let mut quote = None;
+    for (i, c) in rest.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '[' | '{' | '(') => depth += 1,
+            (None, ']' | '}' | ')') if depth > 0 => depth -= 1,
+            (None, ',' | ']') if depth == 0 => return Some(rest[..i].trim()),
+            _ => {}
+        }
+    }
+    None
 }
 
 impl std::fmt::Display for Type {
@@ -547,8 +580,15 @@ pub fn infer(v: &Value) -> Type {
         Value::Sensitive(inner) => Type::Sensitive(Box::new(calc::generalize(&infer(inner)))),
         Value::Object(o) => match o.type_name {
             "Symbol" => Type::Other("Runtime[ruby, 'Symbol']".into()),
-            "Timestamp" => Type::Timestamp(None, None),
-            "Timespan" => Type::Timespan(None, None),
+            // `Timestamp['...']`: a range holding only the value, as Puppet infers it.
+            "Timestamp" => {
+                let v = format!("'{}'", o.to_s);
+                Type::Timestamp(Some(v.clone()), Some(v))
+            }
+            "Timespan" => {
+                let v = format!("'{}'", o.to_s);
+                Type::Timespan(Some(v.clone()), Some(v))
+            }
             _ => Type::SemVer(Vec::new()),
         },
     }

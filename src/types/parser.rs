@@ -725,6 +725,10 @@ fn access(
             1 => Type::Array(Box::new(as_type(&params[0], text)?), None),
             2 => {
                 if let Val::Type(t) = &params[0] {
+                    // A size given as an Integer type is taken as it is.
+                    if let Some(r) = size_type(&params[1]) {
+                        return Ok(Val::Type(array_of(t.clone(), r)));
+                    }
                     let from = as_range(&params[1], text)?;
                     array_of(t.clone(), make_range(from, None)?)
                 } else {
@@ -752,8 +756,10 @@ fn access(
                 }
             }
             3 => {
-                let from = as_range(&params[2], text)?;
-                let size = make_range(from, None)?;
+                let size = match size_type(&params[2]) {
+                    Some(r) => r,
+                    None => make_range(as_range(&params[2], text)?, None)?,
+                };
                 let k = as_type(&params[0], text)?;
                 let v = as_type(&params[1], text)?;
                 hash_of(k, v, size)
@@ -768,9 +774,12 @@ fn access(
             _ => return Err(params_error("Hash", "2 to 4", n)),
         },
         "collection" => match n {
-            1 => Type::Collection(Some(
-                make_range(as_range(&params[0], text)?, None)?.to_size(),
-            )),
+            1 => match size_type(&params[0]) {
+                Some(r) => Type::Collection(Some(r.to_size())),
+                None => Type::Collection(Some(
+                    make_range(as_range(&params[0], text)?, None)?.to_size(),
+                )),
+            },
             2 => {
                 let from = as_range(&params[0], text)?;
                 let to = as_range(&params[1], text)?;
@@ -784,7 +793,13 @@ fn access(
             }
             match &params[0] {
                 Val::Str(s) | Val::Regex(s) => Type::Regexp(Some(s.clone())),
-                _ => return Err(not_a_type(text)),
+                // Regexp.new(param) in Ruby.
+                p => {
+                    return Err(invalid(format!(
+                        "no implicit conversion of {} into String",
+                        ruby_conversion_name(p)
+                    )))
+                }
             }
         }
         "enum" => {
@@ -852,9 +867,13 @@ fn access(
                 size = Some(make_range(Some(min), None)?.to_size());
                 ps.truncate(len - 1);
             }
+            // TypeFactory.type_of: a string (or bare word) is a Runtime[ruby, 'name'] type.
             let ts = ps
                 .iter()
-                .map(|p| as_type(p, text))
+                .map(|p| match p {
+                    Val::Str(s) => Ok(Type::Other(format!("Runtime[ruby, '{s}']"))),
+                    _ => as_type(p, text),
+                })
                 .collect::<Result<Vec<_>, _>>()?;
             Type::Tuple(ts, size)
         }
@@ -895,7 +914,17 @@ fn access(
                         other => return Err(struct_key_err(other)),
                     },
                     Val::Type(Type::String { value: Some(s), .. }) => (s.clone(), false),
-                    Val::Type(Type::Enum(vals, _)) if vals.len() == 1 => (vals[0].clone(), false),
+                    // Puppet's TypeFactory.struct fails on these with a Ruby NoMethodError.
+                    Val::Type(Type::Enum(..)) => {
+                        return Err(invalid(
+                            "undefined method `value' for an instance of Puppet::Pops::Types::PEnumType",
+                        ))
+                    }
+                    Val::Type(Type::String { value: None, .. }) => {
+                        return Err(invalid(
+                            "undefined method `string' for an instance of Puppet::Pops::Types::TypeCalculator",
+                        ))
+                    }
                     other => {
                         return Err(invalid(format!(
                             "Illegal Struct member key type. Expected NotUndef, Optional, String, or Enum. Got: {}",
@@ -1005,7 +1034,10 @@ fn access(
         },
         "string" => {
             let size = match n {
-                1 => make_range(as_range(&params[0], text)?, None)?,
+                1 => match size_type(&params[0]) {
+                    Some(r) => r,
+                    None => make_range(as_range(&params[0], text)?, None)?,
+                },
                 2 => {
                     let from = as_range(&params[0], text)?;
                     let to = as_range(&params[1], text)?;
@@ -1079,8 +1111,15 @@ fn access(
             let mut bounds = Vec::new();
             for p in &params {
                 bounds.push(match p {
-                    Val::Default => None,
+                    Val::Default | Val::Undef => None,
                     Val::Str(s) if s == "default" => None,
+                    // PAbstractTimeDataType#convert_arg accepts only these (and a Hash).
+                    Val::Bool(_) | Val::Regex(_) | Val::List(_) | Val::Type(_) => {
+                        return Err(invalid(format!(
+                            "Unable to create a Puppet::Pops::Time::{label} from a {}",
+                            val_class(p)
+                        )))
+                    }
                     other => Some(format!(
                         "'{}'",
                         super::convert::time_param_to_s(
@@ -1107,11 +1146,81 @@ fn access(
                 })
                 .collect::<Result<_, _>>()?,
         ),
-        "richdata" | "binary" | "callable" | "class" | "resource" | "uri" | "iterator" | "init"
-        | "runtime" | "object" | "typeset" => Type::Other(text.to_string()),
+        // Not in Puppet's type map with parameters: resolved through the loader, which the
+        // lookup's scope cannot give (Puppet's own error).
+        "richdata" | "binary" | "scalardata" => return Err(TypeError::Unknown(text.to_string())),
+        "class" => {
+            if n != 1 {
+                return Err(params_error("Class", "1", n));
+            }
+            if let Val::Int(_) | Val::Float(_) = &params[0] {
+                // TypeFactory.host_class calls `sub` on the name.
+                return Err(invalid(format!(
+                    "undefined method `sub' for an instance of {}",
+                    val_class(&params[0])
+                )));
+            }
+            Type::Other(text.to_string())
+        }
+        "resource" => {
+            if n > 2 {
+                return Err(params_error("Resource", "1 or 2", n));
+            }
+            if let Val::Int(_) | Val::Float(_) | Val::Bool(_) | Val::Regex(_) = &params[0] {
+                return Err(invalid(format!(
+                    "The type name cannot be a {}",
+                    val_class(&params[0])
+                )));
+            }
+            Type::Other(text.to_string())
+        }
+        "runtime" => {
+            if n != 2 {
+                return Err(params_error("Runtime", "2", n));
+            }
+            Type::Other(text.to_string())
+        }
+        "init" | "iterator" => {
+            // The first parameter must be a type (assert_type).
+            as_type(&params[0], text)?;
+            if lname == "iterator" && n != 1 {
+                return Err(params_error("Iterator", "1", n));
+            }
+            Type::Other(text.to_string())
+        }
+        "object" => match &params[..] {
+            // A named Object type is known by its name.
+            [Val::Hash(entries)] => match entries
+                .iter()
+                .find(|(k, _)| matches!(k, Val::Str(k) if k == "name"))
+            {
+                Some((_, Val::Str(name))) => Type::Other(name.clone()),
+                _ => Type::Other(text.to_string()),
+            },
+            _ => Type::Other(text.to_string()),
+        },
+        "callable" | "uri" | "typeset" => Type::Other(text.to_string()),
         _ => return Err(TypeError::Unknown(text.to_string())),
     };
     Ok(Val::Type(t))
+}
+
+/// A size parameter given as an Integer type (`String[Integer[1, 5]]`).
+fn size_type(v: &Val) -> Option<Range> {
+    match v {
+        Val::Type(Type::Integer(r)) => Some(*r),
+        _ => None,
+    }
+}
+
+/// How Ruby's `no implicit conversion of X into String` names a value.
+fn ruby_conversion_name(v: &Val) -> &'static str {
+    match v {
+        Val::Bool(true) => "true",
+        Val::Bool(false) => "false",
+        Val::Undef => "nil",
+        other => val_class(other),
+    }
 }
 
 fn other_to_value(v: &Val) -> crate::value::Value {
@@ -1143,7 +1252,59 @@ fn val_class(v: &Val) -> &'static str {
         Val::Undef => "NilClass",
         Val::List(_) => "Array",
         Val::Hash(_) => "Hash",
-        Val::Type(_) => "Puppet::Pops::Types::PAnyType",
+        Val::Type(t) => ruby_type_class(t),
+    }
+}
+
+/// The Ruby class of a type object (`Puppet::Pops::Types::PIntegerType`, ...).
+fn ruby_type_class(t: &Type) -> &'static str {
+    use Type as T;
+    match t {
+        T::Any => "Puppet::Pops::Types::PAnyType",
+        T::Unit => "Puppet::Pops::Types::PUnitType",
+        T::Undef => "Puppet::Pops::Types::PUndefType",
+        T::Default => "Puppet::Pops::Types::PDefaultType",
+        T::Scalar => "Puppet::Pops::Types::PScalarType",
+        T::ScalarData => "Puppet::Pops::Types::PScalarDataType",
+        T::Numeric => "Puppet::Pops::Types::PNumericType",
+        T::Data | T::RichData => "Puppet::Pops::Types::PTypeAliasType",
+        T::Boolean(_) => "Puppet::Pops::Types::PBooleanType",
+        T::Integer(_) | T::IntegerF(..) | T::BigInteger(_) => "Puppet::Pops::Types::PIntegerType",
+        T::Float(_) => "Puppet::Pops::Types::PFloatType",
+        T::String { .. } => "Puppet::Pops::Types::PStringType",
+        T::Enum(..) => "Puppet::Pops::Types::PEnumType",
+        T::Pattern(_) => "Puppet::Pops::Types::PPatternType",
+        T::Regexp(_) => "Puppet::Pops::Types::PRegexpType",
+        T::NotUndef(_) => "Puppet::Pops::Types::PNotUndefType",
+        T::Optional(_) => "Puppet::Pops::Types::POptionalType",
+        T::Variant(_) => "Puppet::Pops::Types::PVariantType",
+        T::Array(..) => "Puppet::Pops::Types::PArrayType",
+        T::Tuple(..) => "Puppet::Pops::Types::PTupleType",
+        T::Hash(..) => "Puppet::Pops::Types::PHashType",
+        T::Struct(_) => "Puppet::Pops::Types::PStructType",
+        T::Collection(_) => "Puppet::Pops::Types::PCollectionType",
+        T::Iterable(_) => "Puppet::Pops::Types::PIterableType",
+        T::Sensitive(_) => "Puppet::Pops::Types::PSensitiveType",
+        T::Timestamp(..) => "Puppet::Pops::Types::PTimestampType",
+        T::Timespan(..) => "Puppet::Pops::Types::PTimespanType",
+        T::SemVer(_) => "Puppet::Pops::Types::PSemVerType",
+        T::SemVerRange => "Puppet::Pops::Types::PSemVerRangeType",
+        T::Type(_) => "Puppet::Pops::Types::PTypeType",
+        T::Other(text) => match text.split('[').next().unwrap_or(text) {
+            "Binary" => "Puppet::Pops::Types::PBinaryType",
+            "Callable" => "Puppet::Pops::Types::PCallableType",
+            "CatalogEntry" => "Puppet::Pops::Types::PCatalogEntryType",
+            "Class" => "Puppet::Pops::Types::PClassType",
+            "Resource" => "Puppet::Pops::Types::PResourceType",
+            "URI" => "Puppet::Pops::Types::PURIType",
+            "Iterator" => "Puppet::Pops::Types::PIteratorType",
+            "Init" => "Puppet::Pops::Types::PInitType",
+            "Runtime" => "Puppet::Pops::Types::PRuntimeType",
+            "TypeSet" => "Puppet::Pops::Types::PTypeSetType",
+            "TypeAlias" => "Puppet::Pops::Types::PTypeAliasType",
+            "TypeReference" => "Puppet::Pops::Types::PTypeReferenceType",
+            _ => "Puppet::Pops::Types::PObjectType",
+        },
     }
 }
 

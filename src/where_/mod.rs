@@ -475,7 +475,13 @@ impl Context<'_> {
     }
 
     fn raw_root(&mut self, r: &Reached, path: &str, root: &str) -> Option<Value> {
-        self.hash(r, path)?.get(root)
+        match self.hash(r, path)?.get(root) {
+            Ok(v) => v,
+            Err(e) => {
+                self.warn(e.to_string());
+                None
+            }
+        }
     }
 
     fn warn(&mut self, w: String) {
@@ -543,7 +549,7 @@ impl Context<'_> {
             let Some(hash) = self.hash(r, &l.location) else {
                 continue;
             };
-            let Some(Value::Hash(opts)) = hash.get("lookup_options") else {
+            let Ok(Some(Value::Hash(opts))) = hash.get("lookup_options") else {
                 continue;
             };
             for (k, v) in opts.iter() {

@@ -212,7 +212,7 @@ select_arg() {
     if [[ -f $ROOT/$arg/queries ]]; then add_case "$ROOT/$arg" "$qid"; return; fi
     if [[ -d $ROOT/$arg ]]; then
         for d in "$ROOT/$arg"/*/; do [[ -f $d/queries ]] && add_case "${d%/}"; done
-        return
+        return 0
     fi
     local found=0
     for d in "$ROOT"/*/"$arg"/; do

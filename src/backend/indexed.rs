@@ -1,0 +1,169 @@
+//! A data file read entry by entry: the structural pass ([`crate::yaml_index`],
+//! [`crate::json_index`]) found its top-level entries, and each value is built the first time
+//! it is asked for. A lookup of one key in a 5,000-key common.yaml builds two entries (the key
+//! and `lookup_options`) instead of the whole file.
+//!
+//! The structural pass answers only for files it has checked completely, so a value built
+//! from its entry's bytes is the one the whole file gives. Should an entry ever fail to build
+//! as expected, the whole file is parsed after all and answers for it, so the answer is the
+//! full parser's in every case.
+
+use crate::error::{Error, Result};
+use crate::value::{Map, Value};
+use crate::yaml_index::Index;
+use std::sync::OnceLock;
+
+/// The file's format, which decides how an entry is built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// An entry is `key: value` YAML text, read by [`crate::yaml::load_document`].
+    Yaml,
+    /// An entry is a JSON value, read by [`crate::json::parse`].
+    Json,
+}
+
+/// A built entry: the value, and the Ruby class that makes it invalid for Puppet (symbols).
+#[derive(Debug)]
+struct Built {
+    value: Value,
+    invalid: Option<&'static str>,
+}
+
+/// What the whole file gives, parsed only if an entry could not be built on its own.
+type Full = std::result::Result<(Map, Vec<(Value, &'static str)>), Error>;
+
+/// A data file whose entries are built on demand.
+#[derive(Debug)]
+pub struct IndexedFile {
+    format: Format,
+    path: String,
+    bytes: Vec<u8>,
+    index: Index,
+    built: Box<[OnceLock<Box<Built>>]>,
+    full: OnceLock<Full>,
+}
+
+impl IndexedFile {
+    /// The file at `path` (for messages), if the structural pass can index `bytes`.
+    pub fn new(format: Format, path: &str, bytes: Vec<u8>) -> std::result::Result<Self, Vec<u8>> {
+        let index = match format {
+            Format::Yaml => crate::yaml_index::index(&bytes),
+            Format::Json => crate::json_index::index(&bytes),
+        };
+        let Some(index) = index else {
+            return Err(bytes);
+        };
+        let built = (0..index.len()).map(|_| OnceLock::new()).collect();
+        Ok(IndexedFile {
+            format,
+            path: path.to_string(),
+            bytes,
+            index,
+            built,
+            full: OnceLock::new(),
+        })
+    }
+
+    /// The value of a top-level key.
+    pub fn get(&self, key: &str) -> Result<Option<Value>> {
+        match self.index.find(&self.bytes, key) {
+            Some(i) => self.entry(i).map(|b| Some(b.value.clone())),
+            None => Ok(None),
+        }
+    }
+
+    /// The keys, in file order.
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        (0..self.index.len()).map(|i| self.index.key(&self.bytes, i))
+    }
+
+    /// The Ruby class that makes the value of `key` invalid for Puppet, if any.
+    pub fn invalid_class(&self, key: &str) -> Option<&'static str> {
+        let i = self.index.find(&self.bytes, key)?;
+        self.entry(i).ok()?.invalid
+    }
+
+    fn entry(&self, i: usize) -> Result<&Built> {
+        if let Some(b) = self.built[i].get() {
+            return Ok(b);
+        }
+        let key = self.index.key(&self.bytes, i);
+        let built = match self.build(i, key) {
+            Some(b) => b,
+            None => {
+                // Not what the structural pass promised: the whole file decides.
+                let (map, invalid) = self.full().as_ref().map_err(Clone::clone)?;
+                Built {
+                    value: map
+                        .get(&crate::value::StrKey(key))
+                        .cloned()
+                        .unwrap_or(Value::Null),
+                    invalid: invalid
+                        .iter()
+                        .find(|(k, _)| k.as_str() == Some(key))
+                        .map(|(_, c)| *c),
+                }
+            }
+        };
+        Ok(self.built[i].get_or_init(|| Box::new(built)))
+    }
+
+    /// Entry `i` parsed on its own, if it gives exactly the one pair for `key`.
+    fn build(&self, i: usize, key: &str) -> Option<Built> {
+        let text = self.index.text(&self.bytes, i);
+        match self.format {
+            Format::Yaml => {
+                let doc = crate::yaml::load_document(text).ok()?;
+                let Value::Hash(map) = doc.value else {
+                    return None;
+                };
+                if map.len() != 1 {
+                    return None;
+                }
+                let (k, value) = map.into_iter().next()?;
+                if k.as_str() != Some(key) {
+                    return None;
+                }
+                let invalid = match doc.ruby_values.as_slice() {
+                    [] => None,
+                    [r] if r.key.as_str() == Some(key) => Some(r.class),
+                    _ => return None,
+                };
+                Some(Built { value, invalid })
+            }
+            Format::Json => {
+                let text = std::str::from_utf8(text).ok()?;
+                let value = crate::json::parse(text).ok()?;
+                Some(Built {
+                    value,
+                    invalid: None,
+                })
+            }
+        }
+    }
+
+    fn full(&self) -> &Full {
+        self.full.get_or_init(|| {
+            let mut warnings = Vec::new();
+            let hash = match self.format {
+                Format::Yaml => super::yaml_data(
+                    &self.bytes,
+                    &self.path,
+                    crate::scope::Strict::Error,
+                    &mut warnings,
+                )?,
+                Format::Json => super::DataHash::Parsed {
+                    map: super::json_data(&String::from_utf8_lossy(&self.bytes), &self.path)?,
+                    invalid: Vec::new(),
+                },
+            };
+            match hash {
+                super::DataHash::Parsed { map, invalid } => Ok((map, invalid)),
+                _ => Ok((Map::default(), Vec::new())),
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;
