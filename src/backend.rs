@@ -9,6 +9,7 @@ pub mod hocon;
 pub mod indexed;
 
 use crate::error::{Error, Result};
+use crate::fs::Fs;
 use crate::scope::Strict;
 use crate::value::{Map, Value};
 use std::collections::HashMap;
@@ -75,13 +76,35 @@ struct Loaded {
 }
 
 /// Parsed data files, shared by every lookup of the process (and by the threads of a
-/// batch): each file is read and parsed at most once. Nothing is kept between processes.
-#[derive(Debug, Clone, Default)]
+/// batch): each file is read and parsed at most once; nothing is kept between processes.
+/// Every file a lookup reads is read through this store's [`Fs`] (the disk, or a git
+/// revision for `diff`).
+#[derive(Debug, Clone)]
 pub struct DataFiles {
     shared: Arc<Mutex<HashMap<String, Arc<OnceLock<Loaded>>>>>,
+    fs: Arc<dyn Fs>,
+}
+
+impl Default for DataFiles {
+    fn default() -> DataFiles {
+        DataFiles::with_fs(crate::fs::disk())
+    }
 }
 
 impl DataFiles {
+    /// Data files read through `fs`.
+    pub fn with_fs(fs: Arc<dyn Fs>) -> DataFiles {
+        DataFiles {
+            shared: Arc::default(),
+            fs,
+        }
+    }
+
+    /// The file system every lookup of these sessions reads.
+    pub fn fs(&self) -> &Arc<dyn Fs> {
+        &self.fs
+    }
+
     /// The hash a data_hash function returns for `path`. Warnings (Puppet 7's non-hash
     /// files) are appended to `warnings` every time the file is used.
     pub fn data_hash(
@@ -99,7 +122,7 @@ impl DataFiles {
         };
         let loaded = cell.get_or_init(|| {
             let mut w = Vec::new();
-            let result = load(function, path, strict, &mut w).map(Arc::new);
+            let result = load(&*self.fs, function, path, strict, &mut w).map(Arc::new);
             Loaded {
                 result,
                 warnings: w,
@@ -111,12 +134,13 @@ impl DataFiles {
 }
 
 fn load(
+    fs: &dyn Fs,
     function: &str,
     path: &str,
     strict: Strict,
     warnings: &mut Vec<String>,
 ) -> Result<DataHash> {
-    let bytes = crate::limits::read_file(Path::new(path)).map_err(|e| {
+    let bytes = fs.read(Path::new(path)).map_err(|e| {
         Error::lookup(format!(
             "Unable to read ({path}): {}",
             crate::error::io_reason(&e)

@@ -13,6 +13,7 @@ EXAMPLES:
     hiera-lookup --environmentpath fixtures/environments --facts-dir fixtures/facts --all
 
 COMMANDS (as the first argument):
+    diff BASE [HEAD]     what a change to the control repo does to every node (diff --help)
     completions SHELL    print a completion script (bash, zsh, fish, elvish, powershell)
     man                  print the manual page (roff)
     A key named like a command is looked up after the flags and `--`:

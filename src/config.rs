@@ -148,11 +148,21 @@ impl HieraConfig {
     /// Loads `path` (absolute). A missing file gives Puppet's default v5 config rooted at
     /// the file's directory.
     pub fn load(path: &Path, ctx: &LoadContext, warnings: &mut Warnings) -> Result<HieraConfig> {
+        HieraConfig::load_in(&crate::fs::RealFs, path, ctx, warnings)
+    }
+
+    /// [`load`](Self::load), reading `path` from `fs`.
+    pub fn load_in(
+        fs: &dyn crate::fs::Fs,
+        path: &Path,
+        ctx: &LoadContext,
+        warnings: &mut Warnings,
+    ) -> Result<HieraConfig> {
         let root = path
             .parent()
             .map(Path::to_path_buf)
             .unwrap_or_else(|| PathBuf::from("/"));
-        let text = match crate::limits::read_file(path) {
+        let text = match fs.read(path) {
             Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return HieraConfig::from_value(default_v5(), None, root, ctx, warnings, "");

@@ -4,6 +4,7 @@
 
 use crate::engine::Layers;
 use crate::error::{Error, Result};
+use crate::fs::Fs;
 use std::path::{Path, PathBuf};
 
 /// The settings a user can give on the command line.
@@ -81,8 +82,13 @@ impl EnvOptions {
             && self.confdir.is_none()
     }
 
-    /// Resolves the layers.
+    /// Resolves the layers, on the disk.
     pub fn layers(&self) -> Result<Layers> {
+        self.layers_in(&crate::fs::RealFs)
+    }
+
+    /// Resolves the layers in the files of `fs`.
+    pub fn layers_in(&self, fs: &dyn Fs) -> Result<Layers> {
         let cwd = &self.cwd;
         let codedir = self
             .codedir
@@ -95,13 +101,13 @@ impl EnvOptions {
             .map(|c| absolute(cwd, c))
             .unwrap_or_else(|| PathBuf::from(DEFAULT_CONFDIR));
         if self.control_repo_mode() {
-            return self.control_repo_layers(codedir);
+            return self.control_repo_layers(fs, codedir);
         }
         let global = match &self.hiera_config {
             Some(h) => absolute(cwd, h),
             None => {
                 let c = codedir.join("hiera.yaml");
-                if c.exists() {
+                if fs.exists(&c) {
                     c
                 } else {
                     confdir.join("hiera.yaml")
@@ -119,14 +125,14 @@ impl EnvOptions {
         // one is not checked, as Puppet does not check it).
         let body = name.strip_suffix('\n').unwrap_or(&name);
         let valid = body.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
-        let (environment_dir, modules) = if valid && env_dir.is_dir() {
-            let modules = self.modules_of(&env_dir, &codedir)?;
+        let (environment_dir, modules) = if valid && fs.is_dir(&env_dir) {
+            let modules = self.modules_of(fs, &env_dir, &codedir)?;
             (Some(env_dir), modules)
         } else if name == "production" {
             // Puppet.base_context: when the configured environment is `production` and no
             // directory provides it, a bare `production` is created (no environment layer,
             // modulepath = --modulepath, else the basemodulepath).
-            (None, self.bare_modules(&codedir))
+            (None, self.bare_modules(fs, &codedir))
         } else {
             return Err(Error::run(format!(
                 "Could not find a directory environment named '{name}' anywhere in the path: {}. Does the directory exist?",
@@ -141,13 +147,13 @@ impl EnvOptions {
         })
     }
 
-    fn control_repo_layers(&self, codedir: PathBuf) -> Result<Layers> {
+    fn control_repo_layers(&self, fs: &dyn Fs, codedir: PathBuf) -> Result<Layers> {
         let dir = self.cwd.clone();
         let hiera = dir.join("hiera.yaml");
         // A Hiera 3 hiera.yaml at the root is a global configuration (it cannot be an
         // environment layer); anything else is the environment layer.
-        let is_v3 = hiera.is_file() && is_v3_config(&hiera);
-        let modules = self.modules_of(&dir, &codedir)?;
+        let is_v3 = fs.is_file(&hiera) && is_v3_config(fs, &hiera);
+        let modules = self.modules_of(fs, &dir, &codedir)?;
         if is_v3 {
             Ok(Layers {
                 global: Some(hiera),
@@ -179,29 +185,34 @@ impl EnvOptions {
     }
 
     /// Modules of the bare `production` environment: `--modulepath`, else the basemodulepath.
-    fn bare_modules(&self, codedir: &Path) -> Vec<(String, PathBuf)> {
+    fn bare_modules(&self, fs: &dyn Fs, codedir: &Path) -> Vec<(String, PathBuf)> {
         let path = match &self.modulepath {
             Some(m) if !m.is_empty() => m.clone(),
             _ => self.basemodulepath(codedir),
         };
         let mut out = Vec::new();
-        add_modules(&mut out, &self.cwd, &path);
+        add_modules(fs, &mut out, &self.cwd, &path);
         out
     }
 
     /// Modules along the environment's modulepath (environment.conf, else
     /// `modules:$basemodulepath`), first occurrence of a name wins.
-    fn modules_of(&self, env_dir: &Path, codedir: &Path) -> Result<Vec<(String, PathBuf)>> {
+    fn modules_of(
+        &self,
+        fs: &dyn Fs,
+        env_dir: &Path,
+        codedir: &Path,
+    ) -> Result<Vec<(String, PathBuf)>> {
         // Puppet expands a relative basemodulepath against the working directory.
         let base = self.basemodulepath(codedir);
         // `--modulepath` is a path setting, made absolute against the working directory;
         // environment.conf's entries are relative to the environment.
         if let Some(m) = &self.modulepath {
             let mut out = Vec::new();
-            add_modules(&mut out, &self.cwd, m);
+            add_modules(fs, &mut out, &self.cwd, m);
             return Ok(out);
         }
-        let conf = read_environment_conf(&env_dir.join("environment.conf"));
+        let conf = read_environment_conf(fs, &env_dir.join("environment.conf"));
         let modulepath = conf.unwrap_or_else(|| "modules:$basemodulepath".to_string());
         let mut out: Vec<(String, PathBuf)> = Vec::new();
         for entry in modulepath.split(':') {
@@ -212,7 +223,7 @@ impl EnvOptions {
             let expanded = entry
                 .replace("$basemodulepath", &base)
                 .replace("$codedir", &codedir.display().to_string());
-            add_modules(&mut out, env_dir, &expanded);
+            add_modules(fs, &mut out, env_dir, &expanded);
         }
         Ok(out)
     }
@@ -220,20 +231,18 @@ impl EnvOptions {
 
 /// Adds the modules of each directory of a `:`-separated path (relative entries against
 /// `base`); the first occurrence of a module name wins.
-fn add_modules(out: &mut Vec<(String, PathBuf)>, base: &Path, path: &str) {
+fn add_modules(fs: &dyn Fs, out: &mut Vec<(String, PathBuf)>, base: &Path, path: &str) {
     for part in path.split(':') {
         if part.is_empty() {
             continue;
         }
         let dir = absolute(base, Path::new(part));
-        let Ok(rd) = std::fs::read_dir(&dir) else {
+        let Ok(rd) = fs.read_dir(&dir) else {
             continue;
         };
         let mut names: Vec<String> = rd
-            .filter_map(|e| e.ok())
-            .filter(|e| e.path().is_dir())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| valid_module_name(n))
+            .into_iter()
+            .filter(|n| valid_module_name(n) && fs.is_dir(&dir.join(n)))
             .collect();
         names.sort();
         for n in names {
@@ -245,8 +254,8 @@ fn add_modules(out: &mut Vec<(String, PathBuf)>, base: &Path, path: &str) {
 }
 
 /// `modulepath` from an environment.conf (an ini file without sections).
-fn read_environment_conf(path: &Path) -> Option<String> {
-    let text = crate::limits::read_text(path).ok()?;
+fn read_environment_conf(fs: &dyn Fs, path: &Path) -> Option<String> {
+    let text = fs.read_text(path).ok()?;
     for line in text.lines() {
         let line = line.trim();
         if line.starts_with('#') || line.starts_with(';') {
@@ -268,8 +277,8 @@ fn valid_module_name(n: &str) -> bool {
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }
 
-fn is_v3_config(path: &Path) -> bool {
-    let Ok(text) = crate::limits::read_text(path) else {
+fn is_v3_config(fs: &dyn Fs, path: &Path) -> bool {
+    let Ok(text) = fs.read_text(path) else {
         return false;
     };
     match crate::yaml::load(&text) {
@@ -303,7 +312,7 @@ mod tests {
         let f = dir.join("environment.conf");
         std::fs::write(&f, "# c\nmodulepath = site:modules:$basemodulepath\n").unwrap();
         assert_eq!(
-            read_environment_conf(&f).as_deref(),
+            read_environment_conf(&crate::fs::RealFs, &f).as_deref(),
             Some("site:modules:$basemodulepath")
         );
         let _ = std::fs::remove_dir_all(&dir);

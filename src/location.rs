@@ -2,6 +2,7 @@
 
 use crate::config::{Entry, Locations};
 use crate::error::{Error, Result};
+use crate::fs::Fs;
 use crate::interpolation::{interpolate_str, scope_lookup, Context};
 use crate::value::Value;
 use std::path::Path;
@@ -18,16 +19,18 @@ pub struct ResolvedLocation {
 }
 
 /// The locations of hierarchy entry `e`, interpolated against the scope, under `datadir`
-/// (`None`: the entry declares none). A default hierarchy keeps only existing paths.
+/// (`None`: the entry declares none). A default hierarchy keeps only existing paths. Files
+/// are looked for in `fs`.
 pub(crate) fn resolve<C: Context>(
     cx: &mut C,
+    fs: &dyn Fs,
     e: &Entry,
     datadir: &str,
     is_default: bool,
 ) -> Result<Option<Vec<ResolvedLocation>>> {
     let path_loc = |original: &str, p: String| {
         // File.exist?: true for directories and devices too.
-        let exists = std::path::Path::new(&p).exists();
+        let exists = fs.exists(Path::new(&p));
         ResolvedLocation {
             original: original.to_string(),
             location: p,
@@ -59,7 +62,7 @@ pub(crate) fn resolve<C: Context>(
             for declared in globs {
                 let g = interpolate_str(cx, declared, false)?;
                 let pattern = crate::config::path_plus(datadir, &g);
-                for f in glob(&pattern).map_err(Error::run)? {
+                for f in glob(fs, &pattern).map_err(Error::run)? {
                     out.push(ResolvedLocation {
                         original: pattern.clone(),
                         location: f,
@@ -121,7 +124,7 @@ pub(crate) fn resolve<C: Context>(
 /// A pattern whose `{a,b}` alternatives would make more than
 /// [`MAX_GLOB_PATTERNS`](crate::limits::MAX_GLOB_PATTERNS) patterns, or whose `**` would
 /// visit more than [`MAX_GLOB_STEPS`] directory entries, is an error.
-pub fn glob(pattern: &str) -> Result<Vec<String>, String> {
+pub fn glob(fs: &dyn Fs, pattern: &str) -> Result<Vec<String>, String> {
     let too_many = || {
         format!(
             "glob '{pattern}' expands to too many patterns (more than {})",
@@ -155,7 +158,7 @@ pub fn glob(pattern: &str) -> Result<Vec<String>, String> {
             String::new()
         };
         let mut found = Vec::new();
-        walk(&base, &parts, &mut found, &mut steps);
+        walk(fs, &base, &parts, &mut found, &mut steps);
         if steps > MAX_GLOB_STEPS {
             return Err(format!(
                 "glob '{pattern}' visits too many directory entries (more than {MAX_GLOB_STEPS})"
@@ -169,7 +172,7 @@ pub fn glob(pattern: &str) -> Result<Vec<String>, String> {
             }
         }
     }
-    out.retain(|f: &String| !Path::new(f).is_dir());
+    out.retain(|f: &String| !fs.is_dir(Path::new(f)));
     Ok(out)
 }
 
@@ -223,7 +226,7 @@ fn join(base: &str, name: &str) -> String {
     }
 }
 
-fn walk(base: &str, parts: &[&str], out: &mut Vec<String>, steps: &mut usize) {
+fn walk(fs: &dyn Fs, base: &str, parts: &[&str], out: &mut Vec<String>, steps: &mut usize) {
     *steps += 1;
     if *steps > MAX_GLOB_STEPS {
         return;
@@ -236,21 +239,17 @@ fn walk(base: &str, parts: &[&str], out: &mut Vec<String>, steps: &mut usize) {
     };
     if *first == "**" {
         // Zero or more directories (not hidden ones, as Ruby).
-        walk(base, rest, out, steps);
+        walk(fs, base, rest, out, steps);
         let dir = if base.is_empty() { "." } else { base };
-        if let Ok(rd) = std::fs::read_dir(dir) {
-            let mut names: Vec<String> = rd
-                .filter_map(|e| e.ok())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect();
+        if let Ok(mut names) = fs.read_dir(Path::new(dir)) {
             names.sort();
             for n in names {
                 if n.starts_with('.') {
                     continue;
                 }
                 let p = join(base, &n);
-                if Path::new(&p).is_dir() && !Path::new(&p).is_symlink() {
-                    walk(&p, parts, out, steps);
+                if fs.is_dir(Path::new(&p)) && !fs.is_symlink(Path::new(&p)) {
+                    walk(fs, &p, parts, out, steps);
                 }
             }
         }
@@ -260,22 +259,18 @@ fn walk(base: &str, parts: &[&str], out: &mut Vec<String>, steps: &mut usize) {
         // A plain component: Ruby removes its escapes (`\{` is a literal `{`).
         let p = join(base, &remove_backslashes(first));
         if rest.is_empty() {
-            if Path::new(&p).exists() {
+            if fs.exists(Path::new(&p)) {
                 out.push(p);
             }
-        } else if Path::new(&p).is_dir() {
-            walk(&p, rest, out, steps);
+        } else if fs.is_dir(Path::new(&p)) {
+            walk(fs, &p, rest, out, steps);
         }
         return;
     }
     let dir = if base.is_empty() { "." } else { base };
-    let Ok(rd) = std::fs::read_dir(dir) else {
+    let Ok(mut names) = fs.read_dir(Path::new(dir)) else {
         return;
     };
-    let mut names: Vec<String> = rd
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
     names.sort();
     for n in names {
         if n.starts_with('.') && !first.starts_with('.') {
@@ -285,8 +280,8 @@ fn walk(base: &str, parts: &[&str], out: &mut Vec<String>, steps: &mut usize) {
             let p = join(base, &n);
             if rest.is_empty() {
                 out.push(p);
-            } else if Path::new(&p).is_dir() {
-                walk(&p, rest, out, steps);
+            } else if fs.is_dir(Path::new(&p)) {
+                walk(fs, &p, rest, out, steps);
             }
         }
     }
@@ -493,8 +488,8 @@ mod tests {
     fn braces() {
         assert_eq!(brace_count("a/{x,{y,z}}{1,2,3}.yaml"), 9);
         assert_eq!(expand_braces("a/{x,{y,z}}{1,2,3}.yaml").len(), 9);
-        assert!(glob(&"{a,b}".repeat(40)).is_err());
-        assert!(glob(&"{".repeat(100_000)).is_err());
+        assert!(glob(&crate::fs::RealFs, &"{a,b}".repeat(40)).is_err());
+        assert!(glob(&crate::fs::RealFs, &"{".repeat(100_000)).is_err());
         assert_eq!(expand_braces("a/{x,y}.yaml"), vec!["a/x.yaml", "a/y.yaml"]);
         assert_eq!(expand_braces("plain"), vec!["plain"]);
     }
@@ -510,11 +505,11 @@ mod tests {
         }
         let d = dir.display().to_string();
         assert_eq!(
-            glob(&format!("{d}/*.yaml")).unwrap(),
+            glob(&crate::fs::RealFs, &format!("{d}/*.yaml")).unwrap(),
             vec![format!("{d}/a.yaml"), format!("{d}/b.yaml")]
         );
         assert_eq!(
-            glob(&format!("{d}/**/*.yaml")).unwrap(),
+            glob(&crate::fs::RealFs, &format!("{d}/**/*.yaml")).unwrap(),
             vec![
                 format!("{d}/a.yaml"),
                 format!("{d}/b.yaml"),

@@ -1,6 +1,7 @@
 //! hiera-lookup: a thin command line over the `hiera_lookup` library.
 
 mod cli;
+mod diff_cmd;
 mod lint_cmd;
 mod run;
 mod where_cmd;
@@ -15,6 +16,20 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() {
     // Commands other than a lookup, recognised only as the first argument.
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if argv.get(1).and_then(|a| a.to_str()) == Some("diff") {
+        let (stdout, stderr, code) = diff_cmd::run(&argv[2..]);
+        let mut out = std::io::stdout().lock();
+        if let Err(e) = out.write_all(stdout.as_bytes()).and_then(|_| out.flush()) {
+            if e.kind() != std::io::ErrorKind::BrokenPipe {
+                eprintln!("Error: {}", output_error(&e));
+                std::process::exit(2);
+            }
+        }
+        if let Some(e) = stderr {
+            eprintln!("{e}");
+        }
+        std::process::exit(code);
+    }
     if argv.get(1).and_then(|a| a.to_str()) == Some("lint") {
         std::process::exit(lint_cmd::main(&argv[2..]));
     }

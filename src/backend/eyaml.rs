@@ -39,6 +39,8 @@ use x509_cert::der::{self, Decode};
 #[derive(Debug, Clone)]
 pub struct EyamlKeys {
     private: Source,
+    /// Where key files are read (the lookup's file system).
+    fs: std::sync::Arc<dyn crate::fs::Fs>,
 }
 
 /// One `pkcs7_*_key` setting: the path option and the env-var option (Ruby truthiness: a
@@ -52,6 +54,11 @@ struct Source {
 /// The options of an `eyaml_lookup_key` entry, read lazily. hiera-eyaml has no defaults
 /// when called from Puppet (its `./keys/...` defaults are only the `eyaml` CLI's).
 pub fn load_keys(options: &Map) -> EyamlKeys {
+    load_keys_in(options, crate::fs::disk())
+}
+
+/// [`load_keys`], the key files read from `fs`.
+pub fn load_keys_in(options: &Map, fs: std::sync::Arc<dyn crate::fs::Fs>) -> EyamlKeys {
     let opt = |name: &str| {
         options
             .get(&crate::value::StrKey(name))
@@ -63,6 +70,7 @@ pub fn load_keys(options: &Map) -> EyamlKeys {
             path: opt("pkcs7_private_key"),
             env_var: opt("pkcs7_private_key_env_var"),
         },
+        fs,
     }
 }
 
@@ -228,7 +236,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// hiera-eyaml 4's `Pkcs7.decrypt`: only the private key is read (for every token) and
 /// parsed; the public key setting is never consulted.
 fn load_private(keys: &EyamlKeys) -> Result<Arc<LoadedKey>, Failure> {
-    let text = read_source(&keys.private, "private_key")?;
+    let text = read_source(&*keys.fs, &keys.private, "private_key")?;
     if let Some(hit) = lock(key_cache()).get(&text) {
         return Ok(hit.clone());
     }
@@ -242,7 +250,7 @@ fn load_private(keys: &EyamlKeys) -> Result<Arc<LoadedKey>, Failure> {
 
 /// `load_ANY_key_pem`: the env-var setting wins when given (and must name a set variable),
 /// else the file setting (which must exist), else the setting is not defined.
-fn read_source(src: &Source, what: &str) -> Result<Vec<u8>, Failure> {
+fn read_source(fs: &dyn crate::fs::Fs, src: &Source, what: &str) -> Result<Vec<u8>, Failure> {
     if let Some(var) = &src.env_var {
         let name = ruby_string(var)?;
         return match std::env::var_os(name) {
@@ -255,10 +263,10 @@ fn read_source(src: &Source, what: &str) -> Result<Vec<u8>, Failure> {
     };
     let path = ruby_string(path)?;
     let real = expand_tilde(path);
-    if !real.exists() {
+    if !fs.exists(&real) {
         return Err(decrypt_err(format!("file {path} does not exist")));
     }
-    read_file(&real, path)
+    read_file(fs, &real, path)
 }
 
 /// Ruby's implicit String conversion of an option value.
@@ -289,7 +297,11 @@ fn expand_tilde(path: &str) -> PathBuf {
 }
 
 /// `File.read`, with Ruby's errno texts naming the path as written.
-fn read_file(real: &std::path::Path, shown: &str) -> Result<Vec<u8>, Failure> {
+fn read_file(
+    fs: &dyn crate::fs::Fs,
+    real: &std::path::Path,
+    shown: &str,
+) -> Result<Vec<u8>, Failure> {
     let errno = |e: &std::io::Error, at: &str| {
         let reason = match e.kind() {
             std::io::ErrorKind::NotFound => "No such file or directory".to_string(),
@@ -303,7 +315,7 @@ fn read_file(real: &std::path::Path, shown: &str) -> Result<Vec<u8>, Failure> {
         };
         decrypt_err(format!("{reason} @ {at} - {shown}"))
     };
-    crate::limits::read_file(real).map_err(|e| {
+    fs.read(real).map_err(|e| {
         // Ruby opens a directory and fails reading it.
         let at = if e.raw_os_error() == Some(libc::EISDIR) {
             "io_fread"

@@ -15,7 +15,7 @@ use crate::location::ResolvedLocation;
 use crate::merge::MergeStrategy;
 use crate::scope::Strict;
 use crate::value::{Map, Value};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -145,7 +145,7 @@ impl Session {
                     .environment_dir
                     .as_ref()
                     .map(|d| d.join("hiera.yaml"))
-                    .filter(|p| p.exists()),
+                    .filter(|p| self.cache.files.fs().exists(p)),
                 "an environment",
             ),
             ProviderId::Module(name) => (
@@ -154,7 +154,7 @@ impl Session {
                     .iter()
                     .find(|(n, _)| n == name)
                     .map(|(_, d)| d.join("hiera.yaml"))
-                    .filter(|p| p.exists()),
+                    .filter(|p| self.cache.files.fs().exists(p)),
                 "a module",
             ),
         };
@@ -266,7 +266,8 @@ impl Session {
             codedir: self.layers.codedir.clone(),
             strict_off: self.settings.strict == Strict::Off,
         };
-        let r = HieraConfig::load(path, &ctx, &mut self.warnings).map(Rc::new);
+        let r = HieraConfig::load_in(&**self.cache.files.fs(), path, &ctx, &mut self.warnings)
+            .map(Rc::new);
         self.cache.configs.insert(path.clone(), r.clone());
         r
     }
@@ -407,6 +408,7 @@ impl Session {
         let saved_ex = self.explain.take();
         let r = self.build_entries_inner(cfg, entries);
         self.explain = saved_ex;
+        let fs = self.cache.files.fs().clone();
         let file = cfg
             .path
             .as_ref()
@@ -420,7 +422,7 @@ impl Session {
             } if !message.contains("(file: ") => Error::issue(format!("{message} (file: {file})")),
             Error::UndefinedVariable(var) => {
                 let line = cfg.path.as_ref().and_then(|p| {
-                    let text = crate::limits::read_text(p).ok()?;
+                    let text = fs.read_text(p).ok()?;
                     let re = regex::Regex::new(&format!(r#"%\{{['"]?{var}['"]?\}}"#)).ok()?;
                     crate::config::find_line_matching(&text, &re, 1)
                 });
@@ -451,7 +453,8 @@ impl Session {
             let datadir = interpolate_str(self, &e.datadir, false)?;
             // v3 locations are not covered by Puppet 8's lenient location interpolation.
             self.interp.in_location = !v3 && self.settings.strict == Strict::Error;
-            let locs = crate::location::resolve(self, e, &datadir, is_default);
+            let fs = self.cache.files.fs().clone();
+            let locs = crate::location::resolve(self, &*fs, e, &datadir, is_default);
             self.interp.in_location = false;
             let locs = locs?;
             if is_default && matches!(&locs, Some(l) if l.is_empty()) {
@@ -615,6 +618,7 @@ impl Session {
                     return Ok(None);
                 };
                 validate_data_value(
+                    &**self.cache.files.fs(),
                     &hash,
                     root,
                     &value,
@@ -634,6 +638,7 @@ impl Session {
                             None => None,
                             Some(v) => {
                                 validate_data_value(
+                                    &**self.cache.files.fs(),
                                     &hash,
                                     root,
                                     &v,
@@ -644,7 +649,10 @@ impl Session {
                                     // --redact: secrets never leave the file, in values or traces.
                                     crate::backend::eyaml::redact_encrypted(&v)
                                 } else if crate::backend::eyaml::contains_encrypted(&v) {
-                                    let keys = crate::backend::eyaml::load_keys(&e.options);
+                                    let keys = crate::backend::eyaml::load_keys_in(
+                                        &e.options,
+                                        self.cache.files.fs().clone(),
+                                    );
                                     crate::backend::eyaml::decrypt_value(&v, &keys, root, path)?
                                 } else {
                                     v
@@ -720,6 +728,7 @@ impl Session {
 
 /// `validate_data_value`: what a backend returned must be Puppet's RichData.
 pub(super) fn validate_data_value(
+    fs: &dyn crate::fs::Fs,
     hash: &DataHash,
     root: &str,
     value: &Value,
@@ -729,7 +738,7 @@ pub(super) fn validate_data_value(
     let got = if !rich_data(value) {
         crate::types::infer_reduced(value).to_string()
     } else if let Some(class) = hash.invalid_class(root) {
-        symbol_value_type(root, location)
+        symbol_value_type(fs, root, location)
             .filter(|_| class == "Symbol")
             .unwrap_or_else(|| format!("Runtime[ruby, '{class}']"))
     } else {
@@ -747,8 +756,8 @@ pub(super) fn validate_data_value(
 
 /// The inferred type of a value holding symbols, read again from its YAML file with the
 /// symbols kept (this error path is the only one that needs them).
-pub(super) fn symbol_value_type(root: &str, path: &str) -> Option<String> {
-    let bytes = crate::limits::read_file(path).ok()?;
+pub(super) fn symbol_value_type(fs: &dyn crate::fs::Fs, root: &str, path: &str) -> Option<String> {
+    let bytes = fs.read(Path::new(path)).ok()?;
     let doc = crate::yaml::load_document_marking_symbols(&bytes).ok()?;
     let v = doc.value.get(root)?;
     Some(crate::types::infer_reduced(v).to_string())

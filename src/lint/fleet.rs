@@ -107,7 +107,7 @@ fn reached(repo: &Repo, index: &HashMap<&Path, usize>, session: &mut Session) ->
                     continue;
                 };
                 if matches!(level.entry.locations, Locations::Globs(_)) {
-                    for g in crate::location::glob(&p).unwrap_or_default() {
+                    for g in crate::location::glob(&crate::fs::RealFs, &p).unwrap_or_default() {
                         if let Some(&i) = index.get(Path::new(&g)) {
                             out.push(i);
                         }

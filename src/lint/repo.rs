@@ -337,7 +337,7 @@ fn expand(template: &str) -> Vec<PathBuf> {
             Token::Expr { .. } => pattern.push('*'),
         }
     }
-    let mut out: Vec<PathBuf> = crate::location::glob(&pattern)
+    let mut out: Vec<PathBuf> = crate::location::glob(&crate::fs::RealFs, &pattern)
         .unwrap_or_default()
         .into_iter()
         .map(PathBuf::from)

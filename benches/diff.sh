@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# `hiera-lookup diff` on the generated control repo with 1,000 nodes (100 roles, a 5,000-key
+# common.yaml), in a git repository: a one-line change in a role file (the diff recomputes
+# only the keys that change can touch), and the full `--all` diff of every key (`--no-skip`),
+# whose rate is compared with batch mode's. Needs hyperfine and python3.
+#
+#   benches/diff.sh [WORKDIR]     (default /tmp/hiera-lookup-diff-bench)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+W=${1:-/tmp/hiera-lookup-diff-bench}
+cargo build --release --quiet
+H=$PWD/target/release/hiera-lookup
+if [ ! -d "$W/repo/.git" ]; then
+    rm -rf "$W" && mkdir -p "$W"
+    python3 benches/gen_control_repo.py "$W/repo" --nodes 1000 --roles 100 --common-keys 5000
+    # Facts stay outside the control repo, as PuppetDB or a fact cache would have them.
+    mv "$W/repo/facts" "$W/facts"
+    git -C "$W/repo" init -q
+    git -C "$W/repo" add -A
+    git -C "$W/repo" -c user.name=bench -c user.email=bench@example.com commit -qm base
+    sed -i 's/^profile::role::setting03: role007-3$/profile::role::setting03: changed/' "$W/repo/data/roles/role007.yaml"
+    git -C "$W/repo" -c user.name=bench -c user.email=bench@example.com commit -qam "one line"
+fi
+cd "$W/repo"
+echo "== one-line change in a role file, 1,000 nodes, --all"
+"$H" diff HEAD~1 HEAD --facts-dir "$W/facts" --all | head -3
+hyperfine -N --warmup 2 --runs 10 -i "$H diff HEAD~1 HEAD --facts-dir $W/facts --all"
+echo "== the full --all diff (every key of every node, both sides)"
+start=$(date +%s.%N)
+lookups=$("$H" diff HEAD~1 HEAD --facts-dir "$W/facts" --all --no-skip --format json \
+    | python3 -c 'import json, sys; print(json.load(sys.stdin)["lookups"])' || true)
+end=$(date +%s.%N)
+python3 -c "l=$lookups; t=$end-$start; print(f'{l:,} lookups in {t:.2f} s = {l/t:,.0f} lookups/s')"
+echo "== batch mode on the same nodes, for the ratio"
+start=$(date +%s.%N)
+lines=$("$H" --facts-dir "$W/facts" --all | wc -l)
+end=$(date +%s.%N)
+python3 -c "l=$lines; t=$end-$start; print(f'{l:,} lookups in {t:.2f} s = {l/t:,.0f} lookups/s')"

@@ -1,0 +1,465 @@
+//! `hiera-lookup diff`: what a change to the control repo does to the fleet. Two trees (git
+//! revisions read through [`git::GitFs`], or directories) are looked up with the same engine
+//! for every node × key the change can touch ([`impact`]), and the answers that differ are
+//! grouped by key with a diff by path ([`paths`]), printed by [`output`].
+
+pub mod git;
+pub mod impact;
+pub mod output;
+pub mod paths;
+
+use crate::backend::DataFiles;
+use crate::batch::Node;
+use crate::engine::{Outcome, Session, Settings};
+use crate::environment::EnvOptions;
+use crate::error::{Error, Result};
+use crate::fs::Fs;
+use crate::value::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// One side of a diff: a control repo's files.
+#[derive(Debug, Clone)]
+pub struct Tree {
+    /// How the user named it: a revision, a directory, or `work tree`.
+    pub label: String,
+    /// The control repo's directory as lookups see it (its hiera.yaml is the environment
+    /// layer, as in control-repo mode).
+    pub root: PathBuf,
+    pub fs: Arc<dyn Fs>,
+    /// The files a lookup may read ([`impact::role`]), relative to `root`, with their git
+    /// object ids (computed for files on disk).
+    pub listing: BTreeMap<String, gix::ObjectId>,
+    /// `root` relative to the git work tree ("" at its top, or outside git), for the file
+    /// names of annotations.
+    pub prefix: String,
+}
+
+/// Directory entries a listing may visit: a runaway tree is an error, not a hang.
+const MAX_LISTING: usize = 1_000_000;
+
+impl Tree {
+    /// A directory on disk.
+    pub fn dir(root: &Path, label: impl Into<String>) -> Result<Tree> {
+        let root = std::fs::canonicalize(root)
+            .map_err(|e| Error::run(format!("{}: {e}", root.display())))?;
+        if !root.is_dir() {
+            return Err(Error::run(format!("{} is not a directory", root.display())));
+        }
+        let mut listing = BTreeMap::new();
+        let mut seen = 0usize;
+        let mut stack = vec![String::new()];
+        while let Some(rel) = stack.pop() {
+            let dir = if rel.is_empty() {
+                root.clone()
+            } else {
+                root.join(&rel)
+            };
+            let Ok(rd) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in rd.filter_map(|e| e.ok()) {
+                seen += 1;
+                if seen > MAX_LISTING {
+                    return Err(Error::run(format!(
+                        "{} has more than {MAX_LISTING} entries",
+                        root.display()
+                    )));
+                }
+                let name = e.file_name().to_string_lossy().into_owned();
+                let path = if rel.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{rel}/{name}")
+                };
+                let Ok(ft) = e.file_type() else { continue };
+                if ft.is_dir() {
+                    if name != ".git" {
+                        stack.push(path);
+                    }
+                } else if impact::role(&path).is_some() {
+                    let bytes = crate::limits::read_file(e.path()).unwrap_or_default();
+                    if let Some(id) = git::blob_id(&bytes) {
+                        listing.insert(path, id);
+                    }
+                }
+            }
+        }
+        Ok(Tree {
+            label: label.into(),
+            root,
+            fs: crate::fs::disk(),
+            listing,
+            prefix: String::new(),
+        })
+    }
+
+    /// Revision `rev` of `repo`, with the control repo at `root` (in the work tree).
+    pub fn revision(repo: &git::Repo, rev: &str, root: &Path) -> Result<Tree> {
+        let fs = repo.revision(rev).map_err(Error::run)?;
+        let root = std::fs::canonicalize(root)
+            .map_err(|e| Error::run(format!("{}: {e}", root.display())))?;
+        let prefix = fs.relative(&root).ok_or_else(|| {
+            Error::run(format!(
+                "{} is outside the git work tree {}",
+                root.display(),
+                repo.workdir().display()
+            ))
+        })?;
+        let listing = fs
+            .files_under(&prefix)
+            .into_iter()
+            .filter(|(p, _)| impact::role(p).is_some())
+            .collect();
+        Ok(Tree {
+            label: rev.to_string(),
+            root,
+            fs: Arc::new(fs),
+            listing,
+            prefix,
+        })
+    }
+
+    /// A file of the tree, by its path relative to the root.
+    pub fn read(&self, rel: &str) -> std::io::Result<Vec<u8>> {
+        self.fs.read(&self.root.join(rel))
+    }
+
+    /// Error messages name files relative to the control repo, so that both sides (two
+    /// directories) say the same thing for the same file.
+    fn relative_message(&self, m: &str) -> String {
+        let prefix = format!("{}/", self.root.display());
+        m.replace(&prefix, "")
+    }
+}
+
+/// One side's answer for a node and key.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Resolved {
+    Found(Value),
+    NotFound,
+    /// The error a lookup gives, with paths relative to the control repo.
+    Error(String),
+}
+
+/// Nodes whose answers for a key changed the same way: the same edits (both sides found a
+/// value; the values themselves may differ elsewhere, as with a merge of per-node data), or
+/// else the same answers.
+#[derive(Debug, Clone)]
+pub struct Group {
+    pub nodes: Vec<String>,
+    /// The first node's answers.
+    pub before: Resolved,
+    pub after: Resolved,
+    /// The differences by path, when both sides found a value.
+    pub edits: Vec<paths::Edit>,
+}
+
+/// Where a changed key is defined on the new side, for annotations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Site {
+    pub file: String,
+    pub line: Option<usize>,
+}
+
+/// Everything that changed for one key.
+#[derive(Debug, Clone)]
+pub struct KeyChange {
+    pub key: String,
+    pub groups: Vec<Group>,
+    /// The changed files that define the key (with the line on the new side).
+    pub sites: Vec<Site>,
+}
+
+impl KeyChange {
+    pub fn node_count(&self) -> usize {
+        self.groups.iter().map(|g| g.nodes.len()).sum()
+    }
+}
+
+/// What `diff` found.
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub base: String,
+    pub head: String,
+    pub changes: Vec<KeyChange>,
+    pub impact: impact::Impact,
+    pub nodes: usize,
+    /// Distinct keys looked up (on both sides, for every node).
+    pub keys_recomputed: usize,
+    /// Keys of the data that were not looked up, because the change cannot touch them
+    /// (`None` when keys were given and all were looked up).
+    pub keys_skipped: usize,
+    /// Lookups made (both sides).
+    pub lookups: usize,
+    /// The new side's [`Tree::prefix`].
+    pub path_prefix: String,
+}
+
+impl Report {
+    pub fn changed_nodes(&self) -> usize {
+        let set: BTreeSet<&str> = self
+            .changes
+            .iter()
+            .flat_map(|c| {
+                c.groups
+                    .iter()
+                    .flat_map(|g| g.nodes.iter().map(String::as_str))
+            })
+            .collect();
+        set.len()
+    }
+}
+
+/// Which keys to compare.
+#[derive(Debug, Clone)]
+pub enum Keys {
+    List(Vec<String>),
+    /// Every key either side can see.
+    All,
+}
+
+/// What `diff` needs.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub base: Tree,
+    pub head: Tree,
+    pub nodes: Vec<Node>,
+    pub keys: Keys,
+    pub settings: Settings,
+    pub threads: usize,
+    /// Look up every key even where the change cannot touch it (a check of the analysis).
+    pub no_skip: bool,
+}
+
+/// One side, ready for lookups.
+struct Side<'a> {
+    tree: &'a Tree,
+    layers: crate::engine::Layers,
+    files: DataFiles,
+}
+
+impl<'a> Side<'a> {
+    /// The tree's layers, in control-repo mode (its root is the environment).
+    fn new(tree: &'a Tree) -> Result<Side<'a>> {
+        let env = EnvOptions {
+            cwd: tree.root.clone(),
+            ..Default::default()
+        };
+        Ok(Side {
+            tree,
+            layers: env.layers_in(&*tree.fs)?,
+            files: DataFiles::with_fs(tree.fs.clone()),
+        })
+    }
+
+    fn session(&self, node: &Node, settings: &Settings) -> Session {
+        Session::with_files(
+            node.scope.clone(),
+            self.layers.clone(),
+            settings.clone(),
+            self.files.clone(),
+        )
+    }
+
+    fn answer(&self, session: &mut Session, key: &str) -> Resolved {
+        let r = match session.lookup(&[key.to_string()], None) {
+            Ok(Outcome::Found(v)) => Resolved::Found(v),
+            Ok(Outcome::NotFound) => Resolved::NotFound,
+            Err(e) => Resolved::Error(self.tree.relative_message(&e.to_string())),
+        };
+        session.take_warnings();
+        r
+    }
+}
+
+/// Compares the two trees for every node.
+pub fn run(req: &Request) -> Result<Report> {
+    if let Some(n) = req.nodes.iter().find(|n| n.facts_error.is_some()) {
+        let e = n
+            .facts_error
+            .as_ref()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        return Err(Error::run(format!("node {}: {e}", n.name)));
+    }
+    let impact = impact::analyse(&req.base, &req.head);
+    let (base, head) = (Side::new(&req.base)?, Side::new(&req.head)?);
+    let everything = req.no_skip || impact.everything.is_some();
+    // The keys to look up: `None` is every key either side can see, per node.
+    let keys: Option<Vec<String>> = match (&req.keys, everything) {
+        (Keys::List(k), true) => Some(k.clone()),
+        (Keys::List(k), false) => Some(
+            k.iter()
+                .filter(|k| {
+                    crate::key::LookupKey::parse(k)
+                        .map(|l| impact.keys.contains(&l.root))
+                        .unwrap_or(true)
+                })
+                .cloned()
+                .collect(),
+        ),
+        (Keys::All, true) => None,
+        (Keys::All, false) => Some(impact.keys.iter().cloned().collect()),
+    };
+    if keys.as_ref().is_some_and(|k| k.is_empty()) {
+        // Nothing the change touches: no lookup at all.
+        let given = match &req.keys {
+            Keys::List(k) => k.len(),
+            Keys::All => impact.universe.len(),
+        };
+        return Ok(Report {
+            base: req.base.label.clone(),
+            head: req.head.label.clone(),
+            changes: Vec::new(),
+            nodes: req.nodes.len(),
+            keys_recomputed: 0,
+            keys_skipped: given,
+            lookups: 0,
+            path_prefix: req.head.prefix.clone(),
+            impact,
+        });
+    }
+
+    type NodeChanges = Vec<(String, Resolved, Resolved)>;
+    let per_node: Mutex<Vec<Option<NodeChanges>>> = Mutex::new(vec![None; req.nodes.len()]);
+    let looked_up: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+    let lookups = AtomicUsize::new(0);
+    let next = AtomicUsize::new(0);
+    let threads = req.threads.max(1).min(req.nodes.len().max(1));
+    let work = || loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        let Some(node) = req.nodes.get(i) else { break };
+        let mut sb = base.session(node, &req.settings);
+        let mut sh = head.session(node, &req.settings);
+        let node_keys: Vec<String> = match &keys {
+            Some(k) => k.clone(),
+            None => {
+                let kb = sb.all_keys();
+                let kh = sh.all_keys();
+                let mut set: indexmap::IndexSet<String> = indexmap::IndexSet::new();
+                for k in [&kb, &kh].into_iter().flatten() {
+                    set.extend(k.iter().cloned());
+                }
+                let all: Vec<String> = set.into_iter().collect();
+                looked_up
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .extend(all.iter().cloned());
+                all
+            }
+        };
+        let mut changes = Vec::new();
+        for key in node_keys {
+            let before = base.answer(&mut sb, &key);
+            let after = head.answer(&mut sh, &key);
+            if before != after {
+                changes.push((key, before, after));
+            }
+            lookups.fetch_add(2, Ordering::Relaxed);
+        }
+        per_node.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(changes);
+    };
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            let spawned = std::thread::Builder::new()
+                .stack_size(crate::limits::LOOKUP_STACK_SIZE)
+                .spawn_scoped(s, work);
+            if spawned.is_err() {
+                break;
+            }
+        }
+    });
+    // Threads that could not start leave nodes unanswered: answer them here.
+    if next.load(Ordering::Relaxed) < req.nodes.len() {
+        work();
+    }
+
+    // Group by key, then by identical change.
+    let mut by_key: BTreeMap<String, Vec<Group>> = BTreeMap::new();
+    let per_node = per_node.into_inner().unwrap_or_else(|e| e.into_inner());
+    for (node, changes) in req.nodes.iter().zip(per_node) {
+        for (key, before, after) in changes.unwrap_or_default() {
+            let groups = by_key.entry(key).or_default();
+            let edits = match (&before, &after) {
+                (Resolved::Found(a), Resolved::Found(b)) => paths::diff(a, b),
+                _ => Vec::new(),
+            };
+            let same = |g: &&mut Group| {
+                if edits.is_empty() {
+                    g.edits.is_empty() && g.before == before && g.after == after
+                } else {
+                    g.edits == edits
+                }
+            };
+            match groups.iter_mut().find(same) {
+                Some(g) => g.nodes.push(node.name.clone()),
+                None => groups.push(Group {
+                    nodes: vec![node.name.clone()],
+                    before,
+                    after,
+                    edits,
+                }),
+            }
+        }
+    }
+    let changes = by_key
+        .into_iter()
+        .map(|(key, mut groups)| {
+            groups.sort_by_key(|g| std::cmp::Reverse(g.nodes.len()));
+            let sites = sites_of(&req.base, &req.head, &impact, &key);
+            KeyChange { key, groups, sites }
+        })
+        .collect();
+    let recomputed = match &keys {
+        Some(k) => k.len(),
+        None => looked_up
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner())
+            .len(),
+    };
+    let skipped = match &req.keys {
+        Keys::List(k) => k.len() - recomputed.min(k.len()),
+        Keys::All => impact.universe.len().saturating_sub(recomputed),
+    };
+    Ok(Report {
+        base: req.base.label.clone(),
+        head: req.head.label.clone(),
+        changes,
+        nodes: req.nodes.len(),
+        keys_recomputed: recomputed,
+        keys_skipped: skipped,
+        lookups: lookups.into_inner(),
+        path_prefix: req.head.prefix.clone(),
+        impact,
+    })
+}
+
+/// The changed files defining `key` (its root) on the new side, with the line; else the
+/// old side's files that defined it (a removal), without a line.
+fn sites_of(base: &Tree, head: &Tree, impact: &impact::Impact, key: &str) -> Vec<Site> {
+    let root = crate::key::LookupKey::parse(key)
+        .map(|k| k.root)
+        .unwrap_or_else(|_| key.to_string());
+    impact
+        .changed
+        .iter()
+        .filter(|f| f.keys.contains(&root))
+        .map(|f| {
+            let text = |t: &Tree| {
+                t.read(&f.path)
+                    .ok()
+                    .map(|b| String::from_utf8_lossy(&b).into_owned())
+            };
+            let line = text(head).and_then(|new| {
+                impact::changed_line(text(base).as_deref().unwrap_or(""), &new, &root)
+            });
+            Site {
+                file: f.path.clone(),
+                line,
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,215 @@
+//! `hiera-lookup diff`: its flags, and the library calls they make.
+
+use clap::Parser;
+use hiera_lookup::batch::Node;
+use hiera_lookup::diff::{self, git::Repo, output::Format, Keys, Tree};
+use hiera_lookup::facts::FactsRequest;
+use hiera_lookup::scope::{Scope, Strict};
+use hiera_lookup::{Error, Settings};
+use std::path::{Path, PathBuf};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "hiera-lookup diff",
+    about = "What a change to the control repo does to every node's Hiera data",
+    long_about = "What a change to the control repo does to every node's Hiera data.\n\n\
+BASE and HEAD are git revisions of the control repo (the current directory, or -C DIR), \
+read straight from git's object database, no checkout; HEAD defaults to the work tree. \
+Or BASE and HEAD are two directories. Every node (--facts-dir, --facts) is looked up on \
+both sides for the keys the change can touch, and what changed is printed by key.\n\n\
+Exit status: 0 no change, 1 changes, 2 error.",
+    after_help = "Examples:\n  \
+hiera-lookup diff main --facts-dir facts --all\n  \
+hiera-lookup diff origin/main HEAD --facts-dir facts profile::ntp::servers --format github\n  \
+hiera-lookup diff old/ new/ --facts web01.yaml --all --format json"
+)]
+pub struct DiffArgs {
+    /// BASE (a revision or a directory), then HEAD (default: the work tree), then keys
+    #[arg(value_name = "BASE [HEAD] [KEY]", required = true)]
+    pub args: Vec<String>,
+    /// Every key either side can see
+    #[arg(long)]
+    pub all: bool,
+    /// A node's facts (repeatable)
+    #[arg(long, value_name = "FILE")]
+    pub facts: Vec<PathBuf>,
+    /// Every facts file (*.yaml, *.yml, *.json) of a directory is a node
+    #[arg(long, value_name = "DIR")]
+    pub facts_dir: Option<PathBuf>,
+    /// text, json, github (workflow annotations) or markdown (a pull-request comment)
+    #[arg(long, default_value = "text", value_name = "FORMAT")]
+    pub format: String,
+    /// The control repo (default: the current directory)
+    #[arg(short = 'C', long = "repo", value_name = "DIR")]
+    pub repo: Option<PathBuf>,
+    /// An extra top-scope variable, VALUE read as YAML (repeatable)
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    pub vars: Vec<String>,
+    /// Undefined variables in data: error (Puppet 8), warning or off
+    #[arg(long, default_value = "error")]
+    pub strict: String,
+    /// Worker threads (default: every core)
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Look up every key, even those the change cannot touch (checks the analysis)
+    #[arg(long)]
+    pub no_skip: bool,
+}
+
+/// Runs `diff` with the arguments after `diff`: what to print and the exit status.
+pub fn run(argv: &[std::ffi::OsString]) -> (String, Option<String>, i32) {
+    let mut full = vec![std::ffi::OsString::from("hiera-lookup diff")];
+    full.extend(argv.iter().cloned());
+    let args = match DiffArgs::try_parse_from(full) {
+        Ok(a) => a,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let text = e.render().to_string();
+            return if code == 0 {
+                (text, None, 0)
+            } else {
+                (String::new(), Some(text.trim_end().to_string()), 2)
+            };
+        }
+    };
+    match run_args(&args) {
+        Ok((text, changed)) => (text, None, if changed { 1 } else { 0 }),
+        Err(e) => (String::new(), Some(format!("Error: {e}")), 2),
+    }
+}
+
+fn run_args(args: &DiffArgs) -> Result<(String, bool), Error> {
+    let format = Format::parse(&args.format).map_err(Error::Usage)?;
+    let strict = match args.strict.as_str() {
+        "off" => Strict::Off,
+        "warning" => Strict::Warning,
+        "error" => Strict::Error,
+        other => {
+            return Err(Error::Usage(format!(
+                "--strict expects error, warning or off, got '{other}'"
+            )))
+        }
+    };
+    let cwd = std::env::current_dir()
+        .map_err(|e| Error::run(format!("cannot read the current directory: {e}")))?;
+    let abs = |p: &Path| hiera_lookup::environment::absolute(&cwd, p);
+    let root = abs(args.repo.as_deref().unwrap_or(Path::new(".")));
+
+    let mut positional = args.args.iter();
+    let base_arg = positional.next().cloned().unwrap_or_default();
+    let rest: Vec<String> = positional.cloned().collect();
+    let (base, head, keys) = if Path::new(&base_arg).is_dir() && !looks_like_rev(&base_arg) {
+        // Two directories.
+        let Some(head_arg) = rest.first().filter(|h| Path::new(h.as_str()).is_dir()) else {
+            return Err(Error::Usage(format!(
+                "{base_arg} is a directory: the new side must be a directory too (diff OLD_DIR NEW_DIR)"
+            )));
+        };
+        (
+            Tree::dir(&abs(Path::new(&base_arg)), base_arg.clone())?,
+            Tree::dir(&abs(Path::new(head_arg)), head_arg.clone())?,
+            rest[1..].to_vec(),
+        )
+    } else {
+        let repo = Repo::discover(&root).map_err(Error::run)?;
+        let base = Tree::revision(&repo, &base_arg, &root)?;
+        // The second word is HEAD when it names a revision (a key has `::` or is not one).
+        let head_rev = rest
+            .first()
+            .filter(|h| !h.contains("::") && repo.resolves(h))
+            .cloned();
+        match head_rev {
+            Some(h) => (base, Tree::revision(&repo, &h, &root)?, rest[1..].to_vec()),
+            None => {
+                let mut head = Tree::dir(&root, "work tree")?;
+                head.prefix = base.prefix.clone();
+                (base, head, rest)
+            }
+        }
+    };
+    let keys = match (args.all, keys.is_empty()) {
+        (true, true) => Keys::All,
+        (false, false) => Keys::List(keys),
+        (true, false) => return Err(Error::Usage("--all and keys cannot be combined".into())),
+        (false, true) => {
+            return Err(Error::Usage(
+                "No keys were given to compare (name keys, or --all)".into(),
+            ))
+        }
+    };
+
+    if args.facts.is_empty() && args.facts_dir.is_none() {
+        return Err(Error::Usage(
+            "diff needs nodes: --facts-dir DIR or --facts FILE".into(),
+        ));
+    }
+    let mut vars = Vec::new();
+    for v in &args.vars {
+        let Some((name, value)) = v.split_once('=') else {
+            return Err(Error::Usage(format!("--var expects NAME=VALUE, got '{v}'")));
+        };
+        let value = hiera_lookup::yaml::load(value)
+            .map_err(|e| Error::Usage(format!("--var {name}: {e}")))?;
+        vars.push((name.to_string(), value));
+    }
+    let shown = |p: &Path| (abs(p), p.display().to_string());
+    let (found, warnings) = hiera_lookup::facts::batch(&FactsRequest {
+        node: None,
+        files: args.facts.iter().map(|f| shown(f)).collect(),
+        dir: args.facts_dir.as_deref().map(shown),
+        vardir: PathBuf::new(),
+        no_facts: false,
+        trusted: None,
+    })?;
+    for w in warnings {
+        eprintln!("Warning: {w}");
+    }
+    // The variables a lookup in control-repo mode has ($settings::…), then --var.
+    let env = hiera_lookup::environment::EnvOptions {
+        cwd: root.clone(),
+        ..Default::default()
+    };
+    let mut all_vars = env.settings_vars();
+    all_vars.extend(vars);
+    let mut nodes = Vec::with_capacity(found.len());
+    for n in found {
+        let facts = n
+            .facts
+            .and_then(|f| Scope::check_facts(&f).map(|()| f))
+            .map_err(|e| Error::run(format!("{}: {e}", n.source)))?;
+        let mut scope = Scope::from_facts(facts, &env.environment_name());
+        for (name, v) in &all_vars {
+            scope.set(name, v.clone());
+        }
+        nodes.push(Node {
+            name: n.name,
+            source: Some(("facts".into(), n.source)),
+            scope,
+            facts_error: None,
+        });
+    }
+    let threads = args.threads.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    let report = diff::run(&diff::Request {
+        base,
+        head,
+        nodes,
+        keys,
+        settings: Settings {
+            strict,
+            ..Default::default()
+        },
+        threads,
+        no_skip: args.no_skip,
+    })?;
+    Ok((format.render(&report), !report.changes.is_empty()))
+}
+
+/// Whether a word that is also a directory was meant as a revision: never, unless it has
+/// revision syntax (`HEAD~1`, `main^`, `@{u}`).
+fn looks_like_rev(s: &str) -> bool {
+    s.contains(['~', '^', '@'])
+}
