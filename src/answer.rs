@@ -129,11 +129,18 @@ impl Finish {
 
     /// The `--type` check alone (a raw error naming the subject, as Puppet words it).
     pub fn check(&self, subject: &str, v: &Value) -> Result<(), Error> {
-        match &self.value_type {
-            Some(t) if !t.is_instance(v) => {
-                Err(Error::run(crate::types::describe_mismatch(subject, t, v)))
-            }
-            _ => Ok(()),
+        let Some(t) = &self.value_type else {
+            return Ok(());
+        };
+        crate::types::take_regex_limit_error();
+        let ok = t.is_instance(v);
+        if let Some(e) = crate::types::take_regex_limit_error() {
+            return Err(Error::run(e));
+        }
+        if ok {
+            Ok(())
+        } else {
+            Err(Error::run(crate::types::describe_mismatch(subject, t, v)))
         }
     }
 }

@@ -8,13 +8,14 @@ pub mod eyaml;
 pub mod hocon;
 pub mod indexed;
 
+use crate::config::FunctionKind;
 use crate::error::{Error, Result};
 use crate::fs::Fs;
 use crate::scope::Strict;
 use crate::value::{Map, Value};
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 
 /// The hash a data_hash function returned: parsed, or read entry by entry.
 #[derive(Debug)]
@@ -39,6 +40,14 @@ impl Default for DataHash {
 }
 
 impl DataHash {
+    /// A hash a backend returned (no invalid values).
+    pub fn from_map(map: Map) -> DataHash {
+        DataHash::Parsed {
+            map,
+            invalid: Vec::new(),
+        }
+    }
+
     /// The value of a top-level key (an error only if the file, read entry by entry, turns
     /// out not to parse after all).
     pub fn get(&self, key: &str) -> Result<Option<Value>> {
@@ -65,6 +74,187 @@ impl DataHash {
                 .map(|(_, c)| *c),
             DataHash::Indexed(f) => f.invalid_class(key),
         }
+    }
+}
+
+/// The built-in backend functions, by hiera.yaml name. Adding a backend: one file that
+/// implements a trait of [`custom`], and one line here.
+static BUILTINS: LazyLock<[Builtin; 5]> = LazyLock::new(|| {
+    [
+        Builtin::data_hash_fn("yaml_data", Arc::new(DataFile)),
+        Builtin::data_hash_fn("json_data", Arc::new(DataFile)),
+        Builtin::data_hash_fn("hocon_data", Arc::new(DataFile)),
+        Builtin::lookup_key_fn("eyaml_lookup_key", Arc::new(eyaml::EyamlLookupKey)),
+        Builtin::lookup_key_fn("command", Arc::new(command::CommandBackend)),
+    ]
+});
+
+/// A built-in backend function, resolved from its name when hiera.yaml is loaded.
+#[derive(Clone)]
+pub struct Builtin {
+    /// The function name hiera.yaml uses.
+    pub name: &'static str,
+    pub backend: BuiltinBackend,
+}
+
+/// A built-in backend: the same traits embedders implement.
+#[derive(Clone)]
+pub enum BuiltinBackend {
+    DataHash(Arc<dyn custom::DataHashBackend>),
+    LookupKey(Arc<dyn custom::LookupKeyBackend>),
+}
+
+impl Builtin {
+    fn data_hash_fn(name: &'static str, b: Arc<dyn custom::DataHashBackend>) -> Builtin {
+        Builtin {
+            name,
+            backend: BuiltinBackend::DataHash(b),
+        }
+    }
+
+    fn lookup_key_fn(name: &'static str, b: Arc<dyn custom::LookupKeyBackend>) -> Builtin {
+        Builtin {
+            name,
+            backend: BuiltinBackend::LookupKey(b),
+        }
+    }
+
+    /// The data_hash backend, if this is one.
+    pub fn data_hash(&self) -> Option<Arc<dyn custom::DataHashBackend>> {
+        match &self.backend {
+            BuiltinBackend::DataHash(b) => Some(b.clone()),
+            _ => None,
+        }
+    }
+
+    /// The lookup_key backend, if this is one.
+    pub fn lookup_key(&self) -> Option<Arc<dyn custom::LookupKeyBackend>> {
+        match &self.backend {
+            BuiltinBackend::LookupKey(b) => Some(b.clone()),
+            _ => None,
+        }
+    }
+
+    /// The built-in `kind` function called `name`, if there is one (else an embedder's
+    /// backend must provide it).
+    pub fn resolve(kind: FunctionKind, name: &str) -> Option<Builtin> {
+        BUILTINS
+            .iter()
+            .find(|b| {
+                b.name == name
+                    && matches!(
+                        (kind, &b.backend),
+                        (FunctionKind::DataHash, BuiltinBackend::DataHash(_))
+                            | (FunctionKind::LookupKey, BuiltinBackend::LookupKey(_))
+                    )
+            })
+            .cloned()
+    }
+}
+
+impl std::fmt::Debug for Builtin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Builtin({})", self.name)
+    }
+}
+
+/// Built-ins are known by their (unique) names.
+impl PartialEq for Builtin {
+    fn eq(&self, other: &Builtin) -> bool {
+        self.name == other.name
+    }
+}
+
+/// `yaml_data`, `json_data`, `hocon_data`: the hash of a data file, parsed once per process.
+struct DataFile;
+
+impl custom::DataHashBackend for DataFile {
+    /// Outside the engine (`options` holds `path`): the file parsed as YAML, JSON or HOCON
+    /// by its extension, Puppet 8's rules.
+    fn data_hash(&self, options: &Map) -> std::result::Result<Map, String> {
+        let path = options
+            .get(&Value::str("path"))
+            .and_then(Value::as_str)
+            .ok_or("a data_hash function needs a 'path' option")?;
+        let function = match Path::new(path).extension().and_then(|e| e.to_str()) {
+            Some("json") => "json_data",
+            Some("conf") => "hocon_data",
+            _ => "yaml_data",
+        };
+        let hash = DataFiles::default()
+            .data_hash(function, path, Strict::Error, &mut Vec::new())
+            .map_err(|e| e.to_string())?;
+        let mut map = Map::default();
+        for k in hash.keys() {
+            if let Some(v) = hash.get(k).map_err(|e| e.to_string())? {
+                map.insert(Value::str(k), v);
+            }
+        }
+        Ok(map)
+    }
+
+    /// Their signature takes `Struct[{path => String[1]}]`: any other option falls through
+    /// to the same ArgumentError as a missing path.
+    fn data_hash_call(
+        &self,
+        call: &custom::Call,
+        host: &mut dyn custom::Host,
+    ) -> Result<Arc<DataHash>> {
+        let Some(path) = call.path().filter(|_| call.options.is_empty()) else {
+            return Err(call.missing_path("data_hash", ""));
+        };
+        host.load_data(call.function, path)
+    }
+}
+
+/// `validate_data_value`: what a backend returned must be Puppet's RichData.
+pub(crate) fn validate_data_value(
+    fs: &dyn crate::fs::Fs,
+    hash: &DataHash,
+    root: &str,
+    value: &Value,
+    function: &str,
+    location: &str,
+) -> Result<()> {
+    let got = if !rich_data(value) {
+        crate::types::infer_reduced(value).to_string()
+    } else if let Some(class) = hash.invalid_class(root) {
+        symbol_value_type(fs, root, location)
+            .filter(|_| class == "Symbol")
+            .unwrap_or_else(|| format!("Runtime[ruby, '{class}']"))
+    } else {
+        return Ok(());
+    };
+    let returned = if function.starts_with("lookup_key") {
+        "returned from"
+    } else {
+        "in hash returned from"
+    };
+    Err(Error::Puppet(format!(
+        "Value for key '{root}', {returned} {function}, when using location '{location}', has wrong type, expects Puppet::LookupValue, got {got}"
+    )))
+}
+
+/// The inferred type of a value holding symbols, read again from its YAML file with the
+/// symbols kept (this error path is the only one that needs them).
+fn symbol_value_type(fs: &dyn crate::fs::Fs, root: &str, path: &str) -> Option<String> {
+    let bytes = fs.read(Path::new(path)).ok()?;
+    let doc = crate::yaml::load_document_marking_symbols(&bytes).ok()?;
+    let v = doc.value.get(root)?;
+    Some(crate::types::infer_reduced(v).to_string())
+}
+
+/// Puppet's `RichData`: hash keys must be strings or numbers, all the way down.
+fn rich_data(v: &Value) -> bool {
+    match v {
+        Value::Array(a) => a.iter().all(rich_data),
+        Value::Hash(h) => h.iter().all(|(k, v)| {
+            matches!(
+                k,
+                Value::String(_) | Value::Int(_) | Value::BigInt(_) | Value::Float(_)
+            ) && rich_data(v)
+        }),
+        _ => true,
     }
 }
 
@@ -223,6 +413,56 @@ fn json_data(text: &str, path: &str) -> Result<Map> {
 mod tests {
     use super::*;
     use crate::json::parse as parse_json;
+
+    #[test]
+    fn builtins_resolve_by_kind_and_name() {
+        let yaml = Builtin::resolve(FunctionKind::DataHash, "yaml_data");
+        assert!(yaml.as_ref().and_then(Builtin::data_hash).is_some());
+        assert!(yaml.as_ref().and_then(Builtin::lookup_key).is_none());
+        assert_eq!(format!("{yaml:?}"), "Some(Builtin(yaml_data))");
+        assert_ne!(yaml, Builtin::resolve(FunctionKind::DataHash, "json_data"));
+        assert!(
+            Builtin::resolve(FunctionKind::LookupKey, "eyaml_lookup_key")
+                .and_then(|b| b.lookup_key())
+                .is_some()
+        );
+        assert!(Builtin::resolve(FunctionKind::LookupKey, "command").is_some());
+        // The kind must match too, and other names are left to embedders' backends.
+        assert!(Builtin::resolve(FunctionKind::LookupKey, "yaml_data").is_none());
+        assert!(Builtin::resolve(FunctionKind::DataHash, "eyaml_lookup_key").is_none());
+        assert!(Builtin::resolve(FunctionKind::DataDig, "yaml_data").is_none());
+        assert!(Builtin::resolve(FunctionKind::DataHash, "my_backend").is_none());
+    }
+
+    #[test]
+    fn builtins_answer_through_the_embedders_traits() {
+        let dir = std::env::temp_dir().join(format!("hl-builtin-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("common.json");
+        std::fs::write(&path, r#"{"a": 1, "b": "x"}"#).unwrap();
+        let mut options = Map::default();
+        options.insert(Value::str("path"), Value::str(path.display().to_string()));
+        let json = Builtin::resolve(FunctionKind::DataHash, "json_data")
+            .and_then(|b| b.data_hash())
+            .expect("json_data is built in");
+        let map = json.data_hash(&options).unwrap();
+        assert_eq!(map.get(&Value::str("a")), Some(&Value::Int(1)));
+        assert!(json.data_hash(&Map::default()).is_err());
+        let eyaml = Builtin::resolve(FunctionKind::LookupKey, "eyaml_lookup_key")
+            .and_then(|b| b.lookup_key())
+            .expect("eyaml_lookup_key is built in");
+        std::fs::write(dir.join("e.yaml"), "k: plain\n").unwrap();
+        options.insert(
+            Value::str("path"),
+            Value::str(dir.join("e.yaml").display().to_string()),
+        );
+        assert_eq!(
+            eyaml.lookup_key("k", &options),
+            Ok(Some(Value::str("plain")))
+        );
+        assert_eq!(eyaml.lookup_key("missing", &options), Ok(None));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn json_keeps_order_and_types() {

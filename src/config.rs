@@ -54,6 +54,9 @@ pub struct Entry {
     pub kind: FunctionKind,
     /// The function name (`yaml_data`, `json_data`, `eyaml_lookup_key`, …).
     pub function: String,
+    /// The built-in backend `function` names, resolved once here (`None`: an embedder's
+    /// backend must provide it when the entry is used).
+    pub builtin: Option<crate::backend::Builtin>,
     /// The data directory, absolute but not yet interpolated.
     pub datadir: String,
     pub locations: Locations,
@@ -269,21 +272,13 @@ impl HieraConfig {
     }
 }
 
+/// Ruby's `to_i` of a hiera.yaml `version`.
 fn ruby_to_i(v: &Value) -> i64 {
     match v {
         Value::Int(i) => *i,
         Value::Float(f) => *f as i64,
         Value::String(s) => {
-            let t = s.trim_start();
-            let mut end = 0;
-            for (i, c) in t.char_indices() {
-                if c.is_ascii_digit() || (i == 0 && (c == '-' || c == '+')) {
-                    end = i + c.len_utf8();
-                } else {
-                    break;
-                }
-            }
-            t[..end].parse().unwrap_or(0)
+            crate::ruby::str_to_i(s).map_or(i64::MAX, |i| i64::try_from(i).unwrap_or(i64::MAX))
         }
         _ => 0,
     }
@@ -664,13 +659,15 @@ impl Validator<'_> {
         cfg: &mut HieraConfig,
     ) -> Result<Vec<Entry>> {
         let mut out: Vec<Entry> = Vec::new();
+        // Names seen so far: a set, so that a 20,000-level hierarchy is not quadratic.
+        let mut names = std::collections::HashSet::new();
         for e in entries {
             let name = e
                 .get(&s("name"))
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_string();
-            if out.iter().any(|x| x.name == name) && cfg.deferred_error.is_none() {
+            if !names.insert(name.clone()) && cfg.deferred_error.is_none() {
                 cfg.deferred_error = Some(self.duplicate_name_error(&name));
             }
             let (kind, function) = match ALL_FUNCTION_KEYS.iter().find(|k| e.contains_key(&s(k))) {
@@ -743,6 +740,7 @@ impl Validator<'_> {
             out.push(Entry {
                 name,
                 kind,
+                builtin: crate::backend::Builtin::resolve(kind, &function),
                 function,
                 datadir,
                 locations,
@@ -865,6 +863,7 @@ impl Validator<'_> {
             out.push(Entry {
                 name,
                 kind: FunctionKind::DataHash,
+                builtin: crate::backend::Builtin::resolve(FunctionKind::DataHash, function),
                 function: function.to_string(),
                 datadir: path_plus(&cfg.root.display().to_string(), &dd),
                 locations: Locations::Paths(paths),
@@ -1042,6 +1041,7 @@ impl Validator<'_> {
             cfg.hierarchy.push(Entry {
                 name: b.to_string(),
                 kind,
+                builtin: crate::backend::Builtin::resolve(kind, &function),
                 function,
                 datadir,
                 locations: Locations::Paths(hierarchy.clone()),

@@ -1,7 +1,7 @@
 //! `%{...}` interpolation: the tokenizer, the expression parser and the evaluation.
 //!
 //! Evaluation needs the scope and full lookups, which the engine owns: it reaches them
-//! through the small [`Context`] trait, which [`Session`](crate::engine::Session) implements.
+//! through the small `Context` trait, which [`Session`](crate::engine::Session) implements.
 
 use crate::error::{Error, Result};
 use crate::explain::Kind;

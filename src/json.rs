@@ -50,7 +50,7 @@ pub fn parse(text: &str) -> Result<Value, String> {
     }
 }
 
-const MAX_NESTING: usize = 100;
+const MAX_NESTING: usize = crate::limits::MAX_JSON_NESTING;
 
 enum Fail {
     /// The value did not parse; the caller decides where to report it.

@@ -15,7 +15,8 @@
 //! );
 //! ```
 //!
-//! Data flows one way: [`config`] + [`scope`] → [`engine`] → [`backend`] → [`merge`] →
+//! Data flows one way: a typed [`request`] + [`scope`] + layers ([`environment`]) →
+//! [`engine`] (hiera.yaml by [`config`]) → [`backend`] → [`merge`] → [`answer`] →
 //! [`render`] / [`explain`].
 
 pub mod answer;
@@ -29,6 +30,9 @@ pub mod error;
 pub mod explain;
 pub mod facts;
 pub mod fs;
+/// The fuzz targets' bodies (fuzz/, tests/fuzz_smoke.rs): not part of the API.
+#[doc(hidden)]
+pub mod fuzzing;
 mod hostinfo;
 pub mod interpolation;
 pub mod json;
@@ -40,6 +44,8 @@ pub mod location;
 pub mod merge;
 pub mod position;
 pub mod render;
+pub mod request;
+pub mod ruby;
 pub mod scope;
 pub mod types;
 pub mod value;

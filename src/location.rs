@@ -177,7 +177,7 @@ pub fn glob(fs: &dyn Fs, pattern: &str) -> Result<Vec<String>, String> {
 }
 
 /// Directory entries one glob may look at (`**/**/**/…` over a deep tree is exponential).
-pub const MAX_GLOB_STEPS: usize = 1_000_000;
+pub const MAX_GLOB_STEPS: usize = crate::limits::MAX_GLOB_STEPS;
 
 /// How many patterns [`expand_braces`] would make, without making them (saturating).
 fn brace_count(p: &str) -> usize {

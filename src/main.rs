@@ -7,9 +7,11 @@ mod run;
 mod where_cmd;
 
 use clap::Parser;
+use hiera_lookup::limits::printable;
 use std::io::Write;
 
 // Lookups allocate and free many small values; mimalloc does that much faster than glibc.
+#[cfg(feature = "mimalloc")]
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -48,7 +50,7 @@ fn main() {
                 std::process::exit(if ok.is_ok() { 0 } else { 2 });
             }
             Err(e) => {
-                eprintln!("Error: {e}");
+                eprintln!("Error: {}", printable(&e.to_string()));
                 std::process::exit(2);
             }
         }
@@ -94,7 +96,7 @@ fn on_lookup_thread(f: impl FnOnce() -> run::Output + Send + 'static) -> run::Ou
     match out {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("Error: {e}");
+            eprintln!("Error: {}", printable(&e.to_string()));
             std::process::exit(2);
         }
     }
@@ -105,7 +107,7 @@ fn emit(out: run::Output) -> ! {
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr().lock();
     for w in &out.warnings {
-        let _ = writeln!(stderr, "Warning: {w}");
+        let _ = writeln!(stderr, "Warning: {}", printable(w));
     }
     if let Err(e) = stdout
         .write_all(out.stdout.as_bytes())
@@ -115,11 +117,15 @@ fn emit(out: run::Output) -> ! {
             std::process::exit(out.code);
         }
         // A full disk or a closed stdout: the answer was not delivered.
-        let _ = writeln!(stderr, "Error: {}", output_error(&e));
+        let _ = writeln!(
+            stderr,
+            "Error: {}",
+            printable(&output_error(&e).to_string())
+        );
         std::process::exit(2);
     }
     if let Some(err) = &out.error {
-        let _ = writeln!(stderr, "Error: {err}");
+        let _ = writeln!(stderr, "Error: {}", printable(&err.to_string()));
     }
     std::process::exit(out.code);
 }

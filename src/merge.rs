@@ -41,6 +41,9 @@ use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::hash::{Hash, Hasher};
 
+pub mod fold;
+#[cfg(test)]
+mod laws;
 pub mod objects;
 
 /// Options of the deep-merge strategies (deep_merge's option hash). Built by
@@ -344,14 +347,7 @@ impl MergeStrategy {
                 None => Ok(None),
             };
         }
-        let mut memo: Option<Value> = None;
-        for v in variants.into_iter().flatten() {
-            memo = Some(match memo {
-                None => self.convert_value(v)?,
-                Some(m) => self.merge(m, v)?,
-            });
-        }
-        Ok(memo)
+        fold::folded(self, variants.into_iter().flatten().collect())
     }
 }
 
@@ -1136,99 +1132,7 @@ fn ruby_split(s: &str, sep: &str) -> Vec<String> {
 
 /// `%r{^#{prefix}}` as a regex-crate pattern.
 fn ruby_regex(prefix: &str) -> Result<Regex, String> {
-    ruby_pattern(&format!("^{prefix}"))
-}
-
-/// A Ruby regexp source as a regex-crate pattern (Ruby's `^`/`$` match at every line start
-/// and end). Errors carry Ruby's message for the mistakes a pattern is likely to contain.
-pub(crate) fn ruby_pattern(pattern: &str) -> Result<Regex, String> {
-    let source = ruby_pattern_source(pattern)?;
-    Regex::new(&source).map_err(|e| format!("invalid pattern: /{pattern}/ ({e})"))
-}
-
-/// [`ruby_pattern`]'s translation alone: the regex-crate source for a Ruby regexp.
-pub(crate) fn ruby_pattern_source(pattern: &str) -> Result<String, String> {
-    let ruby_err = |what: &str| Err(format!("{what}: /{pattern}/"));
-    let (mut out, body) = match pattern.strip_prefix('^') {
-        // `(?:^)` so that a leading quantifier applies to the anchor, as in Ruby (`/^+x/`).
-        Some(rest) => (String::from("(?m)(?:^)"), rest),
-        None => (String::from("(?m)"), pattern),
-    };
-    let chars: Vec<char> = body.chars().collect();
-    let (mut depth, mut in_class, mut i) = (0i32, false, 0usize);
-    while let Some(&c) = chars.get(i) {
-        let at_start = i == 0;
-        i += 1;
-        // Ruby's lone trailing backslash message has no pattern suffix.
-        if c == '\\' && i == chars.len() {
-            return Err("too short escape sequence".to_string());
-        }
-        match c {
-            '\\' => match chars.get(i) {
-                None => return ruby_err("too short escape sequence"),
-                Some(&n) => {
-                    i += 1;
-                    match n {
-                        'h' => out.push_str("[0-9a-fA-F]"),
-                        'H' => out.push_str("[^0-9a-fA-F]"),
-                        'Z' => out.push_str("(?:\\n?\\z)"),
-                        n => {
-                            out.push('\\');
-                            out.push(n);
-                        }
-                    }
-                }
-            },
-            _ if in_class => {
-                if c == ']' {
-                    in_class = false;
-                }
-                out.push(c);
-            }
-            '[' => {
-                in_class = true;
-                out.push(c);
-            }
-            '(' => {
-                depth += 1;
-                out.push(c);
-            }
-            ')' => {
-                depth -= 1;
-                if depth < 0 {
-                    return ruby_err("unmatched close parenthesis");
-                }
-                out.push(c);
-            }
-            '{' => {
-                // Ruby takes `{` literally unless it starts a valid interval.
-                let body: String = chars[i..].iter().take_while(|&&ch| ch != '}').collect();
-                let closed = chars.get(i + body.chars().count()) == Some(&'}');
-                let valid = closed
-                    && !at_start
-                    && body.split(',').count() <= 2
-                    && body.chars().all(|ch| ch.is_ascii_digit() || ch == ',')
-                    && body.chars().any(|ch| ch.is_ascii_digit());
-                if valid {
-                    out.push('{');
-                    out.push_str(&body);
-                    out.push('}');
-                    i += body.chars().count() + 1;
-                } else {
-                    out.push_str("\\{");
-                }
-            }
-            '}' => out.push_str("\\}"),
-            c => out.push(c),
-        }
-    }
-    if in_class {
-        return ruby_err("premature end of char-class");
-    }
-    if depth > 0 {
-        return ruby_err("end pattern with unmatched parenthesis");
-    }
-    Ok(out)
+    crate::ruby::pattern(&format!("^{prefix}"))
 }
 
 // ---------------------------------------------------------------------------------------------

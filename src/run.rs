@@ -1,11 +1,9 @@
 //! One invocation of the command: flags → scope and layers → lookup → rendered output.
 
 use crate::cli::Args;
-use hiera_lookup::answer::{Answer, Finish, Format};
-use hiera_lookup::environment::EnvOptions;
-use hiera_lookup::merge::MergeStrategy;
-use hiera_lookup::scope::{Scope, Strict};
-use hiera_lookup::{render, Error, Session, Settings, Value};
+use hiera_lookup::answer::Answer;
+use hiera_lookup::request::{Flags, Mode, Request, Resolved, Sources};
+use hiera_lookup::{Error, Session};
 
 /// What the process prints and its exit status.
 pub struct Output {
@@ -14,8 +12,6 @@ pub struct Output {
     pub error: Option<String>,
     pub code: i32,
 }
-
-const RUN_HELP: &str = "Run 'puppet lookup --help' for more details";
 
 pub fn run(args: &Args) -> Output {
     let mut warnings = Vec::new();
@@ -40,407 +36,104 @@ fn one_line(s: &str) -> String {
     s.lines().collect::<Vec<_>>().join(" ")
 }
 
-pub(crate) fn parse_merge(args: &Args) -> Result<Option<MergeStrategy>, Error> {
-    let deep_only =
-        args.sort_merged_arrays || args.merge_hash_arrays || args.knock_out_prefix.is_some();
-    let deep = matches!(
-        args.merge.as_deref(),
-        Some("deep" | "reverse_deep" | "unconstrained_deep")
-    );
-    if deep_only && !deep {
-        return Err(Error::Usage(format!(
-            "The options --knock-out-prefix, --sort-merged-arrays, and --merge-hash-arrays are only available with '--merge deep'\n{RUN_HELP}"
-        )));
-    }
-    let Some(m) = args.merge.as_deref() else {
-        return Ok(None);
-    };
-    if !matches!(
-        m,
-        "first" | "unique" | "hash" | "deep" | "reverse_deep" | "unconstrained_deep"
-    ) {
-        return Err(Error::Usage(format!(
-            "The --merge option only accepts 'first', 'hash', 'unique', or 'deep'\n{RUN_HELP}"
-        )));
-    }
-    MergeStrategy::from_cli(
-        m,
-        args.knock_out_prefix.as_deref(),
-        args.sort_merged_arrays,
-        args.merge_hash_arrays,
-    )
-    .map(Some)
-    .map_err(|e| Error::Usage(e.message))
-}
-
-fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), Error> {
-    let merge = parse_merge(args)?;
-    let strict = parse_strict(args)?;
-    if args.compile {
-        return Err(Error::Usage(
-            "--compile needs a Puppet compiler and is not supported by hiera-lookup".into(),
-        ));
-    }
-    let explain = args.explain || args.explain_options;
-    let only_options = args.explain_options && !args.explain;
+/// The command line's flags, as the library's request takes them.
+fn flags(args: &Args) -> Flags {
     let puppetdb_batch =
         args.nodes_query.is_some() || (args.puppetdb.is_some() && args.node.is_none());
-    let batch = args.facts.len() > 1 || args.facts_dir.is_some() || args.all || puppetdb_batch;
-    let mut keys = args.keys.clone();
-    if keys.is_empty() && !batch {
-        if only_options {
-            keys.push("__global__".into());
-        } else {
-            return Err(Error::Usage("No keys were given to lookup.".into()));
-        }
-    }
-    let format = match &args.render_as {
-        Some(f) => Format::parse(f)?,
-        None if explain => Format::S,
-        None => Format::Yaml,
-    };
-
-    let (cwd, conf, env) = environment(args)?;
-    let layers = env.layers()?;
-
-    if batch {
-        let request = facts_request(args, &cwd, &conf)?;
-        let db = puppetdb_client(args, &cwd, &conf)?;
-        return run_batch(args, &env, layers, strict, merge, (request, db), format);
-    }
-    let db = puppetdb_client(args, &cwd, &conf)?;
-    let request = facts_request(args, &cwd, &conf)?;
-    let scope = single_scope(args, &env, &request, db.as_ref(), warnings)?;
-
-    let settings = Settings {
-        strict,
+    Flags {
+        keys: args.keys.clone(),
+        merge: args.merge.clone(),
+        knock_out_prefix: args.knock_out_prefix.clone(),
+        sort_merged_arrays: args.sort_merged_arrays,
+        merge_hash_arrays: args.merge_hash_arrays,
+        strict: args.strict.clone(),
+        render_as: args.render_as.clone(),
         explain: args.explain,
-        explain_options_only: only_options,
+        explain_options: args.explain_options,
+        compile: args.compile,
+        default: args.default.clone(),
+        value_type: args.type_.clone(),
         redact: args.redact,
-    };
-    let finish = finish_of(args)?;
-    let mut session = Session::with_files(
-        scope,
-        layers,
-        settings,
-        hiera_lookup::backend::DataFiles::default(),
-    );
-    // `--default` and `--type` apply to the outcome; a type mismatch is a plain error.
-    let result = session
-        .lookup(&keys, merge.as_ref())
-        .and_then(|o| finish.apply(o));
-    warnings.extend(session.take_warnings());
-
-    if explain {
-        let ex_text = |s: &mut Session, extra: Option<String>| -> String {
-            if let (Some(t), Some(ex)) = (extra, s.explainer_mut()) {
-                ex.root_text(t);
-            }
-            match s.explainer() {
-                Some(ex) => ex.explain(),
-                None => String::new(),
-            }
-        };
-        let extra = match &result {
-            Ok(Answer::Found(_) | Answer::Default(_)) => None,
-            Ok(Answer::NotFound) => Some(Session::not_found_message(&keys)),
-            Err(e) if e.is_lookup_error() => Some(e.to_string()),
-            Err(e) => return Err(e.clone()),
-        };
-        if format == Format::S {
-            let text = ex_text(&mut session, extra);
-            return Ok((
-                if use_color(args)? {
-                    colorize(&text)
-                } else {
-                    text
-                },
-                0,
-            ));
-        }
-        let Some(ex) = session.explainer() else {
-            return Ok((format.render(&Value::Null)?, 0));
-        };
-        if format == Format::Yaml {
-            // Psych shows the symbols and shared objects a plain value cannot hold.
-            let text =
-                render::tree_to_yaml(&ex.to_tree()).map_err(|e| Error::run(e.to_string()))?;
-            return Ok((text, 0));
-        }
-        return Ok((format.render(&ex.to_hash())?, 0));
-    }
-
-    let answer = result?;
-    match answer.value() {
-        Some(v) => Ok((format.render(v)?, answer.status())),
-        None => Ok((String::new(), answer.status())),
+        batch: args.facts.len() > 1 || args.facts_dir.is_some() || args.all || puppetdb_batch,
+        all: args.all,
     }
 }
 
-/// `--strict`.
-pub(crate) fn parse_strict(args: &Args) -> Result<Strict, Error> {
-    Ok(match args.strict.as_str() {
-        "off" => Strict::Off,
-        "warning" => Strict::Warning,
-        "error" => Strict::Error,
-        other => {
-            return Err(Error::Usage(format!(
-                "Invalid value '{other}' for parameter strict: expected off, warning or error"
-            )))
-        }
-    })
-}
-
-/// The current directory, Puppet's settings and where the layers are, from the flags and
-/// puppet.conf.
-pub(crate) fn environment(
-    args: &Args,
-) -> Result<
-    (
-        std::path::PathBuf,
-        hiera_lookup::facts::conf::PuppetConf,
-        EnvOptions,
-    ),
-    Error,
-> {
-    let cwd = std::env::current_dir()
-        .map_err(|e| Error::run(format!("cannot read the current directory: {e}")))?;
-    let conf = puppet_conf(args, &cwd)?;
-    let mut env = EnvOptions {
+/// Where the layers and nodes come from, as the library's request takes them.
+pub(crate) fn sources(args: &Args) -> Sources {
+    Sources {
         hiera_config: args.hiera_config.clone(),
+        config: args.config.clone(),
         codedir: args.codedir.clone(),
         confdir: args.confdir.clone(),
+        vardir: args.vardir.clone(),
         environmentpath: args.environmentpath.clone(),
         environment: args.environment.clone(),
         basemodulepath: args.basemodulepath.clone(),
         modulepath: args.modulepath.clone(),
-        cwd: cwd.clone(),
-    };
-    conf.apply_layout(&mut env, args.config.is_some());
-    Ok((cwd, conf, env))
-}
-
-/// The scope of the one node of the facts request, with `--var`s.
-pub(crate) fn single_scope(
-    args: &Args,
-    env: &EnvOptions,
-    request: &hiera_lookup::facts::FactsRequest,
-    db: Option<&hiera_lookup::facts::puppetdb::Client>,
-    warnings: &mut Vec<String>,
-) -> Result<Scope, Error> {
-    let (facts, facts_warnings) = hiera_lookup::facts::single(request, db)?;
-    warnings.extend(facts_warnings);
-    Scope::check_facts(&facts)?;
-    let mut scope = Scope::from_facts(facts, &env.environment_name());
-    for (name, value) in env.settings_vars() {
-        scope.set(&name, value);
-    }
-    for (name, value) in parse_vars(args)? {
-        scope.set(&name, value);
-    }
-    Ok(scope)
-}
-
-/// The nodes of batch mode, in chunks: one for files, PuppetDB's as they are fetched.
-pub(crate) fn node_chunks<'a>(
-    args: &'a Args,
-    request: &hiera_lookup::facts::FactsRequest,
-    db: Option<&'a hiera_lookup::facts::puppetdb::Client>,
-) -> Result<Box<dyn Iterator<Item = Vec<hiera_lookup::facts::BatchNode>> + 'a>, Error> {
-    Ok(match db {
-        Some(db) if request.node.is_none() => {
-            if !request.files.is_empty() || request.dir.is_some() {
-                return Err(Error::Usage(
-                    "--facts/--facts-dir and PuppetDB's nodes cannot be combined in one batch"
-                        .into(),
-                ));
-            }
-            Box::new(hiera_lookup::facts::puppetdb_batch(
-                db,
-                args.nodes_query.as_deref(),
-                request.trusted.clone(),
-            )?)
-        }
-        _ => {
-            let (found, facts_warnings) = hiera_lookup::facts::batch(request)?;
-            // Printed now, before the answers stream out.
-            for w in facts_warnings {
-                eprintln!("Warning: {w}");
-            }
-            Box::new(std::iter::once(found))
-        }
-    })
-}
-
-/// A batch node with its scope (`--var`s included); facts that cannot be read are the
-/// node's error (the batch goes on).
-pub(crate) fn batch_node(
-    env: &EnvOptions,
-    vars: &[(String, Value)],
-    n: hiera_lookup::facts::BatchNode,
-) -> hiera_lookup::batch::Node {
-    let (facts, facts_error) = match n
-        .facts
-        .and_then(|facts| Scope::check_facts(&facts).map(|()| facts))
-    {
-        Ok(facts) => (facts, None),
-        Err(e) => (Default::default(), Some(e)),
-    };
-    let mut scope = Scope::from_facts(facts, &env.environment_name());
-    for (n, v) in env.settings_vars() {
-        scope.set(&n, v);
-    }
-    for (n, v) in vars {
-        scope.set(n, v.clone());
-    }
-    hiera_lookup::batch::Node {
-        name: n.name,
-        source: Some((n.kind.into(), n.source)),
-        scope,
-        facts_error,
-    }
-}
-
-/// Puppet's settings: the flags, then puppet.conf (`--config`, else the confdir's).
-pub(crate) fn puppet_conf(
-    args: &Args,
-    cwd: &std::path::Path,
-) -> Result<hiera_lookup::facts::conf::PuppetConf, Error> {
-    use hiera_lookup::environment::absolute;
-    let abs = |p: &Option<std::path::PathBuf>| p.as_deref().map(|p| absolute(cwd, p));
-    let flags = hiera_lookup::facts::conf::Flags {
-        config: abs(&args.config),
-        confdir: abs(&args.confdir),
-        codedir: abs(&args.codedir),
-        vardir: abs(&args.vardir),
-        environmentpath: abs(&args.environmentpath),
-        hiera_config: abs(&args.hiera_config),
-        basemodulepath: args.basemodulepath.clone(),
-    };
-    hiera_lookup::facts::conf::PuppetConf::resolve(&flags, cwd)
-}
-
-/// The PuppetDB client the flags (or Puppet's routes.yaml and puppetdb.conf) ask for.
-pub(crate) fn puppetdb_client(
-    args: &Args,
-    cwd: &std::path::Path,
-    conf: &hiera_lookup::facts::conf::PuppetConf,
-) -> Result<Option<hiera_lookup::facts::puppetdb::Client>, Error> {
-    use hiera_lookup::environment::absolute;
-    use hiera_lookup::facts::puppetdb;
-    let urls = if let Some(u) = &args.puppetdb {
-        puppetdb::split_urls(u)
-    } else if args.nodes_query.is_some()
-        || (args.node.is_some()
-            && !args.no_facts
-            && (args.confdir.is_some() || !hiera_lookup::facts::conf::machine_config_disabled())
-            && puppetdb::routes_facts_to_puppetdb(&conf.confdir))
-    {
-        match puppetdb::server_urls_from_conf(&conf.confdir)? {
-            Some(urls) => urls,
-            None => {
-                return Err(Error::Usage(format!(
-                    "PuppetDB's address is unknown: give --puppetdb URL (no server_urls in {})",
-                    conf.confdir.join("puppetdb.conf").display()
-                )))
-            }
-        }
-    } else {
-        return Ok(None);
-    };
-    let abs = |p: &Option<std::path::PathBuf>| p.as_deref().map(|p| absolute(cwd, p));
-    let opts = puppetdb::Options {
-        urls,
-        cacert: abs(&args.puppetdb_cacert),
-        cert: abs(&args.puppetdb_cert),
-        key: abs(&args.puppetdb_key),
-        timeout: std::time::Duration::from_secs(args.puppetdb_timeout.max(1)),
-    }
-    .with_ssldir(&conf.ssldir, conf.raw.get("certname").map(String::as_str));
-    puppetdb::Client::new(&opts).map(Some)
-}
-
-/// Where the node's facts come from, from the flags.
-pub(crate) fn facts_request(
-    args: &Args,
-    cwd: &std::path::Path,
-    conf: &hiera_lookup::facts::conf::PuppetConf,
-) -> Result<hiera_lookup::facts::FactsRequest, Error> {
-    use hiera_lookup::environment::absolute;
-    let shown = |p: &std::path::Path| (absolute(cwd, p), p.display().to_string());
-    let trusted = match &args.trusted {
-        Some(Some(f)) => {
-            let (path, display) = shown(f);
-            Some(hiera_lookup::facts::read_trusted_file(&path, &display)?)
-        }
-        _ => None,
-    };
-    Ok(hiera_lookup::facts::FactsRequest {
         node: args.node.clone(),
-        files: args.facts.iter().map(|f| shown(f)).collect(),
-        dir: args.facts_dir.as_deref().map(shown),
-        vardir: conf.vardir.clone(),
+        facts: args.facts.clone(),
+        facts_dir: args.facts_dir.clone(),
         no_facts: args.no_facts,
-        trusted,
-    })
-}
-
-/// `--default` and `--type`, as the library applies them.
-pub(crate) fn finish_of(args: &Args) -> Result<Finish, Error> {
-    Ok(Finish {
-        default: args.default.clone(),
-        value_type: args.type_.as_deref().map(Finish::parse_type).transpose()?,
-    })
-}
-
-/// `--var NAME=VALUE` pairs, values read as YAML.
-pub(crate) fn parse_vars(args: &Args) -> Result<Vec<(String, Value)>, Error> {
-    let mut out = Vec::new();
-    for v in &args.vars {
-        let Some((name, value)) = v.split_once('=') else {
-            return Err(Error::Usage(format!("--var expects NAME=VALUE, got '{v}'")));
-        };
-        let value = hiera_lookup::yaml::load(value)
-            .map_err(|e| Error::Usage(format!("--var {name}: {e}")))?;
-        out.push((name.to_string(), value));
+        // A bare `--trusted` is ignored, as by Puppet.
+        trusted: args.trusted.clone().flatten(),
+        puppetdb: args.puppetdb.clone(),
+        nodes_query: args.nodes_query.clone(),
+        puppetdb_cacert: args.puppetdb_cacert.clone(),
+        puppetdb_cert: args.puppetdb_cert.clone(),
+        puppetdb_key: args.puppetdb_key.clone(),
+        puppetdb_timeout: args.puppetdb_timeout,
+        vars: args.vars.clone(),
     }
-    Ok(out)
+}
+
+fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), Error> {
+    let flags = flags(args);
+    let request = Request::new(&flags)?;
+    let sources = sources(args).resolve()?;
+    let layers = sources.env.layers()?;
+
+    if request.mode == Mode::Batch {
+        let facts = sources.facts_request()?;
+        let db = sources.puppetdb()?;
+        request.check_batch(&flags)?;
+        return run_batch(args, &sources, layers, &request, (facts, db));
+    }
+    let db = sources.puppetdb()?;
+    let scope = sources.single_scope(&sources.facts_request()?, db.as_ref(), warnings)?;
+
+    let mut session = Session::with_files(
+        scope,
+        layers,
+        request.settings(),
+        hiera_lookup::backend::DataFiles::default(),
+    );
+    let out = request.answer(&mut session, warnings)?;
+    if out.explanation && use_color(args)? {
+        return Ok((colorize(&out.text), out.code));
+    }
+    Ok((out.text, out.code))
 }
 
 /// Batch mode: JSON Lines for every node × key, streamed in node order.
 fn run_batch(
     args: &Args,
-    env: &EnvOptions,
+    sources: &Resolved,
     layers: hiera_lookup::Layers,
-    strict: Strict,
-    merge: Option<MergeStrategy>,
+    lookup: &Request,
     (request, db): (
         hiera_lookup::facts::FactsRequest,
         Option<hiera_lookup::facts::puppetdb::Client>,
     ),
-    format: Format,
 ) -> Result<(String, i32), Error> {
-    use hiera_lookup::batch::{Batch, Keys, Node};
+    use hiera_lookup::batch::{Batch, Keys};
     use std::io::{IsTerminal, Write};
-    if args.explain || args.explain_options {
-        return Err(Error::Usage(
-            "--explain cannot be combined with batch mode".into(),
-        ));
+    let mut facts_warnings = Vec::new();
+    let chunks = sources.node_chunks(&request, db.as_ref(), &mut facts_warnings)?;
+    // Printed now, before the answers stream out.
+    for w in facts_warnings {
+        eprintln!("Warning: {}", hiera_lookup::limits::printable(&w));
     }
-    if args.all && !args.keys.is_empty() {
-        return Err(Error::Usage("--all and keys cannot be combined".into()));
-    }
-    if !args.all && args.keys.is_empty() {
-        return Err(Error::Usage("No keys were given to lookup.".into()));
-    }
-    let vars = parse_vars(args)?;
-    let chunks = node_chunks(args, &request, db.as_ref())?;
-    let to_nodes = |found: Vec<hiera_lookup::facts::BatchNode>| -> Vec<Node> {
-        found
-            .into_iter()
-            .map(|n| batch_node(env, &vars, n))
-            .collect()
-    };
     let threads = args.threads.unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())
@@ -448,21 +141,16 @@ fn run_batch(
     });
     let batch = Batch {
         layers,
-        settings: Settings {
-            strict,
-            explain: false,
-            explain_options_only: false,
-            redact: args.redact,
-        },
-        merge,
+        settings: lookup.settings(),
+        merge: lookup.merge.clone(),
         keys: if args.all {
             Keys::All
         } else {
             Keys::List(args.keys.clone())
         },
         threads,
-        finish: finish_of(args)?,
-        format: args.render_as.is_some().then_some(format),
+        finish: lookup.finish()?,
+        format: lookup.format_given.then_some(lookup.format),
     };
     let progress = std::io::stderr().is_terminal();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout());
@@ -471,7 +159,7 @@ fn run_batch(
     let files = hiera_lookup::backend::DataFiles::default();
     let mut done = 0usize;
     for chunk in chunks {
-        let nodes = to_nodes(chunk);
+        let nodes: Vec<_> = chunk.into_iter().map(|n| sources.batch_node(n)).collect();
         let count = nodes.len();
         let show = progress && (done > 0 || count >= 50);
         batch.run(nodes, files.clone(), |i, records| {

@@ -5,7 +5,7 @@ use crate::cli::Args;
 use crate::run::Output;
 use clap::Parser;
 use hiera_lookup::where_::{self, fleet::FleetReport, render, Request};
-use hiera_lookup::{Error, Session, Settings, Value};
+use hiera_lookup::{Error, Session, Value};
 
 const AFTER_HELP: &str = "\
 EXAMPLES:
@@ -91,18 +91,23 @@ fn run_inner(w: &WhereArgs, warnings: &mut Vec<String>) -> Result<(String, i32),
         [] => return Err(Error::Usage("where needs a key".into())),
         _ => return Err(Error::Usage("where takes one key".into())),
     };
-    let merge = crate::run::parse_merge(args)?;
-    let strict = crate::run::parse_strict(args)?;
-    let (cwd, conf, env) = crate::run::environment(args)?;
-    let layers = env.layers()?;
-    let facts = crate::run::facts_request(args, &cwd, &conf)?;
-    let db = crate::run::puppetdb_client(args, &cwd, &conf)?;
-    let settings = Settings {
-        strict,
-        explain: false,
-        explain_options_only: false,
+    let lookup = hiera_lookup::request::Request::new(&hiera_lookup::request::Flags {
+        keys: vec![key.clone()],
+        merge: args.merge.clone(),
+        knock_out_prefix: args.knock_out_prefix.clone(),
+        sort_merged_arrays: args.sort_merged_arrays,
+        merge_hash_arrays: args.merge_hash_arrays,
+        strict: args.strict.clone(),
         redact: args.redact,
-    };
+        ..Default::default()
+    })?;
+    let (merge, strict) = (lookup.merge.clone(), lookup.strict);
+    let sources = crate::run::sources(args).resolve()?;
+    let cwd = sources.cwd.clone();
+    let layers = sources.env.layers()?;
+    let facts = sources.facts_request()?;
+    let db = sources.puppetdb()?;
+    let settings = lookup.settings();
     let request = Request {
         key,
         merge,
@@ -113,12 +118,8 @@ fn run_inner(w: &WhereArgs, warnings: &mut Vec<String>) -> Result<(String, i32),
         base: Some(cwd.clone()),
     };
     let files = hiera_lookup::backend::DataFiles::default();
-    let fleet = args.facts.len() > 1
-        || args.facts_dir.is_some()
-        || args.nodes_query.is_some()
-        || (args.puppetdb.is_some() && args.node.is_none());
-    if !fleet {
-        let scope = crate::run::single_scope(args, &env, &facts, db.as_ref(), warnings)?;
+    if !sources.sources.many_nodes() {
+        let scope = sources.single_scope(&facts, db.as_ref(), warnings)?;
         let node = match scope.get("clientcert") {
             Some(Value::String(c)) => Some(c.clone()),
             _ => args.node.clone(),
@@ -140,10 +141,10 @@ fn run_inner(w: &WhereArgs, warnings: &mut Vec<String>) -> Result<(String, i32),
     }
     let mut fleet = FleetReport::new(&request.key);
     let mut reporter = where_::Reporter::new(files.clone(), strict);
-    let vars = crate::run::parse_vars(args)?;
-    let nodes = crate::run::node_chunks(args, &facts, db.as_ref())?
+    let nodes = sources
+        .node_chunks(&facts, db.as_ref(), warnings)?
         .flatten()
-        .map(|n| crate::run::batch_node(&env, &vars, n));
+        .map(|n| sources.batch_node(n));
     for n in nodes {
         if let Some(e) = &n.facts_error {
             fleet.nodes.push(n.name.clone());

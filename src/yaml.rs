@@ -24,7 +24,7 @@ pub mod positions;
 /// exact text of Puppet's `YamlLoadError` (which only sometimes names the file).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum YamlError {
-    /// libyaml syntax error; `message` is Psych's text after "(<path>): ", e.g.
+    /// libyaml syntax error; `message` is Psych's text after `"(<path>): "`, e.g.
     /// "did not find expected ',' or ']' while parsing a flow sequence at line 1 column 4".
     /// `line`/`column` are Psych's (libyaml's context mark, 1-based).
     #[error("{message}")]
@@ -84,14 +84,14 @@ pub enum YamlError {
 }
 
 /// Deepest nesting of collections accepted (Ruby's own limit is a little above 1000).
-pub const MAX_DEPTH: usize = 1500;
+pub const MAX_DEPTH: usize = crate::limits::MAX_VALUE_DEPTH;
 /// Most values that alias copies may add to one document (a string counts one value per
 /// 32 bytes): about 100 MB of copies at most.
-pub const MAX_ALIAS_EXPANSION: usize = 1_000_000;
+pub const MAX_ALIAS_EXPANSION: usize = crate::limits::MAX_ALIAS_EXPANSION;
 
 impl YamlError {
     /// The message of Puppet's `YamlLoadError` for a file at `path` (yaml_data prefixes it with
-    /// "Unable to parse "). Syntax and disallowed-class errors carry "(<path>): ", others do not.
+    /// "Unable to parse "). Syntax and disallowed-class errors carry `"(<path>): "`, others do not.
     pub fn puppet_message(&self, path: &str) -> String {
         match self {
             YamlError::Syntax { message, .. } | YamlError::DisallowedClass { message, .. } => {
@@ -122,9 +122,9 @@ pub struct Document {
     /// The value; Ruby-only objects (symbols as values, `!ruby/encoding`) appear as strings.
     pub value: Value,
     /// Top-level keys (of a hash root) whose value still holds a Ruby-only object. Puppet fails
-    /// a lookup of such a key with "Value for key '<key>', in hash returned from data_hash
-    /// function 'yaml_data', when using location '<path>', has wrong type, expects
-    /// Puppet::LookupValue, got <type>"; other keys of the file are unaffected.
+    /// a lookup of such a key with "Value for key 'KEY', in hash returned from data_hash
+    /// function 'yaml_data', when using location 'PATH', has wrong type, expects
+    /// Puppet::LookupValue, got TYPE"; other keys of the file are unaffected.
     pub ruby_values: Vec<RubyValue>,
 }
 
@@ -1484,7 +1484,7 @@ fn sexagesimal(s: &str) -> Option<Scalar> {
         let mut total: i128 = 0;
         for (e, p) in parts.iter().enumerate() {
             let w = 60i128.pow((e as i32 - 2).unsigned_abs());
-            let v = ruby_to_i(p)?.checked_mul(w)?;
+            let v = crate::ruby::str_to_i(p)?.checked_mul(w)?;
             total = total.checked_add(v)?;
         }
         return Some(match i64::try_from(total) {
@@ -1500,30 +1500,6 @@ fn sexagesimal(s: &str) -> Option<Scalar> {
         return Some(Scalar::Value(Value::Float(total)));
     }
     None
-}
-
-/// Ruby String#to_i for `[-+]?[0-9][0-9_]*` (a '_' only counts between digits).
-fn ruby_to_i(p: &str) -> Option<i128> {
-    let (neg, d) = match p.as_bytes().first() {
-        Some(b'-') => (true, &p[1..]),
-        Some(b'+') => (false, &p[1..]),
-        _ => (false, p),
-    };
-    let mut v: i128 = 0;
-    let b = d.as_bytes();
-    for (i, &c) in b.iter().enumerate() {
-        if c == b'_' {
-            if b.get(i + 1).is_some_and(u8::is_ascii_digit) && i > 0 {
-                continue;
-            }
-            break;
-        }
-        if !c.is_ascii_digit() {
-            break;
-        }
-        v = v.checked_mul(10)?.checked_add(i128::from(c - b'0'))?;
-    }
-    Some(if neg { -v } else { v })
 }
 
 /// Ruby String#to_f for the sexagesimal parts (digits, single '_' between digits, one '.').

@@ -81,7 +81,7 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// Reads a pipe to its end on a thread, keeping at most 64 KiB.
+/// Reads a pipe to its end on a thread, keeping at most 4 MiB.
 fn drain(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
     std::thread::spawn(move || {
         let mut kept = Vec::new();
@@ -90,12 +90,21 @@ fn drain(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> 
             if n == 0 {
                 break;
             }
-            if kept.len() < 65536 {
+            if kept.len() < 4 << 20 {
                 kept.extend_from_slice(&buf[..n]);
             }
         }
         kept
     })
+}
+
+/// Removes a case's work directory however the case ends.
+struct WorkDir(PathBuf);
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 fn run_case(c: &Case) -> Result<(), String> {
@@ -105,6 +114,7 @@ fn run_case(c: &Case) -> Result<(), String> {
         c.name
     ));
     let _ = std::fs::remove_dir_all(&work);
+    let _cleanup = WorkDir(work.clone());
     copy_dir(&corpus().join("_base"), &work);
     // git keeps no empty directories: the data directory every case writes into is made here.
     std::fs::create_dir_all(work.join("data")).unwrap();

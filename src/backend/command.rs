@@ -361,6 +361,49 @@ fn parse_answer(out: &[u8]) -> Result<Option<Value>, String> {
     }
 }
 
+/// The `command` lookup_key backend, with the default timeout.
+pub(crate) struct CommandBackend;
+
+impl crate::backend::custom::LookupKeyBackend for CommandBackend {
+    /// Outside the engine: an empty scope, commands run in the working directory.
+    fn lookup_key(&self, key: &str, options: &Map) -> Result<Option<Value>, String> {
+        let location = ["path", "uri"]
+            .iter()
+            .find_map(|k| options.get(&Value::str(*k)).and_then(Value::as_str));
+        command_lookup(
+            key,
+            options,
+            location,
+            &Value::Hash(Map::default()),
+            Path::new("."),
+            DEFAULT_TIMEOUT,
+        )
+    }
+
+    fn lookup_key_call(
+        &self,
+        key: &str,
+        call: &crate::backend::custom::Call,
+        host: &mut dyn crate::backend::custom::Host,
+    ) -> crate::Result<Option<crate::backend::custom::Found>> {
+        let scope = host.scope().to_value();
+        let dir = Path::new(call.config_file)
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        command_lookup(
+            key,
+            &call.options(),
+            call.location.map(|l| l.location.as_str()),
+            &scope,
+            &dir,
+            DEFAULT_TIMEOUT,
+        )
+        .map(|v| v.map(crate::backend::custom::Found::Raw))
+        .map_err(crate::Error::lookup)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

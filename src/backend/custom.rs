@@ -7,22 +7,111 @@
 //! exists) or `uri` (a `uri`/`uris` location), so a backend sees exactly what a Ruby
 //! backend function would. Errors are plain messages: the engine reports them as Puppet
 //! reports a failing backend function.
+//!
+//! The built-in backends (`yaml_data` …, `eyaml_lookup_key`, `command`) implement these
+//! same traits; they override the `*_call` methods, which also see the engine's
+//! [`Call`] and [`Host`] (shared data files, the scope, `--redact`).
 
+use crate::backend::DataHash;
+use crate::error::Error;
+use crate::location::ResolvedLocation;
+use crate::scope::Scope;
 use crate::value::{Map, Value};
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
+/// One call of a backend function: the hierarchy entry's function, options and location.
+#[derive(Debug, Clone, Copy)]
+pub struct Call<'a> {
+    /// The function name as hiera.yaml gives it.
+    pub function: &'a str,
+    /// The entry's interpolated `options` (without `path` or `uri`).
+    pub options: &'a Map,
+    /// The location (`None`: the entry declares none).
+    pub location: Option<&'a ResolvedLocation>,
+    /// The hiera.yaml declaring the entry.
+    pub config_file: &'a str,
+}
+
+impl Call<'_> {
+    /// The options a backend function receives: the entry's, plus `path` or `uri`.
+    pub fn options(&self) -> Map {
+        let mut o = self.options.clone();
+        if let Some(l) = self.location {
+            let k = if l.uri { "uri" } else { "path" };
+            o.insert(Value::str(k), Value::str(l.location.as_str()));
+        }
+        o
+    }
+
+    /// The file location, if the location is a path (not a URI).
+    pub fn path(&self) -> Option<&str> {
+        self.location
+            .filter(|l| !l.uri)
+            .map(|l| l.location.as_str())
+    }
+
+    /// Puppet's function dispatcher raises an ArgumentError (not wrapped) without a path.
+    pub fn missing_path(&self, kind: &str, sep: &str) -> Error {
+        Error::run(format!(
+            "'{}'{sep} one of 'path', 'paths' 'glob', 'globs' or 'mapped_paths' must be declared in hiera.yaml when using this {kind} function",
+            self.function
+        ))
+    }
+}
+
+/// What a built-in backend may ask of the engine running it.
+pub trait Host {
+    /// The hash `function` (`yaml_data` …) makes of the file at `path`, parsed once.
+    fn load_data(&mut self, function: &str, path: &str) -> crate::Result<Arc<DataHash>>;
+    /// The node's scope.
+    fn scope(&self) -> &Scope;
+    /// `--redact`: values decrypted from `ENC[...]` are shown as `[redacted]`.
+    fn redact(&self) -> bool;
+    /// The file system data and key files are read from.
+    fn fs(&self) -> Arc<dyn crate::fs::Fs>;
+}
+
+/// A value a lookup_key backend found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Found {
+    /// Returned as is.
+    Raw(Value),
+    /// To be interpolated first (Puppet's `context.interpolate`, as eyaml does).
+    Interpolate(Value),
+}
+
 /// A `data_hash` backend: returns the whole hash of one location, which the engine caches
 /// and looks keys up in.
 pub trait DataHashBackend: Send + Sync {
     fn data_hash(&self, options: &Map) -> Result<Map, String>;
+
+    /// The engine's call: [`data_hash`](Self::data_hash) with the call's options, its
+    /// message reported as Puppet reports a failing backend function.
+    fn data_hash_call(&self, call: &Call, _host: &mut dyn Host) -> crate::Result<Arc<DataHash>> {
+        self.data_hash(&call.options())
+            .map(|map| Arc::new(DataHash::from_map(map)))
+            .map_err(Error::lookup)
+    }
 }
 
 /// A `lookup_key` backend: answers one key (the root key of a dotted lookup) at one
 /// location, `Ok(None)` meaning "no such key here" (Puppet's `context.not_found`).
 pub trait LookupKeyBackend: Send + Sync {
     fn lookup_key(&self, key: &str, options: &Map) -> Result<Option<Value>, String>;
+
+    /// The engine's call: [`lookup_key`](Self::lookup_key) with the call's options.
+    fn lookup_key_call(
+        &self,
+        key: &str,
+        call: &Call,
+        _host: &mut dyn Host,
+    ) -> crate::Result<Option<Found>> {
+        self.lookup_key(key, &call.options())
+            .map(|v| v.map(Found::Raw))
+            .map_err(Error::lookup)
+    }
 }
 
 /// A `data_dig` backend: answers a whole dotted key, given as its segments (strings, and

@@ -65,7 +65,7 @@ pub fn positions(text: &str) -> Result<crate::position::PosNode, String> {
 pub const RAW: &str = "\u{0}raw:";
 
 /// How deep `include file(...)` may nest (a file including itself stops here).
-const MAX_INCLUDE_DEPTH: usize = 32;
+const MAX_INCLUDE_DEPTH: usize = crate::limits::MAX_HOCON_INCLUDE_DEPTH;
 
 impl Parser {
     /// A parser at the start of a document.
@@ -159,7 +159,7 @@ struct Parser {
     key_starts: Vec<usize>,
 }
 
-const MAX_DEPTH: usize = 512;
+const MAX_DEPTH: usize = crate::limits::MAX_HOCON_DEPTH;
 
 fn err<T>(line: usize, msg: impl AsRef<str>) -> Result<T, String> {
     Err(format!("String: {line}: {}", msg.as_ref()))
@@ -933,7 +933,7 @@ struct Resolver<'a> {
 
 /// Most values that resolving one document may produce: substitutions are copies, and
 /// `x2 = ${x1} ${x1}` doubling forty times would be a terabyte.
-const MAX_RESOLVED: usize = 10_000_000;
+const MAX_RESOLVED: usize = crate::limits::MAX_HOCON_VALUES;
 
 impl Resolver<'_> {
     /// The value of `node`; `None` for an optional substitution that found nothing.

@@ -35,7 +35,7 @@ impl KeyPattern {
             return Ok(KeyPattern::Prefix(literal.to_string()));
         }
         // Translated (and validated, with Ruby's messages) as Ruby reads it.
-        let source = crate::merge::ruby_pattern_source(pattern).map_err(Error::run)?;
+        let source = crate::ruby::pattern_source(pattern).map_err(Error::run)?;
         if pattern.is_ascii() {
             if let Ok(b) = regex::bytes::RegexBuilder::new(&source)
                 .unicode(false)
@@ -292,7 +292,7 @@ mod tests {
         for pattern in ["^profile::users::.*", "^profile", "^a-b_c::", "^x.*"] {
             let fast = KeyPattern::new(pattern).unwrap();
             assert!(matches!(fast, KeyPattern::Prefix(_)), "{pattern}");
-            let source = crate::merge::ruby_pattern_source(pattern).unwrap();
+            let source = crate::ruby::pattern_source(pattern).unwrap();
             let re = regex::Regex::new(&source).unwrap();
             for key in [
                 "profile::users::alice",

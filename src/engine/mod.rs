@@ -6,10 +6,10 @@
 //!
 //! - this module: the public API ([`Session`], [`Layers`], [`Settings`], [`Outcome`]), the
 //!   lookup of one key (`LookupAdapter#lookup`), digging into it and the merge driver;
-//! - [`providers`]: the layers (global, environment, modules), their hiera.yaml, their
+//! - `providers`: the layers (global, environment, modules), their hiera.yaml, their
 //!   hierarchy entries and the backend calls at each location;
-//! - [`lookup_options`]: finding, merging and matching `lookup_options`;
-//! - [`context`]: what [`interpolation`](crate::interpolation) needs from a session
+//! - `lookup_options`: finding, merging and matching `lookup_options`;
+//! - `context`: what [`interpolation`](crate::interpolation) needs from a session
 //!   (variables, nested lookups, explain objects).
 
 mod context;
@@ -573,17 +573,15 @@ impl Session {
                         options: st.options(),
                     },
                     |s| -> Result<Option<Value>> {
-                        let mut memo: Option<Value> = None;
+                        // `memo = merge(memo, x)`, in linear time.
+                        let mut memo = strategy.fold();
                         // Explain only: the same merge replayed on the found objects, which
                         // Ruby's merges share and edit in place.
                         let mut memo_o: Option<Rv> = None;
                         for v in variants {
                             if let Some(x) = f(s, v)? {
                                 let xo = s.object_for(&x);
-                                memo = Some(match memo {
-                                    None => strategy.convert_value(x).map_err(merge_error)?,
-                                    Some(m) => strategy.merge(m, x).map_err(merge_error)?,
-                                });
+                                memo.push(x).map_err(merge_error)?;
                                 if let (Some(ex), Some(xo)) = (s.ex_mut(), xo) {
                                     let heap = ex.heap_mut();
                                     memo_o = Some(match memo_o.take() {
@@ -591,14 +589,13 @@ impl Session {
                                         Some(m) => match heap.merge(strategy, m, xo) {
                                             Ok(o) => o,
                                             // Not reached: the value merge above succeeded.
-                                            Err(_) => {
-                                                heap.alloc(memo.as_ref().unwrap_or(&Value::Null))
-                                            }
+                                            Err(_) => heap.alloc(&Value::Null),
                                         },
                                     });
                                 }
                             }
                         }
+                        let memo = memo.finish().map_err(merge_error)?;
                         if let (Some(r), Some(ex)) = (&memo, s.ex_mut()) {
                             let ro = memo_o.unwrap_or_else(|| ex.heap_mut().alloc(r));
                             ex.result_object(ro);

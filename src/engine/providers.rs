@@ -5,7 +5,8 @@ use super::lookup_options::{
     compile_patterns, extract_options, validate_lookup_options, CompiledOptions,
 };
 use super::{hash_get, merge_error, Session, LOOKUP_OPTIONS};
-use crate::backend::DataHash;
+use crate::backend::custom::{Call, Found, Host};
+use crate::backend::{validate_data_value, Builtin, DataHash};
 use crate::config::{Entry, FunctionKind, HieraConfig, Layer, LoadContext};
 use crate::error::{Error, Result};
 use crate::explain::Kind;
@@ -15,7 +16,7 @@ use crate::location::ResolvedLocation;
 use crate::merge::MergeStrategy;
 use crate::scope::Strict;
 use crate::value::{Map, Value};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -534,16 +535,6 @@ impl Session {
         )
     }
 
-    /// The options a backend function receives: the entry's, plus `path` or `uri`.
-    pub(super) fn function_options(e: &ResolvedEntry, loc: Option<&ResolvedLocation>) -> Map {
-        let mut o = e.options.clone();
-        if let Some(l) = loc {
-            let k = if l.uri { "uri" } else { "path" };
-            o.insert(Value::str(k), Value::str(l.location.as_str()));
-        }
-        o
-    }
-
     /// The parsed hash of a data file (once per session; once per process behind that).
     pub(super) fn load_data(&mut self, function: &str, path: &str) -> Result<Arc<DataHash>> {
         if let Some(r) = self.cache.local_files.get(path) {
@@ -557,7 +548,8 @@ impl Session {
         r
     }
 
-    /// One hierarchy entry's backend function at one location (`None`: not found).
+    /// One hierarchy entry's backend function at one location (`None`: not found): the
+    /// built-in or embedder's backend that hiera.yaml names, through the same traits.
     pub(super) fn call_function(
         &mut self,
         e: &ResolvedEntry,
@@ -566,12 +558,11 @@ impl Session {
     ) -> Result<Option<Value>> {
         let f = e.entry.function.as_str();
         let root = lk.root.as_str();
-        let path = loc.filter(|l| !l.uri).map(|l| l.location.as_str());
-        // Puppet's function dispatcher raises an ArgumentError (not wrapped) without a path.
-        let missing_path = |kind: &str, sep: &str| {
-            Error::run(format!(
-                "'{f}'{sep} one of 'path', 'paths' 'glob', 'globs' or 'mapped_paths' must be declared in hiera.yaml when using this {kind} function"
-            ))
+        let call = Call {
+            function: f,
+            options: &e.options,
+            location: loc,
+            config_file: &e.config_file,
         };
         let not_found = || {
             Error::issue(format!(
@@ -583,132 +574,50 @@ impl Session {
         let location_name = loc.map_or("", |l| l.location.as_str());
         // Explain only: the object interpolation made of the value.
         let mut found_obj = None;
-        let value = match e.entry.kind {
+        let found = match e.entry.kind {
             FunctionKind::DataHash => {
-                let hash = if matches!(f, "yaml_data" | "json_data" | "hocon_data") {
-                    // Their signature takes `Struct[{path => String[1]}]`: any other option
-                    // falls through to the same ArgumentError as a missing path.
-                    let Some(path) = path.filter(|_| e.options.is_empty()) else {
-                        return Err(missing_path("data_hash", ""));
-                    };
-                    self.load_data(f, path)?
-                } else if let Some(b) = self.backends.data_hash(f).cloned() {
-                    let cache_key = format!("{f}\0{location_name}");
-                    match self.cache.local_files.get(&cache_key) {
-                        Some(r) => r.clone()?,
-                        None => {
-                            let r = b
-                                .data_hash(&Self::function_options(e, loc))
-                                .map(|map| {
-                                    Arc::new(DataHash::Parsed {
-                                        map,
-                                        invalid: Vec::new(),
-                                    })
-                                })
-                                .map_err(Error::lookup);
-                            self.cache.local_files.insert(cache_key, r.clone());
-                            r?
-                        }
-                    }
-                } else {
-                    return Err(not_found());
-                };
-                let Some(value) = hash.get(root)? else {
-                    self.report_not_found(root);
-                    return Ok(None);
-                };
-                validate_data_value(
-                    &**self.cache.files.fs(),
-                    &hash,
-                    root,
-                    &value,
-                    &format!("data_hash function '{f}'"),
-                    location_name,
-                )?;
-                self.interpolate_found(value, &mut found_obj)?
-            }
-            FunctionKind::LookupKey => {
-                let found = match f {
-                    "eyaml_lookup_key" => {
-                        let Some(path) = path else {
-                            return Err(missing_path("lookup_key", ":"));
-                        };
-                        let hash = self.load_data("yaml_data", path)?;
-                        match hash.get(root)? {
-                            None => None,
-                            Some(v) => {
-                                validate_data_value(
-                                    &**self.cache.files.fs(),
-                                    &hash,
-                                    root,
-                                    &v,
-                                    &format!("lookup_key function '{f}'"),
-                                    path,
-                                )?;
-                                let v = if self.settings.redact {
-                                    // --redact: secrets never leave the file, in values or traces.
-                                    crate::backend::eyaml::redact_encrypted(&v)
-                                } else if crate::backend::eyaml::contains_encrypted(&v) {
-                                    let keys = crate::backend::eyaml::load_keys_in(
-                                        &e.options,
-                                        self.cache.files.fs().clone(),
-                                    );
-                                    crate::backend::eyaml::decrypt_value(&v, &keys, root, path)?
-                                } else {
-                                    v
-                                };
-                                Some(self.interpolate_found(v, &mut found_obj)?)
-                            }
-                        }
-                    }
-                    "command" => {
-                        let scope = self.scope.to_value();
-                        let dir = std::path::Path::new(&e.config_file)
-                            .parent()
-                            .map(std::path::Path::to_path_buf)
-                            .unwrap_or_default();
-                        crate::backend::command::command_lookup(
-                            root,
-                            &Self::function_options(e, loc),
-                            loc.map(|l| l.location.as_str()),
-                            &scope,
-                            &dir,
-                            crate::backend::command::DEFAULT_TIMEOUT,
-                        )
-                        .map_err(Error::lookup)?
-                    }
-                    _ => match self.backends.lookup_key(f).cloned() {
-                        Some(b) => b
-                            .lookup_key(root, &Self::function_options(e, loc))
-                            .map_err(Error::lookup)?,
-                        None => return Err(not_found()),
-                    },
-                };
-                match found {
-                    Some(v) => v,
+                let backend = (e.entry.builtin.as_ref().and_then(Builtin::data_hash))
+                    .or_else(|| self.backends.data_hash(f).cloned())
+                    .ok_or_else(not_found)?;
+                // Once per session and location.
+                let cache_key = format!("{f}\0{location_name}");
+                let hash = match self.cache.local_files.get(&cache_key) {
+                    Some(r) => r.clone()?,
                     None => {
-                        self.report_not_found(root);
-                        return Ok(None);
+                        let r = backend.data_hash_call(&call, self);
+                        self.cache.local_files.insert(cache_key, r.clone());
+                        r?
                     }
+                };
+                match hash.get(root)? {
+                    Some(value) => {
+                        validate_data_value(
+                            &**self.cache.files.fs(),
+                            &hash,
+                            root,
+                            &value,
+                            &format!("data_hash function '{f}'"),
+                            location_name,
+                        )?;
+                        Some(Found::Interpolate(value))
+                    }
+                    None => None,
                 }
             }
+            FunctionKind::LookupKey => {
+                let backend = (e.entry.builtin.as_ref().and_then(Builtin::lookup_key))
+                    .or_else(|| self.backends.lookup_key(f).cloned())
+                    .ok_or_else(not_found)?;
+                backend.lookup_key_call(root, &call, self)?
+            }
             FunctionKind::DataDig => {
-                let Some(b) = self.backends.data_dig(f).cloned() else {
-                    return Err(not_found());
-                };
+                let b = self.backends.data_dig(f).cloned().ok_or_else(not_found)?;
                 let segments: Vec<Value> = std::iter::once(Value::str(root))
                     .chain(lk.segments.iter().map(Segment::to_value))
                     .collect();
-                match b
-                    .data_dig(&segments, &Self::function_options(e, loc))
+                b.data_dig(&segments, &call.options())
                     .map_err(Error::lookup)?
-                {
-                    Some(v) => v,
-                    None => {
-                        self.report_not_found(root);
-                        return Ok(None);
-                    }
-                }
+                    .map(Found::Raw)
             }
             FunctionKind::Hiera3Backend => {
                 return Err(Error::issue(format!(
@@ -716,6 +625,14 @@ impl Session {
                     e.config_file
                 )))
             }
+        };
+        let value = match found {
+            None => {
+                self.report_not_found(root);
+                return Ok(None);
+            }
+            Some(Found::Raw(v)) => v,
+            Some(Found::Interpolate(v)) => self.interpolate_found(v, &mut found_obj)?,
         };
         self.record_found(e, loc, lk, &value);
         match (self.ex_mut(), found_obj) {
@@ -726,53 +643,21 @@ impl Session {
     }
 }
 
-/// `validate_data_value`: what a backend returned must be Puppet's RichData.
-pub(super) fn validate_data_value(
-    fs: &dyn crate::fs::Fs,
-    hash: &DataHash,
-    root: &str,
-    value: &Value,
-    function: &str,
-    location: &str,
-) -> Result<()> {
-    let got = if !rich_data(value) {
-        crate::types::infer_reduced(value).to_string()
-    } else if let Some(class) = hash.invalid_class(root) {
-        symbol_value_type(fs, root, location)
-            .filter(|_| class == "Symbol")
-            .unwrap_or_else(|| format!("Runtime[ruby, '{class}']"))
-    } else {
-        return Ok(());
-    };
-    let returned = if function.starts_with("lookup_key") {
-        "returned from"
-    } else {
-        "in hash returned from"
-    };
-    Err(Error::Puppet(format!(
-        "Value for key '{root}', {returned} {function}, when using location '{location}', has wrong type, expects Puppet::LookupValue, got {got}"
-    )))
-}
+/// What the built-in backends ask of the session running them.
+impl Host for Session {
+    fn load_data(&mut self, function: &str, path: &str) -> Result<Arc<DataHash>> {
+        Session::load_data(self, function, path)
+    }
 
-/// The inferred type of a value holding symbols, read again from its YAML file with the
-/// symbols kept (this error path is the only one that needs them).
-pub(super) fn symbol_value_type(fs: &dyn crate::fs::Fs, root: &str, path: &str) -> Option<String> {
-    let bytes = fs.read(Path::new(path)).ok()?;
-    let doc = crate::yaml::load_document_marking_symbols(&bytes).ok()?;
-    let v = doc.value.get(root)?;
-    Some(crate::types::infer_reduced(v).to_string())
-}
+    fn scope(&self) -> &crate::scope::Scope {
+        &self.scope
+    }
 
-/// Puppet's `RichData`: hash keys must be strings or numbers, all the way down.
-pub(super) fn rich_data(v: &Value) -> bool {
-    match v {
-        Value::Array(a) => a.iter().all(rich_data),
-        Value::Hash(h) => h.iter().all(|(k, v)| {
-            matches!(
-                k,
-                Value::String(_) | Value::Int(_) | Value::BigInt(_) | Value::Float(_)
-            ) && rich_data(v)
-        }),
-        _ => true,
+    fn redact(&self) -> bool {
+        self.settings.redact
+    }
+
+    fn fs(&self) -> std::sync::Arc<dyn crate::fs::Fs> {
+        self.cache.files.fs().clone()
     }
 }

@@ -6,7 +6,7 @@
 //! [`Session::trace_lookup`] runs the real lookup while the engine records each value its
 //! backends return for the key at the top level.
 
-use super::lookup_options::KeyPattern;
+use super::lookup_options::{extract_options, KeyPattern};
 use super::providers::{ProviderId, ResolvedEntry};
 use super::{hash_get, Session, LOOKUP_OPTIONS};
 use crate::config::FunctionKind;
@@ -212,7 +212,33 @@ impl Session {
                     value,
                 }
             })
-            .collect();
+            .collect::<Vec<FoundValue>>();
+        // Found only in a module's default_hierarchy: that search merges by the
+        // default_hierarchy's own lookup_options, whatever `--merge` or the regular
+        // lookup_options say (as Puppet does).
+        let in_default = found
+            .iter()
+            .any(|f| f.reached.is_some_and(|i| reachable[i].default_hierarchy));
+        let (strategy, source, options) = match (in_default, &lk.module_name) {
+            (true, Some(module)) => {
+                let options = self
+                    .cache
+                    .module_default_options
+                    .get(module)
+                    .cloned()
+                    .flatten()
+                    .and_then(|o| extract_options(&o, &lk.root));
+                match options.as_ref().and_then(|o| hash_get(o, "merge")) {
+                    Some(m) => (
+                        MergeStrategy::from_value(&m).unwrap_or(MergeStrategy::First),
+                        MergeSource::LookupOptions,
+                        options,
+                    ),
+                    None => (MergeStrategy::First, MergeSource::Default, options),
+                }
+            }
+            _ => (strategy, source, options),
+        };
         Ok(Trace {
             outcome,
             strategy,

@@ -119,22 +119,7 @@ pub struct BatchNode {
 pub fn batch(req: &FactsRequest) -> Result<(Vec<BatchNode>, Vec<String>)> {
     let mut files = req.files.clone();
     if let Some((dir, display)) = &req.dir {
-        let rd = std::fs::read_dir(dir).map_err(|e| {
-            Error::run(format!(
-                "Could not read facts directory {}: {}",
-                dir.display(),
-                crate::error::io_reason(&e)
-            ))
-        })?;
-        let mut found: Vec<PathBuf> = rd
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| {
-                matches!(
-                    p.extension().and_then(|x| x.to_str()),
-                    Some("yaml" | "yml" | "json")
-                )
-            })
-            .collect();
+        let mut found = facts_files_in(dir)?;
         if found.is_empty() {
             return Err(Error::run(format!(
                 "No facts files (*.yaml, *.yml, *.json) in the facts directory {display}"
@@ -466,4 +451,25 @@ pub fn apply_trusted(values: &mut Map, trusted: &Map, node: Option<&str>) {
         );
     }
     values.insert(Value::str("trusted"), Value::Hash(base));
+}
+
+/// The facts files (`*.yaml`, `*.yml`, `*.json`) of a directory, unsorted; batch mode, diff and
+/// lint's fleet all list a `--facts-dir` this way.
+pub fn facts_files_in(dir: &std::path::Path) -> Result<Vec<PathBuf>> {
+    let rd = std::fs::read_dir(dir).map_err(|e| {
+        Error::run(format!(
+            "Could not read facts directory {}: {}",
+            dir.display(),
+            crate::error::io_reason(&e)
+        ))
+    })?;
+    Ok(rd
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            matches!(
+                p.extension().and_then(|x| x.to_str()),
+                Some("yaml" | "yml" | "json")
+            )
+        })
+        .collect())
 }

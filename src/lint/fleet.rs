@@ -10,7 +10,7 @@ use super::Sink;
 use crate::backend::DataFiles;
 use crate::config::Locations;
 use crate::engine::{Layers, Session, Settings};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::scope::{Scope, Strict};
 use crate::value::{Map, Value};
 use std::collections::{HashMap, HashSet};
@@ -31,22 +31,7 @@ pub struct Fleet {
 
 impl Fleet {
     pub fn load(dir: &Path) -> Result<Fleet> {
-        let rd = std::fs::read_dir(dir).map_err(|e| {
-            Error::run(format!(
-                "Could not read facts directory {}: {}",
-                dir.display(),
-                crate::error::io_reason(&e)
-            ))
-        })?;
-        let mut files: Vec<_> = rd
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| {
-                matches!(
-                    p.extension().and_then(|x| x.to_str()),
-                    Some("yaml" | "yml" | "json")
-                )
-            })
-            .collect();
+        let mut files = crate::facts::facts_files_in(dir)?;
         files.sort();
         let mut nodes = Vec::with_capacity(files.len());
         for f in files {
@@ -140,7 +125,7 @@ fn merged_keys(repo: &Repo) -> Vec<String> {
                 continue;
             }
             if name.starts_with('^') {
-                if let Ok(re) = crate::merge::ruby_pattern(name) {
+                if let Ok(re) = crate::ruby::pattern(name) {
                     out.extend(repo.defined.iter().filter(|k| re.is_match(k)).cloned());
                 }
             } else if repo.defined.contains(name) {

@@ -45,7 +45,7 @@ pub fn check(repo: &Repo, _refs: &HashSet<String>, sink: &mut Sink) {
                 }
             }
             if let Some(pattern) = name.strip_prefix('^').map(|_| name) {
-                match crate::merge::ruby_pattern(pattern) {
+                match crate::ruby::pattern(pattern) {
                     Err(e) => sink.add(
                         &f.path,
                         pos,

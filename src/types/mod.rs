@@ -115,6 +115,18 @@ impl FRange {
     }
 }
 
+thread_local! {
+    /// The first backtracking-limit overrun of a `Pattern` match on this thread since the
+    /// last [`take_regex_limit_error`].
+    static REGEX_LIMIT: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Takes the message of a `Pattern` match that exceeded the backtracking limit since the last
+/// call, if one did: a type check that met one has no answer and must fail with it.
+pub fn take_regex_limit_error() -> Option<String> {
+    REGEX_LIMIT.with(|l| l.borrow_mut().take())
+}
+
 /// A regular expression as Puppet keeps it: the Ruby source and a compiled Rust
 /// equivalent (None when Rust's engine cannot express it; such a pattern matches nothing).
 #[derive(Clone, Debug)]
@@ -139,7 +151,7 @@ impl Regex {
             .replace("\\h", "[0-9a-fA-F]");
         let compiled = regex::RegexBuilder::new(&translated)
             .multi_line(true)
-            .size_limit(1 << 20)
+            .size_limit(crate::limits::REGEX_SIZE_LIMIT)
             .build()
             .ok();
         let fancy = match compiled {
@@ -155,9 +167,46 @@ impl Regex {
     pub fn is_match(&self, s: &str) -> bool {
         match (&self.compiled, &self.fancy) {
             (Some(r), _) => r.is_match(s),
-            // A match that exceeds the backtracking limit counts as no match.
-            (None, Some(f)) => f.is_match(s).unwrap_or(false),
+            // A match that exceeds the backtracking limit is no answer: it is recorded for
+            // the type check to report (see `take_regex_limit_error`), never a silent miss.
+            (None, Some(f)) => f.is_match(s).unwrap_or_else(|_| {
+                REGEX_LIMIT.with(|l| {
+                    l.borrow_mut().get_or_insert_with(|| {
+                        format!(
+                            "Pattern {} exceeded the regex engine's backtracking limit ({} steps) on a {}-character string",
+                            self.inspect(),
+                            crate::limits::REGEX_BACKTRACK_LIMIT,
+                            s.chars().count()
+                        )
+                    });
+                });
+                false
+            }),
             (None, None) => false,
+        }
+    }
+
+    /// Why neither regexp engine could compile the pattern because of a limit (the compiled
+    /// program would exceed the size limit), if that is why.
+    pub fn limit_error(&self) -> Option<String> {
+        if self.compiled.is_some() || self.fancy.is_some() {
+            return None;
+        }
+        let translated = self
+            .source
+            .replace("\\Z", "(?:\\n?\\z)")
+            .replace("\\h", "[0-9a-fA-F]");
+        match regex::RegexBuilder::new(&translated)
+            .multi_line(true)
+            .size_limit(crate::limits::REGEX_SIZE_LIMIT)
+            .build()
+        {
+            Err(regex::Error::CompiledTooBig(_)) => Some(format!(
+                "Pattern {} exceeds the regex engine's size limit ({} MiB compiled)",
+                self.inspect(),
+                crate::limits::REGEX_SIZE_LIMIT >> 20
+            )),
+            _ => None,
         }
     }
     /// Ruby `Regexp#inspect`: `/source/` with unescaped slashes escaped.

@@ -827,10 +827,10 @@ fn access(
                 match p {
                     Val::Str(s) | Val::Regex(s) => {
                         // Ruby compiles the regexp here: its syntax errors stop the parse.
-                        crate::merge::ruby_pattern_source(&s).map_err(TypeError::Invalid)?;
-                        pats.push(Regex::new(&s))
+                        crate::ruby::pattern_source(&s).map_err(TypeError::Invalid)?;
+                        pats.push(sized_regex(&s)?)
                     }
-                    Val::Type(Type::Regexp(Some(s))) => pats.push(Regex::new(&s)),
+                    Val::Type(Type::Regexp(Some(s))) => pats.push(sized_regex(&s)?),
                     Val::Type(Type::Pattern(ps)) => pats.extend(ps),
                     other => {
                         return Err(invalid(format!(
@@ -1350,4 +1350,14 @@ fn hash_of(k: Type, v: Type, size: Range) -> Type {
         return Type::hash_empty();
     }
     Type::Hash(Box::new(k), Box::new(v), Some(size))
+}
+
+/// A `Pattern` regexp, or the error that it is too big for the regex engine (rather than a
+/// pattern that silently matches nothing).
+fn sized_regex(source: &str) -> Result<Regex, TypeError> {
+    let re = Regex::new(source);
+    match re.limit_error() {
+        Some(e) => Err(TypeError::Invalid(e)),
+        None => Ok(re),
+    }
 }

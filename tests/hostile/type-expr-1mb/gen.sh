@@ -1,2 +1,1 @@
-awk 'BEGIN{s="Array[Strin"; for(i=0;i<100000;i++) s=s "gggggggggg"; print s}' > type.txt
-echo 'k: v' > data/common.yaml
+{ printf 'k: '; head -c 1000000 /dev/zero | tr '\0' a; printf '\n'; } > data/common.yaml

@@ -1,0 +1,157 @@
+//! The bodies of the fuzz targets: `fuzz/fuzz_targets/<name>.rs` (cargo-fuzz, nightly) calls
+//! [`run`] with `<name>`, and so does `tests/fuzz_smoke.rs` on stable, which replays the seed
+//! corpora in `fuzz/corpus/<name>/` and a few thousand deterministic mutations of them. A
+//! target fails only by panicking (or by exhausting the stack or memory): every input, however
+//! bad, must give a value or an error. fuzz/README.md says how to run them longer.
+
+use crate::value::{Map, Value};
+
+/// The target names, each a directory of fuzz/corpus/ and a file of fuzz/fuzz_targets/.
+pub const TARGETS: &[&str] = &[
+    "yaml",
+    "hiera_config",
+    "key_interpolation",
+    "type_expr",
+    "hocon",
+    "json",
+];
+
+/// Runs target `name` on `data` on a thread with the stack lookups run on (the depth limits
+/// are measured against it), so that a fuzzer's main thread does not report overflows the
+/// binary cannot have. A panic is passed on.
+pub fn run(name: &str, data: &[u8]) {
+    let data = data.to_vec();
+    let name = name.to_string();
+    let r = std::thread::Builder::new()
+        .stack_size(crate::limits::LOOKUP_STACK_SIZE)
+        .spawn(move || body(&name, &data))
+        .expect("a fuzz thread")
+        .join();
+    if let Err(p) = r {
+        std::panic::resume_unwind(p);
+    }
+}
+
+fn body(name: &str, data: &[u8]) {
+    match name {
+        "yaml" => yaml(data),
+        "hiera_config" => hiera_config(data),
+        "key_interpolation" => key_interpolation(data),
+        "type_expr" => type_expr(data),
+        "hocon" => hocon(data),
+        "json" => json(data),
+        other => panic!("no fuzz target {other}"),
+    }
+}
+
+/// Every rendering of a loaded value (JSON, YAML, `to_s`, `inspect`) must also end.
+fn render_all(v: &Value) {
+    let _ = crate::render::to_json(v);
+    let _ = crate::render::to_yaml(v);
+    let _ = crate::render::to_s(v);
+    let _ = crate::render::inspect(v);
+}
+
+/// A data file as Psych reads it.
+pub fn yaml(data: &[u8]) {
+    if let Ok(v) = crate::yaml::load_bytes(data) {
+        render_all(&v);
+    }
+    let _ = crate::yaml::load_document(data);
+}
+
+/// A JSON data file (the json gem's parser).
+pub fn json(data: &[u8]) {
+    if let Ok(text) = std::str::from_utf8(data) {
+        if let Ok(v) = crate::json::parse(text) {
+            render_all(&v);
+        }
+    }
+}
+
+/// A HOCON data file (ruby-hocon), includes and substitutions included.
+pub fn hocon(data: &[u8]) {
+    if let Ok(text) = std::str::from_utf8(data) {
+        if let Ok(v) = crate::backend::hocon::parse_hocon(text) {
+            render_all(&v);
+        }
+    }
+}
+
+/// A `--type` expression, checked against a few values and printed back.
+pub fn type_expr(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let _ = crate::types::parse(text);
+    if let Ok(t) = crate::types::parse_cli(text) {
+        let _ = t.to_string();
+        let mut h = Map::default();
+        h.insert(Value::str("a"), Value::Int(1));
+        for v in [
+            Value::Null,
+            Value::Int(3),
+            Value::str("abc"),
+            Value::Array(vec![Value::str("x"), Value::Float(1.5)]),
+            Value::Hash(h),
+        ] {
+            if !t.is_instance(&v) {
+                let _ = crate::types::describe_mismatch("Found value", &t, &v);
+            }
+        }
+        crate::types::take_regex_limit_error();
+    }
+}
+
+/// A lookup key (dotted segments, quoting) and a string interpolated in a node's scope
+/// (variables, `%{lookup(...)}` and the other methods, with no data to find).
+pub fn key_interpolation(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let _ = crate::key::split_key(text);
+    let _ = crate::key::LookupKey::parse(text);
+    let mut facts = Map::default();
+    facts.insert(Value::str("hostname"), Value::str("n1"));
+    facts.insert(Value::str("list"), Value::Array(vec![Value::Int(1)]));
+    let mut os = Map::default();
+    os.insert(Value::str("family"), Value::str("Debian"));
+    facts.insert(Value::str("os"), Value::Hash(os));
+    let scope = crate::scope::Scope::from_facts(facts, "production");
+    let mut s = crate::Session::new(scope, Default::default(), Default::default());
+    if let Ok(v) = s.interpolate(&Value::str(text), true) {
+        render_all(&v);
+    }
+}
+
+/// A hiera.yaml, loaded as the global layer's configuration.
+pub fn hiera_config(data: &[u8]) {
+    use std::io::Write;
+    thread_local! {
+        static DIR: std::path::PathBuf = {
+            let d = std::env::temp_dir().join(format!(
+                "hiera-lookup-fuzz-{}-{:?}",
+                std::process::id(),
+                std::thread::current().id()
+            ));
+            let _ = std::fs::create_dir_all(&d);
+            d
+        };
+    }
+    let path = DIR.with(|d| d.join("hiera.yaml"));
+    let written = std::fs::File::create(&path).and_then(|mut f| f.write_all(data));
+    if written.is_err() {
+        return;
+    }
+    let ctx = crate::config::LoadContext {
+        layer: crate::config::Layer::Global,
+        codedir: std::path::PathBuf::from("/nonexistent/codedir"),
+        strict_off: false,
+    };
+    let mut warnings = Vec::new();
+    let _ = crate::config::HieraConfig::load(&path, &ctx, &mut warnings);
+    let _ = std::fs::remove_file(&path);
+    if let Some(d) = path.parent() {
+        let _ = std::fs::remove_dir(d);
+    }
+}

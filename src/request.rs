@@ -1,0 +1,621 @@
+//! The typed request between a command line and the library (fd's `Opts` → `Config`,
+//! ripgrep's `LowArgs` → `HiArgs`): [`Flags`] as a command line gives them, validated once
+//! with Puppet's wording into a [`Request`]: typed [`Format`], [`Strict`], merge strategy
+//! and [`Mode`]. [`Request::answer`] then runs a single lookup (or an explanation) and
+//! applies `--default`, `--type` and the format, so every command prints through one path.
+
+use crate::answer::{Answer, Finish, Format};
+use crate::engine::{Session, Settings};
+use crate::environment::{absolute, EnvOptions};
+use crate::error::{Error, Result};
+use crate::facts::conf::PuppetConf;
+use crate::facts::{puppetdb, BatchNode, FactsRequest};
+use crate::merge::MergeStrategy;
+use crate::render;
+use crate::scope::Scope;
+use crate::scope::Strict;
+use crate::value::Value;
+use std::path::{Path, PathBuf};
+
+const RUN_HELP: &str = "Run 'puppet lookup --help' for more details";
+
+/// The lookup flags as a command line gives them, before validation.
+#[derive(Debug, Clone, Default)]
+pub struct Flags {
+    pub keys: Vec<String>,
+    /// `--merge`.
+    pub merge: Option<String>,
+    pub knock_out_prefix: Option<String>,
+    pub sort_merged_arrays: bool,
+    pub merge_hash_arrays: bool,
+    /// `--strict`: `off`, `warning` or `error`.
+    pub strict: String,
+    /// `--render-as`.
+    pub render_as: Option<String>,
+    pub explain: bool,
+    pub explain_options: bool,
+    pub compile: bool,
+    /// `--default`.
+    pub default: Option<String>,
+    /// `--type`, as written.
+    pub value_type: Option<String>,
+    pub redact: bool,
+    /// Many nodes (several `--facts`, `--facts-dir`) or `--all`: batch mode.
+    pub batch: bool,
+    /// `--all`: every key the node can see.
+    pub all: bool,
+}
+
+/// What kind of run a request is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// One node, the first of the keys that is found.
+    Single,
+    /// Many nodes × keys, JSON Lines.
+    Batch,
+    /// `--explain` (`options_only`: `--explain-options` alone).
+    Explain { options_only: bool },
+}
+
+/// A validated request.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub keys: Vec<String>,
+    /// `--merge` and its deep options (`None`: lookup_options or `first` decide).
+    pub merge: Option<MergeStrategy>,
+    pub strict: Strict,
+    pub mode: Mode,
+    /// The render format (`s` by default with `--explain`, else `yaml`).
+    pub format: Format,
+    /// Whether the format was asked for (batch mode adds rendered values only then).
+    pub format_given: bool,
+    pub redact: bool,
+    /// `--default` and `--type` (parsed by [`finish`](Self::finish)).
+    default: Option<String>,
+    value_type: Option<String>,
+}
+
+/// What a single lookup or an explanation prints, and its exit status.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rendered {
+    pub text: String,
+    pub code: i32,
+    /// The text is an `--explain` trace in the `s` format (which a terminal may colour).
+    pub explanation: bool,
+}
+
+impl Request {
+    /// Validates `flags`, in Puppet's order and with its messages.
+    pub fn new(flags: &Flags) -> Result<Request> {
+        let merge = parse_merge(flags)?;
+        let strict = parse_strict(&flags.strict)?;
+        if flags.compile {
+            return Err(Error::Usage(
+                "--compile needs a Puppet compiler and is not supported by hiera-lookup".into(),
+            ));
+        }
+        let explain = flags.explain || flags.explain_options;
+        let only_options = flags.explain_options && !flags.explain;
+        let mut keys = flags.keys.clone();
+        if keys.is_empty() && !flags.batch {
+            if only_options {
+                keys.push("__global__".into());
+            } else {
+                return Err(Error::Usage("No keys were given to lookup.".into()));
+            }
+        }
+        let format = match &flags.render_as {
+            Some(f) => Format::parse(f)?,
+            None if explain => Format::S,
+            None => Format::Yaml,
+        };
+        let mode = if flags.batch {
+            Mode::Batch
+        } else if explain {
+            Mode::Explain {
+                options_only: only_options,
+            }
+        } else {
+            Mode::Single
+        };
+        Ok(Request {
+            keys,
+            merge,
+            strict,
+            mode,
+            format,
+            format_given: flags.render_as.is_some(),
+            redact: flags.redact,
+            default: flags.default.clone(),
+            value_type: flags.value_type.clone(),
+        })
+    }
+
+    /// The batch-mode checks (after the layers are known, as before batch mode existed).
+    pub fn check_batch(&self, flags: &Flags) -> Result<()> {
+        if flags.explain || flags.explain_options {
+            return Err(Error::Usage(
+                "--explain cannot be combined with batch mode".into(),
+            ));
+        }
+        if flags.all && !flags.keys.is_empty() {
+            return Err(Error::Usage("--all and keys cannot be combined".into()));
+        }
+        if !flags.all && flags.keys.is_empty() {
+            return Err(Error::Usage("No keys were given to lookup.".into()));
+        }
+        Ok(())
+    }
+
+    /// The session settings this request needs.
+    pub fn settings(&self) -> Settings {
+        let (explain, explain_options_only) = match self.mode {
+            Mode::Explain { options_only } => (!options_only, options_only),
+            _ => (false, false),
+        };
+        Settings {
+            strict: self.strict,
+            explain,
+            explain_options_only,
+            redact: self.redact,
+        }
+    }
+
+    /// `--default` and `--type`. The type is parsed here, when the node is known, as Puppet
+    /// parses it after reading the facts (so a facts error comes first).
+    pub fn finish(&self) -> Result<Finish> {
+        Ok(Finish {
+            default: self.default.clone(),
+            value_type: self
+                .value_type
+                .as_deref()
+                .map(Finish::parse_type)
+                .transpose()?,
+        })
+    }
+
+    /// Runs the request's lookup on `session` (made with [`settings`](Self::settings)) and
+    /// renders the answer or the explanation as `puppet lookup` prints it.
+    pub fn answer(&self, session: &mut Session, warnings: &mut Vec<String>) -> Result<Rendered> {
+        let finish = self.finish()?;
+        // `--default` and `--type` apply to the outcome; a type mismatch is a plain error.
+        let result = session
+            .lookup(&self.keys, self.merge.as_ref())
+            .and_then(|o| finish.apply(o));
+        warnings.extend(session.take_warnings());
+        let format = self.format;
+        if let Mode::Explain { .. } = self.mode {
+            let extra = match &result {
+                Ok(Answer::Found(_) | Answer::Default(_)) => None,
+                Ok(Answer::NotFound) => Some(Session::not_found_message(&self.keys)),
+                Err(e) if e.is_lookup_error() => Some(e.to_string()),
+                Err(e) => return Err(e.clone()),
+            };
+            let rendered = |text: String| Rendered {
+                text,
+                code: 0,
+                explanation: false,
+            };
+            if format == Format::S {
+                if let (Some(t), Some(ex)) = (extra, session.explainer_mut()) {
+                    ex.root_text(t);
+                }
+                let text = session
+                    .explainer()
+                    .map(|ex| ex.explain())
+                    .unwrap_or_default();
+                return Ok(Rendered {
+                    text,
+                    code: 0,
+                    explanation: true,
+                });
+            }
+            let Some(ex) = session.explainer() else {
+                return Ok(rendered(format.render(&Value::Null)?));
+            };
+            if format == Format::Yaml {
+                // Psych shows the symbols and shared objects a plain value cannot hold.
+                let text =
+                    render::tree_to_yaml(&ex.to_tree()).map_err(|e| Error::run(e.to_string()))?;
+                return Ok(rendered(text));
+            }
+            return Ok(rendered(format.render(&ex.to_hash())?));
+        }
+        let answer = result?;
+        Ok(Rendered {
+            text: match answer.value() {
+                Some(v) => format.render(v)?,
+                None => String::new(),
+            },
+            code: answer.status(),
+            explanation: false,
+        })
+    }
+}
+
+/// Where the layers and the nodes come from, as a command line gives them. Every command
+/// that looks nodes up (the lookup, batch mode, `where`, `diff`) resolves them through
+/// [`Sources::resolve`] and the methods of [`Sources`]' [`Resolved`] form, so a flag means
+/// the same thing everywhere.
+#[derive(Debug, Clone, Default)]
+pub struct Sources {
+    pub hiera_config: Option<PathBuf>,
+    /// `--config`: puppet.conf.
+    pub config: Option<PathBuf>,
+    pub codedir: Option<PathBuf>,
+    pub confdir: Option<PathBuf>,
+    pub vardir: Option<PathBuf>,
+    pub environmentpath: Option<PathBuf>,
+    pub environment: Option<String>,
+    pub basemodulepath: Option<String>,
+    pub modulepath: Option<String>,
+    /// `--node`.
+    pub node: Option<String>,
+    /// `--facts` (repeatable).
+    pub facts: Vec<PathBuf>,
+    pub facts_dir: Option<PathBuf>,
+    pub no_facts: bool,
+    /// `--trusted=FILE`.
+    pub trusted: Option<PathBuf>,
+    pub puppetdb: Option<String>,
+    pub nodes_query: Option<String>,
+    pub puppetdb_cacert: Option<PathBuf>,
+    pub puppetdb_cert: Option<PathBuf>,
+    pub puppetdb_key: Option<PathBuf>,
+    /// Seconds.
+    pub puppetdb_timeout: u64,
+    /// `--var NAME=VALUE`, as written.
+    pub vars: Vec<String>,
+}
+
+/// [`Sources`] with Puppet's settings read and the layers located.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub cwd: PathBuf,
+    pub conf: PuppetConf,
+    pub env: EnvOptions,
+    /// `--var`s, values read as YAML.
+    pub vars: Vec<(String, Value)>,
+    pub sources: Sources,
+}
+
+impl Sources {
+    /// Whether the flags name many nodes (several `--facts`, `--facts-dir`, PuppetDB's nodes
+    /// without `--node`).
+    pub fn many_nodes(&self) -> bool {
+        let puppetdb_batch =
+            self.nodes_query.is_some() || (self.puppetdb.is_some() && self.node.is_none());
+        self.facts.len() > 1 || self.facts_dir.is_some() || puppetdb_batch
+    }
+
+    /// The current directory, Puppet's settings (the flags, then puppet.conf) and where the
+    /// layers are.
+    pub fn resolve(&self) -> Result<Resolved> {
+        let cwd = std::env::current_dir()
+            .map_err(|e| Error::run(format!("cannot read the current directory: {e}")))?;
+        self.resolve_in(&cwd)
+    }
+
+    /// [`resolve`](Self::resolve) with relative paths taken from `cwd`.
+    pub fn resolve_in(&self, cwd: &Path) -> Result<Resolved> {
+        let abs = |p: &Option<PathBuf>| p.as_deref().map(|p| absolute(cwd, p));
+        let flags = crate::facts::conf::Flags {
+            config: abs(&self.config),
+            confdir: abs(&self.confdir),
+            codedir: abs(&self.codedir),
+            vardir: abs(&self.vardir),
+            environmentpath: abs(&self.environmentpath),
+            hiera_config: abs(&self.hiera_config),
+            basemodulepath: self.basemodulepath.clone(),
+        };
+        let conf = PuppetConf::resolve(&flags, cwd)?;
+        let mut env = EnvOptions {
+            hiera_config: self.hiera_config.clone(),
+            codedir: self.codedir.clone(),
+            confdir: self.confdir.clone(),
+            environmentpath: self.environmentpath.clone(),
+            environment: self.environment.clone(),
+            basemodulepath: self.basemodulepath.clone(),
+            modulepath: self.modulepath.clone(),
+            cwd: cwd.to_path_buf(),
+        };
+        conf.apply_layout(&mut env, self.config.is_some());
+        Ok(Resolved {
+            cwd: cwd.to_path_buf(),
+            conf,
+            env,
+            vars: parse_vars(&self.vars)?,
+            sources: self.clone(),
+        })
+    }
+}
+
+impl Resolved {
+    /// Where the node's facts come from.
+    pub fn facts_request(&self) -> Result<FactsRequest> {
+        let s = &self.sources;
+        let shown = |p: &Path| (absolute(&self.cwd, p), p.display().to_string());
+        let trusted = match &s.trusted {
+            Some(f) => {
+                let (path, display) = shown(f);
+                Some(crate::facts::read_trusted_file(&path, &display)?)
+            }
+            None => None,
+        };
+        Ok(FactsRequest {
+            node: s.node.clone(),
+            files: s.facts.iter().map(|f| shown(f)).collect(),
+            dir: s.facts_dir.as_deref().map(shown),
+            vardir: self.conf.vardir.clone(),
+            no_facts: s.no_facts,
+            trusted,
+        })
+    }
+
+    /// The PuppetDB client the flags (or Puppet's routes.yaml and puppetdb.conf) ask for.
+    pub fn puppetdb(&self) -> Result<Option<puppetdb::Client>> {
+        let s = &self.sources;
+        let conf = &self.conf;
+        let urls = if let Some(u) = &s.puppetdb {
+            puppetdb::split_urls(u)
+        } else if s.nodes_query.is_some()
+            || (s.node.is_some()
+                && !s.no_facts
+                && (s.confdir.is_some() || !crate::facts::conf::machine_config_disabled())
+                && puppetdb::routes_facts_to_puppetdb(&conf.confdir))
+        {
+            match puppetdb::server_urls_from_conf(&conf.confdir)? {
+                Some(urls) => urls,
+                None => {
+                    return Err(Error::Usage(format!(
+                        "PuppetDB's address is unknown: give --puppetdb URL (no server_urls in {})",
+                        conf.confdir.join("puppetdb.conf").display()
+                    )))
+                }
+            }
+        } else {
+            return Ok(None);
+        };
+        let abs = |p: &Option<PathBuf>| p.as_deref().map(|p| absolute(&self.cwd, p));
+        let opts = puppetdb::Options {
+            urls,
+            cacert: abs(&s.puppetdb_cacert),
+            cert: abs(&s.puppetdb_cert),
+            key: abs(&s.puppetdb_key),
+            timeout: std::time::Duration::from_secs(s.puppetdb_timeout.max(1)),
+        }
+        .with_ssldir(&conf.ssldir, conf.raw.get("certname").map(String::as_str));
+        puppetdb::Client::new(&opts).map(Some)
+    }
+
+    /// The scope of the one node of `facts`, with the environment's `$settings::` variables
+    /// and `--var`s; the facts' warnings go to `warnings`.
+    pub fn single_scope(
+        &self,
+        facts: &FactsRequest,
+        db: Option<&puppetdb::Client>,
+        warnings: &mut Vec<String>,
+    ) -> Result<Scope> {
+        let (facts, facts_warnings) = crate::facts::single(facts, db)?;
+        warnings.extend(facts_warnings);
+        Scope::check_facts(&facts)?;
+        let mut scope = Scope::from_facts(facts, &self.env.environment_name());
+        for (name, value) in self.env.settings_vars() {
+            scope.set(&name, value);
+        }
+        for (name, value) in &self.vars {
+            scope.set(name, value.clone());
+        }
+        Ok(scope)
+    }
+
+    /// The nodes of a batch, in chunks: one for files, PuppetDB's as they are fetched. The
+    /// facts files' warnings go to `warnings` before any chunk is answered.
+    pub fn node_chunks<'a>(
+        &'a self,
+        facts: &FactsRequest,
+        db: Option<&'a puppetdb::Client>,
+        warnings: &mut Vec<String>,
+    ) -> Result<Box<dyn Iterator<Item = Vec<BatchNode>> + 'a>> {
+        Ok(match db {
+            Some(db) if facts.node.is_none() => {
+                if !facts.files.is_empty() || facts.dir.is_some() {
+                    return Err(Error::Usage(
+                        "--facts/--facts-dir and PuppetDB's nodes cannot be combined in one batch"
+                            .into(),
+                    ));
+                }
+                Box::new(crate::facts::puppetdb_batch(
+                    db,
+                    self.sources.nodes_query.as_deref(),
+                    facts.trusted.clone(),
+                )?)
+            }
+            _ => {
+                let (found, facts_warnings) = crate::facts::batch(facts)?;
+                warnings.extend(facts_warnings);
+                Box::new(std::iter::once(found))
+            }
+        })
+    }
+
+    /// A batch node with its scope (`$settings::` variables and `--var`s included); facts
+    /// that cannot be read are the node's error (the batch goes on).
+    pub fn batch_node(&self, n: BatchNode) -> crate::batch::Node {
+        let (facts, facts_error) = match n
+            .facts
+            .and_then(|facts| Scope::check_facts(&facts).map(|()| facts))
+        {
+            Ok(facts) => (facts, None),
+            Err(e) => (Default::default(), Some(e)),
+        };
+        let mut scope = Scope::from_facts(facts, &self.env.environment_name());
+        for (name, value) in self.env.settings_vars() {
+            scope.set(&name, value);
+        }
+        for (name, value) in &self.vars {
+            scope.set(name, value.clone());
+        }
+        crate::batch::Node {
+            name: n.name,
+            source: Some((n.kind.into(), n.source)),
+            scope,
+            facts_error,
+        }
+    }
+}
+
+/// `--var NAME=VALUE` pairs, values read as YAML.
+pub fn parse_vars(vars: &[String]) -> Result<Vec<(String, Value)>> {
+    let mut out = Vec::new();
+    for v in vars {
+        let Some((name, value)) = v.split_once('=') else {
+            return Err(Error::Usage(format!("--var expects NAME=VALUE, got '{v}'")));
+        };
+        let value =
+            crate::yaml::load(value).map_err(|e| Error::Usage(format!("--var {name}: {e}")))?;
+        out.push((name.to_string(), value));
+    }
+    Ok(out)
+}
+
+/// `--strict`: `off`, `warning` or `error`, with Puppet's message.
+pub fn parse_strict(strict: &str) -> Result<Strict> {
+    Ok(match strict {
+        "off" => Strict::Off,
+        "warning" => Strict::Warning,
+        "error" => Strict::Error,
+        other => {
+            return Err(Error::Usage(format!(
+                "Invalid value '{other}' for parameter strict: expected off, warning or error"
+            )))
+        }
+    })
+}
+
+/// `--merge` and the deep-only options, with Puppet's messages.
+fn parse_merge(flags: &Flags) -> Result<Option<MergeStrategy>> {
+    let deep_only =
+        flags.sort_merged_arrays || flags.merge_hash_arrays || flags.knock_out_prefix.is_some();
+    let deep = matches!(
+        flags.merge.as_deref(),
+        Some("deep" | "reverse_deep" | "unconstrained_deep")
+    );
+    if deep_only && !deep {
+        return Err(Error::Usage(format!(
+            "The options --knock-out-prefix, --sort-merged-arrays, and --merge-hash-arrays are only available with '--merge deep'\n{RUN_HELP}"
+        )));
+    }
+    let Some(m) = flags.merge.as_deref() else {
+        return Ok(None);
+    };
+    if !matches!(
+        m,
+        "first" | "unique" | "hash" | "deep" | "reverse_deep" | "unconstrained_deep"
+    ) {
+        return Err(Error::Usage(format!(
+            "The --merge option only accepts 'first', 'hash', 'unique', or 'deep'\n{RUN_HELP}"
+        )));
+    }
+    MergeStrategy::from_cli(
+        m,
+        flags.knock_out_prefix.as_deref(),
+        flags.sort_merged_arrays,
+        flags.merge_hash_arrays,
+    )
+    .map(Some)
+    .map_err(|e| Error::Usage(e.message))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flags(keys: &[&str]) -> Flags {
+        Flags {
+            keys: keys.iter().map(|k| k.to_string()).collect(),
+            strict: "error".into(),
+            ..Flags::default()
+        }
+    }
+
+    #[test]
+    fn typed_from_flags() {
+        let r = Request::new(&flags(&["k"])).unwrap();
+        assert_eq!(
+            (r.mode, r.format, r.strict),
+            (Mode::Single, Format::Yaml, Strict::Error)
+        );
+        assert!(r.merge.is_none() && !r.format_given);
+        let r = Request::new(&Flags {
+            explain: true,
+            render_as: Some("JSON".into()),
+            merge: Some("deep".into()),
+            sort_merged_arrays: true,
+            ..flags(&["k"])
+        })
+        .unwrap();
+        assert_eq!(
+            r.mode,
+            Mode::Explain {
+                options_only: false
+            }
+        );
+        assert_eq!(r.format, Format::Json);
+        assert!(r.settings().explain && !r.settings().explain_options_only);
+        assert_eq!(r.merge.map(|m| m.name()), Some("deep"));
+        // --explain-options alone looks up no key of its own.
+        let r = Request::new(&Flags {
+            explain_options: true,
+            ..flags(&[])
+        })
+        .unwrap();
+        assert_eq!(
+            (r.mode, r.format),
+            (Mode::Explain { options_only: true }, Format::S)
+        );
+        assert_eq!(r.keys, ["__global__"]);
+    }
+
+    #[test]
+    fn puppets_messages() {
+        let err = |f: Flags| Request::new(&f).unwrap_err().to_string();
+        assert_eq!(err(flags(&[])), "No keys were given to lookup.");
+        assert_eq!(
+            err(Flags {
+                strict: "loud".into(),
+                ..flags(&["k"])
+            }),
+            "Invalid value 'loud' for parameter strict: expected off, warning or error"
+        );
+        assert!(err(Flags {
+            merge: Some("first".into()),
+            merge_hash_arrays: true,
+            ..flags(&["k"])
+        })
+        .starts_with("The options --knock-out-prefix, --sort-merged-arrays, and --merge-hash-arrays are only available with '--merge deep'"));
+        assert!(err(Flags {
+            merge: Some("all".into()),
+            ..flags(&["k"])
+        })
+        .starts_with("The --merge option only accepts"));
+        assert_eq!(
+            err(Flags {
+                render_as: Some("xml".into()),
+                ..flags(&["k"])
+            }),
+            "Unknown rendering format 'xml'"
+        );
+        let batch = Flags {
+            batch: true,
+            explain: true,
+            ..flags(&["k"])
+        };
+        let r = Request::new(&batch).unwrap();
+        assert_eq!(r.mode, Mode::Batch);
+        assert_eq!(
+            r.check_batch(&batch).unwrap_err().to_string(),
+            "--explain cannot be combined with batch mode"
+        );
+    }
+}

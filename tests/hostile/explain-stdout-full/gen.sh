@@ -1,0 +1,1 @@
+echo 'k: v' > data/common.yaml
