@@ -93,6 +93,15 @@ impl Answer {
         }
     }
 
+    /// The same answer with its value passed through `f` (`--redact`).
+    pub fn map_value(self, f: impl FnOnce(&Value) -> Value) -> Answer {
+        match self {
+            Answer::Found(v) => Answer::Found(f(&v)),
+            Answer::Default(v) => Answer::Default(f(&v)),
+            Answer::NotFound => Answer::NotFound,
+        }
+    }
+
     /// The exit status of a single lookup with this answer: 0 answered, 1 not found.
     pub fn status(&self) -> i32 {
         match self {

@@ -219,6 +219,13 @@ impl Batch {
                 let outcome = session
                     .lookup(std::slice::from_ref(&key), self.merge.as_ref())
                     .and_then(|o| self.finish.apply(o));
+                // --redact: the answer was checked on the real value; the line hides it.
+                let outcome = match session.redactor().filter(|r| !r.is_empty()) {
+                    Some(r) => outcome
+                        .map(|a| a.map_value(|v| r.value(v)))
+                        .map_err(|e| r.error(&e)),
+                    None => outcome,
+                };
                 Record::new(node, key, outcome, self.format)
             })
             .collect()

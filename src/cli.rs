@@ -62,8 +62,9 @@ pub struct Args {
     #[arg(long)]
     pub all: bool,
 
-    /// Print `[redacted]` for every value that comes from an eyaml `ENC[...]` token, in
-    /// values and in --explain traces (beyond Puppet).
+    /// Print `[redacted]` wherever a plaintext decrypted from an eyaml `ENC[...]` token would
+    /// appear: values, --explain traces, batch lines, messages (beyond Puppet). Lookups,
+    /// interpolation and --type still use the real value.
     #[arg(long)]
     pub redact: bool,
 

@@ -188,6 +188,56 @@ impl Explainer {
         self.nodes[0].texts.push(text);
     }
 
+    /// Rewrites every value and line as `--redact` prints it (before printing).
+    pub fn redact(&mut self, r: &crate::redact::Redactor) {
+        if r.is_empty() {
+            return;
+        }
+        self.heap.redact(r);
+        let t = |s: &mut String| {
+            if let std::borrow::Cow::Owned(x) = r.text(s) {
+                *s = x;
+            }
+        };
+        for n in &mut self.nodes {
+            n.key.iter_mut().for_each(t);
+            n.texts.iter_mut().for_each(t);
+            if let Some(Rv::Imm(v)) = &mut n.value {
+                *v = r.value(v);
+            }
+            match &mut n.kind {
+                Kind::Root | Kind::Segment => {}
+                Kind::Top { key: s }
+                | Kind::InvalidKey(s)
+                | Kind::MergeSource(s)
+                | Kind::Module(s)
+                | Kind::Interpolate(s)
+                | Kind::SubLookup(s)
+                | Kind::Scope(s) => t(s),
+                Kind::Merge { options, .. } => {
+                    if let Some(o) = options {
+                        *o = r.value(o);
+                    }
+                }
+                Kind::DataProvider {
+                    name,
+                    config_path,
+                    module,
+                } => {
+                    t(name);
+                    config_path.iter_mut().for_each(t);
+                    module.iter_mut().for_each(t);
+                }
+                Kind::Location {
+                    original, location, ..
+                } => {
+                    t(original);
+                    t(location);
+                }
+            }
+        }
+    }
+
     /// The text form (`--explain`).
     pub fn explain(&self) -> String {
         let mut out = String::new();

@@ -43,6 +43,7 @@ pub mod lint;
 pub mod location;
 pub mod merge;
 pub mod position;
+pub mod redact;
 pub mod render;
 pub mod request;
 pub mod ruby;

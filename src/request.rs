@@ -182,7 +182,22 @@ impl Request {
         let result = session
             .lookup(&self.keys, self.merge.as_ref())
             .and_then(|o| finish.apply(o));
-        warnings.extend(session.take_warnings());
+        // --redact changes only what is printed, from here on.
+        let redactor = session.redactor().filter(|r| !r.is_empty()).cloned();
+        let result = match &redactor {
+            Some(r) => result
+                .map(|a| a.map_value(|v| r.value(v)))
+                .map_err(|e| r.error(&e)),
+            None => result,
+        };
+        let hide = |text: String| match &redactor {
+            Some(r) => r.text(&text).into_owned(),
+            None => text,
+        };
+        warnings.extend(session.take_warnings().into_iter().map(hide));
+        if let (Some(r), Some(ex)) = (&redactor, session.explainer_mut()) {
+            ex.redact(r);
+        }
         let format = self.format;
         if let Mode::Explain { .. } = self.mode {
             let extra = match &result {
@@ -205,7 +220,7 @@ impl Request {
                     .map(|ex| ex.explain())
                     .unwrap_or_default();
                 return Ok(Rendered {
-                    text,
+                    text: hide(text),
                     code: 0,
                     explanation: true,
                 });
@@ -217,9 +232,9 @@ impl Request {
                 // Psych shows the symbols and shared objects a plain value cannot hold.
                 let text =
                     render::tree_to_yaml(&ex.to_tree()).map_err(|e| Error::run(e.to_string()))?;
-                return Ok(rendered(text));
+                return Ok(rendered(hide(text)));
             }
-            return Ok(rendered(format.render(&ex.to_hash())?));
+            return Ok(rendered(hide(format.render(&ex.to_hash())?)));
         }
         let answer = result?;
         Ok(Rendered {

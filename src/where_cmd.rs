@@ -4,6 +4,7 @@
 use crate::cli::Args;
 use crate::run::Output;
 use clap::Parser;
+use hiera_lookup::redact::Redactor;
 use hiera_lookup::where_::{self, fleet::FleetReport, render, Request};
 use hiera_lookup::{Error, Session, Value};
 
@@ -45,9 +46,14 @@ pub fn parse(argv: Vec<std::ffi::OsString>) -> Result<WhereArgs, clap::Error> {
 
 pub fn run(w: &WhereArgs) -> Output {
     let mut warnings = Vec::new();
-    match run_inner(w, &mut warnings) {
+    // --redact: what the lookups decrypted, hidden in everything printed.
+    let mut secrets = Redactor::new();
+    let result = run_inner(w, &mut warnings, &mut secrets);
+    let hide = |s: &str| secrets.text(s).into_owned();
+    let warnings = warnings.iter().map(|w| hide(w)).collect();
+    match result {
         Ok((stdout, code)) => Output {
-            stdout,
+            stdout: hide(&stdout),
             warnings,
             error: None,
             code,
@@ -55,13 +61,17 @@ pub fn run(w: &WhereArgs) -> Output {
         Err(e) => Output {
             stdout: String::new(),
             warnings,
-            error: Some(e.to_string().lines().collect::<Vec<_>>().join(" ")),
+            error: Some(hide(&e.to_string().lines().collect::<Vec<_>>().join(" "))),
             code: 2,
         },
     }
 }
 
-fn run_inner(w: &WhereArgs, warnings: &mut Vec<String>) -> Result<(String, i32), Error> {
+fn run_inner(
+    w: &WhereArgs,
+    warnings: &mut Vec<String>,
+    secrets: &mut Redactor,
+) -> Result<(String, i32), Error> {
     let args = &w.lookup;
     let json = match w.format.as_deref() {
         None | Some("text") => false,
@@ -125,7 +135,11 @@ fn run_inner(w: &WhereArgs, warnings: &mut Vec<String>) -> Result<(String, i32),
             _ => args.node.clone(),
         };
         let mut session = Session::with_files(scope, layers, settings, files.clone());
-        let report = where_::Reporter::new(files, strict).report(&mut session, &request, node)?;
+        let report = where_::Reporter::new(files, strict).report(&mut session, &request, node);
+        if let Some(r) = session.redactor() {
+            secrets.merge(r);
+        }
+        let report = report?;
         warnings.extend(session.take_warnings());
         let code = match report.answer {
             where_::Answer::Found(_) => 0,
@@ -153,7 +167,11 @@ fn run_inner(w: &WhereArgs, warnings: &mut Vec<String>) -> Result<(String, i32),
         }
         let mut session =
             Session::with_files(n.scope, layers.clone(), settings.clone(), files.clone());
-        match reporter.report(&mut session, &request, Some(n.name.clone())) {
+        let report = reporter.report(&mut session, &request, Some(n.name.clone()));
+        if let Some(r) = session.redactor() {
+            secrets.merge(r);
+        }
+        match report {
             Ok(r) => fleet.add(&n.name, r),
             Err(e) => {
                 fleet.nodes.push(n.name.clone());

@@ -260,6 +260,149 @@ fn redact_hides_decrypted_secrets_in_values_and_traces() {
     assert!(!trace.contains("hunter2"), "{trace}");
 }
 
+/// tests/data/redact: eyaml values (`secret`, `quoted`, `inline`, `broken`) and plain data
+/// interpolating them (`dsn`, `nested`).
+fn redact_run(args: &[&str]) -> Output {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/redact");
+    let mut all = vec!["--facts", "facts.yaml", "--hiera_config", "hiera.yaml"];
+    all.extend_from_slice(args);
+    run_in(&dir, &all)
+}
+
+/// What the fixture's tokens decrypt to, whole and in the forms JSON, YAML and Ruby's
+/// inspect print them.
+const PLAINTEXTS: [&str; 7] = [
+    "hunter2", "tok3n", "pa\"ss", "pa\\\"ss", "ss\\wo", "ss\\\\wo", "pw-%{",
+];
+
+/// Neither stream holds any plaintext.
+fn assert_no_plaintext(o: &Output) {
+    let (out, err) = (stdout(o), stderr(o));
+    for p in PLAINTEXTS {
+        assert!(!out.contains(p), "stdout shows {p:?}:\n{out}");
+        assert!(!err.contains(p), "stderr shows {p:?}:\n{err}");
+    }
+}
+
+#[test]
+fn redact_changes_only_what_is_printed() {
+    // Interpolated into plain data, the secret is hidden inside the string.
+    let o = redact_run(&["dsn"]);
+    assert_eq!(stdout(&o), "--- postgres://app:hunter2-xyz@db\n");
+    let o = redact_run(&["dsn", "--redact"]);
+    assert_eq!(stdout(&o), "--- postgres://app:[redacted]@db\n");
+    assert_no_plaintext(&o);
+    // A decrypted value that fails to interpolate is still an error.
+    for redact in [false, true] {
+        let mut args = vec!["broken"];
+        args.extend(redact.then_some("--redact"));
+        let o = redact_run(&args);
+        assert_eq!(o.status.code(), Some(2), "redact {redact}: {}", stdout(&o));
+        assert_eq!(stderr(&o), "Error: Unknown interpolation method 'oops'\n");
+        assert_eq!(stdout(&o), "");
+        assert_no_plaintext(&o);
+    }
+    // --type checks the real value ...
+    let o = redact_run(&["secret", "--redact", "--type", "Pattern[/\\Ahunter2-/]"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "--- \"[redacted]\"\n");
+    let o = redact_run(&["secret", "--redact", "--type", "Enum['[redacted]']"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    // ... and its message hides it (without --redact it names it).
+    assert_eq!(
+        stderr(&o),
+        "Error: Found value has wrong type, expects a match for Enum['[redacted]'], got '[redacted]'\n"
+    );
+    let o = redact_run(&[
+        "nested",
+        "--type",
+        "Struct[{password=>Enum['x'],quoted=>String,plain=>String}]",
+    ]);
+    assert!(stderr(&o).contains("got 'hunter2-xyz'"), "{}", stderr(&o));
+    let o = redact_run(&[
+        "nested",
+        "--redact",
+        "--type",
+        "Struct[{password=>Enum['x'],quoted=>String,plain=>String}]",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("got '[redacted]'"), "{}", stderr(&o));
+    assert_no_plaintext(&o);
+    // Values with quotes, backslashes and line breaks, in every format.
+    for format in ["yaml", "json", "s"] {
+        let o = redact_run(&["nested", "--redact", "--render-as", format]);
+        assert_eq!(o.status.code(), Some(0), "{format}: {}", stderr(&o));
+        assert!(stdout(&o).contains("visible"), "{format}: {}", stdout(&o));
+        assert!(
+            stdout(&o).contains("[redacted]"),
+            "{format}: {}",
+            stdout(&o)
+        );
+        assert_no_plaintext(&o);
+    }
+}
+
+#[test]
+fn redact_covers_batch_and_explain() {
+    let o = redact_run(&[
+        "--facts",
+        "facts2.yaml",
+        "--redact",
+        "--render-as",
+        "json",
+        "secret",
+        "inline",
+        "nested",
+        "broken",
+    ]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert_eq!(out.lines().count(), 8, "{out}");
+    assert!(
+        out.contains(
+            r#""key":"inline","found":true,"value":"[redacted]","rendered":"\"[redacted]\"\n"}"#
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            r#""value":{"password":"[redacted]","quoted":"[redacted]","plain":"visible"}"#
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(r#""key":"broken","error":"Unknown interpolation method 'oops'"}"#),
+        "{out}"
+    );
+    assert_no_plaintext(&o);
+    // Without --redact the same batch shows them (so the checks above can fail).
+    let o = redact_run(&[
+        "--facts",
+        "facts2.yaml",
+        "--render-as",
+        "json",
+        "secret",
+        "inline",
+    ]);
+    assert!(stdout(&o).contains("hunter2-xyz") && stdout(&o).contains("user:tok3n"));
+    for format in [None, Some("json"), Some("yaml")] {
+        let mut args = vec!["nested", "--explain", "--redact"];
+        if let Some(f) = format {
+            args.extend(["--render-as", f]);
+        }
+        let o = redact_run(&args);
+        assert_eq!(o.status.code(), Some(0), "{format:?}: {}", stderr(&o));
+        let out = stdout(&o);
+        assert!(
+            out.contains("[redacted]") && out.contains("visible"),
+            "{out}"
+        );
+        assert_no_plaintext(&o);
+        args.retain(|a| *a != "--redact");
+        assert!(stdout(&redact_run(&args)).contains("hunter2-xyz"));
+    }
+}
+
 #[test]
 fn color_highlights_only_when_asked() {
     let repo = fixtures().join("environments/production");

@@ -501,3 +501,41 @@ fn where_agrees_with_the_lookup_on_the_fixtures() {
     }
     assert!(checked.first >= 20 && checked.merged >= 20, "{checked:?}");
 }
+
+/// `--redact`: the lookup runs on the decrypted values, and no plaintext is printed: not
+/// the winner's value, not a value interpolating it, not in JSON, not over a fleet.
+#[test]
+fn where_redacts_what_the_lookup_decrypted() {
+    let dir = root().join("tests/data/redact");
+    let base = ["--facts", "facts.yaml", "--hiera_config", "hiera.yaml"];
+    let o = run_in(&dir, &[&["where", "secret"][..], &base].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("hunter2"), "{}", stdout(&o));
+    for (key, format) in [("secret", "text"), ("dsn", "text"), ("dsn", "json")] {
+        let o = run_in(
+            &dir,
+            &[&["where", key, "--redact", "--format", format][..], &base].concat(),
+        );
+        assert_eq!(o.status.code(), Some(0), "{key}: {}", stderr(&o));
+        let out = stdout(&o);
+        assert!(out.contains("[redacted]"), "{key} {format}: {out}");
+        assert!(!out.contains("hunter2"), "{key} {format}: {out}");
+    }
+    let fleet = [
+        "where",
+        "secret",
+        "--redact",
+        "--facts",
+        "facts.yaml",
+        "--facts",
+        "facts2.yaml",
+        "--hiera_config",
+        "hiera.yaml",
+    ];
+    let o = run_in(&dir, &fleet);
+    let out = stdout(&o);
+    assert!(
+        out.contains("[redacted]") && !out.contains("hunter2"),
+        "{out}"
+    );
+}

@@ -67,8 +67,9 @@ pub trait Host {
     fn load_data(&mut self, function: &str, path: &str) -> crate::Result<Arc<DataHash>>;
     /// The node's scope.
     fn scope(&self) -> &Scope;
-    /// `--redact`: values decrypted from `ENC[...]` are shown as `[redacted]`.
-    fn redact(&self) -> bool;
+    /// A backend decrypted `plaintext`: with `--redact` it is shown as `[redacted]`
+    /// wherever it would be printed (the lookup itself uses it as it is).
+    fn decrypted(&mut self, plaintext: &str);
     /// The file system data and key files are read from.
     fn fs(&self) -> Arc<dyn crate::fs::Fs>;
 }

@@ -103,9 +103,24 @@ pub fn redact_encrypted(v: &Value) -> Value {
 /// <msg>`); an unknown scheme (`ENC[GPG,...]`) is Ruby's LoadError, which escapes the
 /// function's rescue and aborts the run.
 pub fn decrypt_value(v: &Value, keys: &EyamlKeys, key: &str, path: &str) -> Result<Value, Error> {
+    decrypt_collect(v, keys, key, path, &mut Vec::new())
+}
+
+/// [`decrypt_value`], also pushing onto `plaintexts` what each token decrypted to and each
+/// decrypted string: what `--redact` hides when it is printed.
+pub(crate) fn decrypt_collect(
+    v: &Value,
+    keys: &EyamlKeys,
+    key: &str,
+    path: &str,
+    plaintexts: &mut Vec<String>,
+) -> Result<Value, Error> {
     match v {
-        Value::String(s) if is_encrypted(s) => match decrypt_string(s, keys) {
-            Ok(plain) => Ok(Value::String(plain)),
+        Value::String(s) if is_encrypted(s) => match decrypt_string(s, keys, plaintexts) {
+            Ok(plain) => {
+                plaintexts.push(plain.clone());
+                Ok(Value::String(plain))
+            }
             Err(Failure::Load(msg)) => Err(Error::run(msg)),
             Err(Failure::Decrypt(msg)) => Err(Error::lookup(format!(
                 "hiera-eyaml backend error decrypting {s} when looking up {key} in {path}. Error was {msg}"
@@ -113,13 +128,13 @@ pub fn decrypt_value(v: &Value, keys: &EyamlKeys, key: &str, path: &str) -> Resu
         },
         Value::Array(a) => a
             .iter()
-            .map(|e| decrypt_value(e, keys, key, path))
+            .map(|e| decrypt_collect(e, keys, key, path, plaintexts))
             .collect::<Result<_, _>>()
             .map(Value::Array),
         Value::Hash(h) => {
             let mut out = Map::with_capacity_and_hasher(h.len(), Default::default());
             for (k, e) in h {
-                out.insert(k.clone(), decrypt_value(e, keys, key, path)?);
+                out.insert(k.clone(), decrypt_collect(e, keys, key, path, plaintexts)?);
             }
             Ok(Value::Hash(out))
         }
@@ -152,7 +167,12 @@ fn re(pattern: &str) -> Regex {
 }
 
 /// hiera-eyaml's `hiera_backend_parser` + `to_plain_text` + `join.chomp`.
-fn decrypt_string(s: &str, keys: &EyamlKeys) -> Result<String, Failure> {
+/// Each token's plaintext is pushed onto `plaintexts`.
+fn decrypt_string(
+    s: &str,
+    keys: &EyamlKeys,
+    plaintexts: &mut Vec<String>,
+) -> Result<String, Failure> {
     // EncHieraTokenType: spaces and newlines may sit inside the base64 (block form).
     static HIERA: OnceLock<Regex> = OnceLock::new();
     // EncStringTokenType, applied to the token with its whitespace removed.
@@ -184,7 +204,9 @@ fn decrypt_string(s: &str, keys: &EyamlKeys) -> Result<String, Failure> {
             )));
         }
         let cipher = caps.get(2).map_or("", |g| g.as_str());
-        out.push_str(&pkcs7_decrypt(cipher, keys)?);
+        let plain = pkcs7_decrypt(cipher, keys)?;
+        out.push_str(&plain);
+        plaintexts.push(plain);
     }
     out.push_str(&s[last..]);
     // Ruby's String#chomp: one trailing "\r\n", "\n" or "\r".
@@ -269,7 +291,7 @@ impl EyamlLookupKey {
         path: &str,
         hash: &crate::backend::DataHash,
         options: &Map,
-        redact: bool,
+        plaintexts: &mut Vec<String>,
     ) -> crate::Result<Option<Value>> {
         let Some(v) = hash.get(key)? else {
             return Ok(None);
@@ -282,11 +304,8 @@ impl EyamlLookupKey {
             "lookup_key function 'eyaml_lookup_key'",
             path,
         )?;
-        Ok(Some(if redact {
-            // --redact: secrets never leave the file, in values or traces.
-            redact_encrypted(&v)
-        } else if contains_encrypted(&v) {
-            decrypt_value(&v, &load_keys_in(options, fs), key, path)?
+        Ok(Some(if contains_encrypted(&v) {
+            decrypt_collect(&v, &load_keys_in(options, fs), key, path, plaintexts)?
         } else {
             v
         }))
@@ -308,7 +327,15 @@ impl crate::backend::custom::LookupKeyBackend for EyamlLookupKey {
                 &mut Vec::new(),
             )
             .map_err(|e| e.to_string())?;
-        Self::find(crate::fs::disk(), key, path, &hash, options, false).map_err(|e| e.to_string())
+        Self::find(
+            crate::fs::disk(),
+            key,
+            path,
+            &hash,
+            options,
+            &mut Vec::new(),
+        )
+        .map_err(|e| e.to_string())
     }
 
     fn lookup_key_call(
@@ -321,7 +348,13 @@ impl crate::backend::custom::LookupKeyBackend for EyamlLookupKey {
             return Err(call.missing_path("lookup_key", ":"));
         };
         let hash = host.load_data("yaml_data", path)?;
-        let found = Self::find(host.fs(), key, path, &hash, call.options, host.redact())?;
+        let mut plaintexts = Vec::new();
+        let found = Self::find(host.fs(), key, path, &hash, call.options, &mut plaintexts);
+        // Recorded even when a later token fails: the message must not show the earlier ones.
+        for p in &plaintexts {
+            host.decrypted(p);
+        }
+        let found = found?;
         // Puppet's function interpolates what it decrypted.
         Ok(found.map(crate::backend::custom::Found::Interpolate))
     }
@@ -355,9 +388,12 @@ mod tests {
     fn non_tokens_pass_through_without_keys() {
         let keys = load_keys(&Map::default());
         // Matches encrypted? but holds no hiera-eyaml token: returned as written.
-        assert_eq!(decrypt_string("ENC[]", &keys).unwrap(), "ENC[]");
         assert_eq!(
-            decrypt_string("a ENC[x-y] b\n", &keys).unwrap(),
+            decrypt_string("ENC[]", &keys, &mut Vec::new()).unwrap(),
+            "ENC[]"
+        );
+        assert_eq!(
+            decrypt_string("a ENC[x-y] b\n", &keys, &mut Vec::new()).unwrap(),
             "a ENC[x-y] b"
         );
     }
@@ -366,28 +402,28 @@ mod tests {
     fn token_errors_in_hiera_eyaml_words() {
         let keys = load_keys(&Map::default());
         assert_eq!(
-            decrypt_string("ENC[ ]", &keys),
+            decrypt_string("ENC[ ]", &keys, &mut Vec::new()),
             Err(decrypt_err("undefined method `[]' for nil"))
         );
         assert_eq!(
-            decrypt_string("ENC[GPG,aGVsbG8=]", &keys),
+            decrypt_string("ENC[GPG,aGVsbG8=]", &keys, &mut Vec::new()),
             Err(Failure::Load(
                 "cannot load such file -- hiera/backend/eyaml/encryptors/gpg".into()
             ))
         );
         assert_eq!(
-            decrypt_string("ENC[PKCS7,abc]", &keys),
+            decrypt_string("ENC[PKCS7,abc]", &keys, &mut Vec::new()),
             Err(decrypt_err("pkcs7_private_key is not defined"))
         );
         let mut o = Map::default();
         o.insert(Value::str("pkcs7_public_key"), Value::str("x"));
         assert_eq!(
-            decrypt_string("ENC[abc]", &load_keys(&o)),
+            decrypt_string("ENC[abc]", &load_keys(&o), &mut Vec::new()),
             Err(decrypt_err("pkcs7_private_key is not defined"))
         );
         o.insert(Value::str("pkcs7_private_key"), Value::Int(5));
         assert_eq!(
-            decrypt_string("ENC[abc]", &load_keys(&o)),
+            decrypt_string("ENC[abc]", &load_keys(&o), &mut Vec::new()),
             Err(decrypt_err("no implicit conversion of Integer into String"))
         );
         o.insert(Value::str("pkcs7_private_key"), Value::Bool(false));
@@ -396,7 +432,7 @@ mod tests {
             Value::str("HIERA_LOOKUP_TEST_UNSET_VAR"),
         );
         assert_eq!(
-            decrypt_string("ENC[abc]", &load_keys(&o)),
+            decrypt_string("ENC[abc]", &load_keys(&o), &mut Vec::new()),
             Err(decrypt_err("env HIERA_LOOKUP_TEST_UNSET_VAR is not set"))
         );
     }

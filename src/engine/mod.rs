@@ -54,7 +54,8 @@ pub struct Settings {
     pub strict: Strict,
     pub explain: bool,
     pub explain_options_only: bool,
-    /// Show `[redacted]` instead of every value decrypted from an `ENC[...]` token.
+    /// Record what backends decrypt (`ENC[...]` tokens), so that printing can show
+    /// `[redacted]` instead ([`Session::redactor`]); the lookup itself is unchanged.
     pub redact: bool,
 }
 
@@ -80,6 +81,8 @@ pub struct Session {
     backends: crate::backend::custom::Backends,
     /// `where` only: what the lookup found (see [`reach`]).
     found_log: Option<reach::FoundLog>,
+    /// With `--redact`: the plaintexts backends decrypted.
+    secrets: crate::redact::Redactor,
 }
 
 /// What a session loads once: configurations, entries, data files and lookup_options.
@@ -174,6 +177,7 @@ impl Session {
             warnings: Vec::new(),
             backends: Default::default(),
             found_log: None,
+            secrets: Default::default(),
         }
     }
 
@@ -198,6 +202,12 @@ impl Session {
     }
 
     /// The explanation so far (`None` unless the settings asked for one).
+    /// With `--redact`, what hides the plaintexts this session's lookups decrypted: apply
+    /// it to everything printed (values, traces, messages). `None` without `--redact`.
+    pub fn redactor(&self) -> Option<&crate::redact::Redactor> {
+        self.settings.redact.then_some(&self.secrets)
+    }
+
     pub fn explainer(&self) -> Option<&Explainer> {
         self.ex_ref()
     }

@@ -653,8 +653,10 @@ impl Host for Session {
         &self.scope
     }
 
-    fn redact(&self) -> bool {
-        self.settings.redact
+    fn decrypted(&mut self, plaintext: &str) {
+        if self.settings.redact {
+            self.secrets.add(plaintext);
+        }
     }
 
     fn fs(&self) -> std::sync::Arc<dyn crate::fs::Fs> {

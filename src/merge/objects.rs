@@ -98,6 +98,33 @@ impl Heap {
         self.add(Obj::Hash(entries.into_iter().collect()))
     }
 
+    /// Every string, hash key and number of every object as `--redact` prints it.
+    pub fn redact(&mut self, r: &crate::redact::Redactor) {
+        let imm = |rv: &mut Rv| {
+            if let Rv::Imm(v) = rv {
+                *v = r.value(v);
+            }
+        };
+        for o in &mut self.objs {
+            match o {
+                Obj::Str(s) => {
+                    if let std::borrow::Cow::Owned(t) = r.text(s) {
+                        *s = t;
+                    }
+                }
+                Obj::Array(a) => a.iter_mut().for_each(imm),
+                Obj::Hash(h) => {
+                    let mut m = Entries::with_capacity_and_hasher(h.len(), Default::default());
+                    for (k, mut e) in std::mem::take(h) {
+                        imm(&mut e);
+                        m.entry(r.value(&k)).or_insert(e);
+                    }
+                    *h = m;
+                }
+            }
+        }
+    }
+
     /// The value `rv` holds now. An object that contains itself reads as nil there.
     pub fn value(&self, rv: &Rv) -> Value {
         self.value_guarded(rv, &mut Vec::new())
