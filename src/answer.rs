@@ -69,8 +69,8 @@ impl Format {
 pub struct Finish {
     /// `--default VALUE` (a string, as Puppet's command line gives it).
     pub default: Option<String>,
-    /// `--type TYPE`, parsed.
-    pub value_type: Option<Type>,
+    /// `--type TYPE`, parsed (see [`set_type`](Self::set_type)).
+    pub(crate) value_type: Option<Type>,
 }
 
 /// The final answer to one lookup.
@@ -94,7 +94,7 @@ impl Answer {
     }
 
     /// The same answer with its value passed through `f` (`--redact`).
-    pub fn map_value(self, f: impl FnOnce(&Value) -> Value) -> Answer {
+    pub(crate) fn map_value(self, f: impl FnOnce(&Value) -> Value) -> Answer {
         match self {
             Answer::Found(v) => Answer::Found(f(&v)),
             Answer::Default(v) => Answer::Default(f(&v)),
@@ -113,8 +113,15 @@ impl Answer {
 
 impl Finish {
     /// Parses `--type` (Puppet's message for a bad type expression).
-    pub fn parse_type(text: &str) -> Result<Type, Error> {
+    pub(crate) fn parse_type(text: &str) -> Result<Type, Error> {
         crate::types::parse_cli(text).map_err(|e| Error::run(e.message()))
+    }
+
+    /// `--type TEXT`: the found value (or the default) must be an instance of this Puppet
+    /// type; an invalid type expression is Puppet's error.
+    pub fn set_type(&mut self, text: &str) -> Result<(), Error> {
+        self.value_type = Some(Self::parse_type(text)?);
+        Ok(())
     }
 
     /// Applies `--default` and `--type` to a lookup's outcome, as `puppet lookup` does: the
@@ -137,7 +144,7 @@ impl Finish {
     }
 
     /// The `--type` check alone (a raw error naming the subject, as Puppet words it).
-    pub fn check(&self, subject: &str, v: &Value) -> Result<(), Error> {
+    pub(crate) fn check(&self, subject: &str, v: &Value) -> Result<(), Error> {
         let Some(t) = &self.value_type else {
             return Ok(());
         };

@@ -2,11 +2,13 @@
 //! (data_hash), `eyaml_lookup_key`, the external `command` backend and embedders' own
 //! backends, with each data file read and parsed at most once per process.
 
-pub mod command;
+pub(crate) mod command;
 pub mod custom;
-pub mod eyaml;
-pub mod hocon;
-pub mod indexed;
+pub(crate) mod eyaml;
+#[cfg(test)]
+mod fixture_tests;
+pub(crate) mod hocon;
+pub(crate) mod indexed;
 
 use crate::config::FunctionKind;
 use crate::error::{Error, Result};
@@ -19,7 +21,7 @@ use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 
 /// The hash a data_hash function returned: parsed, or read entry by entry.
 #[derive(Debug)]
-pub enum DataHash {
+pub(crate) enum DataHash {
     Parsed {
         map: Map,
         /// Top-level keys whose values hold Ruby objects that Puppet rejects when the key
@@ -41,7 +43,7 @@ impl Default for DataHash {
 
 impl DataHash {
     /// A hash a backend returned (no invalid values).
-    pub fn from_map(map: Map) -> DataHash {
+    pub(crate) fn from_map(map: Map) -> DataHash {
         DataHash::Parsed {
             map,
             invalid: Vec::new(),
@@ -50,7 +52,7 @@ impl DataHash {
 
     /// The value of a top-level key (an error only if the file, read entry by entry, turns
     /// out not to parse after all).
-    pub fn get(&self, key: &str) -> Result<Option<Value>> {
+    pub(crate) fn get(&self, key: &str) -> Result<Option<Value>> {
         match self {
             DataHash::Parsed { map, .. } => Ok(map.get(&crate::value::StrKey(key)).cloned()),
             DataHash::Indexed(f) => f.get(key),
@@ -58,7 +60,7 @@ impl DataHash {
     }
 
     /// The string keys, in file order.
-    pub fn keys(&self) -> Vec<&str> {
+    pub(crate) fn keys(&self) -> Vec<&str> {
         match self {
             DataHash::Parsed { map, .. } => map.keys().filter_map(Value::as_str).collect(),
             DataHash::Indexed(f) => f.keys().collect(),
@@ -66,7 +68,7 @@ impl DataHash {
     }
 
     /// The Ruby class that makes the value of `key` invalid for Puppet, if any.
-    pub fn invalid_class(&self, key: &str) -> Option<&'static str> {
+    pub(crate) fn invalid_class(&self, key: &str) -> Option<&'static str> {
         match self {
             DataHash::Parsed { invalid, .. } => invalid
                 .iter()
@@ -91,7 +93,7 @@ static BUILTINS: LazyLock<[Builtin; 5]> = LazyLock::new(|| {
 
 /// A built-in backend function, resolved from its name when hiera.yaml is loaded.
 #[derive(Clone)]
-pub struct Builtin {
+pub(crate) struct Builtin {
     /// The function name hiera.yaml uses.
     pub name: &'static str,
     pub backend: BuiltinBackend,
@@ -99,7 +101,7 @@ pub struct Builtin {
 
 /// A built-in backend: the same traits embedders implement.
 #[derive(Clone)]
-pub enum BuiltinBackend {
+pub(crate) enum BuiltinBackend {
     DataHash(Arc<dyn custom::DataHashBackend>),
     LookupKey(Arc<dyn custom::LookupKeyBackend>),
 }
@@ -120,7 +122,7 @@ impl Builtin {
     }
 
     /// The data_hash backend, if this is one.
-    pub fn data_hash(&self) -> Option<Arc<dyn custom::DataHashBackend>> {
+    pub(crate) fn data_hash(&self) -> Option<Arc<dyn custom::DataHashBackend>> {
         match &self.backend {
             BuiltinBackend::DataHash(b) => Some(b.clone()),
             _ => None,
@@ -128,7 +130,7 @@ impl Builtin {
     }
 
     /// The lookup_key backend, if this is one.
-    pub fn lookup_key(&self) -> Option<Arc<dyn custom::LookupKeyBackend>> {
+    pub(crate) fn lookup_key(&self) -> Option<Arc<dyn custom::LookupKeyBackend>> {
         match &self.backend {
             BuiltinBackend::LookupKey(b) => Some(b.clone()),
             _ => None,
@@ -137,7 +139,7 @@ impl Builtin {
 
     /// The built-in `kind` function called `name`, if there is one (else an embedder's
     /// backend must provide it).
-    pub fn resolve(kind: FunctionKind, name: &str) -> Option<Builtin> {
+    pub(crate) fn resolve(kind: FunctionKind, name: &str) -> Option<Builtin> {
         BUILTINS
             .iter()
             .find(|b| {
@@ -291,13 +293,13 @@ impl DataFiles {
     }
 
     /// The file system every lookup of these sessions reads.
-    pub fn fs(&self) -> &Arc<dyn Fs> {
+    pub(crate) fn fs(&self) -> &Arc<dyn Fs> {
         &self.fs
     }
 
     /// The hash a data_hash function returns for `path`. Warnings (Puppet 7's non-hash
     /// files) are appended to `warnings` every time the file is used.
-    pub fn data_hash(
+    pub(crate) fn data_hash(
         &self,
         function: &str,
         path: &str,

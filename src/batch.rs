@@ -14,10 +14,12 @@ use std::sync::Mutex;
 /// One node of a batch.
 #[derive(Debug, Clone)]
 pub struct Node {
+    /// The node's name: its certname, else its `clientcert` fact, else the facts file's name.
     pub name: String,
     /// Where the node's facts came from, as a JSON Lines field: `("facts", file)`,
     /// `("puppetdb", certname)`; every answer line of the node carries it.
     pub source: Option<(String, String)>,
+    /// The node's variables (facts, `$trusted`, server facts).
     pub scope: Scope,
     /// Why the node's facts could not be read: every answer of the node is this error (the
     /// batch goes on with the other nodes).
@@ -27,6 +29,7 @@ pub struct Node {
 /// Which keys to answer for every node.
 #[derive(Debug, Clone)]
 pub enum Keys {
+    /// These keys, each looked up on its own.
     List(Vec<String>),
     /// Every key the node can see in its data (`--all`).
     All,
@@ -35,9 +38,11 @@ pub enum Keys {
 /// The answer for one node and key.
 #[derive(Debug, Clone)]
 pub struct Record {
+    /// The node's name ([`Node::name`]).
     pub node: String,
     /// The node's facts source (see [`Node::source`]).
     pub source: Option<(String, String)>,
+    /// The key looked up.
     pub key: String,
     /// The answer after `--default` and `--type`, or the error a single lookup would give
     /// (a value that cannot be rendered is an error too).
@@ -50,13 +55,9 @@ impl Record {
     /// The JSON Lines form: `{"node":…,"key":…,"found":true,"value":…}`,
     /// `{"node":…,"key":…,"found":false}`, `{"node":…,"key":…,"found":false,"default":true,
     /// "value":…}` (answered by `--default`) or `{"node":…,"key":…,"error":"…"}`; with
-    /// `--render-as`, answers also carry `"rendered"`, the text a single lookup prints.
-    pub fn to_json_line(&self) -> String {
-        self.json_line().0
-    }
-
-    /// [`to_json_line`](Self::to_json_line), and whether the line is an error: the outcome's,
-    /// or a value JSON cannot render (nested too deep, not UTF-8 …).
+    /// `--render-as`, answers also carry `"rendered"`, the text a single lookup prints. And
+    /// whether the line is an error: the outcome's, or a value JSON cannot render (nested too
+    /// deep, not UTF-8 …).
     pub fn json_line(&self) -> (String, bool) {
         let mut m = self.head();
         match &self.outcome {
@@ -135,10 +136,15 @@ impl Record {
 /// What a batch needs besides the nodes.
 #[derive(Debug, Clone)]
 pub struct Batch {
+    /// The layers every node is looked up in.
     pub layers: Layers,
+    /// The session settings of every node's lookups.
     pub settings: Settings,
+    /// `--merge` (`None`: lookup_options or `first` decide).
     pub merge: Option<MergeStrategy>,
+    /// The keys to answer for every node.
     pub keys: Keys,
+    /// Worker threads (at least 1).
     pub threads: usize,
     /// `--default` and `--type`, applied to every answer as in a single lookup.
     pub finish: Finish,

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 /// The layer a configuration belongs to; some features are allowed in one layer only.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Layer {
+pub(crate) enum Layer {
     Global,
     Environment,
     Module,
@@ -17,7 +17,7 @@ pub enum Layer {
 
 /// The kind of backend function a hierarchy entry names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FunctionKind {
+pub(crate) enum FunctionKind {
     DataHash,
     LookupKey,
     DataDig,
@@ -25,7 +25,7 @@ pub enum FunctionKind {
 }
 
 impl FunctionKind {
-    pub fn tag(self) -> &'static str {
+    pub(crate) fn tag(self) -> &'static str {
         match self {
             FunctionKind::DataHash => "data_hash",
             FunctionKind::LookupKey => "lookup_key",
@@ -37,7 +37,7 @@ impl FunctionKind {
 
 /// Where an entry looks for data, as declared (interpolated at lookup time).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Locations {
+pub(crate) enum Locations {
     /// No location key: the function is called once without `path`.
     None,
     Paths(Vec<String>),
@@ -49,7 +49,7 @@ pub enum Locations {
 
 /// One hierarchy level.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Entry {
+pub(crate) struct Entry {
     pub name: String,
     pub kind: FunctionKind,
     /// The function name (`yaml_data`, `json_data`, `eyaml_lookup_key`, …).
@@ -70,14 +70,14 @@ pub struct Entry {
 
 /// Hiera 3's `:merge_behavior:`, kept for `hiera_hash`-style lookups.
 #[derive(Debug, Clone, PartialEq)]
-pub struct V3Merge {
+pub(crate) struct V3Merge {
     pub behavior: String,
     pub deep_merge_options: Map,
 }
 
 /// A loaded, validated hiera.yaml.
 #[derive(Debug, Clone)]
-pub struct HieraConfig {
+pub(crate) struct HieraConfig {
     /// The file; `None` when it does not exist and Puppet's default config is used.
     pub path: Option<PathBuf>,
     /// The directory the file is (or would be) in; relative datadirs start here.
@@ -93,7 +93,7 @@ pub struct HieraConfig {
 
 /// What loading needs besides the file.
 #[derive(Debug, Clone)]
-pub struct LoadContext {
+pub(crate) struct LoadContext {
     pub layer: Layer,
     /// `$codedir`, for the v3 default datadir.
     pub codedir: PathBuf,
@@ -102,7 +102,7 @@ pub struct LoadContext {
 }
 
 /// Warnings produced while loading (printed by the CLI as `Warning: …`).
-pub type Warnings = Vec<String>;
+pub(crate) type Warnings = Vec<String>;
 
 const V5_TOP_KEYS: &[&str] = &[
     "version",
@@ -150,12 +150,16 @@ const LOCATION_KEYS: &[&str] = &[
 impl HieraConfig {
     /// Loads `path` (absolute). A missing file gives Puppet's default v5 config rooted at
     /// the file's directory.
-    pub fn load(path: &Path, ctx: &LoadContext, warnings: &mut Warnings) -> Result<HieraConfig> {
+    pub(crate) fn load(
+        path: &Path,
+        ctx: &LoadContext,
+        warnings: &mut Warnings,
+    ) -> Result<HieraConfig> {
         HieraConfig::load_in(&crate::fs::RealFs, path, ctx, warnings)
     }
 
     /// [`load`](Self::load), reading `path` from `fs`.
-    pub fn load_in(
+    pub(crate) fn load_in(
         fs: &dyn crate::fs::Fs,
         path: &Path,
         ctx: &LoadContext,
@@ -267,7 +271,7 @@ impl HieraConfig {
     }
 
     /// Puppet's provider label: `hiera configuration version N`.
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         format!("hiera configuration version {}", self.version)
     }
 }
@@ -1094,7 +1098,7 @@ fn option_name_ok(s: &str) -> bool {
 
 /// Puppet's `find_line_matching`: the first line (1-based, from `start`) whose text, with
 /// `#` comments outside quotes stripped, matches.
-pub fn find_line_matching(text: &str, re: &regex::Regex, start: usize) -> Option<usize> {
+pub(crate) fn find_line_matching(text: &str, re: &regex::Regex, start: usize) -> Option<usize> {
     for (i, line) in text.lines().enumerate() {
         let n = i + 1;
         if n < start {
@@ -1123,7 +1127,7 @@ pub fn find_line_matching(text: &str, re: &regex::Regex, start: usize) -> Option
 
 /// Ruby's `Pathname#+`: an absolute right side replaces the left; leading `.` and `..`
 /// components of the right side are resolved against the left.
-pub fn path_plus(left: &str, right: &str) -> String {
+pub(crate) fn path_plus(left: &str, right: &str) -> String {
     if right.starts_with('/') {
         return right.to_string();
     }

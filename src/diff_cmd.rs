@@ -205,7 +205,7 @@ fn run_args(args: &DiffArgs) -> Result<(String, bool), Error> {
         threads,
         no_skip: args.no_skip,
     })?;
-    Ok((format.render(&report), !report.changes.is_empty()))
+    Ok((format.render(&report), report.has_changes()))
 }
 
 /// Whether a word that is also a directory was meant as a revision: never, unless it has

@@ -10,19 +10,26 @@ use std::path::{Path, PathBuf};
 /// The settings a user can give on the command line.
 #[derive(Debug, Clone, Default)]
 pub struct EnvOptions {
+    /// `--hiera_config`: the global hiera.yaml.
     pub hiera_config: Option<PathBuf>,
+    /// `--codedir` (default `/etc/puppetlabs/code`).
     pub codedir: Option<PathBuf>,
+    /// `--confdir` (default `/etc/puppetlabs/puppet`).
     pub confdir: Option<PathBuf>,
+    /// `--environmentpath` (default `$codedir/environments`).
     pub environmentpath: Option<PathBuf>,
+    /// `--environment` (default `production`).
     pub environment: Option<String>,
+    /// `--basemodulepath`: module directories shared by all environments.
     pub basemodulepath: Option<String>,
+    /// `--modulepath`: overrides the environment's modulepath.
     pub modulepath: Option<String>,
     /// The working directory (control-repo mode and relative paths).
     pub cwd: PathBuf,
 }
 
-pub const DEFAULT_CODEDIR: &str = "/etc/puppetlabs/code";
-pub const DEFAULT_CONFDIR: &str = "/etc/puppetlabs/puppet";
+pub(crate) const DEFAULT_CODEDIR: &str = "/etc/puppetlabs/code";
+pub(crate) const DEFAULT_CONFDIR: &str = "/etc/puppetlabs/puppet";
 
 /// Makes `p` absolute against `cwd`, as Puppet's file settings are.
 pub fn absolute(cwd: &Path, p: &Path) -> PathBuf {
@@ -75,7 +82,7 @@ impl EnvOptions {
     }
 
     /// True when no layer setting was given: the working directory is a control repo.
-    pub fn control_repo_mode(&self) -> bool {
+    pub(crate) fn control_repo_mode(&self) -> bool {
         self.hiera_config.is_none()
             && self.environmentpath.is_none()
             && self.codedir.is_none()

@@ -6,13 +6,20 @@
 
 use thiserror::Error;
 
+/// Why a lookup (or reading its inputs) failed, classified as Puppet raises it: the class
+/// decides how Puppet words and wraps the message. `Display` is the message.
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum Error {
     /// Puppet's `Puppet::DataBinding::LookupError`. `issue` is true when it carries an issue
     /// code (hiera.yaml and interpolation issues), which stops the global layer from
     /// prefixing it with "Lookup of key 'k' failed: ".
     #[error("{message}")]
-    Lookup { message: String, issue: bool },
+    Lookup {
+        /// Puppet's message.
+        message: String,
+        /// Whether the message carries an issue code.
+        issue: bool,
+    },
     /// A plain `Puppet::Error`: a data provider turns it into a LookupError on the way out.
     #[error("{0}")]
     Puppet(String),
@@ -31,18 +38,19 @@ pub enum Error {
 }
 
 impl Error {
-    pub fn lookup(message: impl Into<String>) -> Error {
+    pub(crate) fn lookup(message: impl Into<String>) -> Error {
         Error::Lookup {
             message: message.into(),
             issue: false,
         }
     }
-    pub fn issue(message: impl Into<String>) -> Error {
+    pub(crate) fn issue(message: impl Into<String>) -> Error {
         Error::Lookup {
             message: message.into(),
             issue: true,
         }
     }
+    /// A plain error (Puppet's `Error: Could not run: <message>`).
     pub fn run(message: impl Into<String>) -> Error {
         Error::Run(message.into())
     }
@@ -50,6 +58,7 @@ impl Error {
     pub fn is_lookup_error(&self) -> bool {
         matches!(self, Error::Lookup { .. })
     }
+    /// The message, as `Display` gives it.
     pub fn message(&self) -> String {
         self.to_string()
     }
@@ -64,4 +73,5 @@ pub(crate) fn io_reason(e: &std::io::Error) -> String {
     }
 }
 
+/// The library's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

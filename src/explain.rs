@@ -7,7 +7,7 @@ use crate::value::Value;
 
 /// What a node stands for; each prints its own header line(s).
 #[derive(Debug, Clone)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// The explainer itself.
     Root,
     /// `Searching for "key"` (the lookup_options search too).
@@ -38,7 +38,7 @@ pub enum Kind {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Event {
+pub(crate) enum Event {
     None,
     Found,
     Result,
@@ -78,7 +78,7 @@ impl Default for Explainer {
 }
 
 impl Explainer {
-    pub fn new() -> Explainer {
+    pub(crate) fn new() -> Explainer {
         Explainer {
             nodes: vec![Node {
                 kind: Kind::Root,
@@ -95,7 +95,7 @@ impl Explainer {
         }
     }
 
-    pub fn push(&mut self, kind: Kind) {
+    pub(crate) fn push(&mut self, kind: Kind) {
         let id = self.nodes.len();
         self.nodes.push(Node {
             kind,
@@ -110,21 +110,21 @@ impl Explainer {
         self.current = id;
     }
 
-    pub fn pop(&mut self) {
+    pub(crate) fn pop(&mut self) {
         self.current = self.nodes[self.current].parent;
     }
 
-    pub fn heap(&self) -> &Heap {
+    pub(crate) fn heap(&self) -> &Heap {
         &self.heap
     }
 
-    pub fn heap_mut(&mut self) -> &mut Heap {
+    pub(crate) fn heap_mut(&mut self) -> &mut Heap {
         &mut self.heap
     }
 
     /// The object behind `value`, the value the lookup in progress just produced: the one
     /// last found or merged when it holds `value`, else a new object.
-    pub fn object_for(&mut self, value: &Value) -> Rv {
+    pub(crate) fn object_for(&mut self, value: &Value) -> Rv {
         match self.last.take() {
             Some(rv) if self.heap.value(&rv) == *value => rv,
             _ => self.heap.alloc(value),
@@ -132,7 +132,7 @@ impl Explainer {
     }
 
     /// Marks `rv` as the value the lookup in progress produced.
-    pub fn produced(&mut self, rv: Rv) {
+    pub(crate) fn produced(&mut self, rv: Rv) {
         self.last = Some(rv);
     }
 
@@ -141,32 +141,32 @@ impl Explainer {
     }
 
     /// A value found (a new object: what interpolation returns).
-    pub fn found(&mut self, key: &str, value: &Value) {
+    pub(crate) fn found(&mut self, key: &str, value: &Value) {
         let rv = self.heap.alloc(value);
         self.found_object(key, rv);
     }
-    pub fn found_object(&mut self, key: &str, rv: Rv) {
+    pub(crate) fn found_object(&mut self, key: &str, rv: Rv) {
         self.last = Some(rv.clone());
         let n = self.cur();
         n.key = Some(key.to_string());
         n.value = Some(rv);
         n.event = Event::Found;
     }
-    pub fn result_object(&mut self, rv: Rv) {
+    pub(crate) fn result_object(&mut self, rv: Rv) {
         self.last = Some(rv.clone());
         let n = self.cur();
         n.value = Some(rv);
         n.event = Event::Result;
     }
-    pub fn not_found(&mut self, key: &str) {
+    pub(crate) fn not_found(&mut self, key: &str) {
         let n = self.cur();
         n.key = Some(key.to_string());
         n.event = Event::NotFound;
     }
-    pub fn location_not_found(&mut self) {
+    pub(crate) fn location_not_found(&mut self) {
         self.cur().event = Event::LocationNotFound;
     }
-    pub fn module_not_found(&mut self, module: &str, provider_only: bool) {
+    pub(crate) fn module_not_found(&mut self, module: &str, provider_only: bool) {
         self.push(Kind::Module(module.to_string()));
         self.cur().event = if provider_only {
             Event::ModuleProviderNotFound
@@ -175,13 +175,9 @@ impl Explainer {
         };
         self.pop();
     }
-    pub fn merge_source(&mut self, source: &str) {
+    pub(crate) fn merge_source(&mut self, source: &str) {
         self.push(Kind::MergeSource(source.to_string()));
         self.pop();
-    }
-    /// A text line under the current node (root texts print at column 0, last).
-    pub fn text(&mut self, text: String) {
-        self.cur().texts.push(text);
     }
     /// A text line at the root, whatever node is current.
     pub fn root_text(&mut self, text: String) {
@@ -189,7 +185,7 @@ impl Explainer {
     }
 
     /// Rewrites every value and line as `--redact` prints it (before printing).
-    pub fn redact(&mut self, r: &crate::redact::Redactor) {
+    pub(crate) fn redact(&mut self, r: &crate::redact::Redactor) {
         if r.is_empty() {
             return;
         }
@@ -380,9 +376,22 @@ impl Explainer {
         self.to_tree().to_value()
     }
 
+    /// The explanation as `puppet lookup --explain --render-as FORMAT` prints it: the text
+    /// trace for `s`, Psych's dump of the hash for `yaml` (symbols, and anchors for objects
+    /// that appear more than once), the hash for `json`.
+    pub fn render(&self, format: crate::answer::Format) -> crate::Result<String> {
+        use crate::answer::Format;
+        match format {
+            Format::S => Ok(self.explain()),
+            Format::Yaml => crate::render::tree_to_yaml(&self.to_tree())
+                .map_err(|e| crate::Error::run(e.to_string())),
+            _ => format.render(&self.to_hash()),
+        }
+    }
+
     /// [`to_hash`](Self::to_hash) as Psych dumps it (`--render-as yaml`): symbols, and anchors
     /// for the objects that appear more than once.
-    pub fn to_tree(&self) -> Tree {
+    pub(crate) fn to_tree(&self) -> Tree {
         let mut b = Dumper::new(&self.heap);
         let root = &self.nodes[0];
         let mut t = if root.children.len() == 1 {

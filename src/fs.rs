@@ -1,7 +1,7 @@
 //! The one seam through which a lookup reads files: hiera.yaml of every layer,
 //! environment.conf, module discovery, data files, existence checks, globs and eyaml keys.
 //! [`RealFs`] is the disk (the default); `diff` reads a git revision through
-//! [`crate::diff::git::GitFs`] with the same engine, without a checkout.
+//! `crate::diff::git::GitFs` with the same engine, without a checkout.
 
 use std::fmt::Debug;
 use std::io;
@@ -11,7 +11,9 @@ use std::sync::Arc;
 /// What a path is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
+    /// A regular file.
     File,
+    /// A directory.
     Dir,
     /// A device, FIFO or socket: it exists, but is neither.
     Other,
@@ -20,7 +22,7 @@ pub enum Kind {
 /// Read-only access to a file tree. Paths are absolute (or relative to the process's working
 /// directory), as the engine builds them.
 pub trait Fs: Debug + Send + Sync {
-    /// The whole file, bounded as [`crate::limits::read_file`] bounds it.
+    /// The whole file, bounded as `crate::limits::read_file` bounds it.
     fn read(&self, path: &Path) -> io::Result<Vec<u8>>;
     /// What `path` is (symbolic links followed), `None` when it does not exist.
     fn kind(&self, path: &Path) -> Option<Kind>;
@@ -37,9 +39,11 @@ pub trait Fs: Debug + Send + Sync {
     fn exists(&self, path: &Path) -> bool {
         self.kind(path).is_some()
     }
+    /// Whether `path` is a regular file (links followed).
     fn is_file(&self, path: &Path) -> bool {
         self.kind(path) == Some(Kind::File)
     }
+    /// Whether `path` is a directory (links followed).
     fn is_dir(&self, path: &Path) -> bool {
         self.kind(path) == Some(Kind::Dir)
     }
@@ -87,6 +91,6 @@ impl Fs for RealFs {
 }
 
 /// The default file system: the disk.
-pub fn disk() -> Arc<dyn Fs> {
+pub(crate) fn disk() -> Arc<dyn Fs> {
     Arc::new(RealFs)
 }

@@ -1,5 +1,5 @@
 //! The bodies of the fuzz targets: `fuzz/fuzz_targets/<name>.rs` (cargo-fuzz, nightly) calls
-//! [`run`] with `<name>`, and so does `tests/fuzz_smoke.rs` on stable, which replays the seed
+//! `run` with `<name>`, and so does `tests/fuzz_smoke.rs` on stable, which replays the seed
 //! corpora in `fuzz/corpus/<name>/` and a few thousand deterministic mutations of them. A
 //! target fails only by panicking (or by exhausting the stack or memory): every input, however
 //! bad, must give a value or an error. fuzz/README.md says how to run them longer.
@@ -53,7 +53,7 @@ fn render_all(v: &Value) {
 }
 
 /// A data file as Psych reads it.
-pub fn yaml(data: &[u8]) {
+pub(crate) fn yaml(data: &[u8]) {
     if let Ok(v) = crate::yaml::load_bytes(data) {
         render_all(&v);
     }
@@ -61,7 +61,7 @@ pub fn yaml(data: &[u8]) {
 }
 
 /// A JSON data file (the json gem's parser).
-pub fn json(data: &[u8]) {
+pub(crate) fn json(data: &[u8]) {
     if let Ok(text) = std::str::from_utf8(data) {
         if let Ok(v) = crate::json::parse(text) {
             render_all(&v);
@@ -70,7 +70,7 @@ pub fn json(data: &[u8]) {
 }
 
 /// A HOCON data file (ruby-hocon), includes and substitutions included.
-pub fn hocon(data: &[u8]) {
+pub(crate) fn hocon(data: &[u8]) {
     if let Ok(text) = std::str::from_utf8(data) {
         if let Ok(v) = crate::backend::hocon::parse_hocon(text) {
             render_all(&v);
@@ -79,7 +79,7 @@ pub fn hocon(data: &[u8]) {
 }
 
 /// A `--type` expression, checked against a few values and printed back.
-pub fn type_expr(data: &[u8]) {
+pub(crate) fn type_expr(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
@@ -105,7 +105,7 @@ pub fn type_expr(data: &[u8]) {
 
 /// A lookup key (dotted segments, quoting) and a string interpolated in a node's scope
 /// (variables, `%{lookup(...)}` and the other methods, with no data to find).
-pub fn key_interpolation(data: &[u8]) {
+pub(crate) fn key_interpolation(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
@@ -125,7 +125,7 @@ pub fn key_interpolation(data: &[u8]) {
 }
 
 /// A hiera.yaml, loaded as the global layer's configuration.
-pub fn hiera_config(data: &[u8]) {
+pub(crate) fn hiera_config(data: &[u8]) {
     use std::io::Write;
     thread_local! {
         static DIR: std::path::PathBuf = {

@@ -3,7 +3,7 @@
 //! the default route. Linux only (elsewhere: none, as when Facter cannot tell).
 
 /// The IPv4 and IPv6 address of the primary interface.
-pub fn primary_addresses() -> (Option<String>, Option<String>) {
+pub(crate) fn primary_addresses() -> (Option<String>, Option<String>) {
     let Some(iface) = default_route_interface() else {
         return (None, None);
     };

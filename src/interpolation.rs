@@ -195,7 +195,7 @@ pub(crate) fn check_depth(v: &Value) -> Result<()> {
 
 /// A piece of a string being interpolated.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Token<'a> {
+pub(crate) enum Token<'a> {
     /// Literal text.
     Text(&'a str),
     /// `%{}`, `%{::}`, `%{""}` …: replaced by nothing.
@@ -206,7 +206,7 @@ pub enum Token<'a> {
 
 /// An interpolation method.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Method {
+pub(crate) enum Method {
     Scope,
     Lookup,
     Hiera,
@@ -216,7 +216,7 @@ pub enum Method {
 }
 
 /// Splits `s` as Ruby's `gsub(/%\{([^\}]*)\}/)` sees it.
-pub fn tokenize(s: &str) -> Vec<Token<'_>> {
+pub(crate) fn tokenize(s: &str) -> Vec<Token<'_>> {
     let mut out = Vec::new();
     let mut rest = s;
     let mut offset = 0;
@@ -246,7 +246,7 @@ pub fn tokenize(s: &str) -> Vec<Token<'_>> {
 
 /// `/^(\w+)\((?:["]([^"]+)["]|[']([^']+)['])\)$/`: a method call, else a scope key.
 /// The flag tells whether method-call syntax was used (`scope('x')` included).
-pub fn parse_expr(expr: &str) -> (Method, &str, bool) {
+pub(crate) fn parse_expr(expr: &str) -> (Method, &str, bool) {
     if let Some(open) = expr.find('(') {
         let name = &expr[..open];
         let args = &expr[open + 1..];

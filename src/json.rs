@@ -23,7 +23,7 @@ pub mod positions;
 
 /// `Puppet::Util::Json.load(text)`, or its error message: MultiJson refuses blank input with
 /// the bare class name, then the json gem parses.
-pub fn parse(text: &str) -> Result<Value, String> {
+pub(crate) fn parse(text: &str) -> Result<Value, String> {
     if text
         .bytes()
         .all(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r'))

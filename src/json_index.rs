@@ -14,10 +14,10 @@ use crate::yaml_index::Index;
 
 /// Deepest nesting followed (the gem refuses 101 levels; a value parsed on its own is one
 /// level shallower than in its file, so this pass stays well below).
-pub const MAX_NESTING: usize = 50;
+pub(crate) const MAX_NESTING: usize = 50;
 
 /// The top-level entries of a JSON object text (each entry's range is its value's).
-pub fn index(bytes: &[u8]) -> Option<Index> {
+pub(crate) fn index(bytes: &[u8]) -> Option<Index> {
     if bytes.len() >= u32::MAX as usize || std::str::from_utf8(bytes).is_err() {
         return None;
     }

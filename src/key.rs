@@ -4,13 +4,13 @@ use crate::value::Value;
 
 /// One segment of a dotted key: a hash key or an array index.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Segment {
+pub(crate) enum Segment {
     Key(String),
     Index(i64),
 }
 
 impl Segment {
-    pub fn to_value(&self) -> Value {
+    pub(crate) fn to_value(&self) -> Value {
         match self {
             Segment::Key(s) => Value::String(s.clone()),
             Segment::Index(i) => Value::Int(*i),
@@ -29,12 +29,12 @@ impl std::fmt::Display for Segment {
 
 /// A key that Puppet's `split_key` rejects ("Syntax error").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SyntaxError;
+pub(crate) struct SyntaxError;
 
 /// Splits a key into its root and segments. The root is always a string; later segments
 /// of the form `[+-]digits` are integers. `Err(SyntaxError)` means "Syntax error"; the caller adds
 /// Puppet's context (`in key: '...'` or `in string: ...`).
-pub fn split_key(key: &str) -> Result<Vec<Segment>, SyntaxError> {
+pub(crate) fn split_key(key: &str) -> Result<Vec<Segment>, SyntaxError> {
     if !key.contains(['\'', '"', '.']) {
         return Ok(vec![Segment::Key(key.to_string())]);
     }
@@ -129,7 +129,7 @@ fn plain_segment(text: &str) -> Segment {
 
 /// A parsed lookup key: root key, optional module name and the segments to dig.
 #[derive(Debug, Clone, PartialEq)]
-pub struct LookupKey {
+pub(crate) struct LookupKey {
     pub key: String,
     pub root: String,
     pub module_name: Option<String>,
@@ -137,7 +137,7 @@ pub struct LookupKey {
 }
 
 impl LookupKey {
-    pub fn parse(key: &str) -> crate::error::Result<LookupKey> {
+    pub(crate) fn parse(key: &str) -> crate::error::Result<LookupKey> {
         let mut segs = split_key(key)
             .map_err(|_| crate::error::Error::lookup(format!("Syntax error in key: '{key}'")))?;
         let root = segs.remove(0).to_string();

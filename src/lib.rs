@@ -1,59 +1,174 @@
-//! hiera-lookup: resolve Hiera keys exactly as `puppet lookup` does.
+//! hiera-lookup: resolve Hiera keys exactly as `puppet lookup` (Puppet 8) does, without
+//! Puppet or Ruby. The `hiera-lookup` binary is a thin command line over this library.
+//!
+//! Data flows one way: the node's variables ([`Scope`], from facts) and the layers
+//! ([`Layers`], from [`EnvOptions`]) make a [`Session`]; [`Session::lookup`] searches the
+//! hierarchies (hiera.yaml v3/v4/v5), calls the backends (built-in, or yours:
+//! [`backend::custom`]), merges ([`MergeStrategy`]) and gives an [`Outcome`]; [`Finish`]
+//! applies `--default` and `--type`, and [`Format`] renders the answer as `puppet lookup`
+//! prints it. The command line's flags go through [`request`] on the way in.
+//!
+//! # A single lookup
 //!
 //! ```
-//! use hiera_lookup::merge::MergeStrategy;
-//! use hiera_lookup::{render, yaml};
+//! use hiera_lookup::{load_facts_file, render, EnvOptions, Outcome, Scope, Session, Settings};
+//! use std::path::Path;
 //!
-//! // A deep merge as Puppet does it: lower-priority keys first, arrays lower-first.
-//! let node = yaml::load("{users: {bob: {shell: /bin/zsh}}, pkgs: [vim]}").unwrap();
-//! let common = yaml::load("{users: {alice: {uid: 1}, bob: {uid: 2}}, pkgs: [curl]}").unwrap();
-//! let deep = MergeStrategy::from_value(&"deep".into()).unwrap();
-//! let merged = deep.merge(node, common).unwrap();
+//! // Control-repo mode: the directory's hiera.yaml is the environment layer.
+//! let env = EnvOptions { cwd: "fixtures/environments/production".into(), ..Default::default() };
+//! let facts = load_facts_file(Path::new("fixtures/facts/web01.yaml"), "web01.yaml")?;
+//! let scope = Scope::from_facts(facts, &env.environment_name());
+//! let mut session = Session::new(scope, env.layers()?, Settings::default());
+//! let Outcome::Found(servers) = session.lookup(&["ntp::servers".into()], None)? else {
+//!     panic!("not found");
+//! };
+//! assert_eq!(render::to_json(&servers)?, r#"["0.pool.ntp.org","1.pool.ntp.org"]"#);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # A batch: many nodes × keys in one process
+//!
+//! Data files are parsed once and shared by every node; nodes run on `threads` workers and
+//! their answers arrive in node order.
+//!
+//! ```
+//! use hiera_lookup::batch::{Batch, Keys, Node};
+//! use hiera_lookup::backend::DataFiles;
+//! use hiera_lookup::{load_facts_file, Answer, EnvOptions, Finish, Scope, Settings, Value};
+//! use std::path::Path;
+//!
+//! let env = EnvOptions { cwd: "fixtures/environments/production".into(), ..Default::default() };
+//! let node = |file: &str| -> hiera_lookup::Result<Node> {
+//!     let facts = load_facts_file(&Path::new("fixtures/facts").join(file), file)?;
+//!     Ok(Node {
+//!         name: file.into(),
+//!         source: None,
+//!         scope: Scope::from_facts(facts, "production"),
+//!         facts_error: None,
+//!     })
+//! };
+//! let batch = Batch {
+//!     layers: env.layers()?,
+//!     settings: Settings::default(),
+//!     merge: None,
+//!     keys: Keys::List(vec!["profile::web::port".into()]),
+//!     threads: 2,
+//!     finish: Finish::default(),
+//!     format: None,
+//! };
+//! let mut ports = Vec::new();
+//! batch.run(vec![node("web01.yaml")?, node("db01.json")?], DataFiles::default(), |_, records| {
+//!     for r in records {
+//!         ports.push((r.node, r.outcome.unwrap()));
+//!     }
+//! });
+//! assert_eq!(ports, [
+//!     ("web01.yaml".to_string(), Answer::Found(Value::Int(8080))),
+//!     ("db01.json".to_string(), Answer::Found(Value::Int(80))),
+//! ]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # A custom backend
+//!
+//! A hierarchy entry names a function (`lookup_key: vault_lookup`); register a Rust backend
+//! under that name, as Puppet's custom backend functions are, and it answers with the
+//! entry's `options` (plus `path` or `uri` for a location).
+//!
+//! ```
+//! use hiera_lookup::backend::custom::{Backends, LookupKeyBackend};
+//! use hiera_lookup::{EnvOptions, Map, Outcome, Scope, Session, Settings, Value};
+//! use std::sync::Arc;
+//!
+//! struct Secrets;
+//! impl LookupKeyBackend for Secrets {
+//!     fn lookup_key(&self, key: &str, options: &Map) -> Result<Option<Value>, String> {
+//!         let mount = options.get(&Value::str("mount")).and_then(Value::as_str).unwrap_or("?");
+//!         Ok(key.starts_with("secret::").then(|| Value::str(format!("{mount}/{key}"))))
+//!     }
+//! }
+//!
+//! // A control repo whose hiera.yaml uses the backend.
+//! let repo = std::env::temp_dir().join(format!("hiera-lookup-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(&repo)?;
+//! std::fs::write(repo.join("hiera.yaml"), "version: 5
+//! hierarchy:
+//!   - name: Vault
+//!     lookup_key: vault_lookup
+//!     options: { mount: kv }
+//! ")?;
+//! let env = EnvOptions { cwd: repo.clone(), ..Default::default() };
+//! let mut backends = Backends::new();
+//! backends.register_lookup_key("vault_lookup", Arc::new(Secrets));
+//! let scope = Scope::from_facts(Map::default(), "production");
+//! let mut session = Session::new(scope, env.layers()?, Settings::default());
+//! session.set_backends(backends);
+//! let found = session.lookup(&["secret::db".into()], None);
+//! let missing = session.lookup(&["other".into()], None);
+//! std::fs::remove_dir_all(&repo)?;
+//! assert_eq!(found?, Outcome::Found(Value::str("kv/secret::db")));
+//! assert_eq!(missing?, Outcome::NotFound);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Deep merges as Puppet does them are available on their own, too:
+//!
+//! ```
+//! use hiera_lookup::{render, yaml, MergeStrategy};
+//!
+//! // Lower-priority keys first, arrays lower-first.
+//! let node = yaml::load("{users: {bob: {shell: /bin/zsh}}, pkgs: [vim]}")?;
+//! let common = yaml::load("{users: {alice: {uid: 1}, bob: {uid: 2}}, pkgs: [curl]}")?;
+//! let deep = MergeStrategy::from_value(&"deep".into())?;
+//! let merged = deep.merge(node, common)?;
 //! assert_eq!(
-//!     render::to_json(&merged).unwrap(),
+//!     render::to_json(&merged)?,
 //!     r#"{"users":{"alice":{"uid":1},"bob":{"uid":2,"shell":"/bin/zsh"}},"pkgs":["curl","vim"]}"#
 //! );
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
-//!
-//! Data flows one way: a typed [`request`] + [`scope`] + layers ([`environment`]) →
-//! [`engine`] (hiera.yaml by [`config`]) → [`backend`] → [`merge`] → [`answer`] →
-//! [`render`] / [`explain`].
+#![warn(missing_docs)]
 
 pub mod answer;
 pub mod backend;
 pub mod batch;
-pub mod config;
+mod config;
 pub mod diff;
-pub mod engine;
+mod engine;
 pub mod environment;
 pub mod error;
-pub mod explain;
+mod explain;
 pub mod facts;
 pub mod fs;
 /// The fuzz targets' bodies (fuzz/, tests/fuzz_smoke.rs): not part of the API.
 #[doc(hidden)]
 pub mod fuzzing;
 mod hostinfo;
-pub mod interpolation;
-pub mod json;
-pub mod json_index;
-pub mod key;
+mod interpolation;
+mod json;
+mod json_index;
+mod key;
 pub mod limits;
 pub mod lint;
-pub mod location;
+mod location;
 pub mod merge;
 pub mod position;
 pub mod redact;
 pub mod render;
 pub mod request;
-pub mod ruby;
+mod ruby;
 pub mod scope;
-pub mod types;
+mod types;
 pub mod value;
 pub mod where_;
 pub mod yaml;
-pub mod yaml_index;
+mod yaml_index;
 
+pub use answer::{Answer, Finish, Format};
 pub use engine::{Layers, Outcome, Session, Settings};
+pub use environment::EnvOptions;
 pub use error::{Error, Result};
+pub use explain::Explainer;
+pub use merge::MergeStrategy;
+pub use scope::{load_facts_file, Scope, Strict};
 pub use value::{Map, RubyObject, Value};

@@ -6,7 +6,7 @@
 /// Interpolation lookups (`%{lookup('k')}`, `%{hiera('k')}`, `%{alias('k')}`) nested inside
 /// one another. Puppet answers chains of about a thousand and fails with "stack level too
 /// deep" above; each link costs a few kilobytes of stack here, so the cap is lower.
-pub const MAX_LOOKUP_DEPTH: usize = 200;
+pub(crate) const MAX_LOOKUP_DEPTH: usize = 200;
 
 /// Stack of every thread that runs lookups (the CLI's and each batch worker's), whatever
 /// `ulimit -s` says. Recursion over data is bounded by the depth limits here; this is the
@@ -16,66 +16,66 @@ pub const LOOKUP_STACK_SIZE: usize = 16 << 20;
 /// Deepest nesting of arrays and hashes in any value: as loaded (YAML, also JSON and HOCON
 /// have their own, lower, limits) and as built by interpolation (`alias` of a deep value
 /// inside another).
-pub const MAX_VALUE_DEPTH: usize = 1500;
+pub(crate) const MAX_VALUE_DEPTH: usize = 1500;
 
 /// Values a YAML file's aliases may copy (`*a` of a big anchor counts its size): "billion
 /// laughs" files are refused with "alias expansion too large" (Psych shares the aliased
 /// objects; we copy them).
-pub const MAX_ALIAS_EXPANSION: usize = 1_000_000;
+pub(crate) const MAX_ALIAS_EXPANSION: usize = 1_000_000;
 
 /// Nesting of a JSON data or facts file: the json gem's `max_nesting`, with its error
 /// "nesting of 101 is too deep".
-pub const MAX_JSON_NESTING: usize = 100;
+pub(crate) const MAX_JSON_NESTING: usize = 100;
 
 /// Nesting of HOCON objects and arrays (path keys `a.b.c` count): "Objects and arrays nest
 /// too deeply".
-pub const MAX_HOCON_DEPTH: usize = 512;
+pub(crate) const MAX_HOCON_DEPTH: usize = 512;
 
 /// Nested HOCON `include`s: "include nesting too deep".
-pub const MAX_HOCON_INCLUDE_DEPTH: usize = 32;
+pub(crate) const MAX_HOCON_INCLUDE_DEPTH: usize = 32;
 
 /// Values HOCON substitutions may build (`${x} ${x}` doubling): "Substitutions make the
 /// document too large".
-pub const MAX_HOCON_VALUES: usize = 10_000_000;
+pub(crate) const MAX_HOCON_VALUES: usize = 10_000_000;
 
 /// Directory entries a hierarchy `glob` (`**` included) may visit.
-pub const MAX_GLOB_STEPS: usize = 1_000_000;
+pub(crate) const MAX_GLOB_STEPS: usize = 1_000_000;
 
 /// Largest file read: data files, facts files, eyaml keys, hiera.yaml. Only regular files (and
 /// /dev/null, read as empty) are read: a FIFO or another device is refused without a blocking
 /// open or read.
-pub const MAX_FILE_SIZE: u64 = 256 << 20;
+pub(crate) const MAX_FILE_SIZE: u64 = 256 << 20;
 
 /// Largest string that interpolation may build.
-pub const MAX_INTERPOLATED_STRING: usize = 64 << 20;
+pub(crate) const MAX_INTERPOLATED_STRING: usize = 64 << 20;
 
 /// Nested lookups made while answering one key (memoised lookups count once).
-pub const MAX_LOOKUPS_PER_KEY: usize = 100_000;
+pub(crate) const MAX_LOOKUPS_PER_KEY: usize = 100_000;
 
 /// Patterns a hierarchy `glob` may expand to through `{a,b}` alternatives.
-pub const MAX_GLOB_PATTERNS: usize = 1024;
+pub(crate) const MAX_GLOB_PATTERNS: usize = 1024;
 
 /// Bytes kept of a `command` backend program's stdout and stderr; more is an error.
-pub const MAX_COMMAND_OUTPUT: usize = 16 << 20;
+pub(crate) const MAX_COMMAND_OUTPUT: usize = 16 << 20;
 
 /// Largest compiled program of a `Pattern[...]` regexp (the `regex` crate's size limit); a
 /// bigger one is the error "Pattern /…/ exceeds the regex engine's size limit".
-pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
+pub(crate) const REGEX_SIZE_LIMIT: usize = 1 << 20;
 
 /// Backtracking steps of one `Pattern[...]` match that needs the backtracking engine
 /// (backreferences, lookaround, atomic groups): fancy-regex's default. Exceeding it is the
 /// error "Pattern /…/ exceeded the regex engine's backtracking limit", not a mismatch.
-pub const REGEX_BACKTRACK_LIMIT: usize = 1_000_000;
+pub(crate) const REGEX_BACKTRACK_LIMIT: usize = 1_000_000;
 
 /// Longest error or warning message printed (in characters); longer ones end in '…'. Long
 /// enough for Puppet's longest messages (an eyaml error quotes its whole `ENC[...]` token,
 /// 1,200 characters for a 2048-bit key).
-pub const MAX_MESSAGE_CHARS: usize = 4096;
+pub(crate) const MAX_MESSAGE_CHARS: usize = 4096;
 
 /// Reads a whole file, refusing what is not a regular file (a FIFO or a device would block or
 /// never end) and files over [`MAX_FILE_SIZE`]. The file is opened without blocking, so a FIFO
 /// with no writer is refused at once rather than waited on.
-pub fn read_file(path: impl AsRef<std::path::Path>) -> std::io::Result<Vec<u8>> {
+pub(crate) fn read_file(path: impl AsRef<std::path::Path>) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let f = std::fs::OpenOptions::new()
@@ -108,7 +108,7 @@ pub fn read_file(path: impl AsRef<std::path::Path>) -> std::io::Result<Vec<u8>> 
 }
 
 /// [`read_file`] as UTF-8 text (invalid UTF-8 is `InvalidData`, as `fs::read_to_string`).
-pub fn read_text(path: impl AsRef<std::path::Path>) -> std::io::Result<String> {
+pub(crate) fn read_text(path: impl AsRef<std::path::Path>) -> std::io::Result<String> {
     String::from_utf8(read_file(path)?).map_err(|_| {
         std::io::Error::new(
             std::io::ErrorKind::InvalidData,
@@ -133,7 +133,7 @@ fn too_big() -> std::io::Error {
 /// A message as it may reach a terminal: control characters (C0, DEL, C1), line and
 /// paragraph separators and bidirectional overrides in the data it quotes are shown escaped
 /// (`\e`, `\n`, `\x7F`, `\u202E` …; a tab is left as it is, as Puppet prints it), so that a data file cannot send escape sequences to the
-/// user's terminal or split one error over several lines; and at most [`MAX_MESSAGE_CHARS`]
+/// user's terminal or split one error over several lines; and at most `MAX_MESSAGE_CHARS`
 /// characters of it are kept, the rest replaced by '…'.
 pub fn printable(message: &str) -> String {
     let mut out = String::with_capacity(message.len().min(MAX_MESSAGE_CHARS * 4) + 4);

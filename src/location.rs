@@ -9,7 +9,7 @@ use std::path::Path;
 
 /// A location of a hierarchy entry after interpolation.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ResolvedLocation {
+pub(crate) struct ResolvedLocation {
     /// As declared (for globs: the absolute pattern), printed as `Original path`.
     pub original: String,
     /// The absolute file path, or the URI.
@@ -124,7 +124,7 @@ pub(crate) fn resolve<C: Context>(
 /// A pattern whose `{a,b}` alternatives would make more than
 /// [`MAX_GLOB_PATTERNS`](crate::limits::MAX_GLOB_PATTERNS) patterns, or whose `**` would
 /// visit more than [`MAX_GLOB_STEPS`] directory entries, is an error.
-pub fn glob(fs: &dyn Fs, pattern: &str) -> Result<Vec<String>, String> {
+pub(crate) fn glob(fs: &dyn Fs, pattern: &str) -> Result<Vec<String>, String> {
     let too_many = || {
         format!(
             "glob '{pattern}' expands to too many patterns (more than {})",
@@ -177,7 +177,7 @@ pub fn glob(fs: &dyn Fs, pattern: &str) -> Result<Vec<String>, String> {
 }
 
 /// Directory entries one glob may look at (`**/**/**/…` over a deep tree is exponential).
-pub const MAX_GLOB_STEPS: usize = crate::limits::MAX_GLOB_STEPS;
+pub(crate) const MAX_GLOB_STEPS: usize = crate::limits::MAX_GLOB_STEPS;
 
 /// How many patterns [`expand_braces`] would make, without making them (saturating).
 fn brace_count(p: &str) -> usize {

@@ -23,14 +23,14 @@
 //!
 //! So with two layers where only one has the key, `unique` still wraps/flattens the value
 //! (`convert_value`), while a single layer gets `merge_single` (only `uniq`).
-//! [`MergeStrategy::merge_found`] implements this over already-fetched variants.
+//! `MergeStrategy::merge_found` implements this over already-fetched variants.
 //!
 //! # Ruby's in-place edits
 //!
 //! `deep_merge!` edits its *source* (the higher-priority value) in place: knocked-out array items and
 //! bare knockout markers are deleted from it, and values it copies are deduplicated/knocked out
 //! inside it. The merges here own their arguments and compute the result alone; `puppet lookup
-//! --explain` prints found values after merging, so it shows those edits, and [`objects`] replays
+//! --explain` prints found values after merging, so it shows those edits, and `objects` replays
 //! the merges on Ruby objects for it.
 
 use crate::types::{puppet_quote, simple_name};
@@ -41,10 +41,10 @@ use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::hash::{Hash, Hasher};
 
-pub mod fold;
+pub(crate) mod fold;
 #[cfg(test)]
 mod laws;
-pub mod objects;
+pub(crate) mod objects;
 
 /// Options of the deep-merge strategies (deep_merge's option hash). Built by
 /// [`MergeStrategy::from_value`]; the public fields are for reading (the compiled knockout
@@ -53,14 +53,19 @@ pub mod objects;
 pub struct DeepOptions {
     /// `knockout_prefix` as the source of the regexp deep_merge builds (`/^#{prefix}/`, unescaped).
     pub knockout_prefix: Option<String>,
+    /// `sort_merged_arrays`: merged arrays are sorted.
     pub sort_merged_arrays: bool,
+    /// `merge_hash_arrays`: hashes inside arrays are merged.
     pub merge_hash_arrays: bool,
     /// Makes deep_merge print debug lines on stdout; accepted but the output is not replicated.
     pub merge_debug: bool,
     /// The following only reach deep_merge through `unconstrained_deep` / `reverse_deep`.
     pub preserve_unmergeables: bool,
+    /// `overwrite_arrays`: the higher array replaces the lower one.
     pub overwrite_arrays: bool,
+    /// `extend_existing_arrays`: a value is appended to a lower array.
     pub extend_existing_arrays: bool,
+    /// `unpack_arrays`: the separator splitting array strings.
     pub unpack_arrays: Option<Value>,
     /// deep_merge 1.2.2: arrays are concatenated instead of united.
     pub keep_array_duplicates: bool,
@@ -89,13 +94,19 @@ impl PartialEq for Knockout {
 /// A merge strategy, as `MergeStrategy.strategy(merge)` returns it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum MergeStrategy {
+    /// `first`: the highest-priority value.
     First,
     /// What Puppet uses when no strategy is given (`nil`/`false`, or the name `default`); behaves as `first`.
     Default,
+    /// `unique`: arrays (and scalars) flattened and united.
     Unique,
+    /// `hash`: top-level keys merged, the higher priority winning.
     Hash,
+    /// `deep`: hashes merged recursively, arrays united (deep_merge 1.2.2).
     Deep(DeepOptions),
+    /// `reverse_deep`: Hiera 3's `deep`, lower priority winning.
     ReverseDeep(DeepOptions),
+    /// `unconstrained_deep`: Hiera 3's `deeper`, every deep_merge option allowed.
     UnconstrainedDeep(DeepOptions),
 }
 
@@ -103,6 +114,7 @@ pub enum MergeStrategy {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{message}")]
 pub struct MergeError {
+    /// Puppet's message.
     pub message: String,
     /// true when Puppet raises it as a plain error (`Error: Could not run: ...`), false for a
     /// LookupError (a `Puppet::Error` raised inside the lookup, e.g. a type mismatch).
@@ -157,6 +169,8 @@ impl MergeStrategy {
         MergeStrategy::from_value(&Value::Hash(h))
     }
 
+    /// The strategy a `merge` value names: a name (`"deep"`) or a hash with `strategy` and
+    /// deep-merge options, validated with Puppet's messages.
     pub fn from_value(v: &Value) -> R<MergeStrategy> {
         let (name, opts): (&Value, Option<&Map>) = match v {
             Value::Null | Value::Bool(false) => return Ok(MergeStrategy::Default),
@@ -250,7 +264,7 @@ impl MergeStrategy {
     }
 
     /// The strategy's key as Puppet reports it ("Merge strategy deep").
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             MergeStrategy::First => "first",
             MergeStrategy::Default => "default",
@@ -264,7 +278,7 @@ impl MergeStrategy {
 
     /// The `Options: {...}` shown by --explain: the merge hash minus `strategy`, in the given
     /// order; None when there are none.
-    pub fn options(&self) -> Option<Value> {
+    pub(crate) fn options(&self) -> Option<Value> {
         match self {
             MergeStrategy::Deep(o)
             | MergeStrategy::ReverseDeep(o)
@@ -336,8 +350,10 @@ impl MergeStrategy {
 
     /// The whole driver over already-fetched variants (`None` = variant without the key), in
     /// priority order. `Ok(None)` means not found. First-found callers must instead stop
-    /// searching at the first found variant.
-    pub fn merge_found(&self, variants: Vec<Option<Value>>) -> R<Option<Value>> {
+    /// searching at the first found variant. The engine folds as it fetches
+    /// ([`fold::Fold`]); this is the tests' reference driver.
+    #[cfg(test)]
+    pub(crate) fn merge_found(&self, variants: Vec<Option<Value>>) -> R<Option<Value>> {
         if self.is_first() {
             return Ok(variants.into_iter().flatten().next());
         }

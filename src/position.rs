@@ -23,7 +23,9 @@ use std::rc::Rc;
 /// A 1-based line and column (columns count characters, as libyaml's marks do).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct Pos {
+    /// 1-based line.
     pub line: usize,
+    /// 1-based column, in characters.
     pub column: usize,
 }
 
@@ -41,12 +43,16 @@ pub type Path = [Value];
 pub struct PosNode {
     /// Where the node is written (for an alias: the `*name` site).
     pub pos: Pos,
+    /// What the node is, with where its children are.
     pub kind: PosKind,
 }
 
 #[derive(Debug, Clone, PartialEq)]
+/// What a [`PosNode`] is.
 pub enum PosKind {
+    /// A string, number, boolean or null.
     Scalar,
+    /// An array: its elements, in order.
     Seq(Vec<Rc<PosNode>>),
     /// Entries in the loaded hash's order; a key written twice keeps its first place and its
     /// last definition (the one the loader keeps).
@@ -56,6 +62,7 @@ pub enum PosKind {
 }
 
 #[derive(Debug, Clone, PartialEq)]
+/// One entry of a hash.
 pub struct PosEntry {
     /// The key as the loader reads it (a YAML `1:` key is the Integer 1).
     pub key: Value,
@@ -64,6 +71,7 @@ pub struct PosEntry {
     pub key_pos: Pos,
     /// A key brought in by `<<`: where that key is written inside the merged hash.
     pub merged_from: Option<Pos>,
+    /// Where the entry's value is written.
     pub value: Rc<PosNode>,
 }
 
@@ -80,6 +88,7 @@ pub struct Located {
 }
 
 impl PosNode {
+    /// A scalar written at `pos`.
     pub fn scalar(pos: Pos) -> PosNode {
         PosNode {
             pos,
@@ -200,8 +209,11 @@ pub fn char_pos(chars: &[char], i: usize) -> Pos {
 /// The data file formats positions are read from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DataFormat {
+    /// YAML (`.yaml`, `.yml`, `.eyaml`), read as Psych reads it.
     Yaml,
+    /// JSON (`.json`), as the json gem reads it.
     Json,
+    /// HOCON (`.conf`), as ruby-hocon reads it.
     Hocon,
 }
 
@@ -262,12 +274,14 @@ pub struct LineIndex<'a> {
 }
 
 impl<'a> LineIndex<'a> {
+    /// The index of `text`'s lines.
     pub fn new(text: &'a str) -> LineIndex<'a> {
         let mut starts = vec![0];
         starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
         LineIndex { text, starts }
     }
 
+    /// The line and column of byte `offset`.
     pub fn pos(&self, offset: usize) -> Pos {
         let line = self.starts.partition_point(|&s| s <= offset).max(1);
         let start = self.starts[line - 1];

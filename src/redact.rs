@@ -3,7 +3,7 @@
 //! The lookup itself runs on the real values: interpolation, merges, `convert_to` and
 //! `--type` see the plaintext, so an error stays an error and a type check checks the real
 //! value. Only printing changes: the backends report each plaintext they decrypt
-//! ([`Host::decrypted`](crate::backend::custom::Host::decrypted)), and every occurrence of
+//! (`Host::decrypted`), and every occurrence of
 //! one in what is printed — values and hash keys, `--explain` traces, batch lines, error and
 //! warning messages — becomes `[redacted]`.
 
@@ -28,12 +28,8 @@ pub struct Redactor {
 }
 
 impl Redactor {
-    pub fn new() -> Redactor {
-        Redactor::default()
-    }
-
     /// Hides `plaintext` from now on (and without its line break, which eyaml chomps).
-    pub fn add(&mut self, plaintext: &str) {
+    pub(crate) fn add(&mut self, plaintext: &str) {
         for p in [plaintext, plaintext.trim_end_matches(['\r', '\n'])] {
             if p.is_empty() || self.plaintexts.iter().any(|q| q == p) {
                 continue;
@@ -163,7 +159,7 @@ mod tests {
     use super::*;
 
     fn redactor(secrets: &[&str]) -> Redactor {
-        let mut r = Redactor::new();
+        let mut r = Redactor::default();
         for s in secrets {
             r.add(s);
         }
@@ -197,7 +193,7 @@ mod tests {
             crate::yaml::load("{a: 'pw=[redacted]', '[redacted]': [1, '[redacted]', x], s: '[redacted]x', n: ~, t: true}")
                 .unwrap();
         assert_eq!(r.value(&v), want);
-        let nothing = Redactor::new();
+        let nothing = Redactor::default();
         assert_eq!(nothing.value(&v), v);
         assert_eq!(nothing.text("hunter2"), "hunter2");
     }

@@ -29,17 +29,17 @@ const SENSITIVE_INSPECT: &str = "#<Sensitive [value redacted]>";
 
 /// Ruby `to_s`: `--render-as s` and interpolation of non-strings.
 /// String raw, nil empty, numbers as Ruby prints them, Hash/Array as `inspect`.
-pub fn to_s(v: &Value) -> String {
+pub(crate) fn to_s(v: &Value) -> String {
     to_s_with(v, true)
 }
 
 /// Ruby `inspect` as in a UTF-8 locale (Puppet's usual case): `"str"`, `nil`, `{"a"=>1, "b"=>[1, 2]}`.
-pub fn inspect(v: &Value) -> String {
+pub(crate) fn inspect(v: &Value) -> String {
     inspect_with(v, true)
 }
 
 /// `to_s` with the locale choice of [`inspect_with`].
-pub fn to_s_with(v: &Value, utf8_locale: bool) -> String {
+pub(crate) fn to_s_with(v: &Value, utf8_locale: bool) -> String {
     match v {
         Value::Null => String::new(),
         Value::String(s) => s.clone(),
@@ -50,8 +50,8 @@ pub fn to_s_with(v: &Value, utf8_locale: bool) -> String {
 
 /// Ruby `inspect`. String#inspect depends on Ruby's default external encoding (the locale):
 /// with a UTF-8 locale printable non-ASCII is kept raw, otherwise (e.g. `LANG=C`) every non-ASCII
-/// character is escaped (`"\u00E9"`). See [`locale_is_utf8`].
-pub fn inspect_with(v: &Value, utf8_locale: bool) -> String {
+/// character is escaped (`"\u00E9"`). hiera-lookup assumes a UTF-8 locale (see README).
+pub(crate) fn inspect_with(v: &Value, utf8_locale: bool) -> String {
     let mut out = String::new();
     write_inspect(&mut out, v, utf8_locale);
     out
@@ -59,30 +59,15 @@ pub fn inspect_with(v: &Value, utf8_locale: bool) -> String {
 
 /// The explainer's `dump_value(io, indent, value)`: hashes and arrays one entry per line at
 /// `indent + 2` spaces, closing bracket at `indent`; empty ones `{}`/`[]`; the rest `inspect`.
-pub fn explain_dump(v: &Value, indent: usize) -> String {
+pub(crate) fn explain_dump(v: &Value, indent: usize) -> String {
     explain_dump_with(v, indent, true)
 }
 
 /// [`explain_dump`] with the locale choice of [`inspect_with`].
-pub fn explain_dump_with(v: &Value, indent: usize, utf8_locale: bool) -> String {
+pub(crate) fn explain_dump_with(v: &Value, indent: usize, utf8_locale: bool) -> String {
     let mut out = String::new();
     write_dump(&mut out, v, indent, utf8_locale);
     out
-}
-
-/// Whether Ruby would pick UTF-8 as its default external encoding from the environment
-/// (LC_ALL, then LC_CTYPE, then LANG, the first one set and non-empty, as setlocale does).
-/// A locale name that is set but not installed makes C fall back to ASCII; that is not detected.
-pub fn locale_is_utf8() -> bool {
-    for var in ["LC_ALL", "LC_CTYPE", "LANG"] {
-        if let Ok(val) = std::env::var(var) {
-            if !val.is_empty() {
-                let l = val.to_ascii_lowercase();
-                return l.contains("utf-8") || l.contains("utf8");
-            }
-        }
-    }
-    false
 }
 
 /// json gem 2.6 `to_json` (Puppet's `--render-as json`): compact, UTF-8 raw, non-string keys via
@@ -95,7 +80,7 @@ pub fn to_json(v: &Value) -> Result<String, RenderError> {
 
 /// Psych `to_yaml` (Psych 4.0.3 + libyaml 0.2.5), with its trailing newline. Fails only where
 /// Psych itself raises (its scalar scanner chokes on strings like `0b_`).
-pub fn to_yaml(v: &Value) -> Result<String, RenderError> {
+pub(crate) fn to_yaml(v: &Value) -> Result<String, RenderError> {
     yaml::to_yaml(v)
 }
 
@@ -104,7 +89,7 @@ pub fn to_yaml(v: &Value) -> Result<String, RenderError> {
 /// `*1`, numbering anchors in the order their first alias is met). `--explain --render-as
 /// yaml` prints one.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Tree {
+pub(crate) enum Tree {
     /// `:name`
     Symbol(&'static str),
     /// A value without shared parts.
@@ -122,7 +107,7 @@ pub enum Tree {
 
 impl Tree {
     /// The plain value (symbols as strings, aliases expanded): what JSON shows.
-    pub fn to_value(&self) -> Value {
+    pub(crate) fn to_value(&self) -> Value {
         let mut anchored = std::collections::HashMap::new();
         self.to_value_with(&mut anchored)
     }
@@ -159,14 +144,14 @@ impl Tree {
 }
 
 /// Psych `to_yaml` of a [`Tree`].
-pub fn tree_to_yaml(t: &Tree) -> Result<String, RenderError> {
+pub(crate) fn tree_to_yaml(t: &Tree) -> Result<String, RenderError> {
     yaml::tree_to_yaml(t)
 }
 
 /// Ruby `Float#to_s` (numeric.c `flo_to_s`): shortest round-trip digits; fixed notation when
 /// the point falls inside the digits, or for whole numbers below 1e15, or down to 0.0001;
 /// else `d.ddde+XX` (at least two exponent digits).
-pub fn float_to_s(f: f64) -> String {
+pub(crate) fn float_to_s(f: f64) -> String {
     if f.is_nan() {
         return "NaN".to_string();
     }

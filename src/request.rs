@@ -11,7 +11,6 @@ use crate::error::{Error, Result};
 use crate::facts::conf::PuppetConf;
 use crate::facts::{puppetdb, BatchNode, FactsRequest};
 use crate::merge::MergeStrategy;
-use crate::render;
 use crate::scope::Scope;
 use crate::scope::Strict;
 use crate::value::Value;
@@ -22,23 +21,31 @@ const RUN_HELP: &str = "Run 'puppet lookup --help' for more details";
 /// The lookup flags as a command line gives them, before validation.
 #[derive(Debug, Clone, Default)]
 pub struct Flags {
+    /// The keys, in order (the first found wins).
     pub keys: Vec<String>,
     /// `--merge`.
     pub merge: Option<String>,
+    /// `--knock-out-prefix`.
     pub knock_out_prefix: Option<String>,
+    /// `--sort-merged-arrays`.
     pub sort_merged_arrays: bool,
+    /// `--merge-hash-arrays`.
     pub merge_hash_arrays: bool,
     /// `--strict`: `off`, `warning` or `error`.
     pub strict: String,
     /// `--render-as`.
     pub render_as: Option<String>,
+    /// `--explain`.
     pub explain: bool,
+    /// `--explain-options`.
     pub explain_options: bool,
+    /// `--compile` (refused: no Puppet compiler).
     pub compile: bool,
     /// `--default`.
     pub default: Option<String>,
     /// `--type`, as written.
     pub value_type: Option<String>,
+    /// `--redact`: values decrypted from eyaml are shown as `[redacted]`.
     pub redact: bool,
     /// Many nodes (several `--facts`, `--facts-dir`) or `--all`: batch mode.
     pub batch: bool,
@@ -54,21 +61,28 @@ pub enum Mode {
     /// Many nodes × keys, JSON Lines.
     Batch,
     /// `--explain` (`options_only`: `--explain-options` alone).
-    Explain { options_only: bool },
+    Explain {
+        /// `--explain-options` without `--explain`.
+        options_only: bool,
+    },
 }
 
 /// A validated request.
 #[derive(Debug, Clone)]
 pub struct Request {
+    /// The keys, in order (the first found wins).
     pub keys: Vec<String>,
     /// `--merge` and its deep options (`None`: lookup_options or `first` decide).
     pub merge: Option<MergeStrategy>,
+    /// `--strict`.
     pub strict: Strict,
+    /// Single lookup, batch or explanation.
     pub mode: Mode,
     /// The render format (`s` by default with `--explain`, else `yaml`).
     pub format: Format,
     /// Whether the format was asked for (batch mode adds rendered values only then).
     pub format_given: bool,
+    /// `--redact`.
     pub redact: bool,
     /// `--default` and `--type` (parsed by [`finish`](Self::finish)).
     default: Option<String>,
@@ -78,7 +92,9 @@ pub struct Request {
 /// What a single lookup or an explanation prints, and its exit status.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rendered {
+    /// What goes to stdout.
     pub text: String,
+    /// The exit status: 0 answered, 1 not found.
     pub code: i32,
     /// The text is an `--explain` trace in the `s` format (which a terminal may colour).
     pub explanation: bool,
@@ -228,13 +244,8 @@ impl Request {
             let Some(ex) = session.explainer() else {
                 return Ok(rendered(format.render(&Value::Null)?));
             };
-            if format == Format::Yaml {
-                // Psych shows the symbols and shared objects a plain value cannot hold.
-                let text =
-                    render::tree_to_yaml(&ex.to_tree()).map_err(|e| Error::run(e.to_string()))?;
-                return Ok(rendered(hide(text)));
-            }
-            return Ok(rendered(hide(format.render(&ex.to_hash())?)));
+            // YAML: Psych shows the symbols and shared objects a plain value cannot hold.
+            return Ok(rendered(hide(ex.render(format)?)));
         }
         let answer = result?;
         Ok(Rendered {
@@ -254,28 +265,43 @@ impl Request {
 /// the same thing everywhere.
 #[derive(Debug, Clone, Default)]
 pub struct Sources {
+    /// `--hiera_config`: the global layer's hiera.yaml.
     pub hiera_config: Option<PathBuf>,
     /// `--config`: puppet.conf.
     pub config: Option<PathBuf>,
+    /// `--codedir`.
     pub codedir: Option<PathBuf>,
+    /// `--confdir`.
     pub confdir: Option<PathBuf>,
+    /// `--vardir`: where Puppet's fact cache is.
     pub vardir: Option<PathBuf>,
+    /// `--environmentpath`.
     pub environmentpath: Option<PathBuf>,
+    /// `--environment`.
     pub environment: Option<String>,
+    /// `--basemodulepath`.
     pub basemodulepath: Option<String>,
+    /// `--modulepath`.
     pub modulepath: Option<String>,
     /// `--node`.
     pub node: Option<String>,
     /// `--facts` (repeatable).
     pub facts: Vec<PathBuf>,
+    /// `--facts-dir`: every facts file of a directory.
     pub facts_dir: Option<PathBuf>,
+    /// `--no-facts`.
     pub no_facts: bool,
     /// `--trusted=FILE`.
     pub trusted: Option<PathBuf>,
+    /// `--puppetdb`: PuppetDB's URLs, comma-separated.
     pub puppetdb: Option<String>,
+    /// `--nodes-query`: a PQL query for the nodes.
     pub nodes_query: Option<String>,
+    /// `--puppetdb-cacert`.
     pub puppetdb_cacert: Option<PathBuf>,
+    /// `--puppetdb-cert`.
     pub puppetdb_cert: Option<PathBuf>,
+    /// `--puppetdb-key`.
     pub puppetdb_key: Option<PathBuf>,
     /// Seconds.
     pub puppetdb_timeout: u64,
@@ -286,11 +312,15 @@ pub struct Sources {
 /// [`Sources`] with Puppet's settings read and the layers located.
 #[derive(Debug, Clone)]
 pub struct Resolved {
+    /// The directory relative paths are taken from.
     pub cwd: PathBuf,
+    /// Puppet's settings.
     pub conf: PuppetConf,
+    /// Where the layers are.
     pub env: EnvOptions,
     /// `--var`s, values read as YAML.
     pub vars: Vec<(String, Value)>,
+    /// The flags resolved.
     pub sources: Sources,
 }
 

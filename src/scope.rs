@@ -9,7 +9,9 @@ use std::path::Path;
 /// How undefined variables are treated (Puppet's `strict` setting).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Strict {
+    /// Undefined variables are empty strings, silently.
     Off,
+    /// Undefined variables are empty strings, with a warning (Puppet 7).
     Warning,
     /// Puppet 8's default.
     #[default]
@@ -72,16 +74,12 @@ impl Scope {
     }
 
     /// A variable by name (`x`, `::x`); `None` when it does not exist.
-    pub fn get(&self, name: &str) -> Option<&Value> {
+    pub(crate) fn get(&self, name: &str) -> Option<&Value> {
         self.vars.get(name.strip_prefix("::").unwrap_or(name))
     }
 
-    pub fn exists(&self, name: &str) -> bool {
-        self.get(name).is_some()
-    }
-
     /// Every top-scope variable, as a hash (for external backends).
-    pub fn to_value(&self) -> Value {
+    pub(crate) fn to_value(&self) -> Value {
         Value::Hash(
             self.vars
                 .iter()
@@ -89,15 +87,10 @@ impl Scope {
                 .collect(),
         )
     }
-
-    /// The `$facts` hash.
-    pub fn facts(&self) -> Option<&Value> {
-        self.vars.get("facts")
-    }
 }
 
 /// The Puppet version whose answers hiera-lookup gives (`$serverversion`).
-pub const PUPPET_VERSION: &str = "8.10.0";
+pub(crate) const PUPPET_VERSION: &str = "8.10.0";
 
 /// `Puppet::Node::ServerFacts.load` as `puppet lookup` runs it on this host: the Puppet
 /// version and the host's name (`servername`: the fqdn, else hostname + domain, else the
@@ -157,7 +150,7 @@ pub(crate) fn host_name() -> Option<String> {
 
 /// `$trusted`: a complete `trusted` hash in the facts is used as is; otherwise Puppet builds
 /// the "local" trusted information from the clientcert fact.
-pub fn trusted_from_facts(facts: &Map) -> Value {
+pub(crate) fn trusted_from_facts(facts: &Map) -> Value {
     if let Some(Value::Hash(t)) = facts.get(&Value::str("trusted")) {
         let has = |k: &str| t.contains_key(&Value::str(k));
         if has("authenticated") && has("certname") && has("extensions") {
@@ -187,7 +180,7 @@ pub fn trusted_from_facts(facts: &Map) -> Value {
 
 /// Reads a `--facts` file as Puppet does: `.json` as JSON, `.yaml`/`.yml` as YAML, anything
 /// else JSON then YAML, with Puppet's rule that hostname, domain, fqdn and clientcert are
-/// overridden together. Beyond Puppet, every shape of [`crate::facts::shapes`] is read (the
+/// overridden together. Beyond Puppet, every shape of `crate::facts::shapes` is read (the
 /// `puppet facts` wrapper, the fact cache's Ruby-tagged YAML, PuppetDB's answers for one node).
 pub fn load_facts_file(path: &Path, display: &str) -> Result<Map> {
     let nodes = crate::facts::shapes::parse_text(

@@ -11,13 +11,19 @@ pub type Map = IndexMap<Value, Value, rustc_hash::FxBuildHasher>;
 pub enum Value {
     /// Ruby `nil` (Puppet `undef`).
     Null,
+    /// `true` / `false`.
     Bool(bool),
+    /// An Integer within 64 bits.
     Int(i64),
     /// An Integer beyond 64 bits (a Ruby Bignum): its decimal digits, with `-` when negative.
     BigInt(String),
+    /// A Float.
     Float(f64),
+    /// A String.
     String(String),
+    /// An Array.
     Array(Vec<Value>),
+    /// A Hash, in insertion order.
     Hash(Map),
     /// `Sensitive[T]`, produced by `convert_to: Sensitive`.
     Sensitive(Box<Value>),
@@ -42,7 +48,7 @@ pub struct RubyObject {
 impl Value {
     /// True when arrays and hashes nest more than `limit` deep in this value (counted without
     /// recursion, so any value can be asked).
-    pub fn deeper_than(&self, limit: usize) -> bool {
+    pub(crate) fn deeper_than(&self, limit: usize) -> bool {
         let mut stack: Vec<(&Value, usize)> = vec![(self, 0)];
         while let Some((v, d)) = stack.pop() {
             let children: Box<dyn Iterator<Item = &Value>> = match v {
@@ -59,30 +65,32 @@ impl Value {
         false
     }
 
+    /// A String value.
     pub fn str(s: impl Into<String>) -> Value {
         Value::String(s.into())
     }
+    /// The text of a String value.
     pub fn as_str(&self) -> Option<&str> {
         match self {
             Value::String(s) => Some(s),
             _ => None,
         }
     }
-    pub fn as_hash(&self) -> Option<&Map> {
+    pub(crate) fn as_hash(&self) -> Option<&Map> {
         match self {
             Value::Hash(h) => Some(h),
             _ => None,
         }
     }
-    pub fn is_null(&self) -> bool {
+    pub(crate) fn is_null(&self) -> bool {
         matches!(self, Value::Null)
     }
     /// Ruby truthiness: only nil and false are falsy.
-    pub fn truthy(&self) -> bool {
+    pub(crate) fn truthy(&self) -> bool {
         !matches!(self, Value::Null | Value::Bool(false))
     }
     /// The Ruby class name Puppet's messages use for this value.
-    pub fn ruby_class(&self) -> &'static str {
+    pub(crate) fn ruby_class(&self) -> &'static str {
         match self {
             Value::Null => "NilClass",
             Value::Bool(true) => "TrueClass",
@@ -128,7 +136,7 @@ impl PartialEq for Value {
 impl Eq for Value {}
 
 /// Ruby's `<=>` of two integers (Int or BigInt).
-pub fn int_cmp(a: &Value, b: &Value) -> std::cmp::Ordering {
+pub(crate) fn int_cmp(a: &Value, b: &Value) -> std::cmp::Ordering {
     use std::cmp::Ordering;
     fn digits(v: &Value) -> (bool, String) {
         let t = match v {
@@ -153,7 +161,7 @@ pub fn int_cmp(a: &Value, b: &Value) -> std::cmp::Ordering {
 }
 
 /// An integer (Int or BigInt) as the nearest Float, as Ruby converts it to compare.
-pub fn int_to_f64(v: &Value) -> f64 {
+pub(crate) fn int_to_f64(v: &Value) -> f64 {
     match v {
         Value::Int(i) => *i as f64,
         Value::BigInt(d) => d.parse().unwrap_or(0.0),
@@ -202,7 +210,7 @@ impl Hash for Value {
 
 /// A borrowed string key: finds `Value::String` keys in a [`Map`] without allocating.
 #[derive(Debug, Clone, Copy)]
-pub struct StrKey<'a>(pub &'a str);
+pub(crate) struct StrKey<'a>(pub &'a str);
 
 impl Hash for StrKey<'_> {
     fn hash<H: Hasher>(&self, state: &mut H) {

@@ -6,7 +6,7 @@ use crate::run::Output;
 use clap::Parser;
 use hiera_lookup::redact::Redactor;
 use hiera_lookup::where_::{self, fleet::FleetReport, render, Request};
-use hiera_lookup::{Error, Session, Value};
+use hiera_lookup::{Error, Session};
 
 const AFTER_HELP: &str = "\
 EXAMPLES:
@@ -47,7 +47,7 @@ pub fn parse(argv: Vec<std::ffi::OsString>) -> Result<WhereArgs, clap::Error> {
 pub fn run(w: &WhereArgs) -> Output {
     let mut warnings = Vec::new();
     // --redact: what the lookups decrypted, hidden in everything printed.
-    let mut secrets = Redactor::new();
+    let mut secrets = Redactor::default();
     let result = run_inner(w, &mut warnings, &mut secrets);
     let hide = |s: &str| secrets.text(s).into_owned();
     let warnings = warnings.iter().map(|w| hide(w)).collect();
@@ -130,10 +130,7 @@ fn run_inner(
     let files = hiera_lookup::backend::DataFiles::default();
     if !sources.sources.many_nodes() {
         let scope = sources.single_scope(&facts, db.as_ref(), warnings)?;
-        let node = match scope.get("clientcert") {
-            Some(Value::String(c)) => Some(c.clone()),
-            _ => args.node.clone(),
-        };
+        let node = args.node.clone();
         let mut session = Session::with_files(scope, layers, settings, files.clone());
         let report = where_::Reporter::new(files, strict).report(&mut session, &request, node);
         if let Some(r) = session.redactor() {

@@ -8,7 +8,7 @@
 //! Ruby objects that a Puppet value cannot hold are handled like this:
 //! * Symbol keys become strings (Puppet stringifies them right after loading).
 //! * Symbol values (`key: :foo`) load, but Puppet rejects the *top-level key* holding one when
-//!   that key is looked up. [`load_document`] returns them as strings and lists the tainted
+//!   that key is looked up. `load_document` returns them as strings and lists the tainted
 //!   top-level keys; [`load`] fails with [`YamlError::SymbolValue`] on the first one.
 //! * Integers beyond i64 (Ruby Bignum; Puppet accepts and prints them) become
 //!   `Value::BigInt`, their decimal digits.
@@ -18,9 +18,9 @@ use crate::value::{Map, Value};
 use indexmap::IndexMap;
 use std::collections::HashMap;
 
-pub mod positions;
+pub(crate) mod positions;
 
-/// A load failure. `Display` gives Psych's message; see [`YamlError::puppet_message`] for the
+/// A load failure. `Display` gives Psych's message; see `YamlError::puppet_message` for the
 /// exact text of Puppet's `YamlLoadError` (which only sometimes names the file).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum YamlError {
@@ -29,31 +29,44 @@ pub enum YamlError {
     /// `line`/`column` are Psych's (libyaml's context mark, 1-based).
     #[error("{message}")]
     Syntax {
+        /// Psych's message.
         message: String,
+        /// 1-based line of the mark.
         line: usize,
+        /// 1-based column of the mark.
         column: usize,
     },
     /// "Tried to load unspecified class: Date" etc., with the 1-based position of the node.
     #[error("{message}")]
     DisallowedClass {
+        /// Psych's message.
         message: String,
+        /// 1-based line of the mark.
         line: usize,
+        /// 1-based column of the mark.
         column: usize,
     },
     /// A Symbol (or other Ruby-only object) used as a value, under top-level key `key`
-    /// (only from [`load`]; Puppet reports it per key at lookup time, see [`Document`]).
+    /// (only from [`load`]; Puppet reports it per key at lookup time, see `Document`).
     #[error("Value for key '{key}' holds a Ruby {class}")]
     SymbolValue {
+        /// The top-level key whose value holds it.
         key: String,
+        /// The Ruby class (`Symbol` …).
         class: &'static str,
+        /// 1-based line of the mark.
         line: usize,
+        /// 1-based column of the mark.
         column: usize,
     },
     /// Psych 5 `AnchorNotDefined`: "An alias referenced an unknown anchor: x". Puppet's message has no file name for this one.
     #[error("{message}")]
     BadAlias {
+        /// Psych's message.
         message: String,
+        /// 1-based line of the mark.
         line: usize,
+        /// 1-based column of the mark.
         column: usize,
     },
     /// A Ruby ArgumentError/TypeError raised while converting a scalar, e.g.
@@ -61,38 +74,54 @@ pub enum YamlError {
     /// (plain `0x_`). Puppet's message has no file name for these.
     #[error("{message}")]
     Conversion {
+        /// Psych's message.
         message: String,
+        /// 1-based line of the mark.
         line: usize,
+        /// 1-based column of the mark.
         column: usize,
     },
     /// An alias inside the node it refers to. Psych builds a cyclic object and Puppet then dies
     /// with `Error: Could not run: stack level too deep` (not "Unable to parse") on any lookup.
     #[error("stack level too deep")]
     Recursive {
+        /// The anchor aliased inside itself.
         anchor: String,
+        /// 1-based line of the mark.
         line: usize,
+        /// 1-based column of the mark.
         column: usize,
     },
     /// Nesting deeper than Ruby's stack allows (Puppet's Psych dies with "stack level too deep"
-    /// somewhere between 1000 and 2000 levels; we stop at [`MAX_DEPTH`]).
+    /// somewhere between 1000 and 2000 levels; we stop at `MAX_DEPTH`).
     #[error("stack level too deep")]
-    TooDeep { line: usize, column: usize },
-    /// Aliases that would expand to more than [`MAX_ALIAS_EXPANSION`] values. Ruby shares the
+    TooDeep {
+        /// 1-based line of the mark.
+        line: usize,
+        /// 1-based column of the mark.
+        column: usize,
+    },
+    /// Aliases that would expand to more than `MAX_ALIAS_EXPANSION` values. Ruby shares the
     /// aliased objects so Psych loads such "billion laughs" files; we copy them, so we refuse.
     #[error("alias expansion too large")]
-    AliasExpansion { line: usize, column: usize },
+    AliasExpansion {
+        /// 1-based line of the mark.
+        line: usize,
+        /// 1-based column of the mark.
+        column: usize,
+    },
 }
 
 /// Deepest nesting of collections accepted (Ruby's own limit is a little above 1000).
-pub const MAX_DEPTH: usize = crate::limits::MAX_VALUE_DEPTH;
+pub(crate) const MAX_DEPTH: usize = crate::limits::MAX_VALUE_DEPTH;
 /// Most values that alias copies may add to one document (a string counts one value per
 /// 32 bytes): about 100 MB of copies at most.
-pub const MAX_ALIAS_EXPANSION: usize = crate::limits::MAX_ALIAS_EXPANSION;
+pub(crate) const MAX_ALIAS_EXPANSION: usize = crate::limits::MAX_ALIAS_EXPANSION;
 
 impl YamlError {
     /// The message of Puppet's `YamlLoadError` for a file at `path` (yaml_data prefixes it with
     /// "Unable to parse "). Syntax and disallowed-class errors carry `"(<path>): "`, others do not.
-    pub fn puppet_message(&self, path: &str) -> String {
+    pub(crate) fn puppet_message(&self, path: &str) -> String {
         match self {
             YamlError::Syntax { message, .. } | YamlError::DisallowedClass { message, .. } => {
                 format!("({path}): {message}")
@@ -102,7 +131,7 @@ impl YamlError {
     }
 
     /// 1-based (line, column) of the error.
-    pub fn position(&self) -> (usize, usize) {
+    pub(crate) fn position(&self) -> (usize, usize) {
         match self {
             YamlError::Syntax { line, column, .. }
             | YamlError::DisallowedClass { line, column, .. }
@@ -118,7 +147,7 @@ impl YamlError {
 
 /// A loaded document plus what Puppet would reject later, per top-level key.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Document {
+pub(crate) struct Document {
     /// The value; Ruby-only objects (symbols as values, `!ruby/encoding`) appear as strings.
     pub value: Value,
     /// Top-level keys (of a hash root) whose value still holds a Ruby-only object. Puppet fails
@@ -130,7 +159,7 @@ pub struct Document {
 
 /// A top-level key whose value holds a Ruby object a Puppet value cannot represent.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RubyValue {
+pub(crate) struct RubyValue {
     pub key: Value,
     /// Ruby class of the (first) offending object: "Symbol" or "Encoding".
     pub class: &'static str,
@@ -139,14 +168,14 @@ pub struct RubyValue {
     pub column: usize,
 }
 
-/// Load like Puppet, failing on Ruby-only values (see [`load_document`] for the lenient form).
+/// Load like Puppet, failing on Ruby-only values (see `load_document` for the lenient form).
 /// An empty stream gives `Value::Null` (Puppet then uses `false`: an empty file).
 pub fn load(text: &str) -> Result<Value, YamlError> {
     load_bytes(text.as_bytes())
 }
 
 /// Like [`load`] for raw file bytes (invalid UTF-8 gives libyaml's own error, as in Puppet).
-pub fn load_bytes(bytes: &[u8]) -> Result<Value, YamlError> {
+pub(crate) fn load_bytes(bytes: &[u8]) -> Result<Value, YamlError> {
     let doc = load_document(bytes)?;
     match doc.ruby_values.first() {
         Some(rv) => Err(YamlError::SymbolValue {
@@ -162,7 +191,7 @@ pub fn load_bytes(bytes: &[u8]) -> Result<Value, YamlError> {
 /// Load the first document of `bytes`, keeping Ruby-only values as strings and reporting them
 /// per top-level key. Pass the file's bytes untouched: Puppet reads data files and hiera.yaml as
 /// plain 'utf-8' (a BOM is kept and skipped by libyaml, shifting line-1 columns by one).
-pub fn load_document(bytes: &[u8]) -> Result<Document, YamlError> {
+pub(crate) fn load_document(bytes: &[u8]) -> Result<Document, YamlError> {
     load_with_budget(bytes, MAX_ALIAS_EXPANSION)
 }
 
@@ -179,7 +208,7 @@ fn load_with_budget(bytes: &[u8], alias_budget: usize) -> Result<Document, YamlE
 /// A facts document as Puppet's fact cache reads it (`safe_load_file(file,
 /// [Puppet::Node::Facts, Symbol])`): like [`load_document`], and a mapping tagged
 /// `!ruby/object:Puppet::Node::Facts` loads as a plain hash (its `name`, `values`, ...).
-pub fn load_facts_document(bytes: &[u8]) -> Result<Document, YamlError> {
+pub(crate) fn load_facts_document(bytes: &[u8]) -> Result<Document, YamlError> {
     check_flow_depth(bytes)?;
     let mut parser = ffi::Parser::new(bytes);
     Builder {
@@ -192,7 +221,7 @@ pub fn load_facts_document(bytes: &[u8]) -> Result<Document, YamlError> {
 
 /// [`load_document`] with each Symbol value as a `Value::Object` of type `Symbol`, so that
 /// Puppet's type inference can name where they are (`Runtime[ruby, 'Symbol']`).
-pub fn load_document_marking_symbols(bytes: &[u8]) -> Result<Document, YamlError> {
+pub(crate) fn load_document_marking_symbols(bytes: &[u8]) -> Result<Document, YamlError> {
     check_flow_depth(bytes)?;
     let mut parser = ffi::Parser::new(bytes);
     Builder {
@@ -1173,7 +1202,7 @@ fn scalar_node(
 
 /// What Psych's `ScalarScanner#tokenize` makes of a plain scalar.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Scalar {
+pub(crate) enum Scalar {
     /// nil, true/false, an Integer within i64, a Float.
     Value(Value),
     /// Stays the string itself.
@@ -1193,7 +1222,7 @@ pub enum Scalar {
 
 /// `resolve_plain_scalar` for callers that only want a `Value`: symbols, dates, times, big
 /// integers and invalid numbers come back as the original string.
-pub fn resolve_plain_scalar(s: &str) -> Value {
+pub(crate) fn resolve_plain_scalar(s: &str) -> Value {
     match scan_plain_scalar(s) {
         Scalar::Value(v) => v,
         _ => Value::str(s),
@@ -1234,7 +1263,7 @@ fn in_string_set(c: char) -> bool {
 }
 
 /// Psych's `ScalarScanner#tokenize` (4.0.3), rule for rule.
-pub fn scan_plain_scalar(s: &str) -> Scalar {
+pub(crate) fn scan_plain_scalar(s: &str) -> Scalar {
     let b = s.as_bytes();
     let Some(&c0) = b.first() else {
         return Scalar::Value(Value::Null);

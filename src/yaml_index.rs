@@ -21,7 +21,7 @@
 //! means "invalid": it means "ask the full parser".
 
 /// Deepest nesting of collections this pass follows (far below the reader's own limit).
-pub const MAX_NESTING: usize = 100;
+pub(crate) const MAX_NESTING: usize = 100;
 
 /// Longest key (from its first byte to its `:`) accepted: libyaml refuses a simple key longer
 /// than 1,024 bytes, and this pass does not get near that edge.
@@ -30,7 +30,7 @@ const MAX_KEY_LEN: usize = 1000;
 /// A top-level entry: where its key's text is (the key is exactly that text) and the bytes
 /// from its key line to the next entry's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Entry {
+pub(crate) struct Entry {
     pub key: (u32, u32),
     pub start: u32,
     pub end: u32,
@@ -38,7 +38,7 @@ pub struct Entry {
 
 /// The top-level entries of a file, in file order, with distinct keys.
 #[derive(Debug, Default)]
-pub struct Index {
+pub(crate) struct Index {
     pub entries: Vec<Entry>,
     /// Indexes into `entries`, hashed by key.
     table: hashbrown::HashTable<u32>,
@@ -53,7 +53,7 @@ fn hash_key(k: &[u8]) -> u64 {
 
 impl Index {
     /// The entry of `key`, given the file's bytes.
-    pub fn find(&self, bytes: &[u8], key: &str) -> Option<usize> {
+    pub(crate) fn find(&self, bytes: &[u8], key: &str) -> Option<usize> {
         let k = key.as_bytes();
         self.table
             .find(hash_key(k), |&i| {
@@ -63,13 +63,13 @@ impl Index {
     }
 
     /// The key of entry `i`.
-    pub fn key<'b>(&self, bytes: &'b [u8], i: usize) -> &'b str {
+    pub(crate) fn key<'b>(&self, bytes: &'b [u8], i: usize) -> &'b str {
         // The scanner checked the file is UTF-8.
         std::str::from_utf8(key_of(bytes, &self.entries[i])).unwrap_or_default()
     }
 
     /// The bytes of entry `i`.
-    pub fn text<'b>(&self, bytes: &'b [u8], i: usize) -> &'b [u8] {
+    pub(crate) fn text<'b>(&self, bytes: &'b [u8], i: usize) -> &'b [u8] {
         let e = &self.entries[i];
         &bytes[e.start as usize..e.end as usize]
     }
@@ -77,7 +77,13 @@ impl Index {
 
 impl Index {
     /// Adds an entry whose key is `bytes[key.0..key.1]`; false if that key is already there.
-    pub fn add(&mut self, bytes: &[u8], key: (usize, usize), start: usize, end: usize) -> bool {
+    pub(crate) fn add(
+        &mut self,
+        bytes: &[u8],
+        key: (usize, usize),
+        start: usize,
+        end: usize,
+    ) -> bool {
         let k = &bytes[key.0..key.1];
         let entries = &self.entries;
         let i = entries.len() as u32;
@@ -100,18 +106,14 @@ impl Index {
     }
 
     /// Room for about `n` entries.
-    pub fn reserve(&mut self, n: usize) {
+    pub(crate) fn reserve(&mut self, n: usize) {
         self.entries.reserve(n);
         self.table.reserve(n, |_| 0);
     }
 
     /// The number of entries.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.entries.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
     }
 }
 
@@ -120,7 +122,7 @@ fn key_of<'b>(bytes: &'b [u8], e: &Entry) -> &'b [u8] {
 }
 
 /// The entries of a file, or `None` when only the full parse can tell.
-pub fn index(bytes: &[u8]) -> Option<Index> {
+pub(crate) fn index(bytes: &[u8]) -> Option<Index> {
     if bytes.len() >= u32::MAX as usize || !chars_ok(bytes) {
         return None;
     }

@@ -532,6 +532,8 @@ struct LibraryQuery {
     settings: hiera_lookup::Settings,
     /// `--explain` or `--explain-options`.
     explain: bool,
+    /// `--type` was given.
+    typed: bool,
 }
 
 /// The library calls of a recorded query; `None` for queries whose flags are command-line
@@ -550,6 +552,7 @@ fn library_query(q: &Query) -> Option<LibraryQuery> {
     let (mut knockout, mut sort_arrays, mut merge_hash_arrays) = (None, false, false);
     let (mut explain, mut explain_options, mut strict) = (false, false, Strict::Error);
     let mut finish = Finish::default();
+    let mut typed = false;
     let mut it = q.args.iter();
     while let Some(a) = it.next() {
         let mut val = || it.next().cloned();
@@ -571,7 +574,10 @@ fn library_query(q: &Query) -> Option<LibraryQuery> {
             "--merge-hash-arrays" => merge_hash_arrays = true,
             "--render-as" => format = Some(Format::parse(&val()?).ok()?),
             "--default" => finish.default = Some(val()?),
-            "--type" => finish.value_type = Some(Finish::parse_type(&val()?).ok()?),
+            "--type" => {
+                finish.set_type(&val()?).ok()?;
+                typed = true;
+            }
             "--explain" => explain = true,
             "--explain-options" => explain_options = true,
             "--strict" => {
@@ -621,6 +627,7 @@ fn library_query(q: &Query) -> Option<LibraryQuery> {
             redact: false,
         },
         explain: any_explain,
+        typed,
     })
 }
 
@@ -658,8 +665,8 @@ static CWD: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// embedding path, explain included. `None` only for queries whose flags are command-line
 /// matters (`--` and the like). Returns (stdout, status, error message).
 fn library_answer(q: &Query) -> Option<(String, i32, Option<String>)> {
-    use hiera_lookup::answer::{Answer, Format};
-    use hiera_lookup::{render, Session};
+    use hiera_lookup::answer::Answer;
+    use hiera_lookup::Session;
     let lq = library_query(q)?;
     // Like Puppet, the engine reads relative eyaml key paths and HOCON `file()` includes from
     // the working directory.
@@ -685,11 +692,7 @@ fn library_answer(q: &Query) -> Option<(String, i32, Option<String>)> {
             ex.root_text(t);
         }
         let ex = session.explainer()?;
-        let text = match format {
-            Format::S => ex.explain(),
-            Format::Yaml => render::tree_to_yaml(&ex.to_tree()).ok()?,
-            _ => format.render(&ex.to_hash()).ok()?,
-        };
+        let text = ex.render(format).ok()?;
         return Some((text, 0, None));
     }
     match answer {
@@ -786,7 +789,7 @@ fn where_agrees_with_the_lookup_on_every_recorded_tree() {
         let Some(lq) = library_query(q) else {
             continue;
         };
-        if lq.explain || lq.finish.default.is_some() || lq.finish.value_type.is_some() {
+        if lq.explain || lq.finish.default.is_some() || lq.typed {
             continue;
         }
         // Relative eyaml key paths and HOCON includes are read from the working directory.

@@ -28,17 +28,17 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// The version of the request format, sent as `protocol`.
-pub const PROTOCOL: i64 = 1;
+pub(crate) const PROTOCOL: i64 = 1;
 
 /// Timeout when neither the caller nor `options.timeout` gives one.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Answers one key from the command in `options.command`. `options` are the entry's
 /// interpolated options (with Puppet's `path`/`uri` already added for a location),
 /// `location` the location itself, `scope` the facts/trusted/variables hash, `config_dir`
 /// the hiera.yaml directory and `timeout` the default when `options.timeout` is absent.
 /// Answers are cached for the process by request text, so a batch asks once per node.
-pub fn command_lookup(
+pub(crate) fn command_lookup(
     key: &str,
     options: &Map,
     location: Option<&str>,
@@ -121,7 +121,7 @@ fn request_json(key: &str, options: &Map, location: Option<&str>, scope: &Value)
 
 /// A value as JSON: non-string hash keys become their text (JSON keys are strings),
 /// non-finite floats null, Sensitive its content (the program is trusted with secrets).
-pub fn to_json(v: &Value) -> serde_json::Value {
+pub(crate) fn to_json(v: &Value) -> serde_json::Value {
     use serde_json::Value as J;
     match v {
         Value::Null => J::Null,
@@ -164,7 +164,7 @@ fn program_path(program: &str, config_dir: &Path) -> PathBuf {
 
 /// Environment variables a program inherits; everything else (tokens, eyaml keys passed in
 /// the environment …) is withheld.
-pub const PASSED_ENV: &[&str] = &[
+pub(crate) const PASSED_ENV: &[&str] = &[
     "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR",
 ];
 

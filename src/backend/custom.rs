@@ -10,7 +10,7 @@
 //!
 //! The built-in backends (`yaml_data` …, `eyaml_lookup_key`, `command`) implement these
 //! same traits; they override the `*_call` methods, which also see the engine's
-//! [`Call`] and [`Host`] (shared data files, the scope, `--redact`).
+//! `Call` and `Host` (shared data files, the scope, `--redact`).
 
 use crate::backend::DataHash;
 use crate::error::Error;
@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 /// One call of a backend function: the hierarchy entry's function, options and location.
 #[derive(Debug, Clone, Copy)]
-pub struct Call<'a> {
+pub(crate) struct Call<'a> {
     /// The function name as hiera.yaml gives it.
     pub function: &'a str,
     /// The entry's interpolated `options` (without `path` or `uri`).
@@ -36,7 +36,7 @@ pub struct Call<'a> {
 
 impl Call<'_> {
     /// The options a backend function receives: the entry's, plus `path` or `uri`.
-    pub fn options(&self) -> Map {
+    pub(crate) fn options(&self) -> Map {
         let mut o = self.options.clone();
         if let Some(l) = self.location {
             let k = if l.uri { "uri" } else { "path" };
@@ -46,14 +46,14 @@ impl Call<'_> {
     }
 
     /// The file location, if the location is a path (not a URI).
-    pub fn path(&self) -> Option<&str> {
+    pub(crate) fn path(&self) -> Option<&str> {
         self.location
             .filter(|l| !l.uri)
             .map(|l| l.location.as_str())
     }
 
     /// Puppet's function dispatcher raises an ArgumentError (not wrapped) without a path.
-    pub fn missing_path(&self, kind: &str, sep: &str) -> Error {
+    pub(crate) fn missing_path(&self, kind: &str, sep: &str) -> Error {
         Error::run(format!(
             "'{}'{sep} one of 'path', 'paths' 'glob', 'globs' or 'mapped_paths' must be declared in hiera.yaml when using this {kind} function",
             self.function
@@ -62,7 +62,7 @@ impl Call<'_> {
 }
 
 /// What a built-in backend may ask of the engine running it.
-pub trait Host {
+pub(crate) trait Host {
     /// The hash `function` (`yaml_data` …) makes of the file at `path`, parsed once.
     fn load_data(&mut self, function: &str, path: &str) -> crate::Result<Arc<DataHash>>;
     /// The node's scope.
@@ -76,7 +76,7 @@ pub trait Host {
 
 /// A value a lookup_key backend found.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Found {
+pub(crate) enum Found {
     /// Returned as is.
     Raw(Value),
     /// To be interpolated first (Puppet's `context.interpolate`, as eyaml does).
@@ -86,8 +86,14 @@ pub enum Found {
 /// A `data_hash` backend: returns the whole hash of one location, which the engine caches
 /// and looks keys up in.
 pub trait DataHashBackend: Send + Sync {
+    /// The whole hash of the location `options` names (`options["path"]` …); an `Err` is
+    /// reported as a failing backend function.
     fn data_hash(&self, options: &Map) -> Result<Map, String>;
 
+    // The engine's hook, which the built-in backends override: its argument types are
+    // crate-private, so an embedder implements only the method above.
+    #[doc(hidden)]
+    #[allow(private_interfaces)]
     /// The engine's call: [`data_hash`](Self::data_hash) with the call's options, its
     /// message reported as Puppet reports a failing backend function.
     fn data_hash_call(&self, call: &Call, _host: &mut dyn Host) -> crate::Result<Arc<DataHash>> {
@@ -100,8 +106,13 @@ pub trait DataHashBackend: Send + Sync {
 /// A `lookup_key` backend: answers one key (the root key of a dotted lookup) at one
 /// location, `Ok(None)` meaning "no such key here" (Puppet's `context.not_found`).
 pub trait LookupKeyBackend: Send + Sync {
+    /// The value of `key` at the location `options` names, `Ok(None)` when it has none.
     fn lookup_key(&self, key: &str, options: &Map) -> Result<Option<Value>, String>;
 
+    // The engine's hook, which the built-in backends override: its argument types are
+    // crate-private, so an embedder implements only the method above.
+    #[doc(hidden)]
+    #[allow(private_interfaces)]
     /// The engine's call: [`lookup_key`](Self::lookup_key) with the call's options.
     fn lookup_key_call(
         &self,
@@ -118,6 +129,7 @@ pub trait LookupKeyBackend: Send + Sync {
 /// A `data_dig` backend: answers a whole dotted key, given as its segments (strings, and
 /// integers for numeric segments, as Puppet passes them), `Ok(None)` meaning not found.
 pub trait DataDigBackend: Send + Sync {
+    /// The value at the dotted key `segments`, `Ok(None)` when there is none.
     fn data_dig(&self, segments: &[Value], options: &Map) -> Result<Option<Value>, String>;
 }
 
@@ -130,6 +142,7 @@ pub struct Backends {
 }
 
 impl Backends {
+    /// No backends; register them with the `register_*` methods.
     pub fn new() -> Backends {
         Backends::default()
     }
@@ -144,6 +157,7 @@ impl Backends {
         self
     }
 
+    /// Registers `backend` as the lookup_key function `name` (replacing an earlier one).
     pub fn register_lookup_key(
         &mut self,
         name: impl Into<String>,
@@ -153,6 +167,7 @@ impl Backends {
         self
     }
 
+    /// Registers `backend` as the data_dig function `name` (replacing an earlier one).
     pub fn register_data_dig(
         &mut self,
         name: impl Into<String>,
@@ -162,20 +177,19 @@ impl Backends {
         self
     }
 
+    /// The data_hash backend registered as `name`.
     pub fn data_hash(&self, name: &str) -> Option<&Arc<dyn DataHashBackend>> {
         self.data_hash.get(name)
     }
 
+    /// The lookup_key backend registered as `name`.
     pub fn lookup_key(&self, name: &str) -> Option<&Arc<dyn LookupKeyBackend>> {
         self.lookup_key.get(name)
     }
 
+    /// The data_dig backend registered as `name`.
     pub fn data_dig(&self, name: &str) -> Option<&Arc<dyn DataDigBackend>> {
         self.data_dig.get(name)
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.data_hash.is_empty() && self.lookup_key.is_empty() && self.data_dig.is_empty()
     }
 }
 
@@ -218,7 +232,10 @@ mod tests {
     #[test]
     fn registry_by_kind_and_name() {
         let mut b = Backends::new();
-        assert!(b.is_empty());
+        assert_eq!(
+            format!("{b:?}"),
+            "Backends { data_hash: [], lookup_key: [], data_dig: [] }"
+        );
         b.register_lookup_key("fixed", Arc::new(Fixed));
         b.register_data_hash(
             "static",

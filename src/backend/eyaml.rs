@@ -29,7 +29,7 @@ use std::sync::OnceLock;
 /// build: nothing is read until a value needs decrypting, as in hiera-eyaml, so a broken key
 /// setting only fails lookups that meet an encrypted value.
 #[derive(Debug, Clone)]
-pub struct EyamlKeys {
+pub(crate) struct EyamlKeys {
     #[cfg_attr(not(feature = "eyaml"), allow(dead_code))]
     private: Source,
     /// Where key files are read (the lookup's file system).
@@ -48,12 +48,12 @@ struct Source {
 
 /// The options of an `eyaml_lookup_key` entry, read lazily. hiera-eyaml has no defaults
 /// when called from Puppet (its `./keys/...` defaults are only the `eyaml` CLI's).
-pub fn load_keys(options: &Map) -> EyamlKeys {
+pub(crate) fn load_keys(options: &Map) -> EyamlKeys {
     load_keys_in(options, crate::fs::disk())
 }
 
 /// [`load_keys`], the key files read from `fs`.
-pub fn load_keys_in(options: &Map, fs: std::sync::Arc<dyn crate::fs::Fs>) -> EyamlKeys {
+pub(crate) fn load_keys_in(options: &Map, fs: std::sync::Arc<dyn crate::fs::Fs>) -> EyamlKeys {
     let opt = |name: &str| {
         options
             .get(&crate::value::StrKey(name))
@@ -71,7 +71,7 @@ pub fn load_keys_in(options: &Map, fs: std::sync::Arc<dyn crate::fs::Fs>) -> Eya
 
 /// True when `v` holds a string that Puppet would hand to hiera-eyaml (hash keys excluded):
 /// the values `--redact` must hide.
-pub fn contains_encrypted(v: &Value) -> bool {
+pub(crate) fn contains_encrypted(v: &Value) -> bool {
     match v {
         Value::String(s) => is_encrypted(s),
         Value::Array(a) => a.iter().any(contains_encrypted),
@@ -81,28 +81,18 @@ pub fn contains_encrypted(v: &Value) -> bool {
     }
 }
 
-/// `v` with every string that would be decrypted replaced by `[redacted]` (same shape as
-/// the decrypted value: hash keys are kept).
-pub fn redact_encrypted(v: &Value) -> Value {
-    match v {
-        Value::String(s) if is_encrypted(s) => Value::str("[redacted]"),
-        Value::Array(a) => Value::Array(a.iter().map(redact_encrypted).collect()),
-        Value::Hash(h) => Value::Hash(
-            h.iter()
-                .map(|(k, v)| (k.clone(), redact_encrypted(v)))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
-}
-
 /// Decrypts every token of a found value, as `eyaml_lookup_key`'s `decrypt_value` does
 /// (before its interpolation, which the caller does). `key` is the root key looked up and
 /// `path` the data file, for the message. Decryption failures are LookupErrors
 /// (`hiera-eyaml backend error decrypting <data> when looking up <key> in <path>. Error was
 /// <msg>`); an unknown scheme (`ENC[GPG,...]`) is Ruby's LoadError, which escapes the
 /// function's rescue and aborts the run.
-pub fn decrypt_value(v: &Value, keys: &EyamlKeys, key: &str, path: &str) -> Result<Value, Error> {
+pub(crate) fn decrypt_value(
+    v: &Value,
+    keys: &EyamlKeys,
+    key: &str,
+    path: &str,
+) -> Result<Value, Error> {
     decrypt_collect(v, keys, key, path, &mut Vec::new())
 }
 

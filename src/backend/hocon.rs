@@ -28,7 +28,7 @@ use indexmap::IndexMap;
 
 /// The unwrapped document, or ruby-hocon's message (the caller wraps it as
 /// `Unable to parse (<path>): <message>`).
-pub fn parse_hocon(text: &str) -> Result<Value, String> {
+pub(crate) fn parse_hocon(text: &str) -> Result<Value, String> {
     let mut p = Parser::new(text);
     let root = p.parse_root()?;
     let mut r = Resolver {
@@ -62,7 +62,7 @@ pub fn positions(text: &str) -> Result<crate::position::PosNode, String> {
 
 /// Marks a message that is not a parse error but an exception escaping ruby-hocon (the caller
 /// reports it without `Unable to parse`).
-pub const RAW: &str = "\u{0}raw:";
+pub(crate) const RAW: &str = "\u{0}raw:";
 
 /// How deep `include file(...)` may nest (a file including itself stops here).
 const MAX_INCLUDE_DEPTH: usize = crate::limits::MAX_HOCON_INCLUDE_DEPTH;

@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 
 /// The file's format, which decides how an entry is built.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     /// An entry is `key: value` YAML text, read by [`crate::yaml::load_document`].
     Yaml,
     /// An entry is a JSON value, read by [`crate::json::parse`].
@@ -34,7 +34,7 @@ type Full = std::result::Result<(Map, Vec<(Value, &'static str)>), Error>;
 
 /// A data file whose entries are built on demand.
 #[derive(Debug)]
-pub struct IndexedFile {
+pub(crate) struct IndexedFile {
     format: Format,
     path: String,
     bytes: Vec<u8>,
@@ -45,7 +45,11 @@ pub struct IndexedFile {
 
 impl IndexedFile {
     /// The file at `path` (for messages), if the structural pass can index `bytes`.
-    pub fn new(format: Format, path: &str, bytes: Vec<u8>) -> std::result::Result<Self, Vec<u8>> {
+    pub(crate) fn new(
+        format: Format,
+        path: &str,
+        bytes: Vec<u8>,
+    ) -> std::result::Result<Self, Vec<u8>> {
         let index = match format {
             Format::Yaml => crate::yaml_index::index(&bytes),
             Format::Json => crate::json_index::index(&bytes),
@@ -65,7 +69,7 @@ impl IndexedFile {
     }
 
     /// The value of a top-level key.
-    pub fn get(&self, key: &str) -> Result<Option<Value>> {
+    pub(crate) fn get(&self, key: &str) -> Result<Option<Value>> {
         match self.index.find(&self.bytes, key) {
             Some(i) => self.entry(i).map(|b| Some(b.value.clone())),
             None => Ok(None),
@@ -73,12 +77,12 @@ impl IndexedFile {
     }
 
     /// The keys, in file order.
-    pub fn keys(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn keys(&self) -> impl Iterator<Item = &str> {
         (0..self.index.len()).map(|i| self.index.key(&self.bytes, i))
     }
 
     /// The Ruby class that makes the value of `key` invalid for Puppet, if any.
-    pub fn invalid_class(&self, key: &str) -> Option<&'static str> {
+    pub(crate) fn invalid_class(&self, key: &str) -> Option<&'static str> {
         let i = self.index.find(&self.bytes, key)?;
         self.entry(i).ok()?.invalid
     }

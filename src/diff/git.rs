@@ -45,7 +45,7 @@ impl Repo {
         })
     }
 
-    pub fn workdir(&self) -> &Path {
+    pub(crate) fn workdir(&self) -> &Path {
         &self.workdir
     }
 
@@ -68,7 +68,7 @@ impl Repo {
     }
 
     /// The files of revision `rev` (anything `git rev-parse` takes), mounted at the work tree.
-    pub fn revision(&self, rev: &str) -> Result<GitFs, String> {
+    pub(crate) fn revision(&self, rev: &str) -> Result<GitFs, String> {
         let tree_id = self.tree_id(rev)?;
         let repo = self.repo.to_thread_local();
         let tree = repo
@@ -112,7 +112,7 @@ impl Repo {
 /// A revision's files, seen at the paths they have in the work tree. Paths outside the work
 /// tree (eyaml keys under /etc, a basemodulepath) are read from the disk, as a checkout of
 /// the revision would see them.
-pub struct GitFs {
+pub(crate) struct GitFs {
     repo: gix::ThreadSafeRepository,
     root: PathBuf,
     rev: String,
@@ -135,14 +135,9 @@ enum At {
 const MAX_LINKS: usize = 8;
 
 impl GitFs {
-    /// The revision, as given.
-    pub fn rev(&self) -> &str {
-        &self.rev
-    }
-
     /// Every file (blob or link) under `dir` (relative to the tree's root, "" for all), with
     /// its object id, paths relative to `dir`.
-    pub fn files_under(&self, dir: &str) -> Vec<(String, gix::ObjectId)> {
+    pub(crate) fn files_under(&self, dir: &str) -> Vec<(String, gix::ObjectId)> {
         let prefix = if dir.is_empty() {
             String::new()
         } else {
@@ -164,7 +159,7 @@ impl GitFs {
 
     /// The path of `p` relative to the tree's root, lexically (`.` and `..` resolved), or
     /// `None` when it is outside the work tree.
-    pub fn relative(&self, p: &Path) -> Option<String> {
+    pub(crate) fn relative(&self, p: &Path) -> Option<String> {
         let p = if p.is_absolute() {
             p.to_path_buf()
         } else {
@@ -290,6 +285,6 @@ impl Fs for GitFs {
 
 /// The git object id of a blob with `data`, as `git hash-object` computes it (to compare a
 /// work-tree file with a revision's without reading the revision's copy).
-pub fn blob_id(data: &[u8]) -> Option<gix::ObjectId> {
+pub(crate) fn blob_id(data: &[u8]) -> Option<gix::ObjectId> {
     gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, data).ok()
 }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 /// What a file is to a lookup.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
+pub(crate) enum Role {
     /// hiera.yaml, environment.conf, an eyaml key: may change how any key is found.
     Config,
     /// A file a data_hash backend may read.
@@ -22,7 +22,7 @@ pub enum Role {
 
 /// The role of a path (relative to the control repo), `None` for files no lookup reads
 /// (manifests, templates, Ruby code, README …).
-pub fn role(rel: &str) -> Option<Role> {
+pub(crate) fn role(rel: &str) -> Option<Role> {
     let name = rel.rsplit('/').next().unwrap_or(rel);
     if name == "hiera.yaml" || name == "environment.conf" {
         return Some(Role::Config);
@@ -46,7 +46,7 @@ pub fn role(rel: &str) -> Option<Role> {
 
 /// How a file differs between the two sides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
+pub(crate) enum Status {
     Added,
     Removed,
     Modified,
@@ -54,7 +54,7 @@ pub enum Status {
 
 /// A changed file and the keys it changes.
 #[derive(Debug, Clone)]
-pub struct ChangedFile {
+pub(crate) struct ChangedFile {
     /// Relative to the control repo.
     pub path: String,
     pub status: Status,
@@ -65,7 +65,7 @@ pub struct ChangedFile {
 
 /// The keys a change can touch.
 #[derive(Debug, Clone, Default)]
-pub struct Impact {
+pub(crate) struct Impact {
     pub changed: Vec<ChangedFile>,
     /// Why every key must be recomputed, if it must.
     pub everything: Option<String>,
@@ -98,7 +98,7 @@ fn parse(rel: &str, bytes: &[u8]) -> Parsed {
 }
 
 /// Compares the two sides' files and finds the keys the change can touch.
-pub fn analyse(base: &Tree, head: &Tree) -> Impact {
+pub(crate) fn analyse(base: &Tree, head: &Tree) -> Impact {
     let mut impact = Impact::default();
     // Each distinct file content is parsed once, whichever side (or path) holds it.
     let mut parsed: HashMap<gix::ObjectId, Parsed> = HashMap::new();
@@ -305,7 +305,7 @@ fn collect_refs(v: &Value, refs: &mut Vec<String>, dynamic: &mut bool, depth: us
 
 /// The 1-based line of `key`'s definition at the top level of a data file's text (YAML
 /// `key:` / `"key":`, or JSON/HOCON `"key"` at any indentation), if a simple search finds it.
-pub fn line_of(text: &str, key: &str) -> Option<usize> {
+pub(crate) fn line_of(text: &str, key: &str) -> Option<usize> {
     let quoted = [format!("\"{key}\""), format!("'{key}'")];
     for (i, line) in text.lines().enumerate() {
         let t = line.trim_start();
@@ -325,7 +325,7 @@ pub fn line_of(text: &str, key: &str) -> Option<usize> {
 /// The line of `key`'s definition in `new` that a change touched: the first line of its
 /// block (from the key to the next top-level line) that the key's block in `old` does not
 /// have, else the key's own line.
-pub fn changed_line(old: &str, new: &str, key: &str) -> Option<usize> {
+pub(crate) fn changed_line(old: &str, new: &str, key: &str) -> Option<usize> {
     let start = line_of(new, key)?;
     let block = |text: &str, from: usize| -> Vec<String> {
         let mut lines = text.lines().skip(from - 1);

@@ -1,12 +1,12 @@
 //! `hiera-lookup diff`: what a change to the control repo does to the fleet. Two trees (git
-//! revisions read through [`git::GitFs`], or directories) are looked up with the same engine
-//! for every node × key the change can touch ([`impact`]), and the answers that differ are
-//! grouped by key with a diff by path ([`paths`]), printed by [`output`].
+//! revisions read through `git::GitFs`, or directories) are looked up with the same engine
+//! for every node × key the change can touch (`impact`), and the answers that differ are
+//! grouped by key with a diff by path (`paths`), printed by [`output`].
 
 pub mod git;
-pub mod impact;
+pub(crate) mod impact;
 pub mod output;
-pub mod paths;
+pub(crate) mod paths;
 
 use crate::backend::DataFiles;
 use crate::batch::Node;
@@ -24,14 +24,14 @@ use std::sync::{Arc, Mutex};
 #[derive(Debug, Clone)]
 pub struct Tree {
     /// How the user named it: a revision, a directory, or `work tree`.
-    pub label: String,
+    pub(crate) label: String,
     /// The control repo's directory as lookups see it (its hiera.yaml is the environment
     /// layer, as in control-repo mode).
-    pub root: PathBuf,
-    pub fs: Arc<dyn Fs>,
+    pub(crate) root: PathBuf,
+    pub(crate) fs: Arc<dyn Fs>,
     /// The files a lookup may read ([`impact::role`]), relative to `root`, with their git
     /// object ids (computed for files on disk).
-    pub listing: BTreeMap<String, gix::ObjectId>,
+    pub(crate) listing: BTreeMap<String, gix::ObjectId>,
     /// `root` relative to the git work tree ("" at its top, or outside git), for the file
     /// names of annotations.
     pub prefix: String,
@@ -123,7 +123,7 @@ impl Tree {
     }
 
     /// A file of the tree, by its path relative to the root.
-    pub fn read(&self, rel: &str) -> std::io::Result<Vec<u8>> {
+    pub(crate) fn read(&self, rel: &str) -> std::io::Result<Vec<u8>> {
         self.fs.read(&self.root.join(rel))
     }
 
@@ -137,7 +137,7 @@ impl Tree {
 
 /// One side's answer for a node and key.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Resolved {
+pub(crate) enum Resolved {
     Found(Value),
     NotFound,
     /// The error a lookup gives, with paths relative to the control repo.
@@ -148,7 +148,7 @@ pub enum Resolved {
 /// value; the values themselves may differ elsewhere, as with a merge of per-node data), or
 /// else the same answers.
 #[derive(Debug, Clone)]
-pub struct Group {
+pub(crate) struct Group {
     pub nodes: Vec<String>,
     /// The first node's answers.
     pub before: Resolved,
@@ -159,14 +159,14 @@ pub struct Group {
 
 /// Where a changed key is defined on the new side, for annotations.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Site {
+pub(crate) struct Site {
     pub file: String,
     pub line: Option<usize>,
 }
 
 /// Everything that changed for one key.
 #[derive(Debug, Clone)]
-pub struct KeyChange {
+pub(crate) struct KeyChange {
     pub key: String,
     pub groups: Vec<Group>,
     /// The changed files that define the key (with the line on the new side).
@@ -174,32 +174,37 @@ pub struct KeyChange {
 }
 
 impl KeyChange {
-    pub fn node_count(&self) -> usize {
+    pub(crate) fn node_count(&self) -> usize {
         self.groups.iter().map(|g| g.nodes.len()).sum()
     }
 }
 
-/// What `diff` found.
+/// What `diff` found: render it with [`output::Format::render`].
 #[derive(Debug, Clone)]
 pub struct Report {
-    pub base: String,
-    pub head: String,
-    pub changes: Vec<KeyChange>,
-    pub impact: impact::Impact,
-    pub nodes: usize,
+    pub(crate) base: String,
+    pub(crate) head: String,
+    pub(crate) changes: Vec<KeyChange>,
+    pub(crate) impact: impact::Impact,
+    pub(crate) nodes: usize,
     /// Distinct keys looked up (on both sides, for every node).
-    pub keys_recomputed: usize,
+    pub(crate) keys_recomputed: usize,
     /// Keys of the data that were not looked up, because the change cannot touch them
     /// (`None` when keys were given and all were looked up).
-    pub keys_skipped: usize,
+    pub(crate) keys_skipped: usize,
     /// Lookups made (both sides).
-    pub lookups: usize,
+    pub(crate) lookups: usize,
     /// The new side's [`Tree::prefix`].
-    pub path_prefix: String,
+    pub(crate) path_prefix: String,
 }
 
 impl Report {
-    pub fn changed_nodes(&self) -> usize {
+    /// Whether any key's answers changed on any node (the command's exit status 1).
+    pub fn has_changes(&self) -> bool {
+        !self.changes.is_empty()
+    }
+
+    pub(crate) fn changed_nodes(&self) -> usize {
         let set: BTreeSet<&str> = self
             .changes
             .iter()
@@ -216,6 +221,7 @@ impl Report {
 /// Which keys to compare.
 #[derive(Debug, Clone)]
 pub enum Keys {
+    /// These keys.
     List(Vec<String>),
     /// Every key either side can see.
     All,
@@ -224,11 +230,17 @@ pub enum Keys {
 /// What `diff` needs.
 #[derive(Debug, Clone)]
 pub struct Request {
+    /// The side before the change.
     pub base: Tree,
+    /// The side after the change.
     pub head: Tree,
+    /// The nodes to compare (each looked up on both sides).
     pub nodes: Vec<Node>,
+    /// The keys to compare.
     pub keys: Keys,
+    /// The session settings of every lookup.
     pub settings: Settings,
+    /// Worker threads (at least 1).
     pub threads: usize,
     /// Look up every key even where the change cannot touch it (a check of the analysis).
     pub no_skip: bool,

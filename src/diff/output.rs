@@ -9,13 +9,18 @@ use std::collections::{BTreeMap, BTreeSet};
 /// An output format of `diff`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
+    /// For people: by key, the nodes affected and the edits by path.
     Text,
+    /// One JSON document for scripts.
     Json,
+    /// GitHub Actions workflow annotations on the changed data lines.
     Github,
+    /// A pull-request comment.
     Markdown,
 }
 
 impl Format {
+    /// Parses `--format` (`text`, `json`, `github`, `markdown` or `md`).
     pub fn parse(s: &str) -> Result<Format, String> {
         match s {
             "text" => Ok(Format::Text),
@@ -28,6 +33,7 @@ impl Format {
         }
     }
 
+    /// The report in this format.
     pub fn render(self, r: &Report) -> String {
         match self {
             Format::Text => text(r),
@@ -74,7 +80,7 @@ fn node_list(nodes: &[String]) -> String {
 }
 
 /// The first line of the report: what changed, and how much work that took.
-pub fn summary(r: &Report) -> String {
+pub(crate) fn summary(r: &Report) -> String {
     let mut s = if r.changes.is_empty() {
         format!("No change between {} and {}", r.base, r.head)
     } else {
@@ -271,7 +277,7 @@ fn strs<'a>(it: impl IntoIterator<Item = &'a String>) -> Value {
 }
 
 /// The whole report as one JSON document.
-pub fn to_value(r: &Report) -> Value {
+pub(crate) fn to_value(r: &Report) -> Value {
     let int = |n: usize| Value::Int(n as i64);
     let mut m = Map::default();
     m.insert(Value::str("base"), Value::str(r.base.as_str()));

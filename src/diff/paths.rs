@@ -7,7 +7,7 @@ use crate::value::Value;
 
 /// One difference inside a value.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Edit {
+pub(crate) enum Edit {
     Changed {
         path: String,
         before: Value,
@@ -24,7 +24,7 @@ pub enum Edit {
 }
 
 impl Edit {
-    pub fn path(&self) -> &str {
+    pub(crate) fn path(&self) -> &str {
         match self {
             Edit::Changed { path, .. } | Edit::Added { path, .. } | Edit::Removed { path, .. } => {
                 path
@@ -33,7 +33,7 @@ impl Edit {
     }
 
     /// One line: `path: before → after`, `+ path: value`, `- path: value`.
-    pub fn line(&self, key: &str) -> String {
+    pub(crate) fn line(&self, key: &str) -> String {
         let at = |p: &str| format!("{key}{p}");
         match self {
             Edit::Changed {
@@ -52,10 +52,10 @@ impl Edit {
 const MAX_LCS: usize = 512;
 
 /// At most this many edits are listed for one value; the rest are counted.
-pub const MAX_EDITS: usize = 50;
+pub(crate) const MAX_EDITS: usize = 50;
 
 /// The edits that turn `before` into `after` (empty when equal).
-pub fn diff(before: &Value, after: &Value) -> Vec<Edit> {
+pub(crate) fn diff(before: &Value, after: &Value) -> Vec<Edit> {
     let mut out = Vec::new();
     walk(before, after, &mut String::new(), &mut out);
     out
@@ -212,7 +212,7 @@ fn push_key(path: &mut String, k: &Value) {
 const MAX_SHOWN: usize = 120;
 
 /// A value on one line, as JSON (Puppet's `undef` is `null`), cut at [`MAX_SHOWN`] characters.
-pub fn compact(v: &Value) -> String {
+pub(crate) fn compact(v: &Value) -> String {
     let s = crate::render::to_json(v).unwrap_or_else(|_| crate::render::inspect(v));
     if s.chars().count() > MAX_SHOWN {
         let mut cut: String = s.chars().take(MAX_SHOWN - 1).collect();

@@ -127,7 +127,7 @@ impl Context for Session {
 
 impl Session {
     /// Interpolates a value against this session's scope, methods (`lookup` …) allowed or not.
-    pub fn interpolate(&mut self, value: &Value, allow_methods: bool) -> Result<Value> {
+    pub(crate) fn interpolate(&mut self, value: &Value, allow_methods: bool) -> Result<Value> {
         interpolation::interpolate(self, value, allow_methods)
     }
 

@@ -51,8 +51,11 @@ pub struct Layers {
 /// Session-wide settings.
 #[derive(Debug, Clone, Default)]
 pub struct Settings {
+    /// Undefined variables in data: Puppet's `strict` setting.
     pub strict: Strict,
+    /// Record the lookup's explanation (`--explain`): see [`Session::explainer`].
     pub explain: bool,
+    /// Record only the lookup_options search (`--explain-options` alone).
     pub explain_options_only: bool,
     /// Record what backends decrypt (`ENC[...]` tokens), so that printing can show
     /// `[redacted]` instead ([`Session::redactor`]); the lookup itself is unchanged.
@@ -62,7 +65,9 @@ pub struct Settings {
 /// The outcome of one lookup.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
+    /// The value found (merged, interpolated, converted).
     Found(Value),
+    /// No layer has the key.
     NotFound,
 }
 
@@ -145,6 +150,7 @@ struct ExplainState {
 }
 
 impl Session {
+    /// A session for the node `scope` over `layers`, reading data files from the disk.
     pub fn new(scope: Scope, layers: Layers, settings: Settings) -> Session {
         Session::with_files(scope, layers, settings, DataFiles::default())
     }
@@ -186,10 +192,6 @@ impl Session {
         self.backends = backends;
     }
 
-    pub fn scope(&self) -> &Scope {
-        &self.scope
-    }
-
     /// Warnings gathered so far (each once), as Puppet would log them.
     pub fn take_warnings(&mut self) -> Vec<String> {
         let mut seen = Vec::new();
@@ -201,17 +203,18 @@ impl Session {
         seen
     }
 
-    /// The explanation so far (`None` unless the settings asked for one).
     /// With `--redact`, what hides the plaintexts this session's lookups decrypted: apply
     /// it to everything printed (values, traces, messages). `None` without `--redact`.
     pub fn redactor(&self) -> Option<&crate::redact::Redactor> {
         self.settings.redact.then_some(&self.secrets)
     }
 
+    /// The explanation so far (`None` unless the settings asked for one).
     pub fn explainer(&self) -> Option<&Explainer> {
         self.ex_ref()
     }
 
+    /// The explanation so far, to add a line at its root (`None` unless asked for).
     pub fn explainer_mut(&mut self) -> Option<&mut Explainer> {
         self.ex_mut()
     }

@@ -16,13 +16,15 @@ use crate::location::ResolvedLocation;
 use crate::merge::MergeStrategy;
 use crate::value::Value;
 use crate::Outcome;
-use std::path::PathBuf;
 
 /// A layer of the lookup.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum LayerName {
+    /// The global layer (`--hiera_config`, `$codedir/hiera.yaml` …).
     Global,
+    /// The environment's hiera.yaml.
     Environment,
+    /// A module's own hiera.yaml, by module name.
     Module(String),
 }
 
@@ -38,10 +40,9 @@ impl std::fmt::Display for LayerName {
 
 /// One place the lookup of a key searches, in lookup order.
 #[derive(Debug, Clone)]
-pub struct Reached {
+pub(crate) struct Reached {
+    /// The layer whose hierarchy names the location.
     pub layer: LayerName,
-    /// The layer's hiera.yaml (`None`: Puppet's default configuration).
-    pub config: Option<PathBuf>,
     /// Searched only when nothing else was found (a module's `default_hierarchy`).
     pub default_hierarchy: bool,
     /// The hierarchy entry's name.
@@ -70,7 +71,7 @@ pub enum MergeSource {
 
 /// A value a backend returned for the looked-up key during the lookup.
 #[derive(Debug, Clone)]
-pub struct FoundValue {
+pub(crate) struct FoundValue {
     /// Index into the [`Session::reachable`] list of the same key.
     pub reached: Option<usize>,
     /// The location (path or URI) the backend read, if any.
@@ -81,7 +82,7 @@ pub struct FoundValue {
 
 /// The lookup of one key, with what the engine found on the way.
 #[derive(Debug, Clone)]
-pub struct Trace {
+pub(crate) struct Trace {
     pub outcome: std::result::Result<Outcome, Error>,
     pub strategy: MergeStrategy,
     pub source: MergeSource,
@@ -101,7 +102,7 @@ pub(super) struct FoundLog {
 impl Session {
     /// Every hierarchy location the lookup of `key` searches for this node, in lookup order:
     /// global, environment and the key's module, then the module's default_hierarchy.
-    pub fn reachable(&mut self, key: &str) -> Result<Vec<Reached>> {
+    pub(crate) fn reachable(&mut self, key: &str) -> Result<Vec<Reached>> {
         let lk = LookupKey::parse(key)?;
         let mut ids: Vec<(ProviderId, bool)> = Vec::new();
         if self.layers.global.is_some() {
@@ -139,7 +140,6 @@ impl Session {
             for e in entries.iter() {
                 let base = Reached {
                     layer: layer.clone(),
-                    config: cfg.path.clone(),
                     default_hierarchy,
                     entry: e.entry.name.clone(),
                     kind: e.entry.kind,
@@ -163,7 +163,7 @@ impl Session {
     /// Looks `key` up as [`lookup`](Session::lookup) does, recording each value a backend
     /// returns for it at the top level (not for lookup_options or interpolation lookups),
     /// matched to the [`reachable`](Session::reachable) list of the same key.
-    pub fn trace_lookup(
+    pub(crate) fn trace_lookup(
         &mut self,
         key: &str,
         merge: Option<&MergeStrategy>,
@@ -274,7 +274,7 @@ fn entry_id(e: &ResolvedEntry) -> usize {
 
 /// Whether a lookup_options key (`name` or `^pattern`) applies to a key whose root is `root`,
 /// as the engine decides it.
-pub fn option_applies(option_key: &str, root: &str) -> Result<bool> {
+pub(crate) fn option_applies(option_key: &str, root: &str) -> Result<bool> {
     if option_key.starts_with('^') {
         Ok(KeyPattern::new(option_key)?.is_match(root))
     } else {

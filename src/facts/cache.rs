@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 /// Puppet's default `vardir` (puppet-agent packages): `/opt/puppetlabs/puppet/cache` for root,
 /// `~/.puppetlabs/opt/puppet/cache` for anyone else. A Puppet Server's puppet.conf sets
 /// `[server] vardir = /opt/puppetlabs/server/data/puppetserver` (see [`super::conf`]).
-pub fn default_vardir() -> PathBuf {
+pub(crate) fn default_vardir() -> PathBuf {
     if is_root() {
         PathBuf::from("/opt/puppetlabs/puppet/cache")
     } else {
@@ -18,13 +18,13 @@ pub fn default_vardir() -> PathBuf {
 }
 
 /// `Puppet.features.root?`: the effective user is root.
-pub fn is_root() -> bool {
+pub(crate) fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() == 0 }
 }
 
 /// `~` as Ruby's `File.expand_path` finds it.
-pub fn home() -> PathBuf {
+pub(crate) fn home() -> PathBuf {
     std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from)
@@ -40,7 +40,7 @@ fn bad_name(name: &str) -> bool {
 }
 
 /// `$vardir/yaml/facts/NAME.yaml`.
-pub fn path(vardir: &Path, node: &str) -> PathBuf {
+pub(crate) fn path(vardir: &Path, node: &str) -> PathBuf {
     vardir
         .join("yaml")
         .join("facts")
@@ -50,7 +50,7 @@ pub fn path(vardir: &Path, node: &str) -> PathBuf {
 /// The node's cached facts, `None` when the cache has no file for it (Puppet then has no facts
 /// from its terminus). A file that exists but cannot be read or parsed is an error, in
 /// Puppet's words.
-pub fn find(vardir: &Path, node: &str) -> Result<Option<NodeFacts>> {
+pub(crate) fn find(vardir: &Path, node: &str) -> Result<Option<NodeFacts>> {
     if bad_name(node) {
         return Err(Error::run(format!(
             "invalid key (the node name {node:?} cannot name a file in the fact cache)"

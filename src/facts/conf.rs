@@ -14,12 +14,19 @@ use std::path::{Path, PathBuf};
 /// Settings given on the command line (Puppet's flags of the same names), absolute.
 #[derive(Debug, Clone, Default)]
 pub struct Flags {
+    /// `--config`: puppet.conf.
     pub config: Option<PathBuf>,
+    /// `--confdir`.
     pub confdir: Option<PathBuf>,
+    /// `--codedir`.
     pub codedir: Option<PathBuf>,
+    /// `--vardir`.
     pub vardir: Option<PathBuf>,
+    /// `--environmentpath`.
     pub environmentpath: Option<PathBuf>,
+    /// `--hiera_config`.
     pub hiera_config: Option<PathBuf>,
+    /// `--basemodulepath`.
     pub basemodulepath: Option<String>,
 }
 
@@ -28,13 +35,19 @@ pub struct Flags {
 pub struct PuppetConf {
     /// The puppet.conf that was read, if any.
     pub file: Option<PathBuf>,
+    /// `$confdir`.
     pub confdir: PathBuf,
+    /// `$codedir`.
     pub codedir: PathBuf,
+    /// `$vardir` (where the fact cache is).
     pub vardir: PathBuf,
+    /// `$ssldir` (PuppetDB's TLS files).
     pub ssldir: PathBuf,
     /// The layout settings, only when the flags or the file set them.
     pub environmentpath: Option<PathBuf>,
+    /// `hiera_config`, if set.
     pub hiera_config: Option<PathBuf>,
+    /// `basemodulepath`, if set.
     pub basemodulepath: Option<String>,
     /// codedir as set by the file (not defaulted).
     pub codedir_set: Option<PathBuf>,
@@ -55,7 +68,7 @@ pub fn machine_config_disabled() -> bool {
 }
 
 /// Puppet's default confdir: /etc/puppetlabs/puppet for root, ~/.puppetlabs/etc/puppet else.
-pub fn default_confdir() -> PathBuf {
+pub(crate) fn default_confdir() -> PathBuf {
     if super::cache::is_root() {
         PathBuf::from("/etc/puppetlabs/puppet")
     } else {
@@ -64,7 +77,7 @@ pub fn default_confdir() -> PathBuf {
 }
 
 /// Puppet's default codedir: /etc/puppetlabs/code for root, ~/.puppetlabs/etc/code else.
-pub fn default_codedir() -> PathBuf {
+pub(crate) fn default_codedir() -> PathBuf {
     if super::cache::is_root() {
         PathBuf::from("/etc/puppetlabs/code")
     } else {
@@ -76,7 +89,7 @@ pub fn default_codedir() -> PathBuf {
 type Ini = IndexMap<String, IndexMap<String, (String, usize)>>;
 
 /// Parses puppet.conf text.
-pub fn parse(text: &str, display: &str) -> Result<Ini> {
+pub(crate) fn parse(text: &str, display: &str) -> Result<Ini> {
     let mut ini: Ini = IndexMap::new();
     let mut section = "main".to_string();
     for (i, raw) in text.lines().enumerate() {

@@ -1,15 +1,15 @@
 //! Where a node's facts come from, as `puppet lookup --node` finds them: facts files in every
-//! shape Puppet and PuppetDB write ([`shapes`]), Puppet's YAML fact cache ([`cache`]), PuppetDB
+//! shape Puppet and PuppetDB write (`shapes`), Puppet's YAML fact cache (`cache`), PuppetDB
 //! ([`puppetdb`]), and the puppet.conf settings that say where those are ([`conf`]).
 //!
-//! Every source gives [`NodeFacts`]: the facts hash Puppet would make top-scope variables of
+//! Every source gives `NodeFacts`: the facts hash Puppet would make top-scope variables of
 //! (the `trusted` fact included when the source has one), the node's certname when the source
 //! names it, and where the facts came from (for batch output and error messages).
 
-pub mod cache;
+pub(crate) mod cache;
 pub mod conf;
 pub mod puppetdb;
-pub mod shapes;
+pub(crate) mod shapes;
 
 use crate::error::{Error, Result};
 use crate::value::{Map, Value};
@@ -105,10 +105,13 @@ pub fn single(
 /// that made them unreadable.
 #[derive(Debug, Clone)]
 pub struct BatchNode {
+    /// The node's name (certname, `clientcert` fact or file name).
     pub name: String,
     /// `facts` (a file) or `puppetdb` (a certname): the JSON Lines field naming the source.
     pub kind: &'static str,
+    /// The facts file or the PuppetDB certname.
     pub source: String,
+    /// The facts, or why they could not be read.
     pub facts: Result<Map>,
 }
 
@@ -178,10 +181,10 @@ pub fn batch(req: &FactsRequest) -> Result<(Vec<BatchNode>, Vec<String>)> {
 }
 
 /// How many nodes' facts one PuppetDB request fetches in batch mode.
-pub const PUPPETDB_CHUNK: usize = 100;
+pub(crate) const PUPPETDB_CHUNK: usize = 100;
 
 /// Batch mode over PuppetDB: every active node, or those of a PQL query, fetched
-/// [`PUPPETDB_CHUNK`] at a time as the iterator is consumed (the fleet is never all in memory).
+/// `PUPPETDB_CHUNK` at a time as the iterator is consumed (the fleet is never all in memory).
 /// A chunk PuppetDB fails to give is an error for each of its nodes.
 pub fn puppetdb_batch<'a>(
     db: &'a puppetdb::Client,
@@ -240,7 +243,7 @@ pub fn puppetdb_batch<'a>(
 }
 
 /// One warning per node name that several sources give.
-pub fn duplicate_warnings(nodes: &[BatchNode]) -> Vec<String> {
+pub(crate) fn duplicate_warnings(nodes: &[BatchNode]) -> Vec<String> {
     let mut by_name: indexmap::IndexMap<&str, Vec<&str>> = indexmap::IndexMap::new();
     for n in nodes {
         by_name.entry(&n.name).or_default().push(&n.source);
@@ -260,7 +263,7 @@ pub fn duplicate_warnings(nodes: &[BatchNode]) -> Vec<String> {
 
 /// One node's facts.
 #[derive(Debug, Clone, PartialEq)]
-pub struct NodeFacts {
+pub(crate) struct NodeFacts {
     /// The certname the source gives (PuppetDB's `certname`, the `name` of a
     /// `Puppet::Node::Facts` document); `None` for a plain facts hash.
     pub certname: Option<String>,
@@ -273,7 +276,7 @@ pub struct NodeFacts {
 impl NodeFacts {
     /// The node's name: the source's certname, else the `clientcert` fact, else `fallback`
     /// (a file's stem).
-    pub fn name(&self, fallback: &str) -> String {
+    pub(crate) fn name(&self, fallback: &str) -> String {
         if let Some(c) = &self.certname {
             return c.clone();
         }
@@ -285,13 +288,14 @@ impl NodeFacts {
 }
 
 /// The facts Puppet requires a `--facts` file to override together.
-pub const TRUSTED_INFORMATION_FACTS: [&str; 4] = ["hostname", "domain", "fqdn", "clientcert"];
+pub(crate) const TRUSTED_INFORMATION_FACTS: [&str; 4] =
+    ["hostname", "domain", "fqdn", "clientcert"];
 
 /// Puppet's rule for `--facts` files: setting some of hostname, domain, fqdn and clientcert
 /// but not all is an error, because Puppet merges the file over the host's own facts and would
 /// mix two machines' names. hiera-lookup does not merge the host's facts, so it answers from the
 /// file and returns the warning Puppet's error would have been.
-pub fn trusted_information_warning(values: &Map, display: &str) -> Option<String> {
+pub(crate) fn trusted_information_warning(values: &Map, display: &str) -> Option<String> {
     let has = |k: &str| values.contains_key(&Value::str(k));
     let some = TRUSTED_INFORMATION_FACTS.iter().any(|k| has(k));
     let all = TRUSTED_INFORMATION_FACTS.iter().all(|k| has(k));
@@ -310,7 +314,7 @@ pub fn trusted_information_warning(values: &Map, display: &str) -> Option<String
 }
 
 /// A facts file (`-` is standard input): every node it holds, and the warnings it gave.
-pub fn read_file(path: &Path, display: &str) -> Result<(Vec<NodeFacts>, Vec<String>)> {
+pub(crate) fn read_file(path: &Path, display: &str) -> Result<(Vec<NodeFacts>, Vec<String>)> {
     let text = if display == "-" {
         read_stdin()?
     } else {
@@ -350,7 +354,7 @@ fn read_stdin() -> Result<String> {
 
 /// Picks the node a single lookup is for among a source's nodes: the one whose certname is
 /// `node`, the only one, or an error naming the choice.
-pub fn pick(nodes: Vec<NodeFacts>, node: Option<&str>, display: &str) -> Result<NodeFacts> {
+pub(crate) fn pick(nodes: Vec<NodeFacts>, node: Option<&str>, display: &str) -> Result<NodeFacts> {
     if nodes.len() == 1 {
         return Ok(nodes.into_iter().next().expect("one node"));
     }
@@ -387,7 +391,7 @@ fn list(names: &[String]) -> String {
 
 /// Puppet's `Facts#add_extra_values`: the `--facts` file's facts replace the cached ones of
 /// the same name (top-level keys only).
-pub fn merge_over(base: &mut Map, extra: Map) {
+pub(crate) fn merge_over(base: &mut Map, extra: Map) {
     for (k, v) in extra {
         base.insert(k, v);
     }
@@ -418,7 +422,7 @@ pub fn read_trusted_file(path: &Path, display: &str) -> Result<Map> {
 }
 
 /// Sets the node's `trusted` fact from `--trusted` data, over what Puppet would derive.
-pub fn apply_trusted(values: &mut Map, trusted: &Map, node: Option<&str>) {
+pub(crate) fn apply_trusted(values: &mut Map, trusted: &Map, node: Option<&str>) {
     let mut base = match values.get(&Value::str("trusted")) {
         Some(Value::Hash(t)) => t.clone(),
         _ => {
@@ -455,7 +459,7 @@ pub fn apply_trusted(values: &mut Map, trusted: &Map, node: Option<&str>) {
 
 /// The facts files (`*.yaml`, `*.yml`, `*.json`) of a directory, unsorted; batch mode, diff and
 /// lint's fleet all list a `--facts-dir` this way.
-pub fn facts_files_in(dir: &std::path::Path) -> Result<Vec<PathBuf>> {
+pub(crate) fn facts_files_in(dir: &std::path::Path) -> Result<Vec<PathBuf>> {
     let rd = std::fs::read_dir(dir).map_err(|e| {
         Error::run(format!(
             "Could not read facts directory {}: {}",

@@ -21,6 +21,7 @@ pub struct Options {
     pub cacert: Option<PathBuf>,
     /// Client certificate and its private key (PEM).
     pub cert: Option<PathBuf>,
+    /// The client certificate's private key (PEM).
     pub key: Option<PathBuf>,
     /// Bound on each request, connection included.
     pub timeout: Duration,
@@ -122,6 +123,7 @@ pub struct Client {
 const MAX_ANSWER: u64 = crate::limits::MAX_FILE_SIZE;
 
 impl Client {
+    /// A client for `opts`: reads the TLS files (an unreadable one is an error).
     pub fn new(opts: &Options) -> Result<Client> {
         use ureq::tls::{RootCerts, TlsConfig};
         if opts.urls.is_empty() {
@@ -207,12 +209,12 @@ impl Client {
     }
 
     /// The first URL (for messages and batch lines).
-    pub fn url(&self) -> &str {
+    pub(crate) fn url(&self) -> &str {
         &self.urls[0]
     }
 
     /// A node's facts and trusted data; `None` when PuppetDB has no active node of that name.
-    pub fn node(&self, certname: &str) -> Result<Option<NodeFacts>> {
+    pub(crate) fn node(&self, certname: &str) -> Result<Option<NodeFacts>> {
         let v = self.query(
             "/pdb/query/v4/inventory",
             serde_json::json!(["=", "certname", certname]),
@@ -222,7 +224,7 @@ impl Client {
     }
 
     /// The facts of the named nodes, in PuppetDB's order (unknown names are left out).
-    pub fn nodes(&self, certnames: &[String]) -> Result<Vec<NodeFacts>> {
+    pub(crate) fn nodes(&self, certnames: &[String]) -> Result<Vec<NodeFacts>> {
         if certnames.is_empty() {
             return Ok(Vec::new());
         }
@@ -252,7 +254,7 @@ impl Client {
 
     /// The certnames of every active node (`None`), or of a PQL query's answer (each row's
     /// `certname`), sorted as PuppetDB returns them, without duplicates.
-    pub fn certnames(&self, pql: Option<&str>) -> Result<Vec<String>> {
+    pub(crate) fn certnames(&self, pql: Option<&str>) -> Result<Vec<String>> {
         let pql = pql.unwrap_or("inventory[certname] { order by certname }");
         let v = self.query("/pdb/query/v4", serde_json::json!(pql))?;
         let Value::Array(rows) = v else {

@@ -17,13 +17,13 @@ use crate::value::{Map, Value};
 
 /// Parses a facts file's text as Puppet does (`.json` JSON, `.yaml`/`.yml` YAML, anything else
 /// JSON then YAML) and reads every node it holds.
-pub fn parse_text(text: &str, display: &str) -> Result<Vec<NodeFacts>> {
+pub(crate) fn parse_text(text: &str, display: &str) -> Result<Vec<NodeFacts>> {
     let value = parse_value(text, display)?;
     from_value(value, display)
 }
 
 /// The parsed document of a facts file.
-pub fn parse_value(text: &str, display: &str) -> Result<Value> {
+pub(crate) fn parse_value(text: &str, display: &str) -> Result<Value> {
     let lower = display.to_ascii_lowercase();
     let parsed = if lower.ends_with(".json") {
         Some(parse_json(text, display)?)
@@ -65,7 +65,7 @@ fn parse_yaml(text: &str, display: &str) -> Result<Value> {
 }
 
 /// Reads every node of a parsed facts document.
-pub fn from_value(value: Value, display: &str) -> Result<Vec<NodeFacts>> {
+pub(crate) fn from_value(value: Value, display: &str) -> Result<Vec<NodeFacts>> {
     match value {
         Value::Hash(h) => Ok(vec![from_hash(h, display)?]),
         Value::Array(items) => from_array(items, display),

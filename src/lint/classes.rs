@@ -9,7 +9,7 @@ use super::repo::Repo;
 use super::Sink;
 use std::collections::HashSet;
 
-pub fn check(repo: &Repo, code: &Code, data_refs: &HashSet<String>, sink: &mut Sink) {
+pub(crate) fn check(repo: &Repo, code: &Code, data_refs: &HashSet<String>, sink: &mut Sink) {
     for f in &repo.files {
         let module = f.module(repo);
         for k in f.data.keys() {
@@ -86,7 +86,10 @@ pub fn check(repo: &Repo, code: &Code, data_refs: &HashSet<String>, sink: &mut S
 }
 
 /// The candidate closest to `word` by edit distance, if close enough to be a typo.
-pub fn closest<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+pub(crate) fn closest<'a>(
+    word: &str,
+    candidates: impl Iterator<Item = &'a str>,
+) -> Option<&'a str> {
     let limit = (word.chars().count() / 3).max(2);
     candidates
         .map(|c| (levenshtein(word, c), c))
@@ -95,7 +98,7 @@ pub fn closest<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> Opt
         .map(|(_, c)| c)
 }
 
-pub fn levenshtein(a: &str, b: &str) -> usize {
+pub(crate) fn levenshtein(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();

@@ -18,19 +18,19 @@ use std::path::Path;
 
 /// One node of the fleet.
 #[derive(Debug, Clone)]
-pub struct FleetNode {
+pub(crate) struct FleetNode {
     pub name: String,
     pub facts: Map,
 }
 
 /// The nodes of `--facts-dir`.
 #[derive(Debug, Clone, Default)]
-pub struct Fleet {
+pub(crate) struct Fleet {
     pub nodes: Vec<FleetNode>,
 }
 
 impl Fleet {
-    pub fn load(dir: &Path) -> Result<Fleet> {
+    pub(crate) fn load(dir: &Path) -> Result<Fleet> {
         let mut files = crate::facts::facts_files_in(dir)?;
         files.sort();
         let mut nodes = Vec::with_capacity(files.len());
@@ -54,7 +54,7 @@ impl Fleet {
     }
 
     /// Whether some node has the fact at `path` (`["os", "family"]`).
-    pub fn any_has(&self, path: &[&str]) -> bool {
+    pub(crate) fn any_has(&self, path: &[&str]) -> bool {
         self.nodes.iter().any(|n| {
             let mut cur = n.facts.get(&Value::str(path[0]));
             for seg in &path[1..] {
@@ -138,7 +138,7 @@ fn merged_keys(repo: &Repo) -> Vec<String> {
     out
 }
 
-pub fn check(repo: &Repo, fleet: &Fleet, sink: &mut Sink) {
+pub(crate) fn check(repo: &Repo, fleet: &Fleet, sink: &mut Sink) {
     if fleet.nodes.is_empty() {
         return;
     }

@@ -7,7 +7,7 @@ use super::Sink;
 use crate::config::{Entry, FunctionKind, Layer, Locations};
 use std::path::Path;
 
-pub fn check(repo: &Repo, sink: &mut Sink) {
+pub(crate) fn check(repo: &Repo, sink: &mut Sink) {
     for layer in &repo.layers {
         let Some(path) = layer.hiera_yaml.as_deref() else {
             continue;

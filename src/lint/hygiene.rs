@@ -11,7 +11,7 @@ use crate::value::Value;
 use std::collections::HashMap;
 use std::path::Path;
 
-pub fn check(repo: &Repo, sink: &mut Sink) {
+pub(crate) fn check(repo: &Repo, sink: &mut Sink) {
     for f in &repo.files {
         if f.read_error.is_some() {
             continue;
@@ -172,7 +172,7 @@ fn yaml11(path: &Path, scan: &Scan, sink: &mut Sink) {
 }
 
 /// What Puppet sees for a plain scalar that does not look like it, or `None`.
-pub fn surprise(text: &str) -> Option<String> {
+pub(crate) fn surprise(text: &str) -> Option<String> {
     let v = crate::yaml::resolve_plain_scalar(text);
     match v {
         Value::Bool(b) => {

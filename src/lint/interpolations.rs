@@ -113,7 +113,7 @@ fn hiera_templates(repo: &Repo) -> Vec<(std::path::PathBuf, String, Vec<String>)
 }
 
 /// The keys data interpolations look up (their root keys), for the class rules.
-pub fn check(repo: &Repo, _code: &Code, sink: &mut Sink) -> HashSet<String> {
+pub(crate) fn check(repo: &Repo, _code: &Code, sink: &mut Sink) -> HashSet<String> {
     let hiera = hiera_templates(repo);
     let mut refs = HashSet::new();
     // key -> keys its values look up, with one site for the message.
@@ -230,7 +230,7 @@ fn recursion(repo: &Repo, graph: &BTreeMap<String, BTreeSet<String>>, sink: &mut
 
 /// With a fleet: `%{facts.x}` of a fact no node has, and top-scope variables no node has
 /// (Puppet 8's strict mode fails the lookup on them).
-pub fn check_facts(repo: &Repo, fleet: &Fleet, sink: &mut Sink) {
+pub(crate) fn check_facts(repo: &Repo, fleet: &Fleet, sink: &mut Sink) {
     if fleet.nodes.is_empty() {
         return;
     }
@@ -309,7 +309,7 @@ const BUILTIN_VARS: &[&str] = &[
 ];
 
 /// The modern fact path of a legacy fact Puppet 8 no longer sets.
-pub fn legacy_fact(name: &str) -> Option<String> {
+pub(crate) fn legacy_fact(name: &str) -> Option<String> {
     let fixed = match name {
         "architecture" => "os.architecture",
         "hardwareisa" => "processors.isa",

@@ -7,7 +7,7 @@ use super::Sink;
 use crate::value::{Map, Value};
 use std::collections::HashSet;
 
-pub fn check(repo: &Repo, _refs: &HashSet<String>, sink: &mut Sink) {
+pub(crate) fn check(repo: &Repo, _refs: &HashSet<String>, sink: &mut Sink) {
     for f in &repo.files {
         let Some(lo) = f.data.get(&Value::str("lookup_options")) else {
             continue;

@@ -10,7 +10,7 @@ use tree_sitter::{Node, Parser};
 
 /// A class definition.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Class {
+pub(crate) struct Class {
     pub name: String,
     pub params: Vec<String>,
     pub file: PathBuf,
@@ -19,13 +19,12 @@ pub struct Class {
 
 /// What the code defines and looks up.
 #[derive(Debug, Default)]
-pub struct Code {
+pub(crate) struct Code {
     pub classes: HashMap<String, Class>,
     /// Keys given as a literal first argument of lookup(), hiera(), hiera_array(), hiera_hash().
     pub lookups: HashSet<String>,
     /// Modules with at least one manifest (only their namespaces are checked for classes).
     pub modules_with_code: HashSet<String>,
-    pub manifests: usize,
 }
 
 const LOOKUP_FUNCTIONS: &[&str] = &[
@@ -37,7 +36,7 @@ const LOOKUP_FUNCTIONS: &[&str] = &[
 ];
 
 impl Code {
-    pub fn load(repo: &Repo) -> Code {
+    pub(crate) fn load(repo: &Repo) -> Code {
         let mut code = Code::default();
         let mut parser = Parser::new();
         if parser
@@ -61,7 +60,6 @@ impl Code {
                 let Ok(text) = crate::limits::read_text(&f) else {
                     continue;
                 };
-                code.manifests += 1;
                 code.add_source(&mut parser, &f, &text);
             }
         }
@@ -69,7 +67,7 @@ impl Code {
     }
 
     /// Adds what one manifest defines and looks up.
-    pub fn add_source(&mut self, parser: &mut Parser, file: &Path, text: &str) {
+    pub(crate) fn add_source(&mut self, parser: &mut Parser, file: &Path, text: &str) {
         let Some(tree) = parser.parse(text, None) else {
             return;
         };

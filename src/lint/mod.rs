@@ -1,9 +1,9 @@
 //! `hiera-lookup lint`: the checks a control repo's CI should run on its Hiera data.
 //!
-//! The linter is a client of the library: hiera.yaml files are loaded by [`crate::config`],
+//! The linter is a client of the library: hiera.yaml files are loaded by `crate::config`,
 //! data files read by the same readers the lookups use, interpolations tokenized by
-//! [`crate::interpolation`], types parsed by [`crate::types`], and fleet rules drive the
-//! [`crate::engine`] node by node. One file per rule group:
+//! `crate::interpolation`, types parsed by `crate::types`, and fleet rules drive the
+//! `crate::engine` node by node. One file per rule group:
 //!
 //! | file | rules |
 //! |---|---|
@@ -30,8 +30,8 @@ pub mod output;
 mod parse;
 mod positions;
 mod repo;
-pub mod rules;
-pub mod settings;
+pub(crate) mod rules;
+pub(crate) mod settings;
 
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
@@ -41,12 +41,16 @@ pub use rules::{Rule, RULES};
 /// How serious a finding is; `--fail-on` picks the lowest that fails the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Severity {
+    /// Worth knowing; never fails a run unless `--fail-on info`.
     Info,
+    /// Probably a mistake.
     Warning,
+    /// Breaks lookups for some node.
     Error,
 }
 
 impl Severity {
+    /// `info`, `warning` or `error`.
     pub fn name(self) -> &'static str {
         match self {
             Severity::Info => "info",
@@ -55,6 +59,7 @@ impl Severity {
         }
     }
 
+    /// The severity named `s` (as [`name`](Self::name) gives it).
     pub fn parse(s: &str) -> Option<Severity> {
         match s {
             "info" => Some(Severity::Info),
@@ -67,7 +72,7 @@ impl Severity {
 
 /// One problem, at a place in a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finding {
+pub(crate) struct Finding {
     /// The file, relative to the linted directory where it is inside it.
     pub file: String,
     /// 1-based; 0 when the finding is about the whole file (printed as 1).
@@ -80,7 +85,7 @@ pub struct Finding {
 
 impl Finding {
     /// `file:line:col: severity rule-id: message`.
-    pub fn to_text(&self) -> String {
+    pub(crate) fn to_text(&self) -> String {
         format!(
             "{}:{}:{}: {} {}: {}",
             self.file,
@@ -112,16 +117,9 @@ pub struct Options {
 /// The findings of a run, sorted by file and position, disabled rules removed.
 #[derive(Debug, Clone, Default)]
 pub struct Report {
-    pub findings: Vec<Finding>,
-    /// Rules the settings file disabled.
-    pub disabled: Vec<String>,
+    pub(crate) findings: Vec<Finding>,
     /// `fail-on` from the settings file, if any (the command line wins over it).
     pub fail_on: Option<Severity>,
-    /// How many data files, hiera.yaml files and manifests were read.
-    pub data_files: usize,
-    pub hiera_files: usize,
-    pub manifests: usize,
-    pub nodes: usize,
 }
 
 impl Report {
@@ -206,10 +204,8 @@ pub fn lint(opts: &Options) -> Result<Report> {
     let known = interpolations::check(&repo, &code, &mut sink);
     lookup_options::check(&repo, &known, &mut sink);
     classes::check(&repo, &code, &known, &mut sink);
-    let mut nodes = 0;
     if let Some(dir) = &opts.facts_dir {
         let fleet = fleet::Fleet::load(&crate::environment::absolute(&root, dir))?;
-        nodes = fleet.nodes.len();
         interpolations::check_facts(&repo, &fleet, &mut sink);
         fleet::check(&repo, &fleet, &mut sink);
     }
@@ -232,16 +228,7 @@ pub fn lint(opts: &Options) -> Result<Report> {
     findings.dedup();
     Ok(Report {
         findings,
-        disabled: lint_settings.disabled,
         fail_on: lint_settings.fail_on,
-        data_files: repo.files.len(),
-        hiera_files: repo
-            .layers
-            .iter()
-            .filter(|l| l.hiera_yaml.is_some())
-            .count(),
-        manifests: code.manifests,
-        nodes,
     })
 }
 

@@ -7,14 +7,19 @@ use serde_json::{json, Value as Json};
 /// An output format of `lint --format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum OutputFormat {
+    /// `file:line:col: severity rule-id: message` lines.
     #[default]
     Text,
+    /// One JSON document.
     Json,
+    /// GitHub Actions workflow annotations.
     Github,
+    /// SARIF 2.1.0 (code-scanning tools).
     Sarif,
 }
 
 impl OutputFormat {
+    /// The format named `s` (`text`, `json`, `github`, `sarif`).
     pub fn parse(s: &str) -> Option<OutputFormat> {
         match s {
             "text" => Some(OutputFormat::Text),

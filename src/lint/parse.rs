@@ -6,7 +6,7 @@ use super::repo::{DataFile, Repo};
 use super::Sink;
 use crate::value::Value;
 
-pub fn check(repo: &Repo, sink: &mut Sink) {
+pub(crate) fn check(repo: &Repo, sink: &mut Sink) {
     for f in &repo.files {
         if let Some(e) = &f.read_error {
             sink.add(

@@ -7,7 +7,7 @@
 
 /// A `key:` in a block mapping.
 #[derive(Debug, Clone, PartialEq)]
-pub struct KeyPos {
+pub(crate) struct KeyPos {
     /// The keys (and `-` items, as `#LINE`) of the mappings this one is in.
     pub parents: Vec<String>,
     /// The key as written, unquoted.
@@ -20,7 +20,7 @@ pub struct KeyPos {
 
 /// A plain (unquoted) scalar written on one line, as a mapping value or a sequence item.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PlainPos {
+pub(crate) struct PlainPos {
     pub text: String,
     pub line: usize,
     pub column: usize,
@@ -28,14 +28,14 @@ pub struct PlainPos {
 
 /// What the scanner found in one file.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Scan {
+pub(crate) struct Scan {
     pub keys: Vec<KeyPos>,
     pub plains: Vec<PlainPos>,
 }
 
 impl Scan {
     /// The position of top-level `key`, else of its first occurrence at any depth.
-    pub fn top_key(&self, key: &str) -> Option<(usize, usize)> {
+    pub(crate) fn top_key(&self, key: &str) -> Option<(usize, usize)> {
         self.keys
             .iter()
             .find(|k| k.parents.is_empty() && k.key == key)
@@ -43,7 +43,7 @@ impl Scan {
     }
 
     /// The position of the key at `path` (top-level key first), as deep as it can be found.
-    pub fn key_path(&self, path: &[&str]) -> Option<(usize, usize)> {
+    pub(crate) fn key_path(&self, path: &[&str]) -> Option<(usize, usize)> {
         let mut best = None;
         let mut parents: Vec<String> = Vec::new();
         for seg in path {
@@ -68,7 +68,7 @@ impl Scan {
 
 /// 1-based line and column of the first `needle` at or after line `from` (1-based), else of
 /// the first anywhere.
-pub fn find_text(text: &str, needle: &str, from: usize) -> Option<(usize, usize)> {
+pub(crate) fn find_text(text: &str, needle: &str, from: usize) -> Option<(usize, usize)> {
     let mut first = None;
     for (i, line) in text.lines().enumerate() {
         if let Some(c) = line.find(needle) {
@@ -84,7 +84,7 @@ pub fn find_text(text: &str, needle: &str, from: usize) -> Option<(usize, usize)
 
 /// The position of a top-level `key` in a JSON or HOCON file (`"key"` or `key` followed by
 /// `:` or `=`), for formats the scanner does not read.
-pub fn find_key_any(text: &str, key: &str) -> Option<(usize, usize)> {
+pub(crate) fn find_key_any(text: &str, key: &str) -> Option<(usize, usize)> {
     let quoted = format!("\"{key}\"");
     for (i, line) in text.lines().enumerate() {
         for needle in [quoted.as_str(), key] {
@@ -100,7 +100,7 @@ pub fn find_key_any(text: &str, key: &str) -> Option<(usize, usize)> {
 }
 
 /// Scans block-style YAML.
-pub fn scan(text: &str) -> Scan {
+pub(crate) fn scan(text: &str) -> Scan {
     let mut out = Scan::default();
     // (indent, key) of the open mappings, innermost last.
     let mut stack: Vec<(usize, String)> = Vec::new();

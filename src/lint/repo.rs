@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 /// One layer: the global hiera.yaml, the environment's, or one module's.
 #[derive(Debug)]
-pub struct LayerInfo {
+pub(crate) struct LayerInfo {
     pub kind: Layer,
     pub module: Option<String>,
     /// The environment or module directory (the global layer: the hiera.yaml's directory).
@@ -32,7 +32,7 @@ pub struct LayerInfo {
 
 /// One hierarchy level of a layer and the files it can reach.
 #[derive(Debug)]
-pub struct Level {
+pub(crate) struct Level {
     pub entry: Entry,
     /// From `default_hierarchy` (modules only).
     pub default_hierarchy: bool,
@@ -44,7 +44,7 @@ pub struct Level {
 
 /// The reader a data file is read with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     Yaml,
     Json,
     Hocon,
@@ -52,7 +52,7 @@ pub enum Format {
 
 /// A data file some hierarchy level can reach.
 #[derive(Debug)]
-pub struct DataFile {
+pub(crate) struct DataFile {
     pub path: PathBuf,
     pub format: Format,
     /// The layer it belongs to (first level that reaches it).
@@ -76,7 +76,7 @@ pub struct DataFile {
 
 impl DataFile {
     /// The position of top-level `key`.
-    pub fn key_pos(&self, key: &str) -> (usize, usize) {
+    pub(crate) fn key_pos(&self, key: &str) -> (usize, usize) {
         let p = match self.format {
             Format::Yaml => self.scan.top_key(key),
             _ => positions::find_key_any(&self.text, key),
@@ -85,20 +85,20 @@ impl DataFile {
     }
 
     /// The position of `needle` in the value of top-level `key` (else of the key).
-    pub fn pos_in_key(&self, key: &str, needle: &str) -> (usize, usize) {
+    pub(crate) fn pos_in_key(&self, key: &str, needle: &str) -> (usize, usize) {
         let (line, col) = self.key_pos(key);
         positions::find_text(&self.text, needle, line).unwrap_or((line, col))
     }
 
     /// Whether the file is in a module layer, and which module.
-    pub fn module<'a>(&self, repo: &'a Repo) -> Option<&'a str> {
+    pub(crate) fn module<'a>(&self, repo: &'a Repo) -> Option<&'a str> {
         repo.layers[self.layer].module.as_deref()
     }
 }
 
 /// The whole repo as the rules see it.
 #[derive(Debug)]
-pub struct Repo {
+pub(crate) struct Repo {
     pub root: PathBuf,
     pub layers: Vec<LayerInfo>,
     pub files: Vec<DataFile>,
@@ -110,7 +110,7 @@ pub struct Repo {
 }
 
 impl Repo {
-    pub fn load(root: &Path, opts: &Options, _sink: &mut Sink) -> Result<Repo> {
+    pub(crate) fn load(root: &Path, opts: &Options, _sink: &mut Sink) -> Result<Repo> {
         let env = crate::environment::EnvOptions {
             cwd: root.to_path_buf(),
             modulepath: opts.modulepath.clone(),
@@ -221,7 +221,7 @@ impl Repo {
 
     /// The text of a file findings are reported in: a data file's, or read from disk
     /// (hiera.yaml).
-    pub fn text_of(&self, path: &Path) -> Option<String> {
+    pub(crate) fn text_of(&self, path: &Path) -> Option<String> {
         match self.files.iter().find(|d| d.path == path) {
             Some(d) => Some(d.text.clone()),
             None => crate::limits::read_text(path).ok(),
@@ -232,13 +232,13 @@ impl Repo {
 /// The `# hiera-lookup: disable…` comments of one file: rules off for the whole file, and
 /// per line (a comment on the line, or on the comment-only lines just above it).
 #[derive(Debug, Default)]
-pub struct InlineDisables {
+pub(crate) struct InlineDisables {
     file: Vec<String>,
     lines: HashMap<usize, Vec<String>>,
 }
 
 impl InlineDisables {
-    pub fn parse(text: &str) -> InlineDisables {
+    pub(crate) fn parse(text: &str) -> InlineDisables {
         let mut out = InlineDisables::default();
         let mut pending: Vec<String> = Vec::new();
         for (i, line) in text.lines().enumerate() {
@@ -266,7 +266,7 @@ impl InlineDisables {
         out
     }
 
-    pub fn covers(&self, f: &Finding) -> bool {
+    pub(crate) fn covers(&self, f: &Finding) -> bool {
         let hit = |ids: &Vec<String>| ids.iter().any(|i| i == f.rule || i == "all");
         hit(&self.file) || self.lines.get(&f.line.max(1)).is_some_and(hit)
     }
@@ -298,7 +298,7 @@ fn load_layer(kind: Layer, module: Option<String>, path: PathBuf, ctx: &LoadCont
 }
 
 /// The absolute location templates of an entry, placeholders kept (v3/v4 extensions added).
-pub fn templates(e: &Entry) -> Vec<String> {
+pub(crate) fn templates(e: &Entry) -> Vec<String> {
     let with_ext = |p: &str| {
         let mut p = p.to_string();
         if let Some(ext) = &e.extension {
@@ -320,7 +320,7 @@ pub fn templates(e: &Entry) -> Vec<String> {
 }
 
 /// Whether a template has placeholders.
-pub fn has_placeholders(t: &str) -> bool {
+pub(crate) fn has_placeholders(t: &str) -> bool {
     tokenize(t)
         .iter()
         .any(|tok| matches!(tok, Token::Expr { .. } | Token::Empty))

@@ -7,10 +7,13 @@ use Severity::*;
 /// A lint rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rule {
+    /// The rule's id, as findings and `disable=` name it.
     pub id: &'static str,
+    /// How serious its findings are.
     pub severity: Severity,
     /// The rule group (1 to 7).
     pub group: u8,
+    /// One line saying what it checks.
     pub summary: &'static str,
 }
 
@@ -23,6 +26,7 @@ const fn rule(id: &'static str, severity: Severity, group: u8, summary: &'static
     }
 }
 
+/// Every rule, in the order `lint --list-rules` prints them.
 pub const RULES: &[Rule] = &[
     // 1. data files
     rule("data-syntax", Error, 1, "a data file does not parse"),
@@ -235,11 +239,11 @@ pub const RULES: &[Rule] = &[
 ];
 
 /// The rule named `id`.
-pub fn find(id: &str) -> Option<&'static Rule> {
+pub(crate) fn find(id: &str) -> Option<&'static Rule> {
     RULES.iter().find(|r| r.id == id)
 }
 
 /// The default severity of `id` (rules are constants; an unknown id is a bug caught by tests).
-pub fn severity(id: &str) -> Severity {
+pub(crate) fn severity(id: &str) -> Severity {
     find(id).map(|r| r.severity).unwrap_or(Error)
 }

@@ -13,17 +13,17 @@ use crate::error::{Error, Result};
 use std::path::Path;
 
 /// The settings file looked for at the root of the linted repo.
-pub const FILE_NAME: &str = ".hiera-lookup.toml";
+pub(crate) const FILE_NAME: &str = ".hiera-lookup.toml";
 
 /// The repo's lint settings.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Settings {
+pub(crate) struct Settings {
     pub disabled: Vec<String>,
     pub fail_on: Option<Severity>,
 }
 
 impl Settings {
-    pub fn load(path: &Path) -> Result<Settings> {
+    pub(crate) fn load(path: &Path) -> Result<Settings> {
         let text = crate::limits::read_text(path).map_err(|e| {
             Error::run(format!(
                 "Could not read {}: {}",
@@ -35,7 +35,7 @@ impl Settings {
     }
 
     /// Reads the `[lint]` table; other tables belong to other commands and are left alone.
-    pub fn parse(text: &str) -> std::result::Result<Settings, String> {
+    pub(crate) fn parse(text: &str) -> std::result::Result<Settings, String> {
         let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
             e.to_string().lines().next().unwrap_or_default().to_string()
         })?;
@@ -77,7 +77,7 @@ impl Settings {
 
 /// The rules a `# hiera-lookup: disable=…` comment on `line` names, and whether it is
 /// `disable-file`. `None` when the line has no such comment.
-pub fn inline_disable(line: &str) -> Option<(bool, Vec<String>)> {
+pub(crate) fn inline_disable(line: &str) -> Option<(bool, Vec<String>)> {
     let at = line.find("hiera-lookup:")?;
     // Only inside a comment.
     let hash = line[..at].rfind('#')?;

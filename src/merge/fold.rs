@@ -27,7 +27,7 @@ use crate::value::{Map, Value};
 use rustc_hash::FxHashMap;
 
 /// Accumulates the values found for a key, in priority order, as `memo = merge(memo, v)`.
-pub struct Fold<'a> {
+pub(crate) struct Fold<'a> {
     strategy: &'a MergeStrategy,
     state: State,
     /// Levels folded pairwise before a deep fold turns lazy.
@@ -57,7 +57,7 @@ enum State {
 
 impl MergeStrategy {
     /// A fold of this strategy over the values found at two or more variants.
-    pub fn fold(&self) -> Fold<'_> {
+    pub(crate) fn fold(&self) -> Fold<'_> {
         Fold {
             strategy: self,
             state: State::Empty,
@@ -87,7 +87,7 @@ impl MergeStrategy {
 
 impl Fold<'_> {
     /// The next found value (lower priority than all before it).
-    pub fn push(&mut self, v: Value) -> R<()> {
+    pub(crate) fn push(&mut self, v: Value) -> R<()> {
         let s = self.strategy;
         self.state = match std::mem::replace(&mut self.state, State::Empty) {
             State::Empty => match s {
@@ -155,7 +155,7 @@ impl Fold<'_> {
     }
 
     /// The merged value; `None` when nothing was pushed.
-    pub fn finish(self) -> R<Option<Value>> {
+    pub(crate) fn finish(self) -> R<Option<Value>> {
         Ok(match self.state {
             State::Empty => None,
             State::Pairwise(v) | State::DeepPairwise(v, _) => Some(v),
@@ -446,11 +446,13 @@ pub(crate) fn pairwise(s: &MergeStrategy, vals: Vec<Value>) -> R<Option<Value>> 
 }
 
 /// [`Fold`] over `vals`.
+#[cfg(test)]
 pub(crate) fn folded(s: &MergeStrategy, vals: Vec<Value>) -> R<Option<Value>> {
     folded_after(s, vals, PAIRWISE_LEVELS)
 }
 
 /// [`Fold`] over `vals`, lazy after `pairwise` levels.
+#[cfg(test)]
 pub(crate) fn folded_after(
     s: &MergeStrategy,
     vals: Vec<Value>,

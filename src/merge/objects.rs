@@ -22,14 +22,14 @@ use std::collections::{HashMap, HashSet};
 /// A Ruby value: an immediate (nil, booleans, numbers, Puppet objects, strings made by a merge)
 /// or an object (hash, array, found string) on the [`Heap`].
 #[derive(Debug, Clone, PartialEq)]
-pub enum Rv {
+pub(crate) enum Rv {
     Imm(Value),
     Obj(ObjId),
 }
 
 /// The identity of an object (Ruby's `object_id`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct ObjId(u32);
+pub(crate) struct ObjId(u32);
 
 type Entries = IndexMap<Value, Rv, rustc_hash::FxBuildHasher>;
 
@@ -42,12 +42,12 @@ enum Obj {
 
 /// Every object the explanation holds.
 #[derive(Debug, Default, Clone)]
-pub struct Heap {
+pub(crate) struct Heap {
     objs: Vec<Obj>,
 }
 
 impl Rv {
-    pub fn nil() -> Rv {
+    pub(crate) fn nil() -> Rv {
         Rv::Imm(Value::Null)
     }
     fn truthy(&self) -> bool {
@@ -59,7 +59,7 @@ impl Rv {
 }
 
 impl Heap {
-    pub fn new() -> Heap {
+    pub(crate) fn new() -> Heap {
         Heap::default()
     }
 
@@ -71,7 +71,7 @@ impl Heap {
 
     /// A fresh object graph for `v` (what interpolation hands the lookup: new hashes and
     /// arrays all the way down).
-    pub fn alloc(&mut self, v: &Value) -> Rv {
+    pub(crate) fn alloc(&mut self, v: &Value) -> Rv {
         match v {
             Value::Array(a) => {
                 let items = a.iter().map(|e| self.alloc(e)).collect();
@@ -90,16 +90,16 @@ impl Heap {
         }
     }
 
-    pub fn new_array(&mut self, items: Vec<Rv>) -> Rv {
+    pub(crate) fn new_array(&mut self, items: Vec<Rv>) -> Rv {
         self.add(Obj::Array(items))
     }
 
-    pub fn new_hash(&mut self, entries: Vec<(Value, Rv)>) -> Rv {
+    pub(crate) fn new_hash(&mut self, entries: Vec<(Value, Rv)>) -> Rv {
         self.add(Obj::Hash(entries.into_iter().collect()))
     }
 
     /// Every string, hash key and number of every object as `--redact` prints it.
-    pub fn redact(&mut self, r: &crate::redact::Redactor) {
+    pub(crate) fn redact(&mut self, r: &crate::redact::Redactor) {
         let imm = |rv: &mut Rv| {
             if let Rv::Imm(v) = rv {
                 *v = r.value(v);
@@ -126,7 +126,7 @@ impl Heap {
     }
 
     /// The value `rv` holds now. An object that contains itself reads as nil there.
-    pub fn value(&self, rv: &Rv) -> Value {
+    pub(crate) fn value(&self, rv: &Rv) -> Value {
         self.value_guarded(rv, &mut Vec::new())
     }
 
@@ -158,7 +158,7 @@ impl Heap {
     }
 
     /// `value[key]` for a hash, `value[index]` for an array (the object itself, not a copy).
-    pub fn child(&self, rv: &Rv, key: &Value) -> Option<Rv> {
+    pub(crate) fn child(&self, rv: &Rv, key: &Value) -> Option<Rv> {
         let Rv::Obj(id) = rv else { return None };
         match (self.objs.get(id.0 as usize)?, key) {
             (Obj::Hash(h), k) => h.get(k).cloned(),
@@ -298,7 +298,7 @@ impl Heap {
     // ---- the strategies ----------------------------------------------------------------
 
     /// `convert_value`, as the merge driver applies it to the first value found.
-    pub fn convert_value(&mut self, s: &MergeStrategy, v: Rv) -> Rv {
+    pub(crate) fn convert_value(&mut self, s: &MergeStrategy, v: Rv) -> Rv {
         match s {
             MergeStrategy::Unique => self.unique_convert(&v),
             _ => v,
@@ -306,7 +306,7 @@ impl Heap {
     }
 
     /// `merge_single`, for the one value of a single-variant merge.
-    pub fn merge_single(&mut self, s: &MergeStrategy, v: Rv) -> Rv {
+    pub(crate) fn merge_single(&mut self, s: &MergeStrategy, v: Rv) -> Rv {
         match (s, self.array(&v).cloned()) {
             (MergeStrategy::Unique, Some(a)) => {
                 let items = self.uniq(a);
@@ -318,7 +318,7 @@ impl Heap {
 
     /// `checked_merge(e1, e2)`. The value-level merge ([`MergeStrategy::merge`]) runs first and
     /// reports the type and option errors; this one only fails where it does.
-    pub fn merge(&mut self, s: &MergeStrategy, e1: Rv, e2: Rv) -> R<Rv> {
+    pub(crate) fn merge(&mut self, s: &MergeStrategy, e1: Rv, e2: Rv) -> R<Rv> {
         match s {
             MergeStrategy::First | MergeStrategy::Default => Ok(e1),
             // e2.merge(e1)
@@ -366,7 +366,7 @@ impl Heap {
 
 /// Turns heap values into [`Tree`]s as Psych's YAMLTree visits them: the first occurrence of an
 /// object is written out (tentatively anchored with its id), later ones become aliases.
-pub struct Dumper<'h> {
+pub(crate) struct Dumper<'h> {
     heap: &'h Heap,
     /// Objects met so far.
     seen: HashSet<u32>,
@@ -375,7 +375,7 @@ pub struct Dumper<'h> {
 }
 
 impl<'h> Dumper<'h> {
-    pub fn new(heap: &'h Heap) -> Dumper<'h> {
+    pub(crate) fn new(heap: &'h Heap) -> Dumper<'h> {
         Dumper {
             heap,
             seen: HashSet::new(),
@@ -384,7 +384,7 @@ impl<'h> Dumper<'h> {
     }
 
     /// The tree of `rv`, met after everything passed to earlier calls.
-    pub fn value(&mut self, rv: &Rv) -> Tree {
+    pub(crate) fn value(&mut self, rv: &Rv) -> Tree {
         let id = match rv {
             Rv::Imm(v) => return Tree::Leaf(v.clone()),
             Rv::Obj(id) => *id,
@@ -420,7 +420,7 @@ impl<'h> Dumper<'h> {
 
     /// Replaces the tentative anchors in `t` (a tree holding every value dumped): aliased
     /// objects get their number, the others none.
-    pub fn finish(&self, t: &mut Tree) {
+    pub(crate) fn finish(&self, t: &mut Tree) {
         match t {
             Tree::Seq { anchor, items } => {
                 *anchor = anchor.and_then(|a| self.aliased.get(&a).copied());

@@ -8,7 +8,7 @@ use crate::value::Value;
 
 /// Why a `convert_to` failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ConvertError {
+pub(crate) enum ConvertError {
     /// The type string did not parse: TypeParser's message.
     Parse { source: String, message: String },
     /// `new` failed: its message.
@@ -17,7 +17,7 @@ pub enum ConvertError {
 
 impl ConvertError {
     /// The LookupError text Puppet reports for key `key`.
-    pub fn lookup_message(&self, key: &str) -> String {
+    pub(crate) fn lookup_message(&self, key: &str) -> String {
         match self {
             ConvertError::Parse { source, message } => format!(
                 "Invalid data type in lookup_options for key '{key}' could not parse '{source}', error: '{message}"
@@ -29,7 +29,7 @@ impl ConvertError {
 
 /// Apply a `convert_to` option (`"Type"` or `["Type", args...]`) to a looked-up value
 /// (`LookupAdapter#convert_result`).
-pub fn convert(value: Value, target: &Value) -> Result<Value, ConvertError> {
+pub(crate) fn convert(value: Value, target: &Value) -> Result<Value, ConvertError> {
     let (type_str, args): (&Value, &[Value]) = match target {
         Value::Array(a) if !a.is_empty() => (&a[0], &a[1..]),
         // `new(*[])`: the type parameter is missing, so it is undef.
@@ -76,7 +76,7 @@ pub fn convert(value: Value, target: &Value) -> Result<Value, ConvertError> {
 }
 
 /// The `Applying convert_to lookup_option with arguments ...` text (StringConverter of the option).
-pub fn convert_args_string(target: &Value) -> String {
+pub(crate) fn convert_args_string(target: &Value) -> String {
     let items: Vec<Value> = match target {
         Value::Array(a) => a.clone(),
         t => vec![t.clone()],
@@ -111,7 +111,7 @@ fn new_arity(ty: &Type) -> Option<(&'static str, usize)> {
 }
 
 /// `new(type, value, *args)`.
-pub fn convert_with_type(value: Value, ty: &Type, args: &[Value]) -> Result<Value, String> {
+pub(crate) fn convert_with_type(value: Value, ty: &Type, args: &[Value]) -> Result<Value, String> {
     if let Some((func, max)) = new_arity(ty) {
         let got = args.len() + 1;
         if got > max {

@@ -789,7 +789,7 @@ pub(crate) fn simple_type_name(v: &Value) -> String {
     simple_name(&infer(v))
 }
 
-pub fn describe_mismatch(subject: &str, expected: &Type, actual: &Value) -> String {
+pub(crate) fn describe_mismatch(subject: &str, expected: &Type, actual: &Value) -> String {
     let name = format!("{subject} has wrong type,");
     let errors = describe(expected, &infer(actual), &[PathElem::Subject(name)]);
     match errors.len() {

@@ -7,28 +7,30 @@ mod convert;
 mod describe;
 mod parser;
 
-pub use convert::{convert, convert_args_string, convert_with_type, ConvertError};
-pub use describe::describe_mismatch;
-pub use parser::{parse, parse_cli, TypeError};
+pub(crate) use convert::{convert, convert_args_string};
+#[cfg(test)]
+pub(crate) use convert::{convert_with_type, ConvertError};
+pub(crate) use describe::describe_mismatch;
+pub(crate) use parser::{parse, parse_cli, TypeError};
 
 use crate::value::Value;
 
 /// A numeric type bound as written: an Integer or a Float.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Num {
+pub(crate) enum Num {
     Int(i64),
     Float(f64),
 }
 
 impl Num {
-    pub fn as_f64(self) -> f64 {
+    pub(crate) fn as_f64(self) -> f64 {
         match self {
             Num::Int(i) => i as f64,
             Num::Float(f) => f,
         }
     }
     /// Ruby's `to_s`.
-    pub fn to_ruby(self) -> String {
+    pub(crate) fn to_ruby(self) -> String {
         match self {
             Num::Int(i) => i.to_string(),
             Num::Float(f) => ruby_float(f),
@@ -38,20 +40,20 @@ impl Num {
 
 /// An integer range `[from, to]`; `None` is unbounded (Ruby's ±Infinity).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Range {
+pub(crate) struct Range {
     pub from: Option<i64>,
     pub to: Option<i64>,
 }
 
 impl Range {
-    pub const ANY: Range = Range {
+    pub(crate) const ANY: Range = Range {
         from: None,
         to: None,
     };
-    pub fn new(from: Option<i64>, to: Option<i64>) -> Range {
+    pub(crate) fn new(from: Option<i64>, to: Option<i64>) -> Range {
         Range { from, to }
     }
-    pub fn exact(n: i64) -> Range {
+    pub(crate) fn exact(n: i64) -> Range {
         Range {
             from: Some(n),
             to: Some(n),
@@ -64,26 +66,26 @@ impl Range {
         self.to.map_or(i128::MAX, i128::from)
     }
     /// For an integer beyond 64 bits (its digits): inside only a range open on that side.
-    pub fn contains_big(&self, digits: &str) -> bool {
+    pub(crate) fn contains_big(&self, digits: &str) -> bool {
         if digits.starts_with('-') {
             self.from.is_none()
         } else {
             self.to.is_none()
         }
     }
-    pub fn contains(&self, n: i64) -> bool {
+    pub(crate) fn contains(&self, n: i64) -> bool {
         let n = i128::from(n);
         n >= self.lo() && n <= self.hi()
     }
     /// `r2` lies within `self` (PIntegerType#assignable?).
-    pub fn covers(&self, r2: &Range) -> bool {
+    pub(crate) fn covers(&self, r2: &Range) -> bool {
         self.lo() <= r2.lo() && self.hi() >= r2.hi()
     }
-    pub fn unbounded(&self) -> bool {
+    pub(crate) fn unbounded(&self) -> bool {
         self.from.is_none() && self.to.is_none()
     }
     /// PIntegerType#to_size: a size range never goes below zero.
-    pub fn to_size(self) -> Range {
+    pub(crate) fn to_size(self) -> Range {
         if self.from.is_some_and(|f| f >= 0) {
             return self;
         }
@@ -93,7 +95,7 @@ impl Range {
         }
     }
     /// The range a collection size type means when absent (`Integer[0]`).
-    pub const DEFAULT_SIZE: Range = Range {
+    pub(crate) const DEFAULT_SIZE: Range = Range {
         from: Some(0),
         to: None,
     };
@@ -101,7 +103,7 @@ impl Range {
 
 /// A float range; `None` is unbounded.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct FRange {
+pub(crate) struct FRange {
     pub from: Option<f64>,
     pub to: Option<f64>,
 }
@@ -123,14 +125,14 @@ thread_local! {
 
 /// Takes the message of a `Pattern` match that exceeded the backtracking limit since the last
 /// call, if one did: a type check that met one has no answer and must fail with it.
-pub fn take_regex_limit_error() -> Option<String> {
+pub(crate) fn take_regex_limit_error() -> Option<String> {
     REGEX_LIMIT.with(|l| l.borrow_mut().take())
 }
 
 /// A regular expression as Puppet keeps it: the Ruby source and a compiled Rust
 /// equivalent (None when Rust's engine cannot express it; such a pattern matches nothing).
 #[derive(Clone, Debug)]
-pub struct Regex {
+pub(crate) struct Regex {
     pub source: String,
     pub compiled: Option<regex::Regex>,
     /// What `regex` cannot express (lookaround, backreferences, atomic groups).
@@ -144,7 +146,7 @@ impl PartialEq for Regex {
 }
 
 impl Regex {
-    pub fn new(source: &str) -> Regex {
+    pub(crate) fn new(source: &str) -> Regex {
         // Ruby: ^ and $ are always line anchors, \Z allows a final newline.
         let translated = source
             .replace("\\Z", "(?:\\n?\\z)")
@@ -164,7 +166,7 @@ impl Regex {
             fancy,
         }
     }
-    pub fn is_match(&self, s: &str) -> bool {
+    pub(crate) fn is_match(&self, s: &str) -> bool {
         match (&self.compiled, &self.fancy) {
             (Some(r), _) => r.is_match(s),
             // A match that exceeds the backtracking limit is no answer: it is recorded for
@@ -188,7 +190,7 @@ impl Regex {
 
     /// Why neither regexp engine could compile the pattern because of a limit (the compiled
     /// program would exceed the size limit), if that is why.
-    pub fn limit_error(&self) -> Option<String> {
+    pub(crate) fn limit_error(&self) -> Option<String> {
         if self.compiled.is_some() || self.fancy.is_some() {
             return None;
         }
@@ -210,7 +212,7 @@ impl Regex {
         }
     }
     /// Ruby `Regexp#inspect`: `/source/` with unescaped slashes escaped.
-    pub fn inspect(&self) -> String {
+    pub(crate) fn inspect(&self) -> String {
         let mut out = String::from("/");
         let mut escaped = false;
         for c in self.source.chars() {
@@ -233,7 +235,7 @@ impl Regex {
 
 /// One `Struct` member: the key type is `String['name']` or `Optional[String['name']]`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct StructElem {
+pub(crate) struct StructElem {
     pub name: String,
     pub optional_key: bool,
     pub value: Type,
@@ -241,7 +243,9 @@ pub struct StructElem {
 
 /// A Puppet type.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Type {
+// `Type[T]` is Puppet's own name for the type of types.
+#[allow(clippy::enum_variant_names)]
+pub(crate) enum Type {
     Any,
     /// Internal: the element type of empty collections (`Array[0, 0]`).
     Unit,
@@ -291,13 +295,13 @@ pub enum Type {
 }
 
 impl Type {
-    pub fn string() -> Type {
+    pub(crate) fn string() -> Type {
         Type::String {
             size: None,
             value: None,
         }
     }
-    pub fn integer() -> Type {
+    pub(crate) fn integer() -> Type {
         Type::Integer(Range::ANY)
     }
     fn str_value(s: &str) -> Type {
@@ -318,7 +322,7 @@ impl Type {
     }
 
     /// Is `v` an instance of this type (`PAnyType#instance?`)?
-    pub fn is_instance(&self, v: &Value) -> bool {
+    pub(crate) fn is_instance(&self, v: &Value) -> bool {
         use Type as T;
         match self {
             T::Any | T::Unit => true,
@@ -589,7 +593,7 @@ pub(crate) fn simple_name(v: &Value) -> &'static str {
 }
 
 /// `TypeCalculator#infer_set`: the most specific type of a value, as shown in mismatch messages.
-pub fn infer(v: &Value) -> Type {
+pub(crate) fn infer(v: &Value) -> Type {
     match v {
         Value::Null => Type::Undef,
         Value::Bool(b) => Type::Boolean(Some(*b)),
@@ -671,10 +675,10 @@ pub(crate) fn infer_plain(v: &Value) -> Type {
 }
 
 /// Ruby `Float#to_s`.
-pub use crate::render::float_to_s as ruby_float;
+pub(crate) use crate::render::float_to_s as ruby_float;
 
 /// `StringConverter#puppet_quote`: single quotes unless control characters force double.
-pub fn puppet_quote(s: &str) -> String {
+pub(crate) fn puppet_quote(s: &str) -> String {
     if s.chars().any(|c| (c as u32) < 0x20) {
         let mut b = String::from("\"");
         for c in s.chars() {
@@ -917,7 +921,7 @@ mod tests;
 
 /// `TypeCalculator#infer` (Puppet's own, as `validate_data_value` names a rejected value):
 /// containers get the common type of their elements (`reduce_type`) and their size.
-pub fn infer_reduced(v: &Value) -> Type {
+pub(crate) fn infer_reduced(v: &Value) -> Type {
     match v {
         Value::Array(a) if a.is_empty() => Type::array_empty(),
         Value::Array(a) => Type::Array(

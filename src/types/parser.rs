@@ -6,7 +6,7 @@ use super::{FRange, Range, Regex, StructElem, Type};
 
 /// A failure to turn a string into a type.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum TypeError {
+pub(crate) enum TypeError {
     /// Syntax or type specification error, with Puppet's message.
     Invalid(String),
     /// A type name Puppet would have to load from modules (`Foo`, `Stdlib::Port`) or a built-in
@@ -18,7 +18,7 @@ pub enum TypeError {
 
 impl TypeError {
     /// The message `puppet lookup --type` prints.
-    pub fn message(&self) -> String {
+    pub(crate) fn message(&self) -> String {
         match self {
             TypeError::Invalid(m) => m.clone(),
             TypeError::Unknown(_) => {
@@ -488,14 +488,14 @@ impl P<'_> {
 
 /// Parse a Puppet type expression as `lookup_options` `convert_to` does (`TypeParser#parse`
 /// with the environment's loaders: `Data` and `RichData` resolve).
-pub fn parse(s: &str) -> Result<Type, TypeError> {
+pub(crate) fn parse(s: &str) -> Result<Type, TypeError> {
     parse_in(s, false)
 }
 
 /// Parse a `puppet lookup --type` argument. Puppet 7.23 parses it with the scope as loader
 /// context, so every name needing a loader (`Data`, `RichData`, `Foo`, `Stdlib::Port`) fails
 /// with [`TypeError::Unknown`].
-pub fn parse_cli(s: &str) -> Result<Type, TypeError> {
+pub(crate) fn parse_cli(s: &str) -> Result<Type, TypeError> {
     parse_in(s, true)
 }
 

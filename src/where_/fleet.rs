@@ -9,9 +9,13 @@ pub struct FleetDefinition {
     /// As the first node that reaches it sees it (its role: that node's).
     pub definition: Definition,
     /// Nodes, by role.
+    /// Nodes the definition wins for.
     pub wins: Vec<String>,
+    /// Nodes whose merge it contributes to.
     pub contributes: Vec<String>,
+    /// Nodes for which a higher-priority definition decides.
     pub shadowed: Vec<String>,
+    /// Nodes whose deep merge knocks it out.
     pub knocked_out: Vec<String>,
     /// How many nodes reach the definition's file.
     pub reached_by: usize,
@@ -20,18 +24,24 @@ pub struct FleetDefinition {
 /// `where` for a key over a set of nodes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FleetReport {
+    /// The key asked for.
     pub key: String,
+    /// Every node, in the order they were reported.
     pub nodes: Vec<String>,
+    /// Every definition any node reaches or sees, first seen first.
     pub definitions: Vec<FleetDefinition>,
+    /// The lookup_options entries that apply to the key.
     pub option_entries: Vec<OptionEntry>,
     /// Nodes that find nothing.
     pub not_found: Vec<String>,
     /// Nodes whose lookup fails, with the error.
     pub errors: Vec<(String, String)>,
+    /// Files that could not be read, once each.
     pub warnings: Vec<String>,
 }
 
 impl FleetReport {
+    /// An empty report for `key`.
     pub fn new(key: &str) -> FleetReport {
         FleetReport {
             key: key.to_string(),

@@ -2,12 +2,12 @@
 //! and column, its value and its role in the answer; the definitions it cannot reach; and the
 //! lookup_options that apply.
 //!
-//! Roles come from the engine itself: the places searched are [`Session::reachable`], the
-//! values that make the answer are those the real lookup found ([`Session::trace_lookup`]),
+//! Roles come from the engine itself: the places searched are the engine's own resolved
+//! hierarchy, the values that make the answer are those the real lookup found on its way,
 //! so the definition `where` says wins is the one `hiera-lookup KEY` answers with. Positions
 //! come from the parsers ([`crate::position`]).
 //!
-//! [`report`] builds the [`Report`] of one node; [`fleet`] adds up the reports of many
+//! [`Reporter::report`] builds the [`Report`] of one node; [`fleet`] adds up the reports of many
 //! nodes; [`render`] prints either as aligned text or JSON.
 
 pub mod fleet;
@@ -16,7 +16,8 @@ mod scan;
 
 use crate::backend::{DataFiles, DataHash};
 use crate::config::FunctionKind;
-use crate::engine::reach::{option_applies, LayerName, MergeSource, Reached};
+use crate::engine::reach::{option_applies, Reached};
+pub use crate::engine::reach::{LayerName, MergeSource};
 use crate::error::{Error, Result};
 use crate::key::{LookupKey, Segment};
 use crate::merge::MergeStrategy;
@@ -43,6 +44,7 @@ pub enum Role {
 }
 
 impl Role {
+    /// The role as the text and JSON reports name it.
     pub fn name(self) -> &'static str {
         match self {
             Role::Wins => "wins",
@@ -57,7 +59,9 @@ impl Role {
 /// One place a key (or, for a dotted key, its root or sub-key) is defined.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Definition {
+    /// What the definition does for this node.
     pub role: Role,
+    /// The layer whose data holds it.
     pub layer: LayerName,
     /// The hierarchy entry (level) searched, for reached definitions.
     pub level: Option<String>,
@@ -121,40 +125,55 @@ impl Definition {
 /// A lookup_options entry that applies to the key.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OptionEntry {
+    /// The layer whose data holds it.
     pub layer: LayerName,
+    /// The data file (absolute).
     pub file: String,
+    /// Where the entry's name is written.
     pub pos: Option<Pos>,
     /// The lookup_options key: the key's root or a `^pattern`.
     pub name: String,
+    /// The entry's options (`merge`, `convert_to` …).
     pub value: Value,
     /// The node reaches the file, and no higher-priority file sets the same name.
     pub applies: bool,
+    /// The node's hierarchy names the file.
     pub reached: bool,
 }
 
 /// The answer the lookup gives.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Answer {
+    /// The value the lookup answers.
     Found(Value),
+    /// Nothing found.
     NotFound,
+    /// The lookup's error message.
     Error(String),
 }
 
 /// Everything `where` knows about one key for one node.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Report {
+    /// The key asked for.
     pub key: String,
+    /// The node (its clientcert, else the name given).
     pub node: Option<String>,
+    /// What the lookup answers.
     pub answer: Answer,
     /// The merge the lookup used.
     pub merge: MergeStrategy,
+    /// The merge's name (`first`, `unique`, `hash`, `deep` …).
     pub strategy: String,
     /// Deep-merge options, as `--explain` shows them.
     pub strategy_options: Option<Value>,
+    /// Where the merge came from.
     pub source: MergeSource,
     /// The lookup_options the engine applies to the key (merged across layers).
     pub options: Option<Value>,
+    /// The lookup_options entries that apply to the key, with the one the engine applies.
     pub option_entries: Vec<OptionEntry>,
+    /// Every definition: those the node reaches in lookup order, then those it does not.
     pub definitions: Vec<Definition>,
     /// Locations searched, in lookup order.
     pub locations: usize,
@@ -162,9 +181,18 @@ pub struct Report {
     pub warnings: Vec<String>,
 }
 
+impl Report {
+    /// Whether the key digs into its value (a dotted key such as `a.b.0`): definitions may
+    /// then hold only part of it.
+    pub fn dotted(&self) -> bool {
+        LookupKey::parse(&self.key).is_ok_and(|k| !k.segments.is_empty())
+    }
+}
+
 /// What to report.
 #[derive(Debug, Clone, Default)]
 pub struct Request {
+    /// The key (dotted keys dig into the value).
     pub key: String,
     /// `--merge`.
     pub merge: Option<MergeStrategy>,
@@ -215,6 +243,11 @@ fn report(
     node: Option<String>,
 ) -> Result<Report> {
     let lk = LookupKey::parse(&request.key)?;
+    // The node's name: its clientcert, else the caller's.
+    let node = match crate::backend::custom::Host::scope(session).get("clientcert") {
+        Some(Value::String(c)) => Some(c.clone()),
+        _ => node,
+    };
     let reachable = match session.reachable(&request.key) {
         Ok(r) => r,
         // A configuration the lookup refuses: its error, as the lookup words it.

@@ -2,7 +2,6 @@
 //! answers (first found), and the merge of the definitions it says contribute is the lookup's
 //! answer (merges). Shared by the tests that check it on the fixtures and recorded trees.
 
-use hiera_lookup::key::LookupKey;
 use hiera_lookup::merge::MergeStrategy;
 use hiera_lookup::where_::{Answer, Reporter, Request, Role};
 use hiera_lookup::{Outcome, Session, Value};
@@ -60,7 +59,7 @@ pub fn check(
             report.answer
         ));
     }
-    let lk = LookupKey::parse(key).map_err(|e| e.to_string())?;
+    let dotted = report.dotted();
     let converted = report
         .options
         .as_ref()
@@ -118,7 +117,7 @@ pub fn check(
     }
     let Some(v) = value else {
         checked.not_found += 1;
-        if !contributors.is_empty() && lk.segments.is_empty() {
+        if !contributors.is_empty() && !dotted {
             return Err(format!(
                 "{key}: not found, yet {} definitions contribute",
                 contributors.len()
@@ -127,7 +126,7 @@ pub fn check(
         return Ok(());
     };
     checked.merged += 1;
-    if !lk.segments.is_empty() || converted {
+    if dotted || converted {
         return Ok(());
     }
     let mut memo: Option<Value> = None;
