@@ -160,6 +160,40 @@ impl Session {
         Ok(out)
     }
 
+    /// Every location the node's hierarchies name, in every layer (global, environment and
+    /// every module, default_hierarchy included), resolved for this node from its facts
+    /// alone: no key is looked up. `None` when some entry names no location (a `lookup_key`
+    /// or `data_dig` function that reads what it likes), so that the node could read any
+    /// file. Whether a file can matter to a node's answers at all (`diff` skips the nodes no
+    /// changed file can matter to).
+    pub(crate) fn reached_locations(&mut self) -> Result<Option<Vec<String>>> {
+        let mut ids = vec![ProviderId::Global, ProviderId::Environment];
+        ids.extend(
+            self.layers
+                .modules
+                .iter()
+                .map(|(n, _)| ProviderId::Module(n.clone())),
+        );
+        let mut out = Vec::new();
+        for id in ids {
+            let Some(path) = self.provider_path(&id)? else {
+                continue;
+            };
+            let cfg = self.config_at(&id, &path)?;
+            let mut lists = vec![self.entries_of(&id, &cfg, false)?];
+            if cfg.default_hierarchy.is_some() {
+                lists.push(self.entries_of(&id, &cfg, true)?);
+            }
+            for e in lists.iter().flat_map(|l| l.iter()) {
+                match &e.locations {
+                    None => return Ok(None),
+                    Some(locs) => out.extend(locs.iter().map(|l| l.location.clone())),
+                }
+            }
+        }
+        Ok(Some(out))
+    }
+
     /// Looks `key` up as [`lookup`](Session::lookup) does, recording each value a backend
     /// returns for it at the top level (not for lookup_options or interpolation lookups),
     /// matched to the [`reachable`](Session::reachable) list of the same key.
