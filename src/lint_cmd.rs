@@ -46,6 +46,11 @@ struct LintArgs {
     list_rules: bool,
 }
 
+/// The command's flags, for shell completions.
+pub(crate) fn command() -> clap::Command {
+    <LintArgs as clap::CommandFactory>::command()
+}
+
 /// Runs the command; the return value is the exit status.
 pub fn main(argv: &[std::ffi::OsString]) -> i32 {
     let args =

@@ -39,7 +39,7 @@ fn one_line(s: &str) -> String {
 /// The command line's flags, as the library's request takes them.
 fn flags(args: &Args) -> Flags {
     let puppetdb_batch =
-        args.nodes_query.is_some() || (args.puppetdb.is_some() && args.node.is_none());
+        args.pdb.nodes_query.is_some() || (args.pdb.puppetdb.is_some() && args.node.is_none());
     Flags {
         keys: args.keys.clone(),
         merge: args.merge.clone(),
@@ -77,12 +77,12 @@ pub(crate) fn sources(args: &Args) -> Sources {
         no_facts: args.no_facts,
         // A bare `--trusted` is ignored, as by Puppet.
         trusted: args.trusted.clone().flatten(),
-        puppetdb: args.puppetdb.clone(),
-        nodes_query: args.nodes_query.clone(),
-        puppetdb_cacert: args.puppetdb_cacert.clone(),
-        puppetdb_cert: args.puppetdb_cert.clone(),
-        puppetdb_key: args.puppetdb_key.clone(),
-        puppetdb_timeout: args.puppetdb_timeout,
+        puppetdb: args.pdb.puppetdb.clone(),
+        nodes_query: args.pdb.nodes_query.clone(),
+        puppetdb_cacert: args.pdb.puppetdb_cacert.clone(),
+        puppetdb_cert: args.pdb.puppetdb_cert.clone(),
+        puppetdb_key: args.pdb.puppetdb_key.clone(),
+        puppetdb_timeout: args.pdb.puppetdb_timeout,
         vars: args.vars.clone(),
     }
 }

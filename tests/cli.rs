@@ -500,6 +500,17 @@ fn completions_and_man_page() {
             &text[..text.len().min(200)]
         );
         assert!(text.contains("environmentpath"), "{shell}");
+        // The commands, with their own flags.
+        for word in [
+            "where",
+            "reachable-only",
+            "diff",
+            "no-skip",
+            "lint",
+            "fail-on",
+        ] {
+            assert!(text.contains(word), "{shell}: no {word}");
+        }
     }
     let o = run_in(repo, &["completions", "tcsh"]);
     assert_eq!(o.status.code(), Some(2));
