@@ -1,25 +1,17 @@
 //! The command line: flags as `puppet lookup` takes them, plus hiera-lookup's own.
 
-use clap::{ArgAction, Parser};
+use clap::{ArgAction, Parser, Subcommand};
 use std::path::PathBuf;
 
-/// The end of `--help`: examples that run against this repository's fixtures, the exit
-/// statuses, and the other commands.
-const AFTER_HELP: &str = "\
+/// The start of the lookup's `--help` epilogue: examples that run against this repository's
+/// fixtures (a test runs them). [`lookup_command`] adds the commands and the exit statuses.
+const AFTER_HELP_EXAMPLES: &str = "\
 EXAMPLES:
     hiera-lookup profile::base::users --environmentpath fixtures/environments --facts fixtures/facts/web01.yaml
     hiera-lookup ntp::servers --environmentpath fixtures/environments --facts fixtures/facts/web01.yaml --merge unique --render-as json
     hiera-lookup ntp::servers --environmentpath fixtures/environments --facts fixtures/facts/web01.yaml --explain
     hiera-lookup --environmentpath fixtures/environments --facts-dir fixtures/facts --all
-
-COMMANDS (as the first argument):
-    diff BASE [HEAD]     what a change to the control repo does to every node (diff --help)
-    completions SHELL    print a completion script (bash, zsh, fish, elvish, powershell)
-    man                  print the manual page (roff)
-    A key named like a command is looked up after the flags and `--`:
-        hiera-lookup --facts node.yaml -- man
-
-Exit status: 0 found, 1 not found, 2 error.";
+";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -28,8 +20,7 @@ Exit status: 0 found, 1 not found, 2 error.";
     about = "Resolve Hiera keys exactly as `puppet lookup` does, without Puppet",
     infer_long_args = true,
     // Puppet's option parser lets a repeated option win: `--render-as s --render-as json`.
-    args_override_self = true,
-    after_help = AFTER_HELP
+    args_override_self = true
 )]
 pub struct Args {
     /// Keys to look up; the first one found wins. Dotted keys dig into the value.
@@ -223,47 +214,127 @@ pub fn normalize(args: impl IntoIterator<Item = std::ffi::OsString>) -> Vec<std:
     out
 }
 
-/// `hiera-lookup completions SHELL`: the completion script for SHELL on stdout.
-pub fn completions(args: &[std::ffi::OsString]) -> Result<String, String> {
-    use clap::CommandFactory;
-    use clap_complete::Shell;
-    let name = args
-        .first()
-        .and_then(|a| a.to_str())
-        .ok_or("completions needs a shell: bash, zsh, fish, elvish or powershell")?;
-    if args.len() > 1 {
-        return Err("completions takes one argument, the shell".into());
+/// The commands other than a lookup. A command is recognised only as the very first argument
+/// (`hiera-lookup diff …`); anything else is a lookup, exactly as `puppet lookup` takes its
+/// arguments. So a key named like a command is looked up whenever something comes before it:
+/// `hiera-lookup -- man`, `hiera-lookup --facts node.yaml man`.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Where a key is defined: every definition a node can reach, with file:line:column and its role
+    Where(crate::where_cmd::WhereArgs),
+    /// What a change to the control repo does to every node's Hiera data
+    Diff(crate::diff_cmd::DiffArgs),
+    /// Check a control repo's Hiera data, hiera.yaml files and their use by the code
+    Lint(crate::lint_cmd::LintArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff)
+    Man(ManArgs),
+}
+
+/// `hiera-lookup completions SHELL`.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+EXAMPLES:
+    hiera-lookup completions bash
+    hiera-lookup completions zsh
+
+Install: hiera-lookup completions bash > ~/.local/share/bash-completion/completions/hiera-lookup
+(zsh: a file _hiera-lookup on $fpath; fish: ~/.config/fish/completions/hiera-lookup.fish).
+
+Exit status: 0 printed, 2 error.")]
+pub struct CompletionsArgs {
+    /// bash, zsh, fish, elvish or powershell
+    #[arg(value_name = "SHELL")]
+    pub shell: String,
+}
+
+/// `hiera-lookup man`.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+EXAMPLES:
+    hiera-lookup man
+
+Install: hiera-lookup man > ~/.local/share/man/man1/hiera-lookup.1, then: man hiera-lookup
+
+Exit status: 0 printed, 2 error.")]
+pub struct ManArgs {}
+
+/// `hiera-lookup COMMAND …`: the parser of the commands, used only when the first argument
+/// names one.
+#[derive(Parser, Debug)]
+#[command(name = "hiera-lookup", version, disable_help_subcommand = true)]
+struct Commands {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// What the command line asks for.
+#[derive(Debug)]
+pub enum Invocation {
+    /// `hiera-lookup [FLAGS] KEY…`: a lookup (or a batch), as `puppet lookup`.
+    Lookup(Box<Args>),
+    /// One of the [`Command`]s.
+    Command(Command),
+}
+
+/// Parses the whole command line (`argv[0]` included): a [`Command`] when the first argument
+/// names one, else a lookup.
+pub fn parse(argv: Vec<std::ffi::OsString>) -> Result<Invocation, clap::Error> {
+    use clap::FromArgMatches;
+    let argv = normalize(argv);
+    let first = argv.get(1).and_then(|a| a.to_str());
+    if first.is_some_and(Command::has_subcommand) {
+        return Commands::try_parse_from(argv).map(|c| Invocation::Command(c.command));
     }
-    let shell: Shell = name.parse().map_err(|_| {
-        format!("unknown shell '{name}': expected bash, zsh, fish, elvish or powershell")
+    let mut cmd = lookup_command();
+    let mut matches = cmd.try_get_matches_from_mut(argv)?;
+    Args::from_arg_matches_mut(&mut matches)
+        .map(|a| Invocation::Lookup(Box::new(a)))
+        .map_err(|e| e.format(&mut cmd))
+}
+
+/// The lookup's parser, its `--help` ending with the examples and the list of commands.
+fn lookup_command() -> clap::Command {
+    use clap::CommandFactory;
+    let commands = Commands::command();
+    let mut list = String::new();
+    for sub in commands.get_subcommands() {
+        let about = sub.get_about().map(|a| a.to_string()).unwrap_or_default();
+        list.push_str(&format!("    {:<13}{about}\n", sub.get_name()));
+    }
+    Args::command().after_help(format!(
+        "{AFTER_HELP_EXAMPLES}\n\
+COMMANDS (as the first argument; `hiera-lookup COMMAND --help` for each):\n{list}\
+A key named like a command is looked up when anything comes before it:\n    \
+hiera-lookup --facts node.yaml man\n    \
+hiera-lookup -- man\n\n\
+Exit status: 0 found, 1 not found, 2 error."
+    ))
+}
+
+/// Every command line hiera-lookup takes, for completions and the manual page: the lookup's
+/// flags and the commands.
+fn full_command() -> clap::Command {
+    Command::augment_subcommands(lookup_command())
+}
+
+/// `hiera-lookup completions SHELL`: the completion script for SHELL, covering the lookup's
+/// flags and every command.
+pub fn completions(shell: &str) -> Result<String, String> {
+    use clap_complete::Shell;
+    let shell: Shell = shell.parse().map_err(|_| {
+        format!("unknown shell '{shell}': expected bash, zsh, fish, elvish or powershell")
     })?;
-    // The commands recognised as the first argument, with their own flags.
-    let mut command = Args::command()
-        .subcommand(crate::where_cmd::WhereArgs::command().name("where"))
-        .subcommand(crate::diff_cmd::DiffArgs::command().name("diff"))
-        .subcommand(crate::lint_cmd::command().name("lint"))
-        .subcommand(
-            clap::Command::new("completions")
-                .about("Shell completions on stdout")
-                .arg(clap::Arg::new("shell").value_parser([
-                    "bash",
-                    "zsh",
-                    "fish",
-                    "elvish",
-                    "powershell",
-                ])),
-        )
-        .subcommand(clap::Command::new("man").about("The manual page (roff) on stdout"));
     let mut out = Vec::new();
-    clap_complete::generate(shell, &mut command, "hiera-lookup", &mut out);
+    clap_complete::generate(shell, &mut full_command(), "hiera-lookup", &mut out);
     String::from_utf8(out).map_err(|e| e.to_string())
 }
 
-/// `hiera-lookup man`: the manual page (roff) on stdout.
+/// `hiera-lookup man`: the manual page (roff), the commands included.
 pub fn man() -> Result<String, String> {
-    use clap::CommandFactory;
     let mut out = Vec::new();
-    clap_mangen::Man::new(Args::command())
+    clap_mangen::Man::new(full_command())
         .render(&mut out)
         .map_err(|e| e.to_string())?;
     String::from_utf8(out).map_err(|e| e.to_string())
@@ -308,6 +379,7 @@ pub struct PuppetDbArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::CommandFactory;
 
     #[test]
     fn double_dash_as_a_value() {
@@ -328,5 +400,49 @@ mod tests {
         .unwrap();
         assert_eq!(a.knock_out_prefix.as_deref(), Some("--"));
         assert_eq!(a.keys, ["k"]);
+    }
+
+    fn parsed(xs: &[&str]) -> Invocation {
+        parse(xs.iter().map(std::ffi::OsString::from).collect()).unwrap()
+    }
+
+    fn keys(i: Invocation) -> Vec<String> {
+        match i {
+            Invocation::Lookup(a) => a.keys,
+            Invocation::Command(c) => panic!("a command: {c:?}"),
+        }
+    }
+
+    #[test]
+    fn a_command_only_as_the_first_argument() {
+        assert!(matches!(
+            parsed(&["hl", "man"]),
+            Invocation::Command(Command::Man(_))
+        ));
+        assert!(matches!(
+            parsed(&["hl", "lint", "--list-rules"]),
+            Invocation::Command(Command::Lint(_))
+        ));
+        match parsed(&["hl", "diff", "HEAD", "--all"]) {
+            Invocation::Command(Command::Diff(d)) => assert!(d.all),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(keys(parsed(&["hl", "--", "man"])), ["man"]);
+        assert_eq!(keys(parsed(&["hl", "--facts", "f.yaml", "diff"])), ["diff"]);
+        assert_eq!(keys(parsed(&["hl", "k", "lint"])), ["k", "lint"]);
+        // Not a command: `help` is a key, as for `puppet lookup`; no abbreviations.
+        assert_eq!(keys(parsed(&["hl", "help"])), ["help"]);
+        assert_eq!(keys(parsed(&["hl", "dif"])), ["dif"]);
+        // The lookup keeps Puppet's `--knock-out-prefix --`.
+        let Invocation::Lookup(a) = parsed(&["hl", "k", "--knock-out-prefix", "--"]) else {
+            panic!()
+        };
+        assert_eq!(a.knock_out_prefix.as_deref(), Some("--"));
+    }
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        full_command().debug_assert();
+        Commands::command().debug_assert();
     }
 }

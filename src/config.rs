@@ -321,7 +321,7 @@ fn default_v3() -> Map {
 fn puppet_string(v: &Value) -> String {
     match v {
         Value::String(s) => format!("'{s}'"),
-        other => crate::render::inspect(other),
+        other => crate::ruby::inspect(other),
     }
 }
 
@@ -365,7 +365,7 @@ impl Validator<'_> {
                 other => {
                     return Err(self.type_error(&format!(
                         "{prefix}unrecognized key {}",
-                        crate::render::inspect(other)
+                        crate::ruby::inspect(other)
                     )))
                 }
             }

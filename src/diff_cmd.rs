@@ -1,26 +1,29 @@
 //! `hiera-lookup diff`: its flags, and the library calls they make.
 
-use clap::Parser;
 use hiera_lookup::diff::{self, git::Repo, output::Format, Keys, Tree};
 use hiera_lookup::request::Sources;
 use hiera_lookup::{Error, Settings};
 use std::path::{Path, PathBuf};
 
-#[derive(Parser, Debug)]
-#[command(
-    name = "hiera-lookup diff",
-    about = "What a change to the control repo does to every node's Hiera data",
-    long_about = "What a change to the control repo does to every node's Hiera data.\n\n\
-BASE and HEAD are git revisions of the control repo (the current directory, or -C DIR), \
-read straight from git's object database, no checkout; HEAD defaults to the work tree. \
-Or BASE and HEAD are two directories. Every node (--facts-dir, --facts, PuppetDB's) is looked up on \
-both sides for the keys the change can touch, and what changed is printed by key.\n\n\
-Exit status: 0 no change, 1 changes, 2 error.",
-    after_help = "Examples:\n  \
-hiera-lookup diff main --facts-dir facts --all\n  \
-hiera-lookup diff origin/main HEAD --facts-dir facts profile::ntp::servers --format github\n  \
-hiera-lookup diff old/ new/ --facts web01.yaml --all --format json"
-)]
+/// The end of `diff --help`: examples that run against this repository (a test runs them).
+const AFTER_HELP: &str = "\
+EXAMPLES:
+    hiera-lookup diff HEAD -C fixtures/environments/production --facts-dir fixtures/facts --all
+    hiera-lookup diff fixtures/environments/production fixtures/environments/production --facts fixtures/facts/web01.yaml ntp::servers --format json
+
+BASE and HEAD are git revisions of the control repo (the current directory, or -C DIR), read
+straight from git's object database, no checkout; HEAD defaults to the work tree. Or BASE and
+HEAD are two directories. Every node (--facts-dir, --facts, or PuppetDB's: --puppetdb,
+--nodes-query) is looked up on both sides for the keys the change can touch (and only on the
+nodes whose hierarchies name a changed file), and what changed is printed by key. In a pull
+request's CI job:
+    hiera-lookup diff origin/main HEAD --facts-dir facts --all --format github
+
+Exit status: 0 no change, 1 changes, 2 error.";
+
+/// `hiera-lookup diff`'s flags.
+#[derive(clap::Args, Debug)]
+#[command(after_help = AFTER_HELP)]
 pub struct DiffArgs {
     /// BASE (a revision or a directory), then HEAD (default: the work tree), then keys
     #[arg(value_name = "BASE [HEAD] [KEY]", required = true)]
@@ -56,23 +59,9 @@ pub struct DiffArgs {
     pub pdb: crate::cli::PuppetDbArgs,
 }
 
-/// Runs `diff` with the arguments after `diff`: what to print and the exit status.
-pub fn run(argv: &[std::ffi::OsString]) -> (String, Option<String>, i32) {
-    let mut full = vec![std::ffi::OsString::from("hiera-lookup diff")];
-    full.extend(argv.iter().cloned());
-    let args = match DiffArgs::try_parse_from(full) {
-        Ok(a) => a,
-        Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
-            let text = e.render().to_string();
-            return if code == 0 {
-                (text, None, 0)
-            } else {
-                (String::new(), Some(text.trim_end().to_string()), 2)
-            };
-        }
-    };
-    match run_args(&args) {
+/// Runs `diff`: what to print, the error line, and the exit status.
+pub fn run(args: &DiffArgs) -> (String, Option<String>, i32) {
+    match run_args(args) {
         Ok((text, changed)) => (text, None, if changed { 1 } else { 0 }),
         Err(e) => (String::new(), Some(format!("Error: {e}")), 2),
     }

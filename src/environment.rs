@@ -49,21 +49,28 @@ impl EnvOptions {
             .unwrap_or_else(|| "production".to_string())
     }
 
+    /// `--codedir`, absolute, or Puppet's default.
+    fn codedir_path(&self) -> PathBuf {
+        self.codedir
+            .as_ref()
+            .map(|c| absolute(&self.cwd, c))
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_CODEDIR))
+    }
+
+    /// `--confdir`, absolute, or Puppet's default.
+    fn confdir_path(&self) -> PathBuf {
+        self.confdir
+            .as_ref()
+            .map(|c| absolute(&self.cwd, c))
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_CONFDIR))
+    }
+
     /// Puppet's settings that data may interpolate as `$settings::NAME`: the ones hiera-lookup
     /// computes (codedir, confdir, environmentpath, environment), with Puppet's values.
     pub fn settings_vars(&self) -> Vec<(String, crate::value::Value)> {
         use crate::value::Value;
         let cwd = &self.cwd;
-        let codedir = self
-            .codedir
-            .as_ref()
-            .map(|c| absolute(cwd, c))
-            .unwrap_or_else(|| PathBuf::from(DEFAULT_CODEDIR));
-        let confdir = self
-            .confdir
-            .as_ref()
-            .map(|c| absolute(cwd, c))
-            .unwrap_or_else(|| PathBuf::from(DEFAULT_CONFDIR));
+        let (codedir, confdir) = (self.codedir_path(), self.confdir_path());
         let envpath = self
             .environmentpath
             .as_ref()
@@ -97,16 +104,7 @@ impl EnvOptions {
     /// Resolves the layers in the files of `fs`.
     pub fn layers_in(&self, fs: &dyn Fs) -> Result<Layers> {
         let cwd = &self.cwd;
-        let codedir = self
-            .codedir
-            .as_ref()
-            .map(|c| absolute(cwd, c))
-            .unwrap_or_else(|| PathBuf::from(DEFAULT_CODEDIR));
-        let confdir = self
-            .confdir
-            .as_ref()
-            .map(|c| absolute(cwd, c))
-            .unwrap_or_else(|| PathBuf::from(DEFAULT_CONFDIR));
+        let (codedir, confdir) = (self.codedir_path(), self.confdir_path());
         if self.control_repo_mode() {
             return self.control_repo_layers(fs, codedir);
         }

@@ -95,7 +95,7 @@ pub(crate) fn interpolate_str<C: Context>(
     }
     match interpolate_string(cx, s, allow_methods)? {
         Value::String(s) => Ok(s),
-        other => Ok(crate::render::to_s(&other)),
+        other => Ok(crate::ruby::to_s(&other)),
     }
 }
 
@@ -147,7 +147,7 @@ pub(crate) fn interpolate_string<C: Context>(
                             }
                             None => Value::Null,
                         };
-                        out.push_str(&crate::render::to_s(&value));
+                        out.push_str(&crate::ruby::to_s(&value));
                         if out.len() > crate::limits::MAX_INTERPOLATED_STRING {
                             return Err(Error::run(format!(
                                 "interpolation result too large (more than {} MiB)",

@@ -67,6 +67,55 @@ struct Parser<'a> {
     depth: usize,
 }
 
+/// Where a number token starting at `i` ends, by the gem's grammar: the integer part
+/// `-? (0 | [1-9][0-9]*)`, and, when a fraction `\.[0-9]+` and/or an exponent
+/// `[eE][+-]?[0-9]+` follows, the end of that Float part. What may follow is the caller's rule.
+/// Shared by the parser and the structural pass (src/json_index.rs).
+pub(crate) fn number_extent(b: &[u8], i: usize) -> Option<NumberExtent> {
+    let digits = |mut j: usize| {
+        let s = j;
+        while b.get(j).is_some_and(u8::is_ascii_digit) {
+            j += 1;
+        }
+        (j > s).then_some(j)
+    };
+    let mut j = i;
+    if b.get(j) == Some(&b'-') {
+        j += 1;
+    }
+    let int_end = match b.get(j) {
+        Some(b'0') => j + 1,
+        Some(b'1'..=b'9') => digits(j)?,
+        _ => return None,
+    };
+    let mut f = int_end;
+    let mut float_end = None;
+    if b.get(f) == Some(&b'.') {
+        if let Some(e) = digits(f + 1) {
+            f = e;
+            float_end = Some(f);
+        }
+    }
+    if matches!(b.get(f), Some(b'e' | b'E')) {
+        let mut k = f + 1;
+        if matches!(b.get(k), Some(b'+' | b'-')) {
+            k += 1;
+        }
+        if let Some(e) = digits(k) {
+            float_end = Some(e);
+        }
+    }
+    Some(NumberExtent { int_end, float_end })
+}
+
+/// See [`number_extent`].
+pub(crate) struct NumberExtent {
+    /// The end of `-? (0 | [1-9][0-9]*)`.
+    pub int_end: usize,
+    /// The end of the fraction and/or exponent, when there is one.
+    pub float_end: Option<usize>,
+}
+
 impl Parser<'_> {
     fn unexpected(&self, pos: usize) -> String {
         let rest = self.s.get(pos.min(self.b.len())..).unwrap_or("");
@@ -196,40 +245,11 @@ impl Parser<'_> {
     /// followed by `[0-9Ee.-]`, an Integer not by a digit (so `012` is no number at all).
     fn number(&self, i: usize) -> Option<(Value, usize)> {
         let b = self.b;
-        let digits = |mut j: usize| {
-            let s = j;
-            while b.get(j).is_some_and(u8::is_ascii_digit) {
-                j += 1;
-            }
-            (j > s).then_some(j)
+        let NumberExtent { int_end, float_end } = number_extent(b, i)?;
+        let (is_float, f) = match float_end {
+            Some(f) => (true, f),
+            None => (false, int_end),
         };
-        let mut j = i;
-        if b.get(j) == Some(&b'-') {
-            j += 1;
-        }
-        let int_end = match b.get(j) {
-            Some(b'0') => j + 1,
-            Some(b'1'..=b'9') => digits(j)?,
-            _ => return None,
-        };
-        let mut f = int_end;
-        let mut is_float = false;
-        if b.get(f) == Some(&b'.') {
-            if let Some(e) = digits(f + 1) {
-                f = e;
-                is_float = true;
-            }
-        }
-        if matches!(b.get(f), Some(b'e' | b'E')) {
-            let mut k = f + 1;
-            if matches!(b.get(k), Some(b'+' | b'-')) {
-                k += 1;
-            }
-            if let Some(e) = digits(k) {
-                f = e;
-                is_float = true;
-            }
-        }
         let text = &self.s[i..];
         if is_float && !matches!(b.get(f), Some(b'0'..=b'9' | b'E' | b'e' | b'.' | b'-')) {
             let v = text[..f - i].parse::<f64>().ok()?;
@@ -348,7 +368,7 @@ mod tests {
     }
 
     fn ok(t: &str) -> String {
-        crate::render::inspect(&parse(t).unwrap())
+        crate::ruby::inspect(&parse(t).unwrap())
     }
 
     #[test]

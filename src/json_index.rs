@@ -119,36 +119,11 @@ impl Skip<'_> {
         .then_some(end)
     }
 
-    /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`: the position after it.
+    /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`: the position after it. A `.` or
+    /// exponent without its digits ends it early, so the caller's delimiter check rejects it.
     fn number(&self, i: usize) -> Option<usize> {
-        let b = self.b;
-        let digits = |mut j: usize| {
-            let s = j;
-            while b.get(j).is_some_and(u8::is_ascii_digit) {
-                j += 1;
-            }
-            (j > s).then_some(j)
-        };
-        let mut j = i;
-        if b.get(j) == Some(&b'-') {
-            j += 1;
-        }
-        j = match b.get(j)? {
-            b'0' => j + 1,
-            b'1'..=b'9' => digits(j)?,
-            _ => return None,
-        };
-        if b.get(j) == Some(&b'.') {
-            j = digits(j + 1)?;
-        }
-        if matches!(b.get(j), Some(b'e' | b'E')) {
-            j += 1;
-            if matches!(b.get(j), Some(b'+' | b'-')) {
-                j += 1;
-            }
-            j = digits(j)?;
-        }
-        Some(j)
+        let n = crate::json::number_extent(self.b, i)?;
+        Some(n.float_end.unwrap_or(n.int_end))
     }
 
     /// A string at its opening quote: the position after the closing quote. Escapes are the

@@ -1,24 +1,25 @@
 //! `hiera-lookup lint [PATH]`: flags → [`hiera_lookup::lint::lint`] → findings and exit status.
 
-use clap::Parser;
 use hiera_lookup::lint::{self, output, Severity};
 use std::io::Write;
 use std::path::PathBuf;
 
 const AFTER_HELP: &str = "\
+EXAMPLES:
+    hiera-lookup lint fixtures/environments/production
+    hiera-lookup lint tests/conformance/layers/realworld/environments/production --facts-dir tests/conformance/layers/realworld/facts --format github
+    hiera-lookup lint --list-rules
+
 Rules are listed with --list-rules and explained in docs/lint.md. Turn a rule off for a repo
 in .hiera-lookup.toml ([lint] disable = [\"RULE\"]), or for one line of a data file with a
 comment on it or just above it: # hiera-lookup: disable=RULE
 
 Exit status: 0 no finding at or above --fail-on, 1 findings, 2 the lint could not run.";
 
-#[derive(Parser, Debug)]
-#[command(
-    name = "hiera-lookup lint",
-    about = "Check a control repo's Hiera data, hiera.yaml files and their use by the code",
-    after_help = AFTER_HELP
-)]
-struct LintArgs {
+/// `hiera-lookup lint`'s flags.
+#[derive(clap::Args, Debug)]
+#[command(after_help = AFTER_HELP)]
+pub struct LintArgs {
     /// The control repo (an environment directory: hiera.yaml, data/, environment.conf).
     #[arg(default_value = ".")]
     path: PathBuf,
@@ -46,22 +47,8 @@ struct LintArgs {
     list_rules: bool,
 }
 
-/// The command's flags, for shell completions.
-pub(crate) fn command() -> clap::Command {
-    <LintArgs as clap::CommandFactory>::command()
-}
-
 /// Runs the command; the return value is the exit status.
-pub fn main(argv: &[std::ffi::OsString]) -> i32 {
-    let args =
-        std::iter::once(std::ffi::OsString::from("hiera-lookup lint")).chain(argv.iter().cloned());
-    let args = match LintArgs::try_parse_from(args) {
-        Ok(a) => a,
-        Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() { 2 } else { 0 };
-        }
-    };
+pub fn main(args: &LintArgs) -> i32 {
     if args.list_rules {
         let text: String = lint::RULES
             .iter()

@@ -181,38 +181,14 @@ pub(crate) const MAX_GLOB_STEPS: usize = crate::limits::MAX_GLOB_STEPS;
 
 /// How many patterns [`expand_braces`] would make, without making them (saturating).
 fn brace_count(p: &str) -> usize {
-    let b = p.as_bytes();
-    let Some(open) = p.find('{') else {
+    let Some(g) = brace_group(p) else {
         return 1;
     };
-    let mut depth = 0;
-    let mut close = None;
-    let mut commas = Vec::new();
-    for (i, &c) in b.iter().enumerate().skip(open) {
-        match c {
-            b'{' => depth += 1,
-            b'}' => {
-                depth -= 1;
-                if depth == 0 {
-                    close = Some(i);
-                    break;
-                }
-            }
-            b',' if depth == 1 => commas.push(i),
-            _ => {}
-        }
-    }
-    let Some(close) = close else {
-        return 1;
-    };
-    let rest = brace_count(&p[close + 1..]);
-    let mut start = open + 1;
-    let mut n = 0usize;
-    for c in commas.iter().copied().chain(std::iter::once(close)) {
+    let rest = brace_count(&p[g.close + 1..]);
+    let n = g.alternatives(p).into_iter().fold(0usize, |n, alt| {
         // Alternatives may hold braces of their own.
-        n = n.saturating_add(brace_count(&p[start..c]));
-        start = c + 1;
-    }
+        n.saturating_add(brace_count(alt))
+    });
     n.saturating_mul(rest)
 }
 
@@ -318,10 +294,30 @@ fn remove_backslashes(s: &str) -> String {
     out
 }
 
-/// `{a,b}` alternatives, expanded first as Ruby does.
-fn expand_braces(p: &str) -> Vec<String> {
+/// The first brace group of a pattern: where it opens and closes, and its top-level commas.
+struct BraceGroup {
+    open: usize,
+    commas: Vec<usize>,
+    close: usize,
+}
+
+impl BraceGroup {
+    /// The text of each alternative.
+    fn alternatives<'p>(&self, p: &'p str) -> Vec<&'p str> {
+        let ends = self
+            .commas
+            .iter()
+            .copied()
+            .chain(std::iter::once(self.close));
+        let starts = std::iter::once(self.open + 1).chain(self.commas.iter().map(|c| c + 1));
+        starts.zip(ends).map(|(s, e)| &p[s..e]).collect()
+    }
+}
+
+/// The first `{` that is not escaped (ruby_brace_expand skips `\x`) and its matching `}`;
+/// `None` when there is none or it is never closed (then the braces are literal).
+fn brace_group(p: &str) -> Option<BraceGroup> {
     let b = p.as_bytes();
-    // The first `{` that is not escaped (ruby_brace_expand skips `\x`).
     let mut open = None;
     let mut i = 0;
     while i < b.len() {
@@ -335,11 +331,8 @@ fn expand_braces(p: &str) -> Vec<String> {
         }
         i += 1;
     }
-    let Some(open) = open else {
-        return vec![p.to_string()];
-    };
+    let open = open?;
     let mut depth = 0;
-    let mut close = None;
     let mut commas = Vec::new();
     let mut escaped = false;
     for (i, &c) in b.iter().enumerate().skip(open) {
@@ -353,33 +346,30 @@ fn expand_braces(p: &str) -> Vec<String> {
             b'}' => {
                 depth -= 1;
                 if depth == 0 {
-                    close = Some(i);
-                    break;
+                    return Some(BraceGroup {
+                        open,
+                        commas,
+                        close: i,
+                    });
                 }
             }
             b',' if depth == 1 => commas.push(i),
             _ => {}
         }
     }
-    let Some(close) = close else {
+    None
+}
+
+/// `{a,b}` alternatives, expanded first as Ruby does.
+fn expand_braces(p: &str) -> Vec<String> {
+    let Some(g) = brace_group(p) else {
         return vec![p.to_string()];
     };
-    let mut alts = Vec::new();
-    let mut start = open + 1;
-    for c in commas.iter().copied().chain(std::iter::once(close)) {
-        alts.push(&p[start..c]);
-        start = c + 1;
-    }
-    let mut out = Vec::new();
-    for a in alts {
-        out.extend(expand_braces(&format!(
-            "{}{}{}",
-            &p[..open],
-            a,
-            &p[close + 1..]
-        )));
-    }
-    out
+    let (head, tail) = (&p[..g.open], &p[g.close + 1..]);
+    g.alternatives(p)
+        .into_iter()
+        .flat_map(|a| expand_braces(&format!("{head}{a}{tail}")))
+        .collect()
 }
 
 /// `File.fnmatch` for one path component: `*`, `?`, `[...]`, `\` escapes.
@@ -492,6 +482,19 @@ mod tests {
         assert!(glob(&crate::fs::RealFs, &"{".repeat(100_000)).is_err());
         assert_eq!(expand_braces("a/{x,y}.yaml"), vec!["a/x.yaml", "a/y.yaml"]);
         assert_eq!(expand_braces("plain"), vec!["plain"]);
+        // The limit check counts exactly what expansion makes, escapes and unclosed groups too.
+        for p in [
+            r"a/\{x,y}{1,2}",
+            r"{a\,b,c}",
+            r"{a,\}b,c}",
+            "{a,b",
+            "{a,b}{c",
+            "{}{,}{a,{b,{c,d}}}",
+            r"x\\{a,b}",
+        ] {
+            assert_eq!(brace_count(p), expand_braces(p).len(), "{p}");
+        }
+        assert_eq!(expand_braces(r"{a\,b,c}"), vec![r"a\,b", "c"]);
     }
 
     #[test]

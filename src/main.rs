@@ -6,7 +6,7 @@ mod lint_cmd;
 mod run;
 mod where_cmd;
 
-use clap::Parser;
+use cli::{Command, Invocation};
 use hiera_lookup::limits::printable;
 use std::io::Write;
 
@@ -16,71 +16,20 @@ use std::io::Write;
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
-    // Commands other than a lookup, recognised only as the first argument.
-    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    if argv.get(1).and_then(|a| a.to_str()) == Some("diff") {
-        let (stdout, stderr, code) = diff_cmd::run(&argv[2..]);
-        let mut out = std::io::stdout().lock();
-        if let Err(e) = out.write_all(stdout.as_bytes()).and_then(|_| out.flush()) {
-            if e.kind() != std::io::ErrorKind::BrokenPipe {
-                eprintln!("Error: {}", output_error(&e));
-                std::process::exit(2);
-            }
-        }
-        if let Some(e) = stderr {
-            eprintln!("{e}");
-        }
-        std::process::exit(code);
-    }
-    if argv.get(1).and_then(|a| a.to_str()) == Some("lint") {
-        std::process::exit(lint_cmd::main(&argv[2..]));
-    }
-    let command = match argv.get(1).and_then(|a| a.to_str()) {
-        Some("completions") => Some(cli::completions(&argv[2..])),
-        Some("man") if argv.len() == 2 => Some(cli::man()),
-        _ => None,
-    };
-    if let Some(result) = command {
-        match result {
-            Ok(text) => {
-                let mut stdout = std::io::stdout().lock();
-                let ok = stdout
-                    .write_all(text.as_bytes())
-                    .and_then(|_| stdout.flush());
-                std::process::exit(if ok.is_ok() { 0 } else { 2 });
-            }
-            Err(e) => {
-                eprintln!("Error: {}", printable(&e.to_string()));
-                std::process::exit(2);
-            }
-        }
-    }
-    // `where KEY`: the lookup's flags, a report instead of the value.
-    if argv.get(1).is_some_and(|a| a == "where") {
-        let mut argv = argv;
-        argv.remove(1);
-        let args = parse_or_exit(where_cmd::parse(argv));
-        emit(on_lookup_thread(move || where_cmd::run(&args)));
-    }
-    // Broken pipes end the program quietly, like `puppet lookup | head`.
-    let args = parse_or_exit(cli::Args::try_parse_from(cli::normalize(argv)));
-    emit(on_lookup_thread(move || run::run(&args)));
-}
-
-/// The parsed flags, or clap's message (and `--help`) and the exit.
-fn parse_or_exit<T>(parsed: Result<T, clap::Error>) -> T {
-    match parsed {
-        Ok(a) => a,
+    let args = match cli::parse(std::env::args_os().collect()) {
+        Ok(Invocation::Lookup(args)) => args,
+        Ok(Invocation::Command(command)) => std::process::exit(run_command(command)),
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
             let _ = e.print();
             std::process::exit(code);
         }
-    }
+    };
+    emit(on_lookup_thread(move || run::run(&args)))
 }
 
-/// Runs a command on a thread whose stack is known, whatever `ulimit -s` says: the depth
-/// limits of hiera_lookup::limits were measured against it.
+/// Runs a lookup (or `where`) on a thread whose stack is known, whatever `ulimit -s` says:
+/// the depth limits of hiera_lookup::limits were measured against it.
 fn on_lookup_thread(f: impl FnOnce() -> run::Output + Send + 'static) -> run::Output {
     if stdout_was_closed() {
         eprintln!("Error: Could not write to stdout: Bad file descriptor (os error 9)");
@@ -102,7 +51,8 @@ fn on_lookup_thread(f: impl FnOnce() -> run::Output + Send + 'static) -> run::Ou
     }
 }
 
-/// Prints a command's output, warnings and error, and exits with its status.
+/// Prints what a lookup (or `where`) printed, its warnings and error, and exits with its
+/// status. Broken pipes end the program quietly, like `puppet lookup | head`.
 fn emit(out: run::Output) -> ! {
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr().lock();
@@ -128,6 +78,49 @@ fn emit(out: run::Output) -> ! {
         let _ = writeln!(stderr, "Error: {}", printable(&err.to_string()));
     }
     std::process::exit(out.code);
+}
+
+/// Runs a command other than a lookup; the exit status.
+fn run_command(command: Command) -> i32 {
+    let printed = match command {
+        Command::Where(args) => emit(on_lookup_thread(move || where_cmd::run(&args))),
+        Command::Lint(args) => return lint_cmd::main(&args),
+        Command::Diff(args) => {
+            let (stdout, stderr, code) = diff_cmd::run(&args);
+            return match write_stdout(&stdout) {
+                Ok(()) => {
+                    if let Some(e) = stderr {
+                        eprintln!("{e}");
+                    }
+                    code
+                }
+                Err(code) => code,
+            };
+        }
+        Command::Completions(args) => cli::completions(&args.shell),
+        Command::Man(_) => cli::man(),
+    };
+    match printed {
+        Ok(text) => write_stdout(&text).err().unwrap_or(0),
+        Err(e) => {
+            eprintln!("Error: {}", printable(&e));
+            2
+        }
+    }
+}
+
+/// Writes a command's output; `Err(2)` when it could not be delivered (a closed pipe is
+/// not an error: the reader has seen enough).
+fn write_stdout(text: &str) -> Result<(), i32> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => {
+            eprintln!("Error: {}", output_error(&e));
+            Err(2)
+        }
+    }
 }
 
 /// The error for an answer that could not be written to stdout.

@@ -33,14 +33,13 @@
 //! --explain` prints found values after merging, so it shows those edits, and `objects` replays
 //! the merges on Ruby objects for it.
 
-use crate::types::{puppet_quote, simple_name};
 use crate::value::{Map, Value};
 use regex::Regex;
 use std::cmp::Ordering;
 use std::collections::HashSet;
-use std::fmt::Write as _;
 use std::hash::{Hash, Hasher};
 
+mod checks;
 pub(crate) mod fold;
 #[cfg(test)]
 mod laws;
@@ -219,7 +218,7 @@ impl MergeStrategy {
         };
         match key {
             "first" | "default" | "hash" | "unique" => {
-                check_options_struct(key, &[], opts)?;
+                checks::options(key, opts)?;
                 // Only reachable with a one-entry hash, handled above; an accepted
                 // multi-entry hash would need a duplicate 'strategy' key.
                 Ok(match key {
@@ -230,29 +229,11 @@ impl MergeStrategy {
                 })
             }
             "deep" => {
-                check_options_struct(
-                    "deep",
-                    &[
-                        ("knockout_prefix", "String"),
-                        ("merge_debug", "Boolean"),
-                        ("merge_hash_arrays", "Boolean"),
-                        ("sort_merged_arrays", "Boolean"),
-                    ],
-                    opts,
-                )?;
+                checks::options("deep", opts)?;
                 Ok(MergeStrategy::Deep(DeepOptions::from_map(opts)))
             }
             _ => {
-                // Hash[String[1], Any]
-                if !opts
-                    .keys()
-                    .all(|k| matches!(k, Value::String(s) if !s.is_empty()))
-                {
-                    return Err(MergeError::raw(format!(
-                        "The merge options has wrong type, expects a Hash[String[1], Any] value, got {}",
-                        hash_type_string(opts)
-                    )));
-                }
+                checks::options(key, opts)?;
                 let o = DeepOptions::from_map(opts);
                 Ok(if key == "reverse_deep" {
                     MergeStrategy::ReverseDeep(o)
@@ -321,8 +302,8 @@ impl MergeStrategy {
         match self {
             MergeStrategy::First | MergeStrategy::Default => Ok(e1.clone()),
             MergeStrategy::Hash => {
-                check_hash_string_data("The first element of the merge", e1)?;
-                check_hash_string_data("The second element of the merge", e2)?;
+                checks::hash_element("The first element of the merge", e1)?;
+                checks::hash_element("The second element of the merge", e2)?;
                 let (Value::Hash(h1), Value::Hash(mut out)) = (take(e1), take(e2)) else {
                     return Err(MergeError::lookup("unreachable: checked hashes"));
                 };
@@ -331,8 +312,8 @@ impl MergeStrategy {
                 Ok(Value::Hash(out))
             }
             MergeStrategy::Unique => {
-                check_unique("The first element of the merge", e1)?;
-                check_unique("The second element of the merge", e2)?;
+                checks::unique_element("The first element of the merge", e1)?;
+                checks::unique_element("The second element of the merge", e2)?;
                 let mut all = match unique_convert(take(e1)) {
                     Value::Array(a) => a,
                     v => vec![v],
@@ -368,6 +349,18 @@ impl MergeStrategy {
 }
 
 impl DeepOptions {
+    /// No option that makes merging a value into itself do more than dedupe (and sort) its
+    /// arrays: the self-merge shortcut and the lazy fold rely on it.
+    fn plain(&self) -> bool {
+        self.ko.is_none()
+            && self.unpack_arrays.is_none()
+            && !self.overwrite_arrays
+            && !self.merge_hash_arrays
+            && !self.extend_existing_arrays
+            && !self.preserve_unmergeables
+            && !self.keep_array_duplicates
+    }
+
     /// deep_merge's `overwrite_unmergeable`.
     fn overwrite(&self) -> bool {
         !self.preserve_unmergeables
@@ -897,22 +890,9 @@ impl Dm<'_> {
         }
     }
 
-    /// No option that makes merging a value into itself do more than dedupe (and sort) its
-    /// arrays.
-    fn plain(&self) -> bool {
-        let o = self.o;
-        o.ko.is_none()
-            && o.unpack_arrays.is_none()
-            && !o.overwrite_arrays
-            && !o.merge_hash_arrays
-            && !o.extend_existing_arrays
-            && !o.preserve_unmergeables
-            && !o.keep_array_duplicates
-    }
-
     /// `deep_merge!(v, v.dup)`: the path for a source key that dest lacks (or has nil/false).
     fn merge_dup(&self, v: &mut Value) -> R<Value> {
-        if self.plain() {
+        if self.o.plain() {
             return self_merged_plain(take(v), self.o.sort_merged_arrays);
         }
         match v {
@@ -1151,709 +1131,7 @@ fn ruby_regex(prefix: &str) -> Result<Regex, String> {
     crate::ruby::pattern(&format!("^{prefix}"))
 }
 
-// ---------------------------------------------------------------------------------------------
-// Ruby to_s / inspect (messages only): the renderer's, which are Ruby's.
-
-use crate::render::{float_to_s as ruby_float, inspect as ruby_inspect, to_s as ruby_to_s};
-
-// ---------------------------------------------------------------------------------------------
-// Type checks: a small replica of Puppet's TypeCalculator#infer_set, type normalisation,
-// TypeFormatter and TypeMismatchDescriber for the few expected types merges use.
-
-/// An inferred (actual) type.
-#[derive(Debug, Clone, PartialEq)]
-enum Ty {
-    Undef,
-    Bool(bool),
-    Int(i64, i64),
-    Float(f64, f64),
-    /// String with a value (formatted as `String`, or quoted inside Optional/NotUndef).
-    Str(String),
-    Enum(Vec<String>),
-    /// `Array[0, 0]`
-    EmptyArray,
-    Tuple(Vec<Ty>),
-    /// `Hash[0, 0]`
-    EmptyHash,
-    Struct(Vec<(String, Ty)>),
-    /// key, value, size (None once dropped by the describer)
-    Hash(Box<Ty>, Box<Ty>, Option<usize>),
-    Variant(Vec<Ty>),
-    Optional(Box<Ty>),
-    Sensitive(Box<Ty>),
-    /// A runtime object's type, by name (`Timestamp`, `SemVer`).
-    Named(&'static str),
-}
-
-fn infer_set(v: &Value) -> Ty {
-    match v {
-        Value::Null => Ty::Undef,
-        Value::Bool(b) => Ty::Bool(*b),
-        Value::Int(i) => Ty::Int(*i, *i),
-        Value::BigInt(_) => Ty::Named("Integer"),
-        Value::Float(f) => Ty::Float(*f, *f),
-        Value::String(s) => Ty::Str(s.clone()),
-        Value::Array(a) if a.is_empty() => Ty::EmptyArray,
-        Value::Array(a) => Ty::Tuple(a.iter().map(infer_set).collect()),
-        Value::Hash(h) if h.is_empty() => Ty::EmptyHash,
-        Value::Hash(h) => {
-            if h.keys()
-                .all(|k| matches!(k, Value::String(s) if !s.is_empty()))
-            {
-                Ty::Struct(
-                    h.iter()
-                        .map(|(k, v)| (k.as_str().unwrap_or_default().to_string(), infer_set(v)))
-                        .collect(),
-                )
-            } else {
-                let kt = maybe_variant(h.keys().map(infer_set).collect());
-                let vt = maybe_variant(h.values().map(infer_set).collect());
-                Ty::Hash(Box::new(kt), Box::new(vt), Some(h.len()))
-            }
-        }
-        Value::Sensitive(inner) => Ty::Sensitive(Box::new(infer(inner))),
-        Value::Object(o) => Ty::Named(o.type_name),
-    }
-}
-
-/// TypeCalculator#infer (used inside Sensitive): collections reduce to a common type; only the
-/// scalar cases matter for messages.
-fn infer(v: &Value) -> Ty {
-    match v {
-        Value::String(_) => Ty::Str(String::new()),
-        other => infer_set(other),
-    }
-}
-
-/// PVariantType.maybe_create: flatten, uniq, unwrap a single type.
-fn maybe_variant(types: Vec<Ty>) -> Ty {
-    let mut flat: Vec<Ty> = Vec::with_capacity(types.len());
-    for t in types {
-        match t {
-            Ty::Variant(inner) => {
-                for i in inner {
-                    if !flat.contains(&i) {
-                        flat.push(i);
-                    }
-                }
-            }
-            t => {
-                if !flat.contains(&t) {
-                    flat.push(t);
-                }
-            }
-        }
-    }
-    if flat.len() == 1 {
-        flat.pop().unwrap_or(Ty::Undef)
-    } else {
-        Ty::Variant(flat)
-    }
-}
-
-/// Type#normalize; returns (type, changed) where changed mirrors Ruby returning a new object.
-fn normalize(t: &Ty) -> (Ty, bool) {
-    match t {
-        Ty::Tuple(ts) => {
-            let (ts, ch) = normalize_all(ts);
-            (Ty::Tuple(ts), ch)
-        }
-        Ty::Struct(es) => {
-            let mut ch = false;
-            let es = es
-                .iter()
-                .map(|(k, v)| {
-                    let (nv, c) = normalize(v);
-                    ch |= c;
-                    (k.clone(), nv)
-                })
-                .collect();
-            (Ty::Struct(es), ch)
-        }
-        Ty::Hash(k, v, size) => {
-            let (nk, ck) = normalize(k);
-            let (nv, cv) = normalize(v);
-            (
-                Ty::Hash(Box::new(nk), Box::new(nv), *size),
-                size.is_some() || ck || cv,
-            )
-        }
-        Ty::Optional(inner) => normalize_optional(inner),
-        Ty::Sensitive(inner) => {
-            let (n, c) = normalize(inner);
-            (Ty::Sensitive(Box::new(n)), c)
-        }
-        Ty::Variant(ts) => normalize_variant(ts),
-        other => (other.clone(), false),
-    }
-}
-
-fn normalize_all(ts: &[Ty]) -> (Vec<Ty>, bool) {
-    let mut ch = false;
-    let out = ts
-        .iter()
-        .map(|t| {
-            let (n, c) = normalize(t);
-            ch |= c;
-            n
-        })
-        .collect();
-    (out, ch)
-}
-
-fn normalize_optional(inner: &Ty) -> (Ty, bool) {
-    let (n, c) = normalize(inner);
-    // Optional of something that accepts undef is that thing.
-    if matches!(n, Ty::Undef | Ty::Optional(_)) {
-        return (n, true);
-    }
-    (Ty::Optional(Box::new(n)), c)
-}
-
-fn normalize_variant(ts: &[Ty]) -> (Ty, bool) {
-    if ts.is_empty() {
-        return (Ty::Variant(Vec::new()), false);
-    }
-    let (types, modified) = normalize_all(ts);
-    if types.len() == 1 {
-        return (types.into_iter().next().unwrap_or(Ty::Undef), true);
-    }
-    if types
-        .iter()
-        .any(|t| matches!(t, Ty::Undef | Ty::Optional(_)))
-    {
-        // Optional[Variant[the rest]], normalized.
-        let rest: Vec<Ty> = types
-            .into_iter()
-            .filter(|t| !matches!(t, Ty::Undef))
-            .map(|t| match t {
-                Ty::Optional(i) => *i,
-                t => t,
-            })
-            .collect();
-        let (n, _) = normalize_optional(&maybe_variant(rest));
-        return (n, true);
-    }
-    // flatten_variants (no uniq here)
-    let mut types: Vec<Ty> = types
-        .into_iter()
-        .flat_map(|t| match t {
-            Ty::Variant(inner) => inner,
-            t => vec![t],
-        })
-        .collect();
-    let before = types.len();
-    // merge_enums: two or more strings/enums become one sorted Enum, appended after the others.
-    if types
-        .iter()
-        .filter(|t| matches!(t, Ty::Str(_) | Ty::Enum(_)))
-        .count()
-        > 1
-    {
-        let (enums, mut others): (Vec<Ty>, Vec<Ty>) = types
-            .into_iter()
-            .partition(|t| matches!(t, Ty::Str(_) | Ty::Enum(_)));
-        let mut vals: Vec<String> = Vec::new();
-        for e in enums {
-            match e {
-                Ty::Str(s) => vals.push(s),
-                Ty::Enum(v) => vals.extend(v),
-                _ => {}
-            }
-        }
-        vals.sort();
-        vals.dedup();
-        others.push(Ty::Enum(vals));
-        types = others;
-    }
-    types = merge_numbers(types, true);
-    types = merge_numbers(types, false);
-    if types.len() == 1 {
-        return (types.into_iter().next().unwrap_or(Ty::Undef), true);
-    }
-    if modified || types.len() != before {
-        (maybe_variant(types), true)
-    } else {
-        // Ruby returns self: the original order, whatever the merges did.
-        (Ty::Variant(ts.to_vec()), false)
-    }
-}
-
-/// merge_numbers(PIntegerType|PFloatType): with two or more ranges, the merged ranges come
-/// first (in merge_ranges' order), then the other types.
-fn merge_numbers(types: Vec<Ty>, ints: bool) -> Vec<Ty> {
-    let is = |t: &Ty| {
-        if ints {
-            matches!(t, Ty::Int(..))
-        } else {
-            matches!(t, Ty::Float(..))
-        }
-    };
-    if types.iter().filter(|t| is(t)).count() < 2 {
-        return types;
-    }
-    let (mut ranges, others): (Vec<Ty>, Vec<Ty>) = types.into_iter().partition(|t| is(t));
-    let mut result = Vec::new();
-    while let Some(x) = ranges.pop() {
-        let mut memo = x;
-        let mut unmerged = Vec::new();
-        for y in ranges {
-            match merge_range(&memo, &y) {
-                Some(m) => memo = m,
-                None => unmerged.push(y),
-            }
-        }
-        result.push(memo);
-        ranges = unmerged;
-    }
-    result.extend(others);
-    result
-}
-
-fn merge_range(a: &Ty, b: &Ty) -> Option<Ty> {
-    match (a, b) {
-        (Ty::Int(f1, t1), Ty::Int(f2, t2)) => {
-            let intersect = !(t1 < f2 || t2 < f1);
-            let adjacent = t1.checked_add(1) == Some(*f2) || t2.checked_add(1) == Some(*f1);
-            (intersect || adjacent).then(|| Ty::Int(*f1.min(f2), *t1.max(t2)))
-        }
-        (Ty::Float(f1, t1), Ty::Float(f2, t2)) => {
-            let intersect = !(t1 < f2 || t2 < f1);
-            intersect.then(|| Ty::Float(f1.min(*f2), t1.max(*t2)))
-        }
-        _ => None,
-    }
-}
-
-/// TypeFormatter#string.
-fn ty_string(t: &Ty) -> String {
-    let mut s = String::new();
-    fmt_ty(t, &mut s);
-    s
-}
-
-fn fmt_ty(t: &Ty, out: &mut String) {
-    match t {
-        Ty::Named(n) => out.push_str(n),
-        Ty::Undef => out.push_str("Undef"),
-        Ty::Bool(b) => {
-            let _ = write!(out, "Boolean[{b}]");
-        }
-        Ty::Int(a, b) => {
-            let _ = write!(out, "Integer[{a}, {b}]");
-        }
-        Ty::Float(a, b) => {
-            if a.is_infinite() || b.is_infinite() {
-                // Unbounded ends are omitted (only for infinite values).
-                let _ = write!(out, "Float[{}]", ruby_float(*a));
-            } else {
-                let _ = write!(out, "Float[{}, {}]", ruby_float(*a), ruby_float(*b));
-            }
-        }
-        Ty::Str(_) => out.push_str("String"),
-        Ty::Enum(vals) => {
-            out.push_str("Enum[");
-            for (i, v) in vals.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                out.push_str(&puppet_quote(v));
-            }
-            out.push(']');
-        }
-        Ty::EmptyArray => out.push_str("Array[0, 0]"),
-        Ty::EmptyHash => out.push_str("Hash[0, 0]"),
-        Ty::Tuple(ts) => {
-            out.push_str("Tuple[");
-            join_tys(ts, out);
-            out.push(']');
-        }
-        Ty::Struct(es) => {
-            out.push_str("Struct[{");
-            for (i, (k, v)) in es.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                // A value type accepting undef gets a NotUndef key.
-                if matches!(v, Ty::Undef | Ty::Optional(_)) {
-                    let _ = write!(out, "NotUndef[{}]", puppet_quote(k));
-                } else {
-                    out.push_str(&puppet_quote(k));
-                }
-                out.push_str(" => ");
-                fmt_ty(v, out);
-            }
-            out.push_str("}]");
-        }
-        Ty::Hash(k, v, size) => {
-            out.push_str("Hash[");
-            fmt_ty(k, out);
-            out.push_str(", ");
-            fmt_ty(v, out);
-            if let Some(n) = size {
-                let _ = write!(out, ", {n}, {n}");
-            }
-            out.push(']');
-        }
-        Ty::Variant(ts) => {
-            out.push_str("Variant[");
-            join_tys(ts, out);
-            out.push(']');
-        }
-        Ty::Optional(inner) => {
-            out.push_str("Optional[");
-            match &**inner {
-                Ty::Str(s) => out.push_str(&puppet_quote(s)),
-                other => fmt_ty(other, out),
-            }
-            out.push(']');
-        }
-        Ty::Sensitive(inner) => {
-            out.push_str("Sensitive[");
-            fmt_ty(inner, out);
-            out.push(']');
-        }
-    }
-}
-
-fn join_tys(ts: &[Ty], out: &mut String) {
-    for (i, t) in ts.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        fmt_ty(t, out);
-    }
-}
-
-/// The short name of an actual type (`Struct`, `Tuple`, `Sensitive[String]`, ...).
-fn short_name(v: &Value) -> String {
-    match v {
-        Value::Sensitive(inner) => format!("Sensitive[{}]", short_name(inner)),
-        v => simple_name(v).into(),
-    }
-}
-
-/// `Hash[K, V]` of a hash that is not a Struct (size dropped, normalized), as printed.
-fn hash_type_string(h: &Map) -> String {
-    let kt = maybe_variant(h.keys().map(infer_set).collect());
-    let vt = maybe_variant(h.values().map(infer_set).collect());
-    let (t, _) = normalize(&Ty::Hash(Box::new(kt), Box::new(vt), None));
-    ty_string(&t)
-}
-
-/// Is `v` an instance of Puppet's `Data`?
-fn is_data(v: &Value) -> bool {
-    crate::types::is_data(v)
-}
-
-#[derive(Debug, Clone, PartialEq)]
-enum PathEl {
-    Entry(String),
-    Index(usize),
-    Variant(usize),
-}
-
-/// A TypeMismatch: path, what is expected (already rendered) and the actual part (rendered).
-#[derive(Debug, Clone)]
-struct Mismatch {
-    path: Vec<PathEl>,
-    /// Expected kinds; several after merging variant mismatches.
-    expected: Vec<Expect>,
-    actual: String,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Expect {
-    Data,
-    ScalarData,
-    HashStringData,
-    ArrayData,
-    Scalar,
-}
-
-impl Mismatch {
-    fn canonical(&self) -> Vec<&PathEl> {
-        self.path
-            .iter()
-            .filter(|p| !matches!(p, PathEl::Variant(_)))
-            .collect()
-    }
-
-    fn format(&self, subject: &str) -> String {
-        let mut s = format!(" {subject} has wrong type,");
-        for p in &self.path {
-            match p {
-                PathEl::Entry(k) => {
-                    let _ = write!(s, " entry '{k}'");
-                }
-                PathEl::Index(i) => {
-                    let _ = write!(s, " index {i}");
-                }
-                PathEl::Variant(i) => {
-                    let _ = write!(s, " variant {i}");
-                }
-            }
-        }
-        let names: Vec<&str> = self
-            .expected
-            .iter()
-            .map(|e| match e {
-                Expect::Data => "Data",
-                Expect::ScalarData => "ScalarData",
-                Expect::HashStringData => "Hash",
-                Expect::ArrayData => "Array",
-                Expect::Scalar => "Scalar",
-            })
-            .collect();
-        if names.len() == 2 {
-            let _ = write!(
-                s,
-                " expects a value of type {} or {}, got {}",
-                names[0], names[1], self.actual
-            );
-        } else {
-            let e = names.first().copied().unwrap_or("Any");
-            let e = if self.expected == [Expect::HashStringData] && self.actual.starts_with("Hash[")
-            {
-                "Hash[String, Data]"
-            } else {
-                e
-            };
-            let article = if e.starts_with(['A', 'E', 'I', 'O', 'U']) {
-                "an"
-            } else {
-                "a"
-            };
-            let _ = write!(s, " expects {article} {e} value, got {}", self.actual);
-        }
-        s
-    }
-}
-
-fn report(subject: &str, errs: &[Mismatch]) -> MergeError {
-    if errs.len() == 1 {
-        MergeError::lookup(errs[0].format(subject).trim().to_string())
-    } else {
-        MergeError::lookup(
-            errs.iter()
-                .map(|m| m.format(subject))
-                .collect::<Vec<_>>()
-                .join("\n "),
-        )
-    }
-}
-
-fn with(path: &[PathEl], el: PathEl) -> Vec<PathEl> {
-    let mut p = path.to_vec();
-    p.push(el);
-    p
-}
-
-/// describe(Hash[String, Data], v)
-fn describe_hash_string_data(v: &Value, path: &[PathEl]) -> Vec<Mismatch> {
-    match v {
-        Value::Hash(h)
-            if !h.is_empty()
-                && h.keys()
-                    .all(|k| matches!(k, Value::String(s) if !s.is_empty())) =>
-        {
-            let mut out = Vec::new();
-            for (k, e) in h {
-                if !is_data(e) {
-                    out.extend(describe_data(
-                        e,
-                        &with(path, PathEl::Entry(k.as_str().unwrap_or_default().into())),
-                    ));
-                }
-            }
-            out
-        }
-        Value::Hash(h) => vec![Mismatch {
-            path: path.to_vec(),
-            expected: vec![Expect::HashStringData],
-            actual: hash_type_string(h),
-        }],
-        other => vec![Mismatch {
-            path: path.to_vec(),
-            expected: vec![Expect::HashStringData],
-            actual: short_name(other),
-        }],
-    }
-}
-
-/// describe(Array[Data], v)
-fn describe_array_data(v: &Value, path: &[PathEl]) -> Vec<Mismatch> {
-    match v {
-        Value::Array(a) => {
-            let mut out = Vec::new();
-            for (i, e) in a.iter().enumerate() {
-                if !is_data(e) {
-                    out.extend(describe_data(e, &with(path, PathEl::Index(i))));
-                }
-            }
-            out
-        }
-        other => vec![Mismatch {
-            path: path.to_vec(),
-            expected: vec![Expect::ArrayData],
-            actual: short_name(other),
-        }],
-    }
-}
-
-/// describe(Data, v) for a value known not to be Data.
-fn describe_data(v: &Value, path: &[PathEl]) -> Vec<Mismatch> {
-    let variants = vec![
-        vec![Mismatch {
-            path: with(path, PathEl::Variant(0)),
-            expected: vec![Expect::ScalarData],
-            actual: simple_name(v).to_string(),
-        }],
-        describe_hash_string_data(v, &with(path, PathEl::Variant(1))),
-        describe_array_data(v, &with(path, PathEl::Variant(2))),
-    ];
-    let merged = merge_descriptions(path.len(), variants);
-    if merged.len() == 1 {
-        // All variants of the alias failed alike: reported against the alias.
-        vec![Mismatch {
-            path: path.to_vec(),
-            expected: vec![Expect::Data],
-            actual: simple_name(v).to_string(),
-        }]
-    } else {
-        merged
-    }
-}
-
-/// TypeMismatchDescriber#merge_descriptions for TypeMismatch-only descriptions.
-fn merge_descriptions(pos: usize, variants: Vec<Vec<Mismatch>>) -> Vec<Mismatch> {
-    let n = variants.len();
-    let all: Vec<Mismatch> = variants.into_iter().flatten().collect();
-    if all.len() == n {
-        let first = all[0].canonical();
-        if all.iter().all(|m| m.canonical() == first) {
-            let mut expected = Vec::new();
-            for m in &all {
-                for e in &m.expected {
-                    if !expected.contains(e) {
-                        expected.push(*e);
-                    }
-                }
-            }
-            let mut g = Mismatch {
-                path: all[0].path.clone(),
-                expected,
-                actual: all[0].actual.clone(),
-            };
-            if g.path.len() > pos {
-                g.path.remove(pos);
-            }
-            return vec![g];
-        }
-    }
-    if all.len() == 1 {
-        let mut m = all;
-        if m[0].path.len() > pos {
-            m[0].path.remove(pos);
-        }
-        return m;
-    }
-    all
-}
-
-/// assert_type(subject, Hash[String, Data], v)
-fn check_hash_string_data(subject: &str, v: &Value) -> R<()> {
-    if matches!(v, Value::Hash(_)) && is_data(v) {
-        return Ok(());
-    }
-    let errs = describe_hash_string_data(v, &[]);
-    Err(report(subject, &errs))
-}
-
-/// assert_type(subject, Variant[Scalar, Array[Data]], v)
-fn check_unique(subject: &str, v: &Value) -> R<()> {
-    let ok = match v {
-        Value::Bool(_) | Value::Int(_) | Value::BigInt(_) | Value::Float(_) | Value::String(_) => {
-            true
-        }
-        Value::Array(_) => is_data(v),
-        _ => false,
-    };
-    if ok {
-        return Ok(());
-    }
-    let variants = vec![
-        vec![Mismatch {
-            path: vec![PathEl::Variant(0)],
-            expected: vec![Expect::Scalar],
-            actual: short_name(v),
-        }],
-        describe_array_data(v, &[PathEl::Variant(1)]),
-    ];
-    let errs = merge_descriptions(0, variants);
-    // A merged mismatch names both expected types; its actual is the short name.
-    Err(report(subject, &errs))
-}
-
-/// assert_type('The merge options', Struct[{strategy => Optional[Pattern[/key/]], ...}], opts)
-fn check_options_struct(key: &str, entries: &[(&str, &str)], opts: &Map) -> R<()> {
-    let subject = " The merge options has wrong type,";
-    let all_str = opts
-        .keys()
-        .all(|k| matches!(k, Value::String(s) if !s.is_empty()));
-    let fail = |lines: Vec<String>| {
-        let msg = if lines.len() == 1 {
-            lines[0].trim().to_string()
-        } else {
-            lines.join("\n ")
-        };
-        Err(MergeError::raw(msg))
-    };
-    if !all_str {
-        let max = entries.len() + 1;
-        if opts.len() > max {
-            return fail(vec![format!(
-                "{subject} expects size to be at most {max}, got {}",
-                opts.len()
-            )]);
-        }
-        let mut st = format!("Struct[{{'strategy' => Optional[Pattern[/{key}/]]");
-        for (name, ty) in entries {
-            let _ = write!(st, ", '{name}' => Optional[{ty}]");
-        }
-        st.push_str("}]");
-        return fail(vec![format!(
-            "{subject} expects a {st} value, got {}",
-            hash_type_string(opts)
-        )]);
-    }
-    let mut lines = Vec::new();
-    for (name, ty) in entries {
-        if let Some(v) = opts.get(&Value::str(*name)) {
-            let ok = matches!(
-                (*ty, v),
-                (_, Value::Null) | ("String", Value::String(_)) | ("Boolean", Value::Bool(_))
-            );
-            if !ok {
-                lines.push(format!(
-                    "{subject} entry '{name}' expects a value of type Undef or {ty}, got {}",
-                    short_name(v)
-                ));
-            }
-        }
-    }
-    for k in opts.keys() {
-        let k = k.as_str().unwrap_or_default();
-        if k != "strategy" && !entries.iter().any(|(n, _)| *n == k) {
-            lines.push(format!("{subject} unrecognized key '{k}'"));
-        }
-    }
-    if lines.is_empty() {
-        Ok(())
-    } else {
-        fail(lines)
-    }
-}
+use crate::ruby::{inspect as ruby_inspect, to_s as ruby_to_s};
 
 /// Move a value out (Value has no Default).
 fn take(v: &mut Value) -> Value {
@@ -2456,25 +1734,5 @@ true	new	=>	ERR raw "Unknown merge strategy: 'true'"
             ruby_regex("(").unwrap_err(),
             "end pattern with unmatched parenthesis: /^(/"
         );
-    }
-
-    #[test]
-    fn ruby_float_format() {
-        let cases = [
-            (1e14, "100000000000000.0"),
-            (1e15, "1.0e+15"),
-            (123456789012345.6, "123456789012345.6"),
-            (1234567890123456.7, "1234567890123456.8"),
-            (0.0001, "0.0001"),
-            (0.00001, "1.0e-05"),
-            (-0.0, "-0.0"),
-            (1e100, "1.0e+100"),
-            (1.0 / 3.0, "0.3333333333333333"),
-            (5e-324, "5.0e-324"),
-            (9007199254740993.0, "9.007199254740992e+15"),
-        ];
-        for (f, want) in cases {
-            assert_eq!(ruby_float(f), want);
-        }
     }
 }

@@ -3,10 +3,12 @@
 //! - regexps: a Ruby regexp source translated for the `regex` crate (`pattern`), used by
 //!   lookup_options `^pattern` keys, knockout prefixes and `Pattern[...]` types;
 //! - `String#to_i` (`str_to_i`), for hiera.yaml's `version` and YAML's sexagesimals;
-//! - `to_s` / `inspect` live in [`crate::render`] (`render::to_s`, `render::inspect`,
-//!   `render::float_to_s`), which messages and output share.
+//! - `to_s` / `inspect` ([`to_s`], [`inspect`], [`float_to_s`]): the renderer's, which are
+//!   Ruby's, re-exported here so that every message takes them from this one home.
 
 use regex::Regex;
+
+pub(crate) use crate::render::{float_to_s, inspect, to_s};
 
 /// Ruby's `String#to_i`: leading ASCII whitespace, an optional sign, then digits with single
 /// `_`s between them; anything else ends the number (`"12ab"` is 12, `"x"` is 0). `None`

@@ -3,7 +3,6 @@
 
 use crate::cli::Args;
 use crate::run::Output;
-use clap::Parser;
 use hiera_lookup::redact::Redactor;
 use hiera_lookup::where_::{self, fleet::FleetReport, render, Request};
 use hiera_lookup::{Error, Session};
@@ -16,16 +15,12 @@ EXAMPLES:
 
 Roles: wins (first found), contributes (merged), shadowed, knocked out (deep merge knockout),
 not reached (a data file this node's hierarchy does not name).
+
 Exit status: 0 found, 1 not found, 2 error.";
 
-#[derive(Parser, Debug)]
-#[command(
-    name = "hiera-lookup where",
-    about = "Where a key is defined: every definition a node can reach, with file:line:column and its role",
-    infer_long_args = true,
-    args_override_self = true,
-    after_help = AFTER_HELP
-)]
+/// `hiera-lookup where`'s flags: the lookup's, and the report's.
+#[derive(clap::Args, Debug)]
+#[command(infer_long_args = true, args_override_self = true, after_help = AFTER_HELP)]
 pub struct WhereArgs {
     #[command(flatten)]
     pub lookup: Args,
@@ -39,11 +34,7 @@ pub struct WhereArgs {
     pub format: Option<String>,
 }
 
-/// Parses `hiera-lookup where ...` (argv without the word `where`).
-pub fn parse(argv: Vec<std::ffi::OsString>) -> Result<WhereArgs, clap::Error> {
-    WhereArgs::try_parse_from(crate::cli::normalize(argv))
-}
-
+/// Runs `where`: what to print, warnings, error and exit status.
 pub fn run(w: &WhereArgs) -> Output {
     let mut warnings = Vec::new();
     // --redact: what the lookups decrypted, hidden in everything printed.

@@ -1846,41 +1846,14 @@ fn ruby_unpack_m(s: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Ruby `String#inspect` (enough for error messages).
+/// Ruby `String#inspect`, for values named in messages.
 fn ruby_inspect(s: &str) -> String {
-    let mut out = String::from("\"");
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            '\x0c' => out.push_str("\\f"),
-            '\x0b' => out.push_str("\\v"),
-            '\x07' => out.push_str("\\a"),
-            '\x08' => out.push_str("\\b"),
-            '\x1b' => out.push_str("\\e"),
-            '#' if matches!(chars.peek(), Some('{' | '$' | '@')) => out.push_str("\\#"),
-            c if (c as u32) < 0x20 || c == '\x7f' => out.push_str(&format!("\\x{:02X}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    crate::ruby::inspect(&Value::str(s))
 }
 
 /// Ruby `to_s` of a hash key, for naming it in messages.
 fn ruby_to_s(v: &Value) -> String {
-    match v {
-        Value::Null => String::new(),
-        Value::Bool(b) => b.to_string(),
-        Value::Int(i) => i.to_string(),
-        Value::Float(f) => format!("{f:?}"),
-        Value::String(s) => s.clone(),
-        other => format!("{other:?}"),
-    }
+    crate::ruby::to_s(v)
 }
 
 #[cfg(test)]

@@ -500,16 +500,17 @@ fn completions_and_man_page() {
             &text[..text.len().min(200)]
         );
         assert!(text.contains("environmentpath"), "{shell}");
-        // The commands, with their own flags.
+        // The commands and their own flags are completed too.
         for word in [
             "where",
             "reachable-only",
             "diff",
-            "no-skip",
             "lint",
-            "fail-on",
+            "completions",
+            "list-rules",
+            "no-skip",
         ] {
-            assert!(text.contains(word), "{shell}: no {word}");
+            assert!(text.contains(word), "{shell} completes {word}");
         }
     }
     let o = run_in(repo, &["completions", "tcsh"]);
@@ -520,41 +521,132 @@ fn completions_and_man_page() {
     let man = stdout(&o);
     assert!(man.contains(".TH hiera-lookup 1"), "{man}");
     assert!(man.contains("EXAMPLES"), "{man}");
-    // A key named like a command is a lookup after `--`.
-    let o = run_in(
-        repo,
-        &[
-            "--environmentpath",
-            "fixtures/environments",
-            "--facts",
-            "fixtures/facts/web01.yaml",
-            "--",
-            "man",
-        ],
+    assert!(
+        man.contains("hiera\\-lookup\\-diff(1)"),
+        "the man page lists the commands"
     );
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    // `man` takes no arguments.
+    let o = run_in(repo, &["man", "extra"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("unexpected argument 'extra'"),
+        "{}",
+        stderr(&o)
+    );
 }
 
-/// The EXAMPLES of `--help` run as written from the repository root.
-#[test]
-fn help_examples_run() {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let help = stdout(&run_in(repo, &["--help"]));
-    let examples: Vec<&str> = help
-        .lines()
-        .skip_while(|l| !l.starts_with("EXAMPLES"))
+/// The commands `hiera-lookup --help` lists (its COMMANDS section).
+fn listed_commands(help: &str) -> Vec<String> {
+    help.lines()
+        .skip_while(|l| !l.starts_with("COMMANDS"))
         .skip(1)
-        .take_while(|l| !l.trim().is_empty())
-        .map(str::trim)
-        .collect();
-    assert!(examples.len() >= 3, "{help}");
-    for ex in examples {
-        let words: Vec<&str> = ex.split_whitespace().collect();
-        assert_eq!(words[0], "hiera-lookup");
-        let o = run_in(repo, &words[1..]);
-        assert_eq!(o.status.code(), Some(0), "{ex}: {}", stderr(&o));
-        assert!(!o.stdout.is_empty(), "{ex}");
+        .take_while(|l| l.starts_with("    "))
+        .map(|l| l.split_whitespace().next().unwrap().to_string())
+        .collect()
+}
+
+/// The lookup's and every command's `--help` have the same shape: a one-line summary, the
+/// usage, the options, EXAMPLES (which run as written from the repository root and print
+/// something), and the exit statuses last.
+#[test]
+fn every_help_has_examples_that_run() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let main_help = stdout(&run_in(repo, &["--help"]));
+    let commands = listed_commands(&main_help);
+    assert_eq!(
+        commands,
+        ["where", "diff", "lint", "completions", "man"],
+        "{main_help}"
+    );
+    let mut ran = 0;
+    for command in std::iter::once("").chain(commands.iter().map(String::as_str)) {
+        let args: Vec<&str> = [command, "--help"]
+            .into_iter()
+            .filter(|a| !a.is_empty())
+            .collect();
+        let o = run_in(repo, &args);
+        assert_eq!(o.status.code(), Some(0), "{command}: {}", stderr(&o));
+        let help = stdout(&o);
+        let usage = format!("Usage: hiera-lookup {command}")
+            .trim_end()
+            .to_string();
+        assert!(
+            help.lines().nth(2).is_some_and(|l| l.starts_with(&usage)),
+            "{help}"
+        );
+        assert!(help.contains("\nOptions:\n"), "{help}");
+        assert!(
+            help.trim_end()
+                .lines()
+                .last()
+                .unwrap()
+                .starts_with("Exit status: "),
+            "{command}: {help}"
+        );
+        let examples: Vec<&str> = help
+            .lines()
+            .skip_while(|l| *l != "EXAMPLES:")
+            .skip(1)
+            .take_while(|l| !l.trim().is_empty())
+            .map(str::trim)
+            .collect();
+        assert!(!examples.is_empty(), "{command}: no EXAMPLES: {help}");
+        for ex in examples {
+            let words: Vec<&str> = ex.split_whitespace().collect();
+            assert_eq!(words[0], "hiera-lookup", "{ex}");
+            if !command.is_empty() {
+                assert_eq!(words[1], command, "{ex}");
+            }
+            let o = run_in(repo, &words[1..]);
+            assert_eq!(o.status.code(), Some(0), "{ex}: {}", stderr(&o));
+            assert!(!o.stdout.is_empty(), "{ex}");
+            ran += 1;
+        }
     }
+    assert!(ran >= 12, "only {ran} examples");
+}
+
+/// A command is recognised only as the first argument: with anything before it (`--`, a
+/// flag), a word named like a command is a key, as in `puppet lookup`.
+#[test]
+fn a_key_named_like_a_command_is_looked_up() {
+    let data = "---\ndiff: d\nlint: l\nman: m\ncompletions: c\nhelp: h\nwhere: w\n";
+    let dir = scratch(
+        "command-keys",
+        &[
+            ("hiera.yaml", HIERA),
+            ("data/common.yaml", data),
+            ("facts.yaml", "clientcert: n1\n"),
+        ],
+    );
+    for (key, value) in [
+        ("diff", "d"),
+        ("lint", "l"),
+        ("man", "m"),
+        ("completions", "c"),
+    ] {
+        let o = run_in(&dir, &["--facts", "facts.yaml", key]);
+        assert_eq!(
+            stdout(&o),
+            format!("--- {value}\n"),
+            "{key}: {}",
+            stderr(&o)
+        );
+        let o = run_in(&dir, &["--", key]);
+        assert_eq!(
+            stdout(&o),
+            format!("--- {value}\n"),
+            "{key}: {}",
+            stderr(&o)
+        );
+    }
+    // Words that are no command are keys even first.
+    let o = run_in(&dir, &["help", "--facts", "facts.yaml"]);
+    assert_eq!(stdout(&o), "--- h\n", "{}", stderr(&o));
+    // First, a command's name is the command.
+    let o = run_in(&dir, &["man"]);
+    assert!(stdout(&o).contains(".TH hiera-lookup 1"), "{}", stdout(&o));
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Every `hiera-lookup ...` command in README.md's `sh` blocks runs as written from the
@@ -583,4 +675,146 @@ fn readme_examples_run() {
         ran += 1;
     }
     assert!(ran >= 8, "only {ran} README examples found");
+}
+
+/// The `yaml` blocks of a Markdown text.
+fn yaml_blocks(markdown: &str) -> Vec<String> {
+    let mut blocks = Vec::new();
+    let mut current: Option<String> = None;
+    for line in markdown.lines() {
+        match (&mut current, line) {
+            (None, "```yaml") => current = Some(String::new()),
+            (Some(b), "```") => {
+                blocks.push(std::mem::take(b));
+                current = None;
+            }
+            (Some(b), l) => {
+                b.push_str(l);
+                b.push('\n');
+            }
+            (None, _) => {}
+        }
+    }
+    blocks
+}
+
+/// Every string inside a value (hash keys included).
+fn strings(v: &hiera_lookup::Value, out: &mut Vec<String>) {
+    use hiera_lookup::Value;
+    match v {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(a) => a.iter().for_each(|v| strings(v, out)),
+        Value::Hash(h) => h.iter().for_each(|(k, v)| {
+            strings(k, out);
+            strings(v, out);
+        }),
+        _ => {}
+    }
+}
+
+/// README's CI section (a GitHub Actions job, a GitLab CI job, the pre-commit config), the
+/// GitHub job in docs/lint.md and `.pre-commit-hooks.yaml`: each is valid YAML of the shape
+/// its tool expects, and every `hiera-lookup` command in them is one the binary has, with
+/// flags its `--help` lists.
+#[test]
+fn ci_snippets_parse_and_use_real_flags() {
+    use hiera_lookup::Value;
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |p: &str| std::fs::read_to_string(repo.join(p)).unwrap();
+    let readme = read("README.md");
+    let ci = readme
+        .split("### In CI")
+        .nth(1)
+        .and_then(|s| s.split("\n### ").next())
+        .expect("README has an `In CI` section");
+    let mut docs = yaml_blocks(ci);
+    assert_eq!(docs.len(), 3, "GitHub, GitLab, pre-commit");
+    docs.extend(yaml_blocks(&read("docs/lint.md")));
+    docs.push(read(".pre-commit-hooks.yaml"));
+    let parsed: Vec<Value> = docs
+        .iter()
+        .map(|d| hiera_lookup::yaml::load(d).unwrap_or_else(|e| panic!("{e}:\n{d}")))
+        .collect();
+    let at = |v: &Value, path: &[&str]| -> Option<Value> {
+        let mut v = v.clone();
+        for p in path {
+            v = match v {
+                Value::Hash(h) => h.get(&Value::str(*p))?.clone(),
+                Value::Array(a) => a.get(p.parse::<usize>().ok()?)?.clone(),
+                _ => return None,
+            };
+        }
+        Some(v)
+    };
+    // The shapes: a workflow with steps, a GitLab job with a script, a pre-commit hook
+    // whose id is the one the repository defines.
+    let github = at(&parsed[0], &["jobs", "hiera", "steps"]).expect("GitHub job steps");
+    assert!(matches!(github, Value::Array(ref s) if s.len() >= 4));
+    // YAML 1.1 (Psych, and so our reader) reads the key `on` as true; GitHub reads YAML 1.2.
+    let Value::Hash(workflow) = &parsed[0] else {
+        panic!()
+    };
+    assert!(
+        workflow.contains_key(&Value::Bool(true)),
+        "the workflow has `on`"
+    );
+    let gitlab = at(&parsed[1], &["hiera", "script"]).expect("GitLab job script");
+    assert!(matches!(gitlab, Value::Array(ref s) if s.len() >= 2));
+    let hook_id = at(&parsed[2], &["repos", "0", "hooks", "0", "id"]).unwrap();
+    let defined = parsed.last().unwrap();
+    assert_eq!(at(defined, &["0", "id"]), Some(hook_id));
+    assert_eq!(
+        at(defined, &["0", "entry"]),
+        Some(Value::str("hiera-lookup lint"))
+    );
+
+    // Every hiera-lookup command: its command exists and takes each of its flags.
+    let mut commands = Vec::new();
+    for doc in &parsed {
+        let mut all = Vec::new();
+        strings(doc, &mut all);
+        for s in all {
+            for line in s.lines() {
+                if let Some(i) = line.find("hiera-lookup ") {
+                    if !line[..i].contains("install") {
+                        commands.push(line[i..].to_string());
+                    }
+                }
+            }
+        }
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for cmd in &commands {
+        let cmd = cmd
+            .split(" > ")
+            .next()
+            .unwrap()
+            .split(" || ")
+            .next()
+            .unwrap();
+        let words: Vec<&str> = cmd.split_whitespace().collect();
+        let command = words[1];
+        assert!(["lint", "diff"].contains(&command), "{cmd}");
+        seen.insert(command);
+        let help = stdout(&run_in(repo, &[command, "--help"]));
+        for flag in words.iter().filter(|w| w.starts_with("--")) {
+            let flag = flag.split('=').next().unwrap();
+            assert!(
+                help.contains(&format!("{flag} ")) || help.contains(&format!("{flag}\n")),
+                "`{cmd}`: `{command} --help` has no {flag}"
+            );
+        }
+        // Values of --format are ones the command knows.
+        if let Some(i) = words.iter().position(|w| *w == "--format") {
+            let o = run_in(repo, &[command, "--format", words[i + 1], "--help"]);
+            assert_eq!(o.status.code(), Some(0), "{cmd}: {}", stderr(&o));
+            assert!(
+                help.contains(words[i + 1]),
+                "{cmd}: format {}",
+                words[i + 1]
+            );
+        }
+    }
+    assert_eq!(seen.len(), 2, "both lint and diff run in CI: {commands:?}");
+    assert!(commands.len() >= 6, "{commands:?}");
 }

@@ -185,7 +185,7 @@ pub(crate) fn surprise(text: &str) -> Option<String> {
                 .then(|| format!("the integer {shown}{}", int_kind(text)))
         }
         Value::Float(f) => {
-            let shown = crate::render::float_to_s(f);
+            let shown = crate::ruby::float_to_s(f);
             // `1.0` and `1.5` are what they look like; `1e3`, `1.10`, `1:30.5` are not.
             (shown != text).then(|| format!("the float {shown}"))
         }

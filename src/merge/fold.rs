@@ -20,8 +20,7 @@
 //! equivalence.
 
 use super::{
-    check_hash_string_data, check_unique, deep_hash, self_merged_plain, uniq, unique_convert,
-    DeepOptions, MergeStrategy, R,
+    checks, deep_hash, self_merged_plain, uniq, unique_convert, DeepOptions, MergeStrategy, R,
 };
 use crate::value::{Map, Value};
 use rustc_hash::FxHashMap;
@@ -69,14 +68,7 @@ impl MergeStrategy {
     fn lazy_deep(&self) -> Option<&DeepOptions> {
         match self {
             MergeStrategy::Deep(o) | MergeStrategy::UnconstrainedDeep(o)
-                if o.ko.is_none()
-                    && o.unpack_arrays.is_none()
-                    && !o.overwrite_arrays
-                    && !o.merge_hash_arrays
-                    && !o.extend_existing_arrays
-                    && !o.preserve_unmergeables
-                    && !o.keep_array_duplicates
-                    && !o.sort_merged_arrays =>
+                if o.plain() && !o.sort_merged_arrays =>
             {
                 Some(o)
             }
@@ -110,8 +102,8 @@ impl Fold<'_> {
             }
             State::UniqueFirst(first) => {
                 let first = Value::Array(first);
-                check_unique("The first element of the merge", &first)?;
-                check_unique("The second element of the merge", &v)?;
+                checks::unique_element("The first element of the merge", &first)?;
+                checks::unique_element("The second element of the merge", &v)?;
                 let Value::Array(first) = first else {
                     unreachable!("built as an array")
                 };
@@ -121,8 +113,8 @@ impl Fold<'_> {
                 State::Unique(set)
             }
             State::HashFirst(first) => {
-                check_hash_string_data("The first element of the merge", &first)?;
-                check_hash_string_data("The second element of the merge", &v)?;
+                checks::hash_element("The first element of the merge", &first)?;
+                checks::hash_element("The second element of the merge", &v)?;
                 let mut map = FxHashMap::default();
                 let mut front = 0;
                 if let Value::Hash(h) = first {
@@ -135,13 +127,13 @@ impl Fold<'_> {
             }
             State::Hash(mut map, mut front) => {
                 // The memo is a union of hashes that passed the check: it passes too.
-                check_hash_string_data("The second element of the merge", &v)?;
+                checks::hash_element("The second element of the merge", &v)?;
                 hash_level(&mut map, &mut front, v);
                 State::Hash(map, front)
             }
             State::Unique(mut set) => {
                 // The memo is the union of values that passed the check: it passes too.
-                check_unique("The second element of the merge", &v)?;
+                checks::unique_element("The second element of the merge", &v)?;
                 push_unique(&mut set, v);
                 State::Unique(set)
             }

@@ -530,57 +530,110 @@ fn iterable_type(t: &Type) -> Option<Type> {
 
 /// `normalize`.
 pub(crate) fn normalize(t: &Type) -> Type {
+    normalized(t).0
+}
+
+/// Ruby's `Type#normalize` with its object identity: the bool says whether Ruby returns a new
+/// object rather than `self`. It matters because a Variant whose members are all unchanged and
+/// that merges nothing returns `self`, in its original member order, even where merging ranges
+/// reordered them.
+fn normalized(t: &Type) -> (Type, bool) {
     match t {
         T::Variant(ts) => normalize_variant(ts),
         T::NotUndef(Some(inner)) => {
-            let n = normalize(inner);
+            let (n, changed) = normalized(inner);
             match n {
-                T::Optional(x) => normalize(&T::NotUndef(x)),
-                n if !assignable(&n, &T::Undef) => n,
-                n => T::NotUndef(Some(Box::new(n))),
+                T::Optional(x) => (normalize(&T::NotUndef(x)), true),
+                n if !assignable(&n, &T::Undef) => (n, true),
+                n => (T::NotUndef(Some(Box::new(n))), changed),
             }
         }
         T::Optional(Some(inner)) => {
-            let n = normalize(inner);
+            let (n, changed) = normalized(inner);
             match n {
-                T::NotUndef(x) => normalize(&T::Optional(x)),
-                n if assignable(&n, &T::Undef) => n,
-                n => T::Optional(Some(Box::new(n))),
+                T::NotUndef(x) => (normalize(&T::Optional(x)), true),
+                n if assignable(&n, &T::Undef) => (n, true),
+                n => (T::Optional(Some(Box::new(n))), changed),
             }
         }
         T::Array(e, s) => {
             if **e == T::Any {
-                T::Array(Box::new(T::Any), None)
+                (T::Array(Box::new(T::Any), None), s.is_some())
             } else {
-                T::Array(Box::new(normalize(e)), *s)
+                let (n, changed) = normalized(e);
+                (T::Array(Box::new(n), *s), changed)
             }
         }
-        T::Hash(k, v, s) => T::Hash(Box::new(normalize(k)), Box::new(normalize(v)), *s),
-        T::Tuple(ts, s) => T::Tuple(ts.iter().map(normalize).collect(), *s),
-        T::Struct(es) => T::Struct(
-            es.iter()
-                .map(|e| StructElem {
-                    name: e.name.clone(),
-                    optional_key: e.optional_key,
-                    value: normalize(&e.value),
+        T::Hash(k, v, s) => {
+            let default = **k == T::Any && **v == T::Any && s.is_none();
+            if default || *t == Type::hash_empty() {
+                return (t.clone(), false);
+            }
+            let (nk, ck) = normalized(k);
+            let (nv, cv) = normalized(v);
+            (
+                T::Hash(Box::new(nk), Box::new(nv), *s),
+                s.is_some() || ck || cv,
+            )
+        }
+        T::Tuple(ts, s) => {
+            let (ts, changed) = normalized_all(ts);
+            (T::Tuple(ts, *s), changed)
+        }
+        T::Struct(es) => {
+            let mut changed = false;
+            let es = es
+                .iter()
+                .map(|e| {
+                    let (value, c) = normalized(&e.value);
+                    changed |= c;
+                    StructElem {
+                        name: e.name.clone(),
+                        optional_key: e.optional_key,
+                        value,
+                    }
                 })
-                .collect(),
-        ),
-        T::Collection(_) => T::Collection(None),
-        T::Sensitive(x) => T::Sensitive(Box::new(normalize(x))),
-        T::Iterable(Some(x)) => T::Iterable(Some(Box::new(normalize(x)))),
-        T::Type(Some(x)) => T::Type(Some(Box::new(normalize(x)))),
-        t => t.clone(),
+                .collect();
+            (T::Struct(es), changed)
+        }
+        T::Collection(s) => (T::Collection(None), s.is_some()),
+        T::Sensitive(x) => {
+            let (n, changed) = normalized(x);
+            (T::Sensitive(Box::new(n)), changed)
+        }
+        T::Iterable(Some(x)) => {
+            let (n, changed) = normalized(x);
+            (T::Iterable(Some(Box::new(n))), changed)
+        }
+        T::Type(Some(x)) => {
+            let (n, changed) = normalized(x);
+            (T::Type(Some(Box::new(n))), changed)
+        }
+        t => (t.clone(), false),
     }
 }
 
-fn normalize_variant(ts: &[Type]) -> Type {
+/// `alter_type_array(types, :normalize)`: each member normalized, and whether any changed.
+fn normalized_all(ts: &[Type]) -> (Vec<Type>, bool) {
+    let mut changed = false;
+    let out = ts
+        .iter()
+        .map(|t| {
+            let (n, c) = normalized(t);
+            changed |= c;
+            n
+        })
+        .collect();
+    (out, changed)
+}
+
+fn normalize_variant(ts: &[Type]) -> (Type, bool) {
     if ts.is_empty() {
-        return T::Variant(vec![]);
+        return (T::Variant(vec![]), false);
     }
-    let types: Vec<Type> = ts.iter().map(normalize).collect();
+    let (types, modified) = normalized_all(ts);
     if types.len() == 1 {
-        return types.into_iter().next().unwrap_or(T::Any);
+        return (types.into_iter().next().unwrap_or(T::Any), true);
     }
     if types.iter().any(|t| matches!(t, T::Undef | T::Optional(_))) {
         let inner: Vec<Type> = types
@@ -592,9 +645,13 @@ fn normalize_variant(ts: &[Type]) -> Type {
                 t => t,
             })
             .collect();
-        return normalize(&T::Optional(Some(Box::new(variant_maybe(inner)))));
+        return (
+            normalize(&T::Optional(Some(Box::new(variant_maybe(inner))))),
+            true,
+        );
     }
     let mut types = flatten(types);
+    let size_before_merge = types.len();
     // Each merge step below keeps the order unless it merges (Ruby partitions and only
     // reassembles when more than one member is merged).
     let count = |ts: &[Type], f: &dyn Fn(&Type) -> bool| ts.iter().filter(|t| f(t)).count();
@@ -689,9 +746,12 @@ fn normalize_variant(ts: &[Type]) -> Type {
     types = merge_ranges_int(types);
     types = merge_ranges_float(types);
     if types.len() == 1 {
-        types.pop().unwrap_or(T::Any)
+        (types.pop().unwrap_or(T::Any), true)
+    } else if modified || types.len() != size_before_merge {
+        (variant_maybe(types), true)
     } else {
-        variant_maybe(types)
+        // Ruby returns `self`: the original members in their original order.
+        (T::Variant(ts.to_vec()), false)
     }
 }
 

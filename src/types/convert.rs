@@ -418,7 +418,7 @@ fn to_integer_args(v: Value, args: &[Value]) -> Result<Value, String> {
 }
 
 fn ruby_inspect_str(s: &str) -> String {
-    crate::render::inspect(&Value::String(s.to_string()))
+    crate::ruby::inspect(&Value::String(s.to_string()))
 }
 
 /// Puppet's WS_BETWEEN_SIGN_AND_NUMBER retry: `"- 5"` reads as `"-5"`.
@@ -1367,7 +1367,7 @@ fn to_timespan(v: Value, fmt: Option<&Value>) -> Result<Value, String> {
             }
             _ => {
                 let list: Vec<String> = match fmt {
-                    Some(Value::Array(a)) => a.iter().map(crate::render::to_s).collect(),
+                    Some(Value::Array(a)) => a.iter().map(crate::ruby::to_s).collect(),
                     _ => TIMESPAN_FORMATS.iter().map(|f| f.to_string()).collect(),
                 };
                 let mut found = None;

@@ -675,7 +675,7 @@ pub(crate) fn infer_plain(v: &Value) -> Type {
 }
 
 /// Ruby `Float#to_s`.
-pub(crate) use crate::render::float_to_s as ruby_float;
+pub(crate) use crate::ruby::float_to_s as ruby_float;
 
 /// `StringConverter#puppet_quote`: single quotes unless control characters force double.
 pub(crate) fn puppet_quote(s: &str) -> String {

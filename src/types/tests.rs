@@ -316,7 +316,7 @@ fn recorded_sensitive_and_explain_text() {
     // and the object `to_yaml` dumps.
     let c = |v: Value, t: &str| convert(v, &Value::String(t.into()));
     let to_s = |r: Result<Value, ConvertError>| match r {
-        Ok(v) => crate::render::to_s(&v),
+        Ok(v) => crate::ruby::to_s(&v),
         Err(e) => format!("{e:?}"),
     };
     let ts = c(
