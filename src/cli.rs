@@ -221,11 +221,11 @@ pub fn normalize(args: impl IntoIterator<Item = std::ffi::OsString>) -> Vec<std:
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Where a key is defined: every definition a node can reach, with file:line:column and its role
-    Where(crate::where_cmd::WhereArgs),
+    Where(Box<crate::where_cmd::WhereArgs>),
     /// What a change to the control repo does to every node's Hiera data
-    Diff(crate::diff_cmd::DiffArgs),
+    Diff(Box<crate::diff_cmd::DiffArgs>),
     /// Check a control repo's Hiera data, hiera.yaml files and their use by the code
-    Lint(crate::lint_cmd::LintArgs),
+    Lint(Box<crate::lint_cmd::LintArgs>),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     Completions(CompletionsArgs),
     /// Print the manual page (roff)

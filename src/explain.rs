@@ -126,7 +126,7 @@ impl Explainer {
     /// last found or merged when it holds `value`, else a new object.
     pub(crate) fn object_for(&mut self, value: &Value) -> Rv {
         match self.last.take() {
-            Some(rv) if self.heap.value(&rv) == *value => rv,
+            Some(rv) if self.heap.holds(&rv, value) => rv,
             _ => self.heap.alloc(value),
         }
     }

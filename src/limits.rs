@@ -55,6 +55,13 @@ pub(crate) const MAX_LOOKUPS_PER_KEY: usize = 100_000;
 /// Patterns a hierarchy `glob` may expand to through `{a,b}` alternatives.
 pub(crate) const MAX_GLOB_PATTERNS: usize = 1024;
 
+/// Hashes, arrays and strings an `--explain` trace may hold. The trace keeps its own copies of
+/// every value found and replays each merge on them as Ruby does (a deep merge clones the
+/// lower-priority hash), so explaining a merge of two 300,000-entry hashes would take over two
+/// gigabytes: past this, `--explain` stops with an error (the lookup without it still works).
+/// Hashes of up to about 150,000 entries (a hash, a string and an array in each) explain.
+pub const MAX_EXPLAIN_VALUES: usize = 500_000;
+
 /// Bytes kept of a `command` backend program's stdout and stderr; more is an error.
 pub(crate) const MAX_COMMAND_OUTPUT: usize = 16 << 20;
 

@@ -33,6 +33,31 @@ pub struct LintArgs {
     /// One facts file per node (.yaml, .yml, .json): enables the fleet rules.
     #[arg(long = "facts-dir", visible_alias = "facts_dir", value_name = "DIR")]
     facts_dir: Option<PathBuf>,
+    /// PuppetDB's nodes as the fleet (`https://puppetdb:8081`; several, comma-separated, are
+    /// tried in order): every active node, or those of --nodes-query. Enables the fleet rules.
+    #[arg(long, value_name = "URL", conflicts_with = "facts_dir")]
+    puppetdb: Option<String>,
+    /// With --puppetdb: the nodes of a PQL query, e.g.
+    /// 'inventory[certname] { facts.os.family = "RedHat" }'.
+    #[arg(
+        long = "nodes-query",
+        visible_alias = "nodes_query",
+        value_name = "PQL",
+        requires = "puppetdb"
+    )]
+    nodes_query: Option<String>,
+    /// CA certificate of PuppetDB's certificate (PEM).
+    #[arg(long = "puppetdb-cacert", value_name = "FILE")]
+    puppetdb_cacert: Option<PathBuf>,
+    /// Client certificate for PuppetDB (PEM).
+    #[arg(long = "puppetdb-cert", value_name = "FILE")]
+    puppetdb_cert: Option<PathBuf>,
+    /// Client key for PuppetDB (PEM).
+    #[arg(long = "puppetdb-key", value_name = "FILE")]
+    puppetdb_key: Option<PathBuf>,
+    /// Seconds each PuppetDB request may take.
+    #[arg(long = "puppetdb-timeout", value_name = "SECS", default_value = "30")]
+    puppetdb_timeout: u64,
     /// A global hiera.yaml to lint with the repo.
     #[arg(long = "hiera_config", visible_aliases = ["hiera-config"], value_name = "FILE")]
     hiera_config: Option<PathBuf>,
@@ -68,6 +93,17 @@ pub fn main(args: &LintArgs) -> i32 {
         hiera_config: abs(&args.hiera_config),
         modulepath: args.modulepath.clone(),
         facts_dir: abs(&args.facts_dir),
+        puppetdb: args
+            .puppetdb
+            .as_deref()
+            .map(|urls| hiera_lookup::facts::puppetdb::Options {
+                urls: hiera_lookup::facts::puppetdb::split_urls(urls),
+                cacert: abs(&args.puppetdb_cacert),
+                cert: abs(&args.puppetdb_cert),
+                key: abs(&args.puppetdb_key),
+                timeout: std::time::Duration::from_secs(args.puppetdb_timeout.max(1)),
+            }),
+        nodes_query: args.nodes_query.clone(),
         config: abs(&args.config),
     };
     let result = std::thread::Builder::new()

@@ -373,7 +373,7 @@ fn expand_braces(p: &str) -> Vec<String> {
 }
 
 /// `File.fnmatch` for one path component: `*`, `?`, `[...]`, `\` escapes.
-fn fnmatch(pat: &[u8], name: &[u8]) -> bool {
+pub(crate) fn fnmatch(pat: &[u8], name: &[u8]) -> bool {
     let (mut p, mut n) = (0, 0);
     let (mut star_p, mut star_n) = (None, 0);
     while n < name.len() {

@@ -216,6 +216,10 @@ impl Request {
         }
         let format = self.format;
         if let Mode::Explain { .. } = self.mode {
+            // The trace holds its own copies of what it prints: the answer and the loaded
+            // data are dropped before it is printed.
+            let result = result.map(|a| a.map_value(|_| Value::Null));
+            session.release_data();
             let extra = match &result {
                 Ok(Answer::Found(_) | Answer::Default(_)) => None,
                 Ok(Answer::NotFound) => Some(Session::not_found_message(&self.keys)),

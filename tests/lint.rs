@@ -182,3 +182,65 @@ fn realworld_control_repo() {
     assert!(has("modules/ntp/data/Solaris-11.yaml", "unreached-file"));
     assert!(!has("data/common.yaml", "unreached-file"));
 }
+
+/// `exclude` in the `[lint]` table: a vendored module's findings are not reported, while its
+/// data still counts (a key it defines is not "defined nowhere").
+#[test]
+fn exclude_drops_vendored_findings() {
+    let files = [
+        ("hiera.yaml", HIERA),
+        (
+            "data/common.yaml",
+            "a: 1\na: 2\nb: \"%{lookup('vendored::x')}\"\n",
+        ),
+        ("modules/vendored/hiera.yaml", HIERA),
+        (
+            "modules/vendored/data/common.yaml",
+            "vendored::x: 1\nvendored::x: 2\n",
+        ),
+    ];
+    let plain = Tmp::new("exclude-plain", &files);
+    let text = stdout(&lint(&plain.0, &["--fail-on", "info"]));
+    assert!(
+        text.contains("data/common.yaml:2:1: error duplicate-key"),
+        "{text}"
+    );
+    assert!(
+        text.contains("modules/vendored/data/common.yaml:2:1: error duplicate-key"),
+        "{text}"
+    );
+    let mut with_settings = files.to_vec();
+    with_settings.push((
+        ".hiera-lookup.toml",
+        "[lint]\nexclude = [\"modules/vendored\"]\n",
+    ));
+    let excluded = Tmp::new("exclude", &with_settings);
+    let o = lint(&excluded.0, &["--fail-on", "info"]);
+    let text = stdout(&o);
+    assert!(
+        text.contains("data/common.yaml:2:1: error duplicate-key"),
+        "{text}"
+    );
+    assert!(!text.contains("modules/vendored"), "{text}");
+    assert!(!text.contains("interpolation-undefined-key"), "{text}");
+    assert_eq!(o.status.code(), Some(1));
+    // A bad exclude is a settings error.
+    let bad = Tmp::new(
+        "exclude-bad",
+        &[
+            ("hiera.yaml", HIERA),
+            (".hiera-lookup.toml", "[lint]\nexclude = \"modules\"\n"),
+        ],
+    );
+    let o = lint(&bad.0, &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("lint.exclude must be an array of paths"));
+    // The fleet comes from one source.
+    let o = lint(
+        &plain.0,
+        &["--facts-dir", "facts", "--puppetdb", "http://127.0.0.1:1"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let o = lint(&plain.0, &["--nodes-query", "inventory[certname] {}"]);
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -480,3 +480,65 @@ fn where_and_diff_take_their_nodes_from_puppetdb() {
     );
     let _ = std::fs::remove_dir_all(&pki.dir);
 }
+
+/// `lint --puppetdb`: PuppetDB's nodes (here those of the recorded RedHat query) are the
+/// fleet, read as batch mode reads them.
+#[test]
+fn lint_takes_its_fleet_from_puppetdb() {
+    let pki = pki("lint");
+    let port = serve(&pki, 16, false);
+    let repo = pki.dir.join("repo");
+    for (path, text) in [
+        (
+            "hiera.yaml",
+            "version: 5\nhierarchy:\n  - name: os\n    path: \"os/%{facts.os.family}.yaml\"\n  - name: common\n    path: common.yaml\n",
+        ),
+        ("data/os/RedHat.yaml", "a: 1\n"),
+        ("data/os/Debian.yaml", "a: 2\n"),
+        ("data/common.yaml", "b: \"%{facts.no_node_has_this}\"\n"),
+    ] {
+        let p = repo.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    let lint = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_hiera-lookup"))
+            .current_dir(&repo)
+            .env("HIERA_LOOKUP_PUPPET_CONF", "/dev/null")
+            .args(["lint", "--format", "json", "--puppetdb"])
+            .arg(format!("https://127.0.0.1:{port}"))
+            .args(tls_flags(&pki, "ca.pem"))
+            .args(extra)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let redhat = "inventory[certname] { facts.os.family = \"RedHat\" }";
+    let o = lint(&["--nodes-query", redhat, "--fail-on", "info"]);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let found = |file: &str, rule: &str| {
+        j.as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["file"] == file && f["rule"] == rule)
+    };
+    // No RedHat node reads the Debian file; every one reads the RedHat file.
+    assert!(found("data/os/Debian.yaml", "unreached-file"), "{j}");
+    assert!(!found("data/os/RedHat.yaml", "unreached-file"), "{j}");
+    assert!(found("data/common.yaml", "unknown-fact"), "{j}");
+    // PuppetDB's errors stop the lint with one line.
+    let o = lint(&["--nodes-query", "inventory[certname] { facts.os.family = "]);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("PQL parse error"), "{err}");
+    let o = lint(&[
+        "--nodes-query",
+        "inventory[certname] { facts.os.family = \"Plan9\" }",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("has no node matching the --nodes-query"));
+    let _ = std::fs::remove_dir_all(&pki.dir);
+}

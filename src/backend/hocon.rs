@@ -25,16 +25,27 @@
 
 use crate::value::{Map, Value};
 use indexmap::IndexMap;
+use std::collections::HashMap;
 
 /// The unwrapped document, or ruby-hocon's message (the caller wraps it as
 /// `Unable to parse (<path>): <message>`).
 pub(crate) fn parse_hocon(text: &str) -> Result<Value, String> {
     let mut p = Parser::new(text);
     let root = p.parse_root()?;
+    // Sized before anything is built: `x2 = ${x1} ${x1}` doubling is rejected in time linear
+    // in the document, not after the copies have taken a gigabyte.
+    Sizer {
+        root: &root,
+        memo: HashMap::new(),
+        visiting: Vec::new(),
+        depth: 0,
+    }
+    .check()?;
     let mut r = Resolver {
         root: &root,
         visiting: Vec::new(),
         work: 0,
+        depth: 0,
     };
     match r.resolve(&Node::Obj(root.clone()))? {
         Some(v) => Ok(v),
@@ -929,16 +940,129 @@ struct Resolver<'a> {
     visiting: Vec<(Vec<String>, usize)>,
     /// Values resolved so far (a string counts one per 32 bytes), against [`MAX_RESOLVED`].
     work: usize,
+    /// Objects and arrays the value being built nests in, substitutions followed (`x1 =
+    /// {a: ${x0}}`, `x2 = {a: ${x1}}` …): bounded like the file's own nesting, so that no
+    /// chain of substitutions can exhaust the stack.
+    depth: usize,
 }
 
 /// Most values that resolving one document may produce: substitutions are copies, and
 /// `x2 = ${x1} ${x1}` doubling forty times would be a terabyte.
 const MAX_RESOLVED: usize = crate::limits::MAX_HOCON_VALUES;
 
+/// How much resolving the document would build, each substitution's target sized once:
+/// values, and string bytes (a string counts one value per 32 bytes, as in [`Resolver`]).
+/// An overestimate (every scalar's text counts as string bytes), never an under-estimate
+/// for documents without cycles (those are reported by the resolver).
+struct Sizer<'a> {
+    root: &'a IndexMap<String, Node>,
+    memo: HashMap<&'a [String], (usize, usize)>,
+    visiting: Vec<&'a [String]>,
+    /// Objects and arrays the value being sized nests in (substitutions followed): past
+    /// [`MAX_DEPTH`] the resolver stops with an error, so sizing stops there too.
+    depth: usize,
+}
+
+impl<'a> Sizer<'a> {
+    fn check(&mut self) -> Result<(), String> {
+        let mut total = 0usize;
+        for node in self.root.values() {
+            let (values, bytes) = self.size(node);
+            total = total.saturating_add(values).saturating_add(bytes / 32);
+            if total > MAX_RESOLVED {
+                return err(
+                    node_line(node),
+                    format!(
+                        "Substitutions make the document too large (more than {MAX_RESOLVED} values)"
+                    ),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn size(&mut self, node: &'a Node) -> (usize, usize) {
+        let add = |a: (usize, usize), b: (usize, usize)| {
+            (a.0.saturating_add(b.0), a.1.saturating_add(b.1))
+        };
+        match node {
+            Node::Scalar(_, text) => (1, text.len()),
+            Node::Space(s) => (1, s.len()),
+            Node::Missing => (0, 0),
+            Node::Obj(_) | Node::Arr(_) if self.depth >= MAX_DEPTH => (1, 0),
+            Node::Obj(o) => {
+                self.depth += 1;
+                let s = o.values().fold((1, 0), |acc, v| add(acc, self.size(v)));
+                self.depth -= 1;
+                s
+            }
+            Node::Arr(a) => {
+                self.depth += 1;
+                let s = a.iter().fold((1, 0), |acc, v| add(acc, self.size(v)));
+                self.depth -= 1;
+                s
+            }
+            Node::Concat(pieces, _) => pieces.iter().fold((1, 0), |acc, v| add(acc, self.size(v))),
+            Node::OrElse(first, earlier) => {
+                let (a, b) = (self.size(first), self.size(earlier));
+                (a.0.max(b.0), a.1.max(b.1))
+            }
+            Node::Subst { path, .. } => {
+                let path = path.as_slice();
+                if let Some(&s) = self.memo.get(path) {
+                    return s;
+                }
+                // A cycle, or nesting the resolver refuses: it reports them.
+                if self.visiting.contains(&path) || self.visiting.len() >= MAX_DEPTH {
+                    return (1, 0);
+                }
+                let s = match subst_target(self.root, path) {
+                    Some(t) => {
+                        self.visiting.push(path);
+                        let s = self.size(t);
+                        self.visiting.pop();
+                        s
+                    }
+                    None => (1, std::env::var(path.join(".")).map_or(0, |v| v.len())),
+                };
+                self.memo.insert(path, s);
+                s
+            }
+        }
+    }
+}
+
+/// The node a substitution's path names in the document, if any.
+fn subst_target<'a>(root: &'a IndexMap<String, Node>, path: &[String]) -> Option<&'a Node> {
+    let mut cur = root;
+    for (n, seg) in path.iter().enumerate() {
+        match cur.get(seg) {
+            Some(Node::Obj(o)) if n + 1 < path.len() => cur = o,
+            Some(v) if n + 1 == path.len() => return Some(v),
+            _ => return None,
+        }
+    }
+    None
+}
+
 impl Resolver<'_> {
     /// The value of `node`; `None` for an optional substitution that found nothing.
     fn resolve(&mut self, node: &Node) -> Result<Option<Value>, String> {
         self.spend(node_line(node), 1)?;
+        if matches!(node, Node::Obj(_) | Node::Arr(_)) {
+            if self.depth >= MAX_DEPTH {
+                let line = self.visiting.last().map_or(1, |(_, l)| *l);
+                return err(line, "Objects and arrays nest too deeply");
+            }
+            self.depth += 1;
+            let v = self.resolve_inner(node);
+            self.depth -= 1;
+            return v;
+        }
+        self.resolve_inner(node)
+    }
+
+    fn resolve_inner(&mut self, node: &Node) -> Result<Option<Value>, String> {
         Ok(Some(match node {
             Node::Scalar(v, _) => v.clone(),
             Node::Space(s) => Value::String(s.clone()),
@@ -1006,16 +1130,7 @@ impl Resolver<'_> {
         if self.visiting.len() >= MAX_DEPTH {
             return err(line, format!("Substitutions nest too deeply at {shown}"));
         }
-        let mut target: Option<&Node> = None;
-        let mut cur = self.root;
-        for (n, seg) in path.iter().enumerate() {
-            match cur.get(seg) {
-                Some(Node::Obj(o)) if n + 1 < path.len() => cur = o,
-                Some(v) if n + 1 == path.len() => target = Some(v),
-                _ => break,
-            }
-        }
-        match target {
+        match subst_target(self.root, path) {
             Some(t) => {
                 self.visiting.push((path.to_vec(), line));
                 let r = self.resolve(t);
@@ -1151,6 +1266,88 @@ fn scalar_text(v: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Only the size check, on the parsed document (nothing resolved).
+    fn sized(text: &str) -> Result<(), String> {
+        let mut p = Parser::new(text);
+        let root = p.parse_root()?;
+        Sizer {
+            root: &root,
+            memo: HashMap::new(),
+            visiting: Vec::new(),
+            depth: 0,
+        }
+        .check()
+    }
+
+    #[test]
+    fn doubling_is_rejected_before_resolving() {
+        let doubling = |first: &str, step: &str| {
+            let mut t = format!("x0 = {first}\n");
+            for i in 1..=40 {
+                t.push_str(
+                    &step
+                        .replace("P", &format!("x{}", i - 1))
+                        .replace("N", &format!("x{i}")),
+                );
+                t.push('\n');
+            }
+            t + "k = 1\n"
+        };
+        for (first, step) in [
+            ("ab", "N = ${P} ${P}"),
+            ("[1]", "N = [${P}, ${P}]"),
+            ("[1]", "N = ${P} ${P}"),
+            ("{a: 1}", "N = {a: ${P}, b: ${P}}"),
+            ("{a: 1}", "N = ${P} {b: ${P}}"),
+            ("ab", "N = [${P}, ${P}, ${P}]"),
+        ] {
+            let text = doubling(first, step);
+            let e = sized(&text).unwrap_err();
+            assert!(
+                e.contains("Substitutions make the document too large (more than 10000000 values)"),
+                "{step}: {e}"
+            );
+            assert_eq!(parse_hocon(&text).unwrap_err(), e);
+        }
+        // Shared substitutions within the budget resolve (and are sized once each).
+        let text = doubling("ab", "N = ${P} ${P}");
+        let small: String = text.lines().take(11).collect::<Vec<_>>().join("\n");
+        assert_eq!(sized(&small), Ok(()));
+        let v = parse_hocon(&small).unwrap();
+        let x10 = v.as_hash().unwrap()[&Value::str("x10")]
+            .as_str()
+            .unwrap()
+            .len();
+        assert_eq!(x10, 3 * 1024 - 1);
+    }
+
+    #[test]
+    fn substitutions_count_towards_nesting() {
+        let chain = |links: usize, deep: usize| {
+            let mut t = String::from("x0 = 1\n");
+            for k in 1..=links {
+                t.push_str(&format!(
+                    "x{k} = {}${{x{}}}{}\n",
+                    "{a: ".repeat(deep),
+                    k - 1,
+                    " }".repeat(deep)
+                ));
+            }
+            t
+        };
+        let e = parse_hocon(&chain(100, 100)).unwrap_err();
+        assert!(e.ends_with("Objects and arrays nest too deeply"), "{e}");
+        // 50 × 10 = 500 levels: within the limit.
+        let v = parse_hocon(&chain(50, 10)).unwrap();
+        let mut cur = &v.as_hash().unwrap()[&Value::str("x50")];
+        let mut depth = 0;
+        while let Some(h) = cur.as_hash() {
+            cur = &h[&Value::str("a")];
+            depth += 1;
+        }
+        assert_eq!((depth, cur), (500, &Value::Int(1)));
+    }
 
     fn json(text: &str) -> String {
         match parse_hocon(text) {

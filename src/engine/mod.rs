@@ -209,6 +209,18 @@ impl Session {
         self.settings.redact.then_some(&self.secrets)
     }
 
+    /// Drops what the session loaded (data files, configurations, lookup_options), keeping
+    /// the explanation: printing a trace needs none of it, and a 15 MB data file parses into
+    /// a few hundred megabytes. Later lookups load again what they need.
+    pub fn release_data(&mut self) {
+        let fs = self.cache.files.fs().clone();
+        self.cache = Caches {
+            files: DataFiles::with_fs(fs),
+            ..Caches::default()
+        };
+        self.interp.memo.clear();
+    }
+
     /// The explanation so far (`None` unless the settings asked for one).
     pub fn explainer(&self) -> Option<&Explainer> {
         self.ex_ref()
@@ -254,6 +266,17 @@ impl Session {
     /// Explain only: the object behind `v`, the value the lookup in progress just produced.
     fn object_for(&mut self, v: &Value) -> Option<Rv> {
         self.ex_mut().map(|ex| ex.object_for(v))
+    }
+    /// Explain only: the trace's objects within [`MAX_EXPLAIN_VALUES`](crate::limits::MAX_EXPLAIN_VALUES),
+    /// checked after each value found or merged (one value past it at most).
+    fn explain_budget(&self) -> Result<()> {
+        const MAX: usize = crate::limits::MAX_EXPLAIN_VALUES;
+        match self.ex_ref() {
+            Some(ex) if ex.heap().len() > MAX => Err(Error::run(format!(
+                "--explain: the explanation would hold more than {MAX} values (hashes, arrays, strings); look the key up without --explain"
+            ))),
+            _ => Ok(()),
+        }
     }
     /// Explain only: marks the object a step produced (see [`object_for`](Self::object_for)).
     fn produced(&mut self, rv: Option<Rv>) {
@@ -568,6 +591,7 @@ impl Session {
             0 => Ok(None),
             1 => match f(self, &variants[0])? {
                 Some(x) => {
+                    self.explain_budget()?;
                     let xo = self.object_for(&x);
                     let r = strategy.merge_single(x).map_err(merge_error)?;
                     if let (Some(ex), Some(xo)) = (self.ex_mut(), xo) {
@@ -593,6 +617,7 @@ impl Session {
                         let mut memo_o: Option<Rv> = None;
                         for v in variants {
                             if let Some(x) = f(s, v)? {
+                                s.explain_budget()?;
                                 let xo = s.object_for(&x);
                                 memo.push(x).map_err(merge_error)?;
                                 if let (Some(ex), Some(xo)) = (s.ex_mut(), xo) {
@@ -606,6 +631,7 @@ impl Session {
                                         },
                                     });
                                 }
+                                s.explain_budget()?;
                             }
                         }
                         let memo = memo.finish().map_err(merge_error)?;

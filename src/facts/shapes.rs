@@ -53,8 +53,16 @@ fn parse_json(text: &str, display: &str) -> Result<Value> {
 /// YAML as `--facts` reads it: no Ruby objects (Puppet's `safe_load_file`), except that the
 /// `Puppet::Node::Facts` tag of a fact cache file is accepted (beyond Puppet).
 fn parse_yaml(text: &str, display: &str) -> Result<Value> {
-    let doc = crate::yaml::load_facts_document(text.as_bytes())
-        .map_err(|e| Error::run(e.puppet_message(display)))?;
+    let doc = crate::yaml::load_facts_document(text.as_bytes()).map_err(|e| {
+        let m = e.puppet_message(display);
+        // Psych's syntax messages start with the file; the others ("stack level too deep",
+        // "alias expansion too large") name it as JSON's do.
+        Error::run(if m.starts_with('(') {
+            m
+        } else {
+            format!("{m} (in {display})")
+        })
+    })?;
     if let Some(rv) = doc.ruby_values.first() {
         return Err(Error::run(format!(
             "({display}): Tried to load unspecified class: {}",

@@ -10,7 +10,7 @@ use super::Sink;
 use crate::backend::DataFiles;
 use crate::config::Locations;
 use crate::engine::{Layers, Session, Settings};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::scope::{Scope, Strict};
 use crate::value::{Map, Value};
 use std::collections::{HashMap, HashSet};
@@ -23,32 +23,65 @@ pub(crate) struct FleetNode {
     pub facts: Map,
 }
 
-/// The nodes of `--facts-dir`.
+/// The nodes of the fleet (`--facts-dir` or PuppetDB).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Fleet {
     pub nodes: Vec<FleetNode>,
 }
 
 impl Fleet {
-    pub(crate) fn load(dir: &Path) -> Result<Fleet> {
-        let mut files = crate::facts::facts_files_in(dir)?;
-        files.sort();
-        let mut nodes = Vec::with_capacity(files.len());
-        for f in files {
-            let mut facts = crate::scope::load_facts_file(&f, &f.display().to_string())?;
-            let name = match facts.get(&Value::str("clientcert")) {
-                Some(Value::String(c)) => c.clone(),
-                _ => {
-                    // As batch mode names it; `$trusted.certname` follows clientcert.
-                    let n = f
-                        .file_stem()
-                        .map(|s| s.to_string_lossy().into_owned())
-                        .unwrap_or_default();
-                    facts.insert(Value::str("clientcert"), Value::str(n.as_str()));
-                    n
+    /// The nodes of `--facts-dir`, or of PuppetDB (every active node, or `nodes_query`'s),
+    /// read by the node sources batch mode uses ([`facts::batch`](crate::facts::batch),
+    /// [`facts::puppetdb_batch`](crate::facts::puppetdb_batch)). `None` without either.
+    pub fn from_options(root: &Path, opts: &super::Options) -> Result<Option<Fleet>> {
+        let nodes = match (&opts.facts_dir, &opts.puppetdb) {
+            (Some(_), Some(_)) => {
+                return Err(Error::Usage(
+                    "--facts-dir and --puppetdb cannot be combined".into(),
+                ))
+            }
+            (Some(dir), None) => {
+                let request = crate::facts::FactsRequest {
+                    dir: Some((
+                        crate::environment::absolute(root, dir),
+                        dir.display().to_string(),
+                    )),
+                    ..Default::default()
+                };
+                crate::facts::batch(&request)?.0
+            }
+            (None, Some(db)) => {
+                let client = crate::facts::puppetdb::Client::new(db)?;
+                let mut nodes = Vec::new();
+                for chunk in
+                    crate::facts::puppetdb_batch(&client, opts.nodes_query.as_deref(), None)?
+                {
+                    nodes.extend(chunk);
                 }
-            };
-            nodes.push(FleetNode { name, facts });
+                nodes
+            }
+            (None, None) if opts.nodes_query.is_some() => {
+                return Err(Error::Usage("--nodes-query needs --puppetdb".into()))
+            }
+            (None, None) => return Ok(None),
+        };
+        Fleet::from_batch(nodes).map(Some)
+    }
+
+    /// The fleet of a batch's nodes. A node whose facts cannot be read stops the lint: every
+    /// fleet finding would be wrong without it.
+    pub fn from_batch(found: Vec<crate::facts::BatchNode>) -> Result<Fleet> {
+        let mut nodes = Vec::with_capacity(found.len());
+        for n in found {
+            let mut facts = n.facts?;
+            // `$trusted.certname` follows clientcert, as in batch mode.
+            facts
+                .entry(Value::str("clientcert"))
+                .or_insert_with(|| Value::str(n.name.as_str()));
+            nodes.push(FleetNode {
+                name: n.name,
+                facts,
+            });
         }
         Ok(Fleet { nodes })
     }

@@ -110,6 +110,11 @@ pub struct Options {
     pub modulepath: Option<String>,
     /// One facts file per node: enables the fleet rules.
     pub facts_dir: Option<PathBuf>,
+    /// PuppetDB's nodes as the fleet instead (every active node, or those of
+    /// `nodes_query`): enables the fleet rules.
+    pub puppetdb: Option<crate::facts::puppetdb::Options>,
+    /// A PQL query choosing PuppetDB's nodes (`inventory[certname] { … }`).
+    pub nodes_query: Option<String>,
     /// The lint settings file; default `ROOT/.hiera-lookup.toml` when it exists.
     pub config: Option<PathBuf>,
 }
@@ -204,14 +209,14 @@ pub fn lint(opts: &Options) -> Result<Report> {
     let known = interpolations::check(&repo, &code, &mut sink);
     lookup_options::check(&repo, &known, &mut sink);
     classes::check(&repo, &code, &known, &mut sink);
-    if let Some(dir) = &opts.facts_dir {
-        let fleet = fleet::Fleet::load(&crate::environment::absolute(&root, dir))?;
+    if let Some(fleet) = fleet::Fleet::from_options(&root, opts)? {
         interpolations::check_facts(&repo, &fleet, &mut sink);
         fleet::check(&repo, &fleet, &mut sink);
     }
     let mut findings = sink.findings;
     // Per-line and per-file disables written in the data files themselves.
     findings.retain(|f| !lint_settings.disabled.iter().any(|d| d == f.rule));
+    findings.retain(|f| !lint_settings.excludes(&f.file));
     let mut inline: std::collections::HashMap<String, repo::InlineDisables> = Default::default();
     findings.retain(|f| {
         let d = inline.entry(f.file.clone()).or_insert_with(|| {

@@ -6,6 +6,7 @@
 //! [lint]
 //! disable = ["yaml11-value", "level-no-files"]
 //! fail-on = "warning"
+//! exclude = ["modules/vendored", "data/legacy/**/*.yaml"]
 //! ```
 
 use super::Severity;
@@ -20,6 +21,10 @@ pub(crate) const FILE_NAME: &str = ".hiera-lookup.toml";
 pub(crate) struct Settings {
     pub disabled: Vec<String>,
     pub fail_on: Option<Severity>,
+    /// Paths (relative to the repo, `*`, `?`, `[…]` within a name, `**` for any number of
+    /// directories) whose findings are not reported: vendored modules. A directory excludes
+    /// everything under it. The files are still read: their keys and classes count.
+    pub exclude: Vec<String>,
 }
 
 impl Settings {
@@ -68,10 +73,53 @@ impl Settings {
                         format!("lint.{k} must be \"error\", \"warning\" or \"info\", not {v}")
                     })?);
                 }
+                "exclude" => {
+                    let list = v
+                        .as_array()
+                        .ok_or_else(|| "lint.exclude must be an array of paths".to_string())?;
+                    for item in list {
+                        let p = item
+                            .as_str()
+                            .ok_or_else(|| "lint.exclude must be an array of paths".to_string())?;
+                        let p = p.trim_start_matches("./").trim_end_matches('/');
+                        if p.is_empty() || p.starts_with('/') {
+                            return Err(format!(
+                                "lint.exclude: '{p}' must be a path relative to the repo"
+                            ));
+                        }
+                        out.exclude.push(p.to_string());
+                    }
+                }
                 other => return Err(format!("unknown setting lint.{other}")),
             }
         }
         Ok(out)
+    }
+}
+
+impl Settings {
+    /// Whether findings in `file` (relative to the repo, `/`-separated) are excluded.
+    pub fn excludes(&self, file: &str) -> bool {
+        let parts: Vec<&str> = file.split('/').collect();
+        self.exclude.iter().any(|pattern| {
+            let pat: Vec<&str> = pattern.split('/').collect();
+            // The pattern names the file, or a directory above it.
+            (1..=parts.len()).any(|n| path_match(&pat, &parts[..n]))
+        })
+    }
+}
+
+/// Matches path components: `**` stands for any number of them (none included).
+fn path_match(pat: &[&str], path: &[&str]) -> bool {
+    match pat.split_first() {
+        None => path.is_empty(),
+        Some((&"**", rest)) => (0..=path.len()).any(|skip| path_match(rest, &path[skip..])),
+        Some((p, rest)) => match path.split_first() {
+            Some((name, more)) => {
+                crate::location::fnmatch(p.as_bytes(), name.as_bytes()) && path_match(rest, more)
+            }
+            None => false,
+        },
     }
 }
 
@@ -107,6 +155,44 @@ pub(crate) fn inline_disable(line: &str) -> Option<(bool, Vec<String>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn exclude_paths() {
+        let s = Settings::parse(
+            "[lint]\nexclude = [\"modules/vendored/\", \"./data/legacy/**/*.yaml\", \"site/*/data\"]\n",
+        )
+        .unwrap();
+        assert_eq!(
+            s.exclude,
+            ["modules/vendored", "data/legacy/**/*.yaml", "site/*/data"]
+        );
+        for (file, excluded) in [
+            ("modules/vendored/data/common.yaml", true),
+            ("modules/vendored/hiera.yaml", true),
+            ("modules/vendored", true),
+            ("modules/vendored2/data/common.yaml", false),
+            ("modules/ours/data/common.yaml", false),
+            ("data/legacy/a.yaml", true),
+            ("data/legacy/x/y/b.yaml", true),
+            ("data/legacy/x/b.json", false),
+            ("data/common.yaml", false),
+            ("site/web/data/common.yaml", true),
+            ("site/web/manifests/init.pp", false),
+        ] {
+            assert_eq!(s.excludes(file), excluded, "{file}");
+        }
+        for bad in [
+            "exclude = \"x\"",
+            "exclude = [1]",
+            "exclude = [\"/abs\"]",
+            "exclude = [\"\"]",
+        ] {
+            assert!(
+                Settings::parse(&format!("[lint]\n{bad}\n")).is_err(),
+                "{bad}"
+            );
+        }
+    }
 
     #[test]
     fn table() {

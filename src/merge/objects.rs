@@ -157,6 +157,44 @@ impl Heap {
         v
     }
 
+    /// How many objects the heap holds.
+    pub fn len(&self) -> usize {
+        self.objs.len()
+    }
+
+    /// Whether `rv` holds `v` now (as `value(rv) == *v`, without building that copy: the
+    /// check runs on every value a lookup produces, which may be a 15 MB hash).
+    pub fn holds(&self, rv: &Rv, v: &Value) -> bool {
+        self.holds_guarded(rv, v, &mut Vec::new())
+    }
+
+    fn holds_guarded(&self, rv: &Rv, v: &Value, path: &mut Vec<ObjId>) -> bool {
+        let id = match rv {
+            Rv::Imm(i) => return i == v,
+            Rv::Obj(id) => *id,
+        };
+        if path.contains(&id) {
+            return *v == Value::Null;
+        }
+        path.push(id);
+        let same = match (self.objs.get(id.0 as usize), v) {
+            (Some(Obj::Array(a)), Value::Array(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| self.holds_guarded(x, y, path))
+            }
+            // Value's hash equality ignores order: so does this.
+            (Some(Obj::Hash(h)), Value::Hash(m)) => {
+                h.len() == m.len()
+                    && h.iter()
+                        .all(|(k, x)| m.get(k).is_some_and(|y| self.holds_guarded(x, y, path)))
+            }
+            (Some(Obj::Str(s)), Value::String(t)) => s == t,
+            (None, Value::Null) => true,
+            _ => false,
+        };
+        path.pop();
+        same
+    }
+
     /// `value[key]` for a hash, `value[index]` for an array (the object itself, not a copy).
     pub(crate) fn child(&self, rv: &Rv, key: &Value) -> Option<Rv> {
         let Rv::Obj(id) = rv else { return None };
@@ -702,6 +740,30 @@ impl DeepMerge<'_> {
 mod tests {
     use super::*;
     use crate::merge::tests::lit;
+
+    #[test]
+    fn holds_compares_without_copying() {
+        let y = |t: &str| crate::yaml::load(t).unwrap();
+        let mut heap = Heap::new();
+        let v = y("{a: [1, {b: x}], c: y, d: ~}");
+        let rv = heap.alloc(&v);
+        assert!(heap.holds(&rv, &v));
+        // Hash order does not matter (as for Value), contents do.
+        assert!(heap.holds(&rv, &y("{c: y, d: ~, a: [1, {b: x}]}")));
+        for other in [
+            "{a: [1, {b: z}], c: y, d: ~}",
+            "{a: [1], c: y, d: ~}",
+            "{a: [1, {b: x}], c: y}",
+            "[1]",
+            "x",
+        ] {
+            assert!(!heap.holds(&rv, &y(other)), "{other}");
+            assert_eq!(heap.holds(&rv, &y(other)), heap.value(&rv) == y(other));
+        }
+        let s = heap.alloc(&Value::str("x"));
+        assert!(heap.holds(&s, &Value::str("x")) && !heap.holds(&s, &Value::str("y")));
+        assert!(heap.holds(&Rv::Imm(Value::Int(1)), &Value::Int(1)));
+    }
 
     /// Random merge-driver runs recorded from Puppet's own strategies (tests/data/merge/gen.rb): the
     /// result and the found values after the merge, dumped by Psych, whose anchors show which

@@ -1,0 +1,1 @@
+awk 'BEGIN{print "x0 = {a: 1}"; for(i=1;i<=40;i++) printf "x%d = ${x%d} {b%d: ${x%d}}\n", i, i-1, i, i-1; print "k = 1"}' > data/common.conf
