@@ -64,6 +64,33 @@ impl Error {
     }
 }
 
+/// A file the user named that could not be read: what happened in plain words and what to do,
+/// then Ruby's errno text as Puppet prints it (`No such file or directory @ rb_sysopen - PATH`,
+/// the part of the message the conformance suite records). `what` names the file ("The facts
+/// file"), `fix` says what to do. Our own refusals (too large, not a regular file, not UTF-8)
+/// are plain words already and carry no Ruby part.
+pub(crate) fn unreadable(what: &str, display: &str, e: &std::io::Error, fix: &str) -> Error {
+    let plain = match e.kind() {
+        std::io::ErrorKind::NotFound => "does not exist",
+        std::io::ErrorKind::PermissionDenied => "cannot be read (permission denied)",
+        std::io::ErrorKind::IsADirectory => {
+            return Error::run(format!(
+                "{what} {display} is a directory, not a file: {fix}"
+            ))
+        }
+        _ => {
+            // Rust appends " (os error N)" to the system's text.
+            let text = e.to_string();
+            let text = text.split(" (os error").next().unwrap_or(&text);
+            return Error::run(format!("{what} {display} cannot be read: {text}; {fix}"));
+        }
+    };
+    Error::run(format!(
+        "{what} {display} {plain}: {fix} ({} @ rb_sysopen - {display})",
+        io_reason(e)
+    ))
+}
+
 /// Ruby's wording of an I/O failure (`No such file or directory` …), as messages quote it.
 pub(crate) fn io_reason(e: &std::io::Error) -> String {
     match e.kind() {

@@ -30,11 +30,6 @@ pub trait Fs: Debug + Send + Sync {
     fn is_symlink(&self, path: &Path) -> bool;
     /// The names in a directory, in no particular order.
     fn read_dir(&self, path: &Path) -> io::Result<Vec<String>>;
-    /// Whether this is the disk itself (the parse cache keys entries on disk metadata).
-    fn is_disk(&self) -> bool {
-        false
-    }
-
     /// `File.exist?`: true for directories and devices too.
     fn exists(&self, path: &Path) -> bool {
         self.kind(path).is_some()
@@ -84,9 +79,6 @@ impl Fs for RealFs {
             .filter_map(|e| e.ok())
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect())
-    }
-    fn is_disk(&self) -> bool {
-        true
     }
 }
 

@@ -16,7 +16,8 @@ use crate::scope::Strict;
 use crate::value::Value;
 use std::path::{Path, PathBuf};
 
-const RUN_HELP: &str = "Run 'puppet lookup --help' for more details";
+/// Where Puppet says "Run 'puppet lookup --help' for more details": this program's help.
+const RUN_HELP: &str = "Run 'hiera-lookup --help' for more details.";
 
 /// The lookup flags as a command line gives them, before validation.
 #[derive(Debug, Clone, Default)]
@@ -552,7 +553,7 @@ fn parse_merge(flags: &Flags) -> Result<Option<MergeStrategy>> {
     );
     if deep_only && !deep {
         return Err(Error::Usage(format!(
-            "The options --knock-out-prefix, --sort-merged-arrays, and --merge-hash-arrays are only available with '--merge deep'\n{RUN_HELP}"
+            "The options --knock-out-prefix, --sort-merged-arrays, and --merge-hash-arrays are only available with '--merge deep': add --merge deep, or leave them out. {RUN_HELP}"
         )));
     }
     let Some(m) = flags.merge.as_deref() else {
@@ -563,7 +564,7 @@ fn parse_merge(flags: &Flags) -> Result<Option<MergeStrategy>> {
         "first" | "unique" | "hash" | "deep" | "reverse_deep" | "unconstrained_deep"
     ) {
         return Err(Error::Usage(format!(
-            "The --merge option only accepts 'first', 'hash', 'unique', or 'deep'\n{RUN_HELP}"
+            "The --merge option only accepts 'first', 'hash', 'unique', or 'deep' (and hiera-lookup's 'reverse_deep' and 'unconstrained_deep'), not '{m}'. {RUN_HELP}"
         )));
     }
     MergeStrategy::from_cli(

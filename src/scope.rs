@@ -185,10 +185,7 @@ pub(crate) fn trusted_from_facts(facts: &Map) -> Value {
 pub fn load_facts_file(path: &Path, display: &str) -> Result<Map> {
     let nodes = crate::facts::shapes::parse_text(
         &crate::limits::read_text(path).map_err(|e| {
-            Error::run(format!(
-                "{} @ rb_sysopen - {display}",
-                crate::error::io_reason(&e)
-            ))
+            crate::error::unreadable("The facts file", display, &e, crate::facts::FACTS_FIX)
         })?,
         display,
     )?;

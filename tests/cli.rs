@@ -123,7 +123,54 @@ fn missing_facts_file_is_an_error() {
     );
     let o = run_in(&dir, &["a", "--facts", "missing.yaml"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("missing.yaml"), "{}", stderr(&o));
+    // Plain words and what to do, then Puppet's own text (which the conformance suite
+    // records), on one line.
+    assert_eq!(
+        stderr(&o),
+        "Error: The facts file missing.yaml does not exist: check the path given to --facts \
+         (No such file or directory @ rb_sysopen - missing.yaml)\n"
+    );
+    let o = run_in(&dir, &["a", "--facts", "."]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o),
+        "Error: The facts file . is a directory, not a file: check the path given to --facts\n"
+    );
+    std::fs::write(dir.join("facts.yaml"), "clientcert: n1\n").unwrap();
+    let o = run_in(&dir, &["a", "--facts", "facts.yaml", "--trusted=nope.yaml"]);
+    assert_eq!(
+        stderr(&o),
+        "Error: The trusted data file nope.yaml does not exist: check the path given to \
+         --trusted=FILE (No such file or directory @ rb_sysopen - nope.yaml)\n"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Puppet's usage errors point at `puppet lookup --help`; ours keep Puppet's sentence (which
+/// the conformance suite records) and point at this program.
+#[test]
+fn usage_errors_point_at_this_program() {
+    let dir = scratch(
+        "usage",
+        &[("hiera.yaml", HIERA), ("data/common.yaml", "a: 1\n")],
+    );
+    let o = run_in(&dir, &["a", "--merge", "bogus"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o),
+        "Error: The --merge option only accepts 'first', 'hash', 'unique', or 'deep' (and \
+         hiera-lookup's 'reverse_deep' and 'unconstrained_deep'), not 'bogus'. Run \
+         'hiera-lookup --help' for more details.\n"
+    );
+    let o = run_in(&dir, &["a", "--merge", "hash", "--sort-merged-arrays"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o),
+        "Error: The options --knock-out-prefix, --sort-merged-arrays, and --merge-hash-arrays \
+         are only available with '--merge deep': add --merge deep, or leave them out. Run \
+         'hiera-lookup --help' for more details.\n"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -67,10 +67,12 @@ pub(crate) fn find(vardir: &Path, node: &str) -> Result<Option<NodeFacts>> {
         ))
     };
     let text = crate::limits::read_text(&file).map_err(|e| {
-        Error::run(format!(
-            "Could not read the cached facts of {node}: {} @ rb_sysopen - {display}",
-            crate::error::io_reason(&e)
-        ))
+        crate::error::unreadable(
+            &format!("The cached facts of {node},"),
+            &display,
+            &e,
+            "run as a user who may read Puppet's vardir, or give the node's facts with --facts",
+        )
     })?;
     // Puppet permits Puppet::Node::Facts and Symbol in the cache.
     let doc = crate::yaml::load_facts_document(text.as_bytes())

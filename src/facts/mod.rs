@@ -313,17 +313,16 @@ pub(crate) fn trusted_information_warning(values: &Map, display: &str) -> Option
     })
 }
 
+/// What to do about a `--facts` file that cannot be read.
+pub(crate) const FACTS_FIX: &str = "check the path given to --facts";
+
 /// A facts file (`-` is standard input): every node it holds, and the warnings it gave.
 pub(crate) fn read_file(path: &Path, display: &str) -> Result<(Vec<NodeFacts>, Vec<String>)> {
     let text = if display == "-" {
         read_stdin()?
     } else {
-        crate::limits::read_text(path).map_err(|e| {
-            Error::run(format!(
-                "{} @ rb_sysopen - {display}",
-                crate::error::io_reason(&e)
-            ))
-        })?
+        crate::limits::read_text(path)
+            .map_err(|e| crate::error::unreadable("The facts file", display, &e, FACTS_FIX))?
     };
     let nodes = shapes::parse_text(&text, display)?;
     let warnings = nodes
@@ -402,10 +401,12 @@ pub(crate) fn merge_over(base: &mut Map, extra: Map) {
 /// (`authenticated`, `certname`, `hostname`, `domain`, `extensions`, `external`).
 pub fn read_trusted_file(path: &Path, display: &str) -> Result<Map> {
     let text = crate::limits::read_text(path).map_err(|e| {
-        Error::run(format!(
-            "{} @ rb_sysopen - {display}",
-            crate::error::io_reason(&e)
-        ))
+        crate::error::unreadable(
+            "The trusted data file",
+            display,
+            &e,
+            "check the path given to --trusted=FILE",
+        )
     })?;
     match shapes::parse_value(&text, display)? {
         Value::Hash(h) => {

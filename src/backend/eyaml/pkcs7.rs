@@ -78,7 +78,7 @@ fn read_source(fs: &dyn crate::fs::Fs, src: &Source, what: &str) -> Result<Vec<u
     if !fs.exists(&real) {
         return Err(decrypt_err(format!("file {path} does not exist")));
     }
-    read_file(fs, &real, path)
+    read_file(fs, &real, path, what)
 }
 
 /// Ruby's implicit String conversion of an option value.
@@ -109,23 +109,35 @@ fn expand_tilde(path: &str) -> PathBuf {
 }
 
 /// `File.read`, with Ruby's errno texts naming the path as written.
+/// hiera-eyaml's message (`Is a directory @ io_fread - keys`) is followed by what happened in
+/// plain words and what to do.
 fn read_file(
     fs: &dyn crate::fs::Fs,
     real: &std::path::Path,
     shown: &str,
+    what: &str,
 ) -> Result<Vec<u8>, Failure> {
     let errno = |e: &std::io::Error, at: &str| {
+        let plain = match e.kind() {
+            std::io::ErrorKind::NotFound => "does not exist",
+            std::io::ErrorKind::PermissionDenied => "cannot be read (permission denied)",
+            _ if e.raw_os_error() == Some(libc::EISDIR) => "is a directory, not a key file",
+            _ => "cannot be read",
+        };
+        let plain = format!(
+            " (the eyaml key {shown} {plain}: pkcs7_{what} in hiera.yaml's options must name the PEM file)"
+        );
         let reason = match e.kind() {
             std::io::ErrorKind::NotFound => "No such file or directory".to_string(),
             std::io::ErrorKind::PermissionDenied => "Permission denied".to_string(),
-            _ if e.raw_os_error() == Some(21) => "Is a directory".to_string(),
+            _ if e.raw_os_error() == Some(libc::EISDIR) => "Is a directory".to_string(),
             _ => {
                 // Rust appends " (os error N)"; Ruby's strerror text has no suffix.
                 let t = e.to_string();
                 t.split(" (os error").next().unwrap_or(&t).to_string()
             }
         };
-        decrypt_err(format!("{reason} @ {at} - {shown}"))
+        decrypt_err(format!("{reason} @ {at} - {shown}{plain}"))
     };
     fs.read(real).map_err(|e| {
         // Ruby opens a directory and fails reading it.
