@@ -27,13 +27,11 @@ use crate::value::{Map, Value};
 use indexmap::IndexMap;
 use std::collections::HashMap;
 
-/// The unwrapped document, or ruby-hocon's message (the caller wraps it as
-/// `Unable to parse (<path>): <message>`).
-pub(crate) fn parse_hocon(text: &str) -> Result<Value, String> {
+/// The parsed document, sized before anything is built: `x2 = ${x1} ${x1}` doubling is
+/// rejected in time linear in the document, not after the copies have taken a gigabyte.
+fn parse_sized(text: &str) -> Result<IndexMap<String, Node>, String> {
     let mut p = Parser::new(text);
     let root = p.parse_root()?;
-    // Sized before anything is built: `x2 = ${x1} ${x1}` doubling is rejected in time linear
-    // in the document, not after the copies have taken a gigabyte.
     Sizer {
         root: &root,
         memo: HashMap::new(),
@@ -41,6 +39,13 @@ pub(crate) fn parse_hocon(text: &str) -> Result<Value, String> {
         depth: 0,
     }
     .check()?;
+    Ok(root)
+}
+
+/// The unwrapped document, or ruby-hocon's message (the caller wraps it as
+/// `Unable to parse (<path>): <message>`).
+pub(crate) fn parse_hocon(text: &str) -> Result<Value, String> {
+    let root = parse_sized(text)?;
     let mut r = Resolver {
         root: &root,
         visiting: Vec::new(),
@@ -1269,15 +1274,7 @@ mod tests {
 
     /// Only the size check, on the parsed document (nothing resolved).
     fn sized(text: &str) -> Result<(), String> {
-        let mut p = Parser::new(text);
-        let root = p.parse_root()?;
-        Sizer {
-            root: &root,
-            memo: HashMap::new(),
-            visiting: Vec::new(),
-            depth: 0,
-        }
-        .check()
+        parse_sized(text).map(drop)
     }
 
     #[test]
