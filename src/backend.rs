@@ -273,9 +273,18 @@ struct Loaded {
 /// revision for `diff`).
 #[derive(Debug, Clone)]
 pub struct DataFiles {
-    shared: Arc<Mutex<HashMap<String, Arc<OnceLock<Loaded>>>>>,
+    shared: Arc<Mutex<ParseMap>>,
     fs: Arc<dyn Fs>,
+    /// Another store's parses, used for the paths listed: files whose bytes are the same in
+    /// both stores' file systems (the two sides of a `diff`), parsed once for both.
+    twin: Option<(Arc<Mutex<ParseMap>>, Arc<PathSet>)>,
 }
+
+/// Parsed files by `function\0path`.
+type ParseMap = HashMap<String, Arc<OnceLock<Loaded>>>;
+
+/// Paths, as lookups name them.
+type PathSet = std::collections::HashSet<String>;
 
 impl Default for DataFiles {
     fn default() -> DataFiles {
@@ -289,6 +298,21 @@ impl DataFiles {
         DataFiles {
             shared: Arc::default(),
             fs,
+            twin: None,
+        }
+    }
+
+    /// This store, taking its parse of each of `same` (paths, as lookups name them, whose
+    /// bytes are identical in both stores' file systems) from `other`, so that a file both
+    /// read is parsed once. Errors and warnings name the path, which is the same for both.
+    pub(crate) fn sharing_with(
+        self,
+        other: &DataFiles,
+        same: std::collections::HashSet<String>,
+    ) -> DataFiles {
+        DataFiles {
+            twin: Some((other.shared.clone(), Arc::new(same))),
+            ..self
         }
     }
 
@@ -306,8 +330,12 @@ impl DataFiles {
         strict: Strict,
         warnings: &mut Vec<String>,
     ) -> Result<Arc<DataHash>> {
+        let store = match &self.twin {
+            Some((map, same)) if same.contains(path) => map,
+            _ => &self.shared,
+        };
         let cell = {
-            let mut map = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+            let mut map = store.lock().unwrap_or_else(|e| e.into_inner());
             map.entry(format!("{function}\0{path}"))
                 .or_default()
                 .clone()

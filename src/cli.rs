@@ -68,37 +68,8 @@ pub struct Args {
     #[arg(long, value_name = "NAME")]
     pub node: Option<String>,
 
-    /// PuppetDB to take facts and trusted data from (`https://puppetdb:8081`, `http://localhost:8080`;
-    /// several, comma-separated, are tried in order). With --node, that node; without, batch
-    /// mode over every active node. Default with --node: PuppetDB when Puppet's routes.yaml
-    /// sends facts there (puppetdb.conf's server_urls).
-    #[arg(long, value_name = "URL")]
-    pub puppetdb: Option<String>,
-
-    /// Batch mode over the nodes of a PuppetDB PQL query, e.g.
-    /// 'inventory[certname] { facts.os.family = "RedHat" }'.
-    #[arg(
-        long = "nodes-query",
-        visible_alias = "nodes_query",
-        value_name = "PQL"
-    )]
-    pub nodes_query: Option<String>,
-
-    /// CA certificate of PuppetDB's certificate (default $ssldir/certs/ca.pem).
-    #[arg(long = "puppetdb-cacert", value_name = "FILE")]
-    pub puppetdb_cacert: Option<PathBuf>,
-
-    /// Client certificate for PuppetDB (default $ssldir/certs/CERTNAME.pem).
-    #[arg(long = "puppetdb-cert", value_name = "FILE")]
-    pub puppetdb_cert: Option<PathBuf>,
-
-    /// Client key for PuppetDB (default $ssldir/private_keys/CERTNAME.pem).
-    #[arg(long = "puppetdb-key", value_name = "FILE")]
-    pub puppetdb_key: Option<PathBuf>,
-
-    /// Seconds each PuppetDB request may take (default 30).
-    #[arg(long = "puppetdb-timeout", value_name = "SECS", default_value = "30")]
-    pub puppetdb_timeout: u64,
+    #[command(flatten)]
+    pub pdb: PuppetDbArgs,
 
     /// With --node: no facts but the node's name (clientcert and trusted.certname), instead of
     /// the error when no source has facts for it.
@@ -249,8 +220,10 @@ pub fn normalize(args: impl IntoIterator<Item = std::ffi::OsString>) -> Vec<std:
 /// `hiera-lookup -- man`, `hiera-lookup --facts node.yaml man`.
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    /// Where a key is defined: every definition a node can reach, with file:line:column and its role
+    Where(Box<crate::where_cmd::WhereArgs>),
     /// What a change to the control repo does to every node's Hiera data
-    Diff(crate::diff_cmd::DiffArgs),
+    Diff(Box<crate::diff_cmd::DiffArgs>),
     /// Check a control repo's Hiera data, hiera.yaml files and their use by the code
     Lint(Box<crate::lint_cmd::LintArgs>),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
@@ -365,6 +338,42 @@ pub fn man() -> Result<String, String> {
         .render(&mut out)
         .map_err(|e| e.to_string())?;
     String::from_utf8(out).map_err(|e| e.to_string())
+}
+
+/// PuppetDB as the nodes' source: the lookup's flags, shared by `where` and `diff`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct PuppetDbArgs {
+    /// PuppetDB to take facts and trusted data from (`https://puppetdb:8081`, `http://localhost:8080`;
+    /// several, comma-separated, are tried in order). With --node, that node; without, batch
+    /// mode over every active node. Default with --node: PuppetDB when Puppet's routes.yaml
+    /// sends facts there (puppetdb.conf's server_urls).
+    #[arg(long, value_name = "URL")]
+    pub puppetdb: Option<String>,
+
+    /// Batch mode over the nodes of a PuppetDB PQL query, e.g.
+    /// 'inventory[certname] { facts.os.family = "RedHat" }'.
+    #[arg(
+        long = "nodes-query",
+        visible_alias = "nodes_query",
+        value_name = "PQL"
+    )]
+    pub nodes_query: Option<String>,
+
+    /// CA certificate of PuppetDB's certificate (default $ssldir/certs/ca.pem).
+    #[arg(long = "puppetdb-cacert", value_name = "FILE")]
+    pub puppetdb_cacert: Option<PathBuf>,
+
+    /// Client certificate for PuppetDB (default $ssldir/certs/CERTNAME.pem).
+    #[arg(long = "puppetdb-cert", value_name = "FILE")]
+    pub puppetdb_cert: Option<PathBuf>,
+
+    /// Client key for PuppetDB (default $ssldir/private_keys/CERTNAME.pem).
+    #[arg(long = "puppetdb-key", value_name = "FILE")]
+    pub puppetdb_key: Option<PathBuf>,
+
+    /// Seconds each PuppetDB request may take (default 30).
+    #[arg(long = "puppetdb-timeout", value_name = "SECS", default_value = "30")]
+    pub puppetdb_timeout: u64,
 }
 
 #[cfg(test)]

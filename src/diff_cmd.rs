@@ -1,9 +1,7 @@
 //! `hiera-lookup diff`: its flags, and the library calls they make.
 
-use hiera_lookup::batch::Node;
 use hiera_lookup::diff::{self, git::Repo, output::Format, Keys, Tree};
-use hiera_lookup::facts::FactsRequest;
-use hiera_lookup::scope::{Scope, Strict};
+use hiera_lookup::request::Sources;
 use hiera_lookup::{Error, Settings};
 use std::path::{Path, PathBuf};
 
@@ -15,8 +13,10 @@ EXAMPLES:
 
 BASE and HEAD are git revisions of the control repo (the current directory, or -C DIR), read
 straight from git's object database, no checkout; HEAD defaults to the work tree. Or BASE and
-HEAD are two directories. Every node (--facts-dir, --facts) is looked up on both sides for the
-keys the change can touch, and what changed is printed by key. In a pull request's CI job:
+HEAD are two directories. Every node (--facts-dir, --facts, or PuppetDB's: --puppetdb,
+--nodes-query) is looked up on both sides for the keys the change can touch (and only on the
+nodes whose hierarchies name a changed file), and what changed is printed by key. In a pull
+request's CI job:
     hiera-lookup diff origin/main HEAD --facts-dir facts --all --format github
 
 Exit status: 0 no change, 1 changes, 2 error.";
@@ -55,6 +55,8 @@ pub struct DiffArgs {
     /// Look up every key, even those the change cannot touch (checks the analysis)
     #[arg(long)]
     pub no_skip: bool,
+    #[command(flatten)]
+    pub pdb: crate::cli::PuppetDbArgs,
 }
 
 /// Runs `diff`: what to print, the error line, and the exit status.
@@ -67,16 +69,7 @@ pub fn run(args: &DiffArgs) -> (String, Option<String>, i32) {
 
 fn run_args(args: &DiffArgs) -> Result<(String, bool), Error> {
     let format = Format::parse(&args.format).map_err(Error::Usage)?;
-    let strict = match args.strict.as_str() {
-        "off" => Strict::Off,
-        "warning" => Strict::Warning,
-        "error" => Strict::Error,
-        other => {
-            return Err(Error::Usage(format!(
-                "--strict expects error, warning or off, got '{other}'"
-            )))
-        }
-    };
+    let strict = hiera_lookup::request::parse_strict(&args.strict)?;
     let cwd = std::env::current_dir()
         .map_err(|e| Error::run(format!("cannot read the current directory: {e}")))?;
     let abs = |p: &Path| hiera_lookup::environment::absolute(&cwd, p);
@@ -125,55 +118,41 @@ fn run_args(args: &DiffArgs) -> Result<(String, bool), Error> {
         }
     };
 
-    if args.facts.is_empty() && args.facts_dir.is_none() {
+    // The nodes, as batch mode finds them: facts files, or PuppetDB's.
+    let sources = Sources {
+        facts: args.facts.clone(),
+        facts_dir: args.facts_dir.clone(),
+        puppetdb: args.pdb.puppetdb.clone(),
+        nodes_query: args.pdb.nodes_query.clone(),
+        puppetdb_cacert: args.pdb.puppetdb_cacert.clone(),
+        puppetdb_cert: args.pdb.puppetdb_cert.clone(),
+        puppetdb_key: args.pdb.puppetdb_key.clone(),
+        puppetdb_timeout: args.pdb.puppetdb_timeout,
+        vars: args.vars.clone(),
+        ..Default::default()
+    };
+    if args.facts.is_empty() && !sources.many_nodes() {
         return Err(Error::Usage(
-            "diff needs nodes: --facts-dir DIR or --facts FILE".into(),
+            "diff needs nodes: --facts-dir DIR, --facts FILE, or PuppetDB's (--puppetdb URL, --nodes-query PQL)"
+                .into(),
         ));
     }
-    let mut vars = Vec::new();
-    for v in &args.vars {
-        let Some((name, value)) = v.split_once('=') else {
-            return Err(Error::Usage(format!("--var expects NAME=VALUE, got '{v}'")));
-        };
-        let value = hiera_lookup::yaml::load(value)
-            .map_err(|e| Error::Usage(format!("--var {name}: {e}")))?;
-        vars.push((name.to_string(), value));
-    }
-    let shown = |p: &Path| (abs(p), p.display().to_string());
-    let (found, warnings) = hiera_lookup::facts::batch(&FactsRequest {
-        node: None,
-        files: args.facts.iter().map(|f| shown(f)).collect(),
-        dir: args.facts_dir.as_deref().map(shown),
-        vardir: PathBuf::new(),
-        no_facts: false,
-        trusted: None,
-    })?;
-    for w in warnings {
-        eprintln!("Warning: {w}");
-    }
+    let mut resolved = sources.resolve_in(&cwd)?;
     // The variables a lookup in control-repo mode has ($settings::…), then --var.
-    let env = hiera_lookup::environment::EnvOptions {
+    resolved.env = hiera_lookup::environment::EnvOptions {
         cwd: root.clone(),
         ..Default::default()
     };
-    let mut all_vars = env.settings_vars();
-    all_vars.extend(vars);
-    let mut nodes = Vec::with_capacity(found.len());
-    for n in found {
-        let facts = n
-            .facts
-            .and_then(|f| Scope::check_facts(&f).map(|()| f))
-            .map_err(|e| Error::run(format!("{}: {e}", n.source)))?;
-        let mut scope = Scope::from_facts(facts, &env.environment_name());
-        for (name, v) in &all_vars {
-            scope.set(name, v.clone());
-        }
-        nodes.push(Node {
-            name: n.name,
-            source: Some(("facts".into(), n.source)),
-            scope,
-            facts_error: None,
-        });
+    let facts = resolved.facts_request()?;
+    let db = resolved.puppetdb()?;
+    let mut warnings = Vec::new();
+    let nodes: Vec<_> = resolved
+        .node_chunks(&facts, db.as_ref(), &mut warnings)?
+        .flatten()
+        .map(|n| resolved.batch_node(n))
+        .collect();
+    for w in warnings {
+        eprintln!("Warning: {}", hiera_lookup::limits::printable(&w));
     }
     let threads = args.threads.unwrap_or_else(|| {
         std::thread::available_parallelism()

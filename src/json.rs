@@ -19,6 +19,8 @@
 
 use crate::value::{Map, Value};
 
+pub mod positions;
+
 /// `Puppet::Util::Json.load(text)`, or its error message: MultiJson refuses blank input with
 /// the bare class name, then the json gem parses.
 pub(crate) fn parse(text: &str) -> Result<Value, String> {

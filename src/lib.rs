@@ -152,6 +152,7 @@ pub mod limits;
 pub mod lint;
 mod location;
 pub mod merge;
+pub mod position;
 pub mod redact;
 pub mod render;
 pub mod request;
@@ -159,6 +160,7 @@ mod ruby;
 pub mod scope;
 mod types;
 pub mod value;
+pub mod where_;
 pub mod yaml;
 mod yaml_index;
 

@@ -4,6 +4,7 @@ mod cli;
 mod diff_cmd;
 mod lint_cmd;
 mod run;
+mod where_cmd;
 
 use cli::{Command, Invocation};
 use hiera_lookup::limits::printable;
@@ -24,26 +25,35 @@ fn main() {
             std::process::exit(code);
         }
     };
+    emit(on_lookup_thread(move || run::run(&args)))
+}
+
+/// Runs a lookup (or `where`) on a thread whose stack is known, whatever `ulimit -s` says:
+/// the depth limits of hiera_lookup::limits were measured against it.
+fn on_lookup_thread(f: impl FnOnce() -> run::Output + Send + 'static) -> run::Output {
     if stdout_was_closed() {
         eprintln!("Error: Could not write to stdout: Bad file descriptor (os error 9)");
         std::process::exit(2);
     }
-    // Lookups run on a thread whose stack is known, whatever `ulimit -s` says: the depth
-    // limits of hiera_lookup::limits were measured against it.
     let out = std::thread::Builder::new()
         .stack_size(hiera_lookup::limits::LOOKUP_STACK_SIZE)
-        .spawn(move || run::run(&args))
+        .spawn(f)
         .and_then(|h| {
             h.join()
                 .map_err(|_| std::io::Error::other("the lookup thread panicked"))
         });
-    let out = match out {
+    match out {
         Ok(o) => o,
         Err(e) => {
             eprintln!("Error: {}", printable(&e.to_string()));
             std::process::exit(2);
         }
-    };
+    }
+}
+
+/// Prints what a lookup (or `where`) printed, its warnings and error, and exits with its
+/// status. Broken pipes end the program quietly, like `puppet lookup | head`.
+fn emit(out: run::Output) -> ! {
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr().lock();
     for w in &out.warnings {
@@ -73,6 +83,7 @@ fn main() {
 /// Runs a command other than a lookup; the exit status.
 fn run_command(command: Command) -> i32 {
     let printed = match command {
+        Command::Where(args) => emit(on_lookup_thread(move || where_cmd::run(&args))),
         Command::Lint(args) => return lint_cmd::main(&args),
         Command::Diff(args) => {
             let (stdout, stderr, code) = diff_cmd::run(&args);

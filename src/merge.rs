@@ -273,7 +273,7 @@ impl MergeStrategy {
     }
 
     /// First-found: no merging, the search stops at the first found value.
-    pub(crate) fn is_first(&self) -> bool {
+    pub fn is_first(&self) -> bool {
         matches!(self, MergeStrategy::First | MergeStrategy::Default)
     }
 
@@ -286,7 +286,7 @@ impl MergeStrategy {
     }
 
     /// Puppet's `merge_single` (exactly one variant).
-    pub(crate) fn merge_single(&self, v: Value) -> R<Value> {
+    pub fn merge_single(&self, v: Value) -> R<Value> {
         Ok(match (self, v) {
             (MergeStrategy::Unique, Value::Array(a)) => Value::Array(uniq(a)),
             (_, v) => v,

@@ -53,6 +53,13 @@ impl Redactor {
         }
     }
 
+    /// Hides what `other` hides too (the plaintexts of several sessions, in one report).
+    pub fn merge(&mut self, other: &Redactor) {
+        for p in &other.plaintexts {
+            self.add(p);
+        }
+    }
+
     /// True when nothing was decrypted: printing is unchanged.
     pub fn is_empty(&self) -> bool {
         self.patterns.is_empty()

@@ -6,10 +6,15 @@
 
 use crate::answer::{Answer, Finish, Format};
 use crate::engine::{Session, Settings};
+use crate::environment::{absolute, EnvOptions};
 use crate::error::{Error, Result};
+use crate::facts::conf::PuppetConf;
+use crate::facts::{puppetdb, BatchNode, FactsRequest};
 use crate::merge::MergeStrategy;
+use crate::scope::Scope;
 use crate::scope::Strict;
 use crate::value::Value;
+use std::path::{Path, PathBuf};
 
 /// Where Puppet says "Run 'puppet lookup --help' for more details": this program's help.
 const RUN_HELP: &str = "Run 'hiera-lookup --help' for more details.";
@@ -100,16 +105,7 @@ impl Request {
     /// Validates `flags`, in Puppet's order and with its messages.
     pub fn new(flags: &Flags) -> Result<Request> {
         let merge = parse_merge(flags)?;
-        let strict = match flags.strict.as_str() {
-            "off" => Strict::Off,
-            "warning" => Strict::Warning,
-            "error" => Strict::Error,
-            other => {
-                return Err(Error::Usage(format!(
-                    "Invalid value '{other}' for parameter strict: expected off, warning or error"
-                )))
-            }
-        };
+        let strict = parse_strict(&flags.strict)?;
         if flags.compile {
             return Err(Error::Usage(
                 "--compile needs a Puppet compiler and is not supported by hiera-lookup".into(),
@@ -266,6 +262,285 @@ impl Request {
             explanation: false,
         })
     }
+}
+
+/// Where the layers and the nodes come from, as a command line gives them. Every command
+/// that looks nodes up (the lookup, batch mode, `where`, `diff`) resolves them through
+/// [`Sources::resolve`] and the methods of [`Sources`]' [`Resolved`] form, so a flag means
+/// the same thing everywhere.
+#[derive(Debug, Clone, Default)]
+pub struct Sources {
+    /// `--hiera_config`: the global layer's hiera.yaml.
+    pub hiera_config: Option<PathBuf>,
+    /// `--config`: puppet.conf.
+    pub config: Option<PathBuf>,
+    /// `--codedir`.
+    pub codedir: Option<PathBuf>,
+    /// `--confdir`.
+    pub confdir: Option<PathBuf>,
+    /// `--vardir`: where Puppet's fact cache is.
+    pub vardir: Option<PathBuf>,
+    /// `--environmentpath`.
+    pub environmentpath: Option<PathBuf>,
+    /// `--environment`.
+    pub environment: Option<String>,
+    /// `--basemodulepath`.
+    pub basemodulepath: Option<String>,
+    /// `--modulepath`.
+    pub modulepath: Option<String>,
+    /// `--node`.
+    pub node: Option<String>,
+    /// `--facts` (repeatable).
+    pub facts: Vec<PathBuf>,
+    /// `--facts-dir`: every facts file of a directory.
+    pub facts_dir: Option<PathBuf>,
+    /// `--no-facts`.
+    pub no_facts: bool,
+    /// `--trusted=FILE`.
+    pub trusted: Option<PathBuf>,
+    /// `--puppetdb`: PuppetDB's URLs, comma-separated.
+    pub puppetdb: Option<String>,
+    /// `--nodes-query`: a PQL query for the nodes.
+    pub nodes_query: Option<String>,
+    /// `--puppetdb-cacert`.
+    pub puppetdb_cacert: Option<PathBuf>,
+    /// `--puppetdb-cert`.
+    pub puppetdb_cert: Option<PathBuf>,
+    /// `--puppetdb-key`.
+    pub puppetdb_key: Option<PathBuf>,
+    /// Seconds.
+    pub puppetdb_timeout: u64,
+    /// `--var NAME=VALUE`, as written.
+    pub vars: Vec<String>,
+}
+
+/// [`Sources`] with Puppet's settings read and the layers located.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// The directory relative paths are taken from.
+    pub cwd: PathBuf,
+    /// Puppet's settings.
+    pub conf: PuppetConf,
+    /// Where the layers are.
+    pub env: EnvOptions,
+    /// `--var`s, values read as YAML.
+    pub vars: Vec<(String, Value)>,
+    /// The flags resolved.
+    pub sources: Sources,
+}
+
+impl Sources {
+    /// Whether the flags name many nodes (several `--facts`, `--facts-dir`, PuppetDB's nodes
+    /// without `--node`).
+    pub fn many_nodes(&self) -> bool {
+        let puppetdb_batch =
+            self.nodes_query.is_some() || (self.puppetdb.is_some() && self.node.is_none());
+        self.facts.len() > 1 || self.facts_dir.is_some() || puppetdb_batch
+    }
+
+    /// The current directory, Puppet's settings (the flags, then puppet.conf) and where the
+    /// layers are.
+    pub fn resolve(&self) -> Result<Resolved> {
+        let cwd = std::env::current_dir()
+            .map_err(|e| Error::run(format!("cannot read the current directory: {e}")))?;
+        self.resolve_in(&cwd)
+    }
+
+    /// [`resolve`](Self::resolve) with relative paths taken from `cwd`.
+    pub fn resolve_in(&self, cwd: &Path) -> Result<Resolved> {
+        let abs = |p: &Option<PathBuf>| p.as_deref().map(|p| absolute(cwd, p));
+        let flags = crate::facts::conf::Flags {
+            config: abs(&self.config),
+            confdir: abs(&self.confdir),
+            codedir: abs(&self.codedir),
+            vardir: abs(&self.vardir),
+            environmentpath: abs(&self.environmentpath),
+            hiera_config: abs(&self.hiera_config),
+            basemodulepath: self.basemodulepath.clone(),
+        };
+        let conf = PuppetConf::resolve(&flags, cwd)?;
+        let mut env = EnvOptions {
+            hiera_config: self.hiera_config.clone(),
+            codedir: self.codedir.clone(),
+            confdir: self.confdir.clone(),
+            environmentpath: self.environmentpath.clone(),
+            environment: self.environment.clone(),
+            basemodulepath: self.basemodulepath.clone(),
+            modulepath: self.modulepath.clone(),
+            cwd: cwd.to_path_buf(),
+        };
+        conf.apply_layout(&mut env, self.config.is_some());
+        Ok(Resolved {
+            cwd: cwd.to_path_buf(),
+            conf,
+            env,
+            vars: parse_vars(&self.vars)?,
+            sources: self.clone(),
+        })
+    }
+}
+
+impl Resolved {
+    /// Where the node's facts come from.
+    pub fn facts_request(&self) -> Result<FactsRequest> {
+        let s = &self.sources;
+        let shown = |p: &Path| (absolute(&self.cwd, p), p.display().to_string());
+        let trusted = match &s.trusted {
+            Some(f) => {
+                let (path, display) = shown(f);
+                Some(crate::facts::read_trusted_file(&path, &display)?)
+            }
+            None => None,
+        };
+        Ok(FactsRequest {
+            node: s.node.clone(),
+            files: s.facts.iter().map(|f| shown(f)).collect(),
+            dir: s.facts_dir.as_deref().map(shown),
+            vardir: self.conf.vardir.clone(),
+            no_facts: s.no_facts,
+            trusted,
+        })
+    }
+
+    /// The PuppetDB client the flags (or Puppet's routes.yaml and puppetdb.conf) ask for.
+    pub fn puppetdb(&self) -> Result<Option<puppetdb::Client>> {
+        let s = &self.sources;
+        let conf = &self.conf;
+        let urls = if let Some(u) = &s.puppetdb {
+            puppetdb::split_urls(u)
+        } else if s.nodes_query.is_some()
+            || (s.node.is_some()
+                && !s.no_facts
+                && (s.confdir.is_some() || !crate::facts::conf::machine_config_disabled())
+                && puppetdb::routes_facts_to_puppetdb(&conf.confdir))
+        {
+            match puppetdb::server_urls_from_conf(&conf.confdir)? {
+                Some(urls) => urls,
+                None => {
+                    return Err(Error::Usage(format!(
+                        "PuppetDB's address is unknown: give --puppetdb URL (no server_urls in {})",
+                        conf.confdir.join("puppetdb.conf").display()
+                    )))
+                }
+            }
+        } else {
+            return Ok(None);
+        };
+        let abs = |p: &Option<PathBuf>| p.as_deref().map(|p| absolute(&self.cwd, p));
+        let opts = puppetdb::Options {
+            urls,
+            cacert: abs(&s.puppetdb_cacert),
+            cert: abs(&s.puppetdb_cert),
+            key: abs(&s.puppetdb_key),
+            timeout: std::time::Duration::from_secs(s.puppetdb_timeout.max(1)),
+        }
+        .with_ssldir(&conf.ssldir, conf.raw.get("certname").map(String::as_str));
+        puppetdb::Client::new(&opts).map(Some)
+    }
+
+    /// The scope of the one node of `facts`, with the environment's `$settings::` variables
+    /// and `--var`s; the facts' warnings go to `warnings`.
+    pub fn single_scope(
+        &self,
+        facts: &FactsRequest,
+        db: Option<&puppetdb::Client>,
+        warnings: &mut Vec<String>,
+    ) -> Result<Scope> {
+        let (facts, facts_warnings) = crate::facts::single(facts, db)?;
+        warnings.extend(facts_warnings);
+        Scope::check_facts(&facts)?;
+        let mut scope = Scope::from_facts(facts, &self.env.environment_name());
+        for (name, value) in self.env.settings_vars() {
+            scope.set(&name, value);
+        }
+        for (name, value) in &self.vars {
+            scope.set(name, value.clone());
+        }
+        Ok(scope)
+    }
+
+    /// The nodes of a batch, in chunks: one for files, PuppetDB's as they are fetched. The
+    /// facts files' warnings go to `warnings` before any chunk is answered.
+    pub fn node_chunks<'a>(
+        &'a self,
+        facts: &FactsRequest,
+        db: Option<&'a puppetdb::Client>,
+        warnings: &mut Vec<String>,
+    ) -> Result<Box<dyn Iterator<Item = Vec<BatchNode>> + 'a>> {
+        Ok(match db {
+            Some(db) if facts.node.is_none() => {
+                if !facts.files.is_empty() || facts.dir.is_some() {
+                    return Err(Error::Usage(
+                        "--facts/--facts-dir and PuppetDB's nodes cannot be combined in one batch"
+                            .into(),
+                    ));
+                }
+                Box::new(crate::facts::puppetdb_batch(
+                    db,
+                    self.sources.nodes_query.as_deref(),
+                    facts.trusted.clone(),
+                )?)
+            }
+            _ => {
+                let (found, facts_warnings) = crate::facts::batch(facts)?;
+                warnings.extend(facts_warnings);
+                Box::new(std::iter::once(found))
+            }
+        })
+    }
+
+    /// A batch node with its scope (`$settings::` variables and `--var`s included); facts
+    /// that cannot be read are the node's error (the batch goes on).
+    pub fn batch_node(&self, n: BatchNode) -> crate::batch::Node {
+        let (facts, facts_error) = match n
+            .facts
+            .and_then(|facts| Scope::check_facts(&facts).map(|()| facts))
+        {
+            Ok(facts) => (facts, None),
+            Err(e) => (Default::default(), Some(e)),
+        };
+        let mut scope = Scope::from_facts(facts, &self.env.environment_name());
+        for (name, value) in self.env.settings_vars() {
+            scope.set(&name, value);
+        }
+        for (name, value) in &self.vars {
+            scope.set(name, value.clone());
+        }
+        crate::batch::Node {
+            name: n.name,
+            source: Some((n.kind.into(), n.source)),
+            scope,
+            facts_error,
+        }
+    }
+}
+
+/// `--var NAME=VALUE` pairs, values read as YAML.
+pub fn parse_vars(vars: &[String]) -> Result<Vec<(String, Value)>> {
+    let mut out = Vec::new();
+    for v in vars {
+        let Some((name, value)) = v.split_once('=') else {
+            return Err(Error::Usage(format!("--var expects NAME=VALUE, got '{v}'")));
+        };
+        let value =
+            crate::yaml::load(value).map_err(|e| Error::Usage(format!("--var {name}: {e}")))?;
+        out.push((name.to_string(), value));
+    }
+    Ok(out)
+}
+
+/// `--strict`: `off`, `warning` or `error`, with Puppet's message.
+pub fn parse_strict(strict: &str) -> Result<Strict> {
+    Ok(match strict {
+        "off" => Strict::Off,
+        "warning" => Strict::Warning,
+        "error" => Strict::Error,
+        other => {
+            return Err(Error::Usage(format!(
+                "Invalid value '{other}' for parameter strict: expected off, warning or error"
+            )))
+        }
+    })
 }
 
 /// `--merge` and the deep-only options, with Puppet's messages.

@@ -2,10 +2,8 @@
 
 use crate::cli::Args;
 use hiera_lookup::answer::Answer;
-use hiera_lookup::environment::EnvOptions;
-use hiera_lookup::request::{Flags, Mode, Request};
-use hiera_lookup::scope::Scope;
-use hiera_lookup::{Error, Session, Value};
+use hiera_lookup::request::{Flags, Mode, Request, Resolved, Sources};
+use hiera_lookup::{Error, Session};
 
 /// What the process prints and its exit status.
 pub struct Output {
@@ -41,7 +39,7 @@ fn one_line(s: &str) -> String {
 /// The command line's flags, as the library's request takes them.
 fn flags(args: &Args) -> Flags {
     let puppetdb_batch =
-        args.nodes_query.is_some() || (args.puppetdb.is_some() && args.node.is_none());
+        args.pdb.nodes_query.is_some() || (args.pdb.puppetdb.is_some() && args.node.is_none());
     Flags {
         keys: args.keys.clone(),
         merge: args.merge.clone(),
@@ -61,44 +59,48 @@ fn flags(args: &Args) -> Flags {
     }
 }
 
-fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), Error> {
-    let flags = flags(args);
-    let request = Request::new(&flags)?;
-
-    let cwd = std::env::current_dir()
-        .map_err(|e| Error::run(format!("cannot read the current directory: {e}")))?;
-    let conf = puppet_conf(args, &cwd)?;
-    let mut env = EnvOptions {
+/// Where the layers and nodes come from, as the library's request takes them.
+pub(crate) fn sources(args: &Args) -> Sources {
+    Sources {
         hiera_config: args.hiera_config.clone(),
+        config: args.config.clone(),
         codedir: args.codedir.clone(),
         confdir: args.confdir.clone(),
+        vardir: args.vardir.clone(),
         environmentpath: args.environmentpath.clone(),
         environment: args.environment.clone(),
         basemodulepath: args.basemodulepath.clone(),
         modulepath: args.modulepath.clone(),
-        cwd: cwd.clone(),
-    };
-    conf.apply_layout(&mut env, args.config.is_some());
-    let layers = env.layers()?;
+        node: args.node.clone(),
+        facts: args.facts.clone(),
+        facts_dir: args.facts_dir.clone(),
+        no_facts: args.no_facts,
+        // A bare `--trusted` is ignored, as by Puppet.
+        trusted: args.trusted.clone().flatten(),
+        puppetdb: args.pdb.puppetdb.clone(),
+        nodes_query: args.pdb.nodes_query.clone(),
+        puppetdb_cacert: args.pdb.puppetdb_cacert.clone(),
+        puppetdb_cert: args.pdb.puppetdb_cert.clone(),
+        puppetdb_key: args.pdb.puppetdb_key.clone(),
+        puppetdb_timeout: args.pdb.puppetdb_timeout,
+        vars: args.vars.clone(),
+    }
+}
+
+fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), Error> {
+    let flags = flags(args);
+    let request = Request::new(&flags)?;
+    let sources = sources(args).resolve()?;
+    let layers = sources.env.layers()?;
 
     if request.mode == Mode::Batch {
-        let facts = facts_request(args, &cwd, &conf)?;
-        let db = puppetdb_client(args, &cwd, &conf)?;
+        let facts = sources.facts_request()?;
+        let db = sources.puppetdb()?;
         request.check_batch(&flags)?;
-        return run_batch(args, &env, layers, &request, (facts, db));
+        return run_batch(args, &sources, layers, &request, (facts, db));
     }
-    let db = puppetdb_client(args, &cwd, &conf)?;
-    let (facts, facts_warnings) =
-        hiera_lookup::facts::single(&facts_request(args, &cwd, &conf)?, db.as_ref())?;
-    warnings.extend(facts_warnings);
-    Scope::check_facts(&facts)?;
-    let mut scope = Scope::from_facts(facts, &env.environment_name());
-    for (name, value) in env.settings_vars() {
-        scope.set(&name, value);
-    }
-    for (name, value) in parse_vars(args)? {
-        scope.set(&name, value);
-    }
+    let db = sources.puppetdb()?;
+    let scope = sources.single_scope(&sources.facts_request()?, db.as_ref(), warnings)?;
 
     let mut session = Session::with_files(
         scope,
@@ -113,108 +115,10 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
     Ok((out.text, out.code))
 }
 
-/// Puppet's settings: the flags, then puppet.conf (`--config`, else the confdir's).
-fn puppet_conf(
-    args: &Args,
-    cwd: &std::path::Path,
-) -> Result<hiera_lookup::facts::conf::PuppetConf, Error> {
-    use hiera_lookup::environment::absolute;
-    let abs = |p: &Option<std::path::PathBuf>| p.as_deref().map(|p| absolute(cwd, p));
-    let flags = hiera_lookup::facts::conf::Flags {
-        config: abs(&args.config),
-        confdir: abs(&args.confdir),
-        codedir: abs(&args.codedir),
-        vardir: abs(&args.vardir),
-        environmentpath: abs(&args.environmentpath),
-        hiera_config: abs(&args.hiera_config),
-        basemodulepath: args.basemodulepath.clone(),
-    };
-    hiera_lookup::facts::conf::PuppetConf::resolve(&flags, cwd)
-}
-
-/// The PuppetDB client the flags (or Puppet's routes.yaml and puppetdb.conf) ask for.
-fn puppetdb_client(
-    args: &Args,
-    cwd: &std::path::Path,
-    conf: &hiera_lookup::facts::conf::PuppetConf,
-) -> Result<Option<hiera_lookup::facts::puppetdb::Client>, Error> {
-    use hiera_lookup::environment::absolute;
-    use hiera_lookup::facts::puppetdb;
-    let urls = if let Some(u) = &args.puppetdb {
-        puppetdb::split_urls(u)
-    } else if args.nodes_query.is_some()
-        || (args.node.is_some()
-            && !args.no_facts
-            && (args.confdir.is_some() || !hiera_lookup::facts::conf::machine_config_disabled())
-            && puppetdb::routes_facts_to_puppetdb(&conf.confdir))
-    {
-        match puppetdb::server_urls_from_conf(&conf.confdir)? {
-            Some(urls) => urls,
-            None => {
-                return Err(Error::Usage(format!(
-                    "PuppetDB's address is unknown: give --puppetdb URL (no server_urls in {})",
-                    conf.confdir.join("puppetdb.conf").display()
-                )))
-            }
-        }
-    } else {
-        return Ok(None);
-    };
-    let abs = |p: &Option<std::path::PathBuf>| p.as_deref().map(|p| absolute(cwd, p));
-    let opts = puppetdb::Options {
-        urls,
-        cacert: abs(&args.puppetdb_cacert),
-        cert: abs(&args.puppetdb_cert),
-        key: abs(&args.puppetdb_key),
-        timeout: std::time::Duration::from_secs(args.puppetdb_timeout.max(1)),
-    }
-    .with_ssldir(&conf.ssldir, conf.raw.get("certname").map(String::as_str));
-    puppetdb::Client::new(&opts).map(Some)
-}
-
-/// Where the node's facts come from, from the flags.
-fn facts_request(
-    args: &Args,
-    cwd: &std::path::Path,
-    conf: &hiera_lookup::facts::conf::PuppetConf,
-) -> Result<hiera_lookup::facts::FactsRequest, Error> {
-    use hiera_lookup::environment::absolute;
-    let shown = |p: &std::path::Path| (absolute(cwd, p), p.display().to_string());
-    let trusted = match &args.trusted {
-        Some(Some(f)) => {
-            let (path, display) = shown(f);
-            Some(hiera_lookup::facts::read_trusted_file(&path, &display)?)
-        }
-        _ => None,
-    };
-    Ok(hiera_lookup::facts::FactsRequest {
-        node: args.node.clone(),
-        files: args.facts.iter().map(|f| shown(f)).collect(),
-        dir: args.facts_dir.as_deref().map(shown),
-        vardir: conf.vardir.clone(),
-        no_facts: args.no_facts,
-        trusted,
-    })
-}
-
-/// `--var NAME=VALUE` pairs, values read as YAML.
-fn parse_vars(args: &Args) -> Result<Vec<(String, Value)>, Error> {
-    let mut out = Vec::new();
-    for v in &args.vars {
-        let Some((name, value)) = v.split_once('=') else {
-            return Err(Error::Usage(format!("--var expects NAME=VALUE, got '{v}'")));
-        };
-        let value = hiera_lookup::yaml::load(value)
-            .map_err(|e| Error::Usage(format!("--var {name}: {e}")))?;
-        out.push((name.to_string(), value));
-    }
-    Ok(out)
-}
-
 /// Batch mode: JSON Lines for every node × key, streamed in node order.
 fn run_batch(
     args: &Args,
-    env: &EnvOptions,
+    sources: &Resolved,
     layers: hiera_lookup::Layers,
     lookup: &Request,
     (request, db): (
@@ -222,60 +126,14 @@ fn run_batch(
         Option<hiera_lookup::facts::puppetdb::Client>,
     ),
 ) -> Result<(String, i32), Error> {
-    use hiera_lookup::batch::{Batch, Keys, Node};
+    use hiera_lookup::batch::{Batch, Keys};
     use std::io::{IsTerminal, Write};
-    let vars = parse_vars(args)?;
-    // The nodes come in chunks: one for files, PuppetDB's as they are fetched.
-    let chunks: Box<dyn Iterator<Item = Vec<hiera_lookup::facts::BatchNode>>> = match &db {
-        Some(db) if request.node.is_none() => {
-            if !request.files.is_empty() || request.dir.is_some() {
-                return Err(Error::Usage(
-                    "--facts/--facts-dir and PuppetDB's nodes cannot be combined in one batch"
-                        .into(),
-                ));
-            }
-            Box::new(hiera_lookup::facts::puppetdb_batch(
-                db,
-                args.nodes_query.as_deref(),
-                request.trusted.clone(),
-            )?)
-        }
-        _ => {
-            let (found, facts_warnings) = hiera_lookup::facts::batch(&request)?;
-            // Printed now, before the answers stream out.
-            for w in facts_warnings {
-                eprintln!("Warning: {w}");
-            }
-            Box::new(std::iter::once(found))
-        }
-    };
-    let to_nodes = |found: Vec<hiera_lookup::facts::BatchNode>| -> Vec<Node> {
-        let mut nodes = Vec::with_capacity(found.len());
-        for n in found {
-            // A facts file that cannot be read is that node's answer: the batch goes on.
-            let (facts, facts_error) = match n
-                .facts
-                .and_then(|facts| Scope::check_facts(&facts).map(|()| facts))
-            {
-                Ok(facts) => (facts, None),
-                Err(e) => (Default::default(), Some(e)),
-            };
-            let mut scope = Scope::from_facts(facts, &env.environment_name());
-            for (n, v) in env.settings_vars() {
-                scope.set(&n, v);
-            }
-            for (n, v) in &vars {
-                scope.set(n, v.clone());
-            }
-            nodes.push(Node {
-                name: n.name,
-                source: Some((n.kind.into(), n.source)),
-                scope,
-                facts_error,
-            });
-        }
-        nodes
-    };
+    let mut facts_warnings = Vec::new();
+    let chunks = sources.node_chunks(&request, db.as_ref(), &mut facts_warnings)?;
+    // Printed now, before the answers stream out.
+    for w in facts_warnings {
+        eprintln!("Warning: {}", hiera_lookup::limits::printable(&w));
+    }
     let threads = args.threads.unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())
@@ -301,7 +159,7 @@ fn run_batch(
     let files = hiera_lookup::backend::DataFiles::default();
     let mut done = 0usize;
     for chunk in chunks {
-        let nodes = to_nodes(chunk);
+        let nodes: Vec<_> = chunk.into_iter().map(|n| sources.batch_node(n)).collect();
         let count = nodes.len();
         let show = progress && (done > 0 || count >= 50);
         batch.run(nodes, files.clone(), |i, records| {
@@ -356,7 +214,7 @@ fn run_batch(
 }
 
 /// Whether `--color` asks for colour on stdout.
-fn use_color(args: &Args) -> Result<bool, Error> {
+pub(crate) fn use_color(args: &Args) -> Result<bool, Error> {
     use std::io::IsTerminal;
     match args.color.as_deref() {
         None | Some("never" | "false") => Ok(false),

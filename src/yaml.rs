@@ -18,6 +18,8 @@ use crate::value::{Map, Value};
 use indexmap::IndexMap;
 use std::collections::HashMap;
 
+pub(crate) mod positions;
+
 /// A load failure. `Display` gives Psych's message; see `YamlError::puppet_message` for the
 /// exact text of Puppet's `YamlLoadError` (which only sometimes names the file).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

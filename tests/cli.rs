@@ -548,7 +548,15 @@ fn completions_and_man_page() {
         );
         assert!(text.contains("environmentpath"), "{shell}");
         // The commands and their own flags are completed too.
-        for word in ["diff", "lint", "completions", "list-rules", "no-skip"] {
+        for word in [
+            "where",
+            "reachable-only",
+            "diff",
+            "lint",
+            "completions",
+            "list-rules",
+            "no-skip",
+        ] {
             assert!(text.contains(word), "{shell} completes {word}");
         }
     }
@@ -594,7 +602,7 @@ fn every_help_has_examples_that_run() {
     let commands = listed_commands(&main_help);
     assert_eq!(
         commands,
-        ["diff", "lint", "completions", "man"],
+        ["where", "diff", "lint", "completions", "man"],
         "{main_help}"
     );
     let mut ran = 0;

@@ -520,15 +520,30 @@ fn split_args_rules() {
     assert!(split_args("'open").is_err());
 }
 
-/// Answers one recorded query through the library API alone (no binary): the documented
-/// embedding path, explain included. `None` only for queries whose flags are command-line
-/// matters (`--` and the like). Returns (stdout, status, error message).
-fn library_answer(q: &Query) -> Option<(String, i32, Option<String>)> {
-    use hiera_lookup::answer::{Answer, Finish, Format};
+/// A recorded query as library calls: the environment, the node's facts file and the
+/// lookup's settings.
+struct LibraryQuery {
+    env: hiera_lookup::environment::EnvOptions,
+    facts: Option<String>,
+    keys: Vec<String>,
+    merge: Option<hiera_lookup::merge::MergeStrategy>,
+    format: hiera_lookup::answer::Format,
+    finish: hiera_lookup::answer::Finish,
+    settings: hiera_lookup::Settings,
+    /// `--explain` or `--explain-options`.
+    explain: bool,
+    /// `--type` was given.
+    typed: bool,
+}
+
+/// The library calls of a recorded query; `None` for queries whose flags are command-line
+/// matters (`--` and the like, usage errors).
+fn library_query(q: &Query) -> Option<LibraryQuery> {
+    use hiera_lookup::answer::{Finish, Format};
     use hiera_lookup::environment::EnvOptions;
     use hiera_lookup::merge::MergeStrategy;
-    use hiera_lookup::scope::{load_facts_file, Scope, Strict};
-    use hiera_lookup::{Session, Settings};
+    use hiera_lookup::scope::Strict;
+    use hiera_lookup::Settings;
     let mut env = EnvOptions {
         cwd: q.case_dir.clone(),
         ..Default::default()
@@ -537,6 +552,7 @@ fn library_answer(q: &Query) -> Option<(String, i32, Option<String>)> {
     let (mut knockout, mut sort_arrays, mut merge_hash_arrays) = (None, false, false);
     let (mut explain, mut explain_options, mut strict) = (false, false, Strict::Error);
     let mut finish = Finish::default();
+    let mut typed = false;
     let mut it = q.args.iter();
     while let Some(a) = it.next() {
         let mut val = || it.next().cloned();
@@ -558,7 +574,10 @@ fn library_answer(q: &Query) -> Option<(String, i32, Option<String>)> {
             "--merge-hash-arrays" => merge_hash_arrays = true,
             "--render-as" => format = Some(Format::parse(&val()?).ok()?),
             "--default" => finish.default = Some(val()?),
-            "--type" => finish.set_type(&val()?).ok()?,
+            "--type" => {
+                finish.set_type(&val()?).ok()?;
+                typed = true;
+            }
             "--explain" => explain = true,
             "--explain-options" => explain_options = true,
             "--strict" => {
@@ -578,32 +597,8 @@ fn library_answer(q: &Query) -> Option<(String, i32, Option<String>)> {
     if keys.is_empty() && only_options {
         keys.push("__global__".into());
     }
-    let format = format.unwrap_or(if any_explain { Format::S } else { Format::Yaml });
-    // Like Puppet, the engine reads relative eyaml key paths and HOCON `file()` includes from
-    // the working directory.
-    std::env::set_current_dir(&q.case_dir).ok()?;
     if keys.is_empty() {
         return None; // a usage error of the command line
-    }
-    let error = |e: hiera_lookup::Error| Some((String::new(), 2, Some(e.to_string())));
-    let layers = match env.layers() {
-        Ok(l) => l,
-        Err(e) => return error(e),
-    };
-    let facts = facts?;
-    let facts = match load_facts_file(&q.case_dir.join(&facts), &facts) {
-        Ok(f) => f,
-        Err(e) => return error(e),
-    };
-    if facts.is_empty() {
-        return None; // the command's own message
-    }
-    if let Err(e) = Scope::check_facts(&facts) {
-        return error(e);
-    }
-    let mut scope = Scope::from_facts(facts, &env.environment_name());
-    for (name, value) in env.settings_vars() {
-        scope.set(&name, value);
     }
     let deep_only = knockout.is_some() || sort_arrays || merge_hash_arrays;
     if deep_only && merge.as_deref() != Some("deep") {
@@ -618,20 +613,78 @@ fn library_answer(q: &Query) -> Option<(String, i32, Option<String>)> {
         }
         None => None,
     };
-    let settings = Settings {
-        strict,
-        explain,
-        explain_options_only: only_options,
-        redact: false,
+    Some(LibraryQuery {
+        env,
+        facts,
+        keys,
+        merge,
+        format: format.unwrap_or(if any_explain { Format::S } else { Format::Yaml }),
+        finish,
+        settings: Settings {
+            strict,
+            explain,
+            explain_options_only: only_options,
+            redact: false,
+        },
+        explain: any_explain,
+        typed,
+    })
+}
+
+impl LibraryQuery {
+    /// The layers and the node's scope, as the command builds them (`Ok(None)`: the command's
+    /// own message, not the library's).
+    fn node(
+        &self,
+        q: &Query,
+    ) -> Result<Option<(hiera_lookup::Layers, hiera_lookup::scope::Scope)>, hiera_lookup::Error>
+    {
+        use hiera_lookup::scope::{load_facts_file, Scope};
+        let layers = self.env.layers()?;
+        let Some(facts) = &self.facts else {
+            return Ok(None);
+        };
+        let facts = load_facts_file(&q.case_dir.join(facts), facts)?;
+        if facts.is_empty() {
+            return Ok(None);
+        }
+        Scope::check_facts(&facts)?;
+        let mut scope = Scope::from_facts(facts, &self.env.environment_name());
+        for (name, value) in self.env.settings_vars() {
+            scope.set(&name, value);
+        }
+        Ok(Some((layers, scope)))
+    }
+}
+
+/// The tests that answer through the library set the process's working directory per case
+/// (relative eyaml key paths and HOCON includes are read from it, as by Puppet): one at a time.
+static CWD: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Answers one recorded query through the library API alone (no binary): the documented
+/// embedding path, explain included. `None` only for queries whose flags are command-line
+/// matters (`--` and the like). Returns (stdout, status, error message).
+fn library_answer(q: &Query) -> Option<(String, i32, Option<String>)> {
+    use hiera_lookup::answer::Answer;
+    use hiera_lookup::Session;
+    let lq = library_query(q)?;
+    // Like Puppet, the engine reads relative eyaml key paths and HOCON `file()` includes from
+    // the working directory.
+    std::env::set_current_dir(&q.case_dir).ok()?;
+    let error = |e: hiera_lookup::Error| Some((String::new(), 2, Some(e.to_string())));
+    let (layers, scope) = match lq.node(q) {
+        Ok(node) => node?,
+        Err(e) => return error(e),
     };
-    let mut session = Session::new(scope, layers, settings);
+    let (keys, format) = (&lq.keys, lq.format);
+    let mut session = Session::new(scope, layers, lq.settings.clone());
     let answer = session
-        .lookup(&keys, merge.as_ref())
-        .and_then(|o| finish.apply(o));
-    if any_explain {
+        .lookup(keys, lq.merge.as_ref())
+        .and_then(|o| lq.finish.apply(o));
+    if lq.explain {
         let extra = match &answer {
             Ok(Answer::Found(_) | Answer::Default(_)) => None,
-            Ok(Answer::NotFound) => Some(Session::not_found_message(&keys)),
+            Ok(Answer::NotFound) => Some(Session::not_found_message(keys)),
             Err(e) if e.is_lookup_error() => Some(e.to_string()),
             Err(e) => return error(e.clone()),
         };
@@ -659,6 +712,7 @@ fn library_answer(q: &Query) -> Option<(String, i32, Option<String>)> {
 /// whose message contains Puppet's.
 #[test]
 fn library_api_gives_the_recorded_answers() {
+    let _cwd = CWD.lock().unwrap_or_else(|e| e.into_inner());
     let mut problems = Vec::new();
     let queries = load_all(&mut problems);
     let known = known_differences();
@@ -704,6 +758,102 @@ fn library_api_gives_the_recorded_answers() {
     assert!(
         failures.is_empty(),
         "{} of {checked} differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[path = "common/where_check.rs"]
+mod where_check;
+
+/// `where` agrees with the lookup on every recorded tree (the realworld control repo
+/// included): for each recorded node and configuration, every key the node can see and every
+/// key the queries ask, the definition `where` says wins holds the lookup's answer, and the
+/// merge of those it says contribute is the lookup's merged answer.
+#[test]
+fn where_agrees_with_the_lookup_on_every_recorded_tree() {
+    use hiera_lookup::backend::DataFiles;
+    use hiera_lookup::where_::Reporter;
+    use hiera_lookup::Session;
+    use std::collections::{HashMap, HashSet};
+    let _cwd = CWD.lock().unwrap_or_else(|e| e.into_inner());
+    let mut problems = Vec::new();
+    let queries = load_all(&mut problems);
+    let mut checked = where_check::Checked::default();
+    let mut failures = Vec::new();
+    // Per case: its data files, read once; per node and configuration, the keys checked.
+    let mut cases: HashMap<PathBuf, (DataFiles, Reporter)> = HashMap::new();
+    let mut done: HashSet<(PathBuf, Vec<String>, String)> = HashSet::new();
+    let mut setups: HashSet<(PathBuf, Vec<String>)> = HashSet::new();
+    for q in &queries {
+        let Some(lq) = library_query(q) else {
+            continue;
+        };
+        if lq.explain || lq.finish.default.is_some() || lq.typed {
+            continue;
+        }
+        // Relative eyaml key paths and HOCON includes are read from the working directory.
+        if std::env::set_current_dir(&q.case_dir).is_err() {
+            continue;
+        }
+        let Ok(Some((layers, scope))) = lq.node(q) else {
+            continue;
+        };
+        let (files, reporter) = cases.entry(q.case_dir.clone()).or_insert_with(|| {
+            let files = DataFiles::default();
+            (files.clone(), Reporter::new(files, lq.settings.strict))
+        });
+        let session = || {
+            Session::with_files(
+                scope.clone(),
+                layers.clone(),
+                lq.settings.clone(),
+                files.clone(),
+            )
+        };
+        // The node and configuration: the flags without the keys and the output format.
+        let mut setup = Vec::new();
+        let mut args = q.args.iter();
+        while let Some(a) = args.next() {
+            if a == "--render-as" {
+                args.next();
+            } else if a.starts_with('-') || !lq.keys.contains(a) {
+                setup.push(a.clone());
+            }
+        }
+        let mut keys = lq.keys.clone();
+        // Every key of the tree under its own merge (a `--merge` query checks its keys).
+        if lq.merge.is_none() && setups.insert((q.case_dir.clone(), setup.clone())) {
+            if let Ok(all) = session().all_keys() {
+                keys.extend(all);
+            }
+        }
+        // One session for `where` and one for the lookup, each answering every key.
+        let (mut for_where, mut for_lookup) = (session(), session());
+        for key in keys {
+            if !done.insert((q.case_dir.clone(), setup.clone(), key.clone())) {
+                continue;
+            }
+            let r = where_check::check(
+                reporter,
+                &mut for_where,
+                &mut for_lookup,
+                &key,
+                lq.merge.as_ref(),
+                &mut checked,
+            );
+            if let Err(e) = r {
+                failures.push(format!("{}: {e}", q.label()));
+            }
+        }
+    }
+    assert!(
+        checked.first > 1000 && checked.merged > 200,
+        "too few answers compared: {checked:?}"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} disagreements ({checked:?}):\n{}",
         failures.len(),
         failures.join("\n")
     );

@@ -399,6 +399,7 @@ fn real_history() {
     let r = check(&repo, &facts, &scratch, "HEAD~1", "HEAD");
     let s = r.to_string();
     assert!(s.contains("Unable to parse (data/os/Debian.yaml)"), "{s}");
+
     // ... and disappear when it is fixed.
     edit(
         &repo,
@@ -417,6 +418,13 @@ fn real_history() {
     git(&repo, &["commit", "-qm", "rename"]);
     let r = check(&repo, &facts, &scratch, "HEAD~1", "HEAD");
     assert!(!r["changes"].as_array().unwrap().is_empty());
+    // The Debian, Ubuntu and FreeBSD nodes' hierarchies name neither file: none of their
+    // keys is looked up (check() compared the diff with --no-skip and with real lookups).
+    assert_eq!(r["nodes_skipped"], 3, "{r}");
+    let recomputed = r["keys_recomputed"].as_u64().unwrap();
+    let skipped = r["keys_skipped"].as_u64().unwrap();
+    assert_eq!(r["pairs_skipped"], skipped * 5 + recomputed * 3, "{r}");
+    assert_eq!(r["lookups"], recomputed * 2 * 2, "{r}");
 
     // The whole range at once, and a range with no data change.
     check(&repo, &facts, &scratch, "main~6", "main");
@@ -527,15 +535,17 @@ fn text_github_and_markdown_name_the_change() {
         "{text}"
     );
     let gh = run("github");
-    // The annotation is on the changed line, inside the key's block.
+    // The annotation is on the changed element, inside the key's block, where the YAML
+    // parser saw it.
     let line = std::fs::read_to_string(repo.join("data/common.yaml"))
         .unwrap()
         .lines()
         .position(|l| l == "  - '2.pool.ntp.org'")
         .unwrap()
         + 1;
+    let col = "  - '".len();
     assert!(
-        gh.starts_with(&format!("::warning file=data/common.yaml,line={line},title=hiera%3A profile%3A%3Abase%3A%3Antp_servers")),
+        gh.starts_with(&format!("::warning file=data/common.yaml,line={line},col={col},title=hiera%3A profile%3A%3Abase%3A%3Antp_servers")),
         "{gh}"
     );
     let md = run("markdown");

@@ -311,6 +311,176 @@ fn puppetdb_failures_are_one_clear_line() {
     let _ = std::fs::remove_dir_all(&pki.dir);
 }
 
+/// `hiera-lookup ARGS… --puppetdb URL TLS…` in `dir` (ARGS start with the command).
+fn command_in(dir: &Path, port: u16, tls: &[String], args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hiera-lookup"))
+        .current_dir(dir)
+        .env("HIERA_LOOKUP_PUPPET_CONF", "/dev/null")
+        .args(args)
+        .arg("--puppetdb")
+        .arg(format!("https://127.0.0.1:{port}"))
+        .args(tls)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// The recorded batch answers of every active node: node → value.
+fn recorded_values(name: &str, key: &str) -> std::collections::BTreeMap<String, serde_json::Value> {
+    std::fs::read_to_string(here().join("expected").join(format!("{name}.out")))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["key"] == key)
+        .map(|v| (v["node"].as_str().unwrap().to_string(), v["value"].clone()))
+        .collect()
+}
+
+/// `where` and `diff` take their nodes from PuppetDB as batch mode does (every active node,
+/// or a query's), with each node's trusted data: where's winner for each node holds what the
+/// real PuppetDB run answered for it, and diff changes exactly the nodes whose answer came
+/// from the changed file.
+#[test]
+fn where_and_diff_take_their_nodes_from_puppetdb() {
+    let pki = pki("nodes");
+    let port = serve(&pki, 64, false);
+    let tls = tls_flags(&pki, "ca.pem");
+    let key = "profile::ntp::servers";
+    let recorded = recorded_values("all-active", key);
+    assert!(recorded.len() > 10);
+
+    let o = command_in(
+        &here().join("case"),
+        port,
+        &tls,
+        &[
+            "where",
+            key,
+            "--hiera_config",
+            "hiera.yaml",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let nodes: Vec<&str> = report["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        nodes
+            .iter()
+            .copied()
+            .collect::<std::collections::BTreeSet<_>>(),
+        recorded.keys().map(String::as_str).collect()
+    );
+    let mut won = std::collections::BTreeMap::new();
+    for d in report["definitions"].as_array().unwrap() {
+        for n in d["wins"].as_array().unwrap() {
+            let n = n.as_str().unwrap();
+            assert_eq!(d["value"], recorded[n], "{n}: {d}");
+            assert!(won.insert(n, d["file"].clone()).is_none(), "{n} wins twice");
+        }
+    }
+    assert_eq!(won.len(), recorded.len());
+
+    // diff of two copies of the control repo, one RedHat value changed.
+    let dir = pki.dir.join("diff");
+    for side in ["old", "new"] {
+        for f in [
+            "hiera.yaml",
+            "data/common.yaml",
+            "data/os/RedHat.yaml",
+            "data/os/Debian.yaml",
+            "data/roles/web.yaml",
+        ] {
+            let to = dir.join(side).join(f);
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::copy(here().join("case").join(f), &to).unwrap();
+        }
+    }
+    let redhat = dir.join("new/data/os/RedHat.yaml");
+    let text = std::fs::read_to_string(&redhat).unwrap();
+    std::fs::write(
+        &redhat,
+        text.replace("ntp.redhat.example.com", "ntp2.redhat.example.com"),
+    )
+    .unwrap();
+    let o = command_in(
+        &dir,
+        port,
+        &tls,
+        &["diff", "old", "new", key, "--format", "json"],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let diff: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let changed: std::collections::BTreeSet<&str> = diff["changes"][0]["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|g| {
+            g["nodes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|n| n.as_str().unwrap())
+        })
+        .collect();
+    let want: std::collections::BTreeSet<&str> = recorded
+        .iter()
+        .filter(|(_, v)| v.to_string().contains("ntp.redhat.example.com"))
+        .map(|(n, _)| n.as_str())
+        .collect();
+    assert!(!want.is_empty());
+    assert_eq!(changed, want);
+    assert_eq!(diff["nodes"], recorded.len());
+    // The nodes whose hierarchy never names the RedHat file were not looked up.
+    assert!(diff["nodes_skipped"].as_u64().unwrap() > 0, "{diff}");
+
+    // A query's nodes only.
+    let query = "inventory[certname] { facts.os.family = \"RedHat\" }";
+    let o = command_in(
+        &dir,
+        port,
+        &tls,
+        &[
+            "diff",
+            "old",
+            "new",
+            key,
+            "--nodes-query",
+            query,
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let diff: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        diff["nodes"],
+        recorded_values("query-redhat", "whoami").len()
+    );
+    let _ = std::fs::remove_dir_all(&pki.dir);
+}
+
 /// `lint --puppetdb`: PuppetDB's nodes (here those of the recorded RedHat query) are the
 /// fleet, read as batch mode reads them.
 #[test]

@@ -30,14 +30,7 @@ use std::collections::HashMap;
 /// The parsed document, sized before anything is built: `x2 = ${x1} ${x1}` doubling is
 /// rejected in time linear in the document, not after the copies have taken a gigabyte.
 fn parse_sized(text: &str) -> Result<IndexMap<String, Node>, String> {
-    let mut p = Parser {
-        s: text.chars().collect(),
-        i: 0,
-        line: 1,
-        depth: 0,
-        includes: 0,
-        after_separator: false,
-    };
+    let mut p = Parser::new(text);
     let root = p.parse_root()?;
     Sizer {
         root: &root,
@@ -65,6 +58,24 @@ pub(crate) fn parse_hocon(text: &str) -> Result<Value, String> {
     }
 }
 
+/// Where each key of a HOCON document is written (keys of included files are not), or
+/// ruby-hocon's message for a document Puppet refuses.
+pub fn positions(text: &str) -> Result<crate::position::PosNode, String> {
+    parse_hocon(text)?;
+    let mut p = Parser {
+        fields: Some(Vec::new()),
+        ..Parser::new(text)
+    };
+    p.parse_root()?;
+    let fields = p.fields.take().unwrap_or_default();
+    Ok(crate::position::PosNode::from_paths(
+        fields.into_iter().map(|(path, start)| {
+            let path = path.into_iter().map(Value::String).collect();
+            (path, crate::position::char_pos(&p.s, start))
+        }),
+    ))
+}
+
 /// Marks a message that is not a parse error but an exception escaping ruby-hocon (the caller
 /// reports it without `Unable to parse`).
 pub(crate) const RAW: &str = "\u{0}raw:";
@@ -73,6 +84,20 @@ pub(crate) const RAW: &str = "\u{0}raw:";
 const MAX_INCLUDE_DEPTH: usize = crate::limits::MAX_HOCON_INCLUDE_DEPTH;
 
 impl Parser {
+    /// A parser at the start of a document.
+    fn new(text: &str) -> Parser {
+        Parser {
+            s: text.chars().collect(),
+            i: 0,
+            line: 1,
+            depth: 0,
+            includes: 0,
+            after_separator: false,
+            fields: None,
+            key_starts: Vec::new(),
+        }
+    }
+
     /// `include file("name")`: the file, relative to the working directory as Ruby's File
     /// opens it (without an extension: `name.conf`, then `name.json`), parsed on its own; a
     /// missing file is ignored, as ruby-hocon ignores includes it cannot find. Its errors name
@@ -99,6 +124,8 @@ impl Parser {
             depth: self.depth,
             includes: self.includes + 1,
             after_separator: false,
+            fields: None,
+            key_starts: Vec::new(),
         };
         p.parse_root()
             .map_err(|e| match e.strip_prefix("String: ") {
@@ -141,6 +168,11 @@ struct Parser {
     /// A field's separator (comma or newline) was just read: the end of the text is then a
     /// missing field, not a missing separator.
     after_separator: bool,
+    /// Positions only (see [`positions`]): every field's path, with where each of its
+    /// segments starts (char indexes), in document order.
+    fields: Option<Vec<(Vec<String>, usize)>>,
+    /// Where each segment of the key just parsed starts.
+    key_starts: Vec<usize>,
 }
 
 const MAX_DEPTH: usize = crate::limits::MAX_HOCON_DEPTH;
@@ -397,6 +429,11 @@ impl Parser {
             self.skip_inline();
             let mut path = prefix.to_vec();
             path.extend(key.iter().cloned());
+            if let Some(fields) = self.fields.as_mut() {
+                for (n, &start) in self.key_starts.iter().enumerate() {
+                    fields.push((path[..prefix.len() + n + 1].to_vec(), start));
+                }
+            }
             // Each segment of a path key is one more object level.
             if path.len() > MAX_DEPTH {
                 return err(line, "Objects and arrays nest too deeply");
@@ -476,6 +513,8 @@ impl Parser {
     /// A path expression: unquoted segments split at dots, quoted segments whole.
     fn parse_key(&mut self) -> Result<Vec<String>, String> {
         let mut segs: Vec<String> = vec![String::new()];
+        self.key_starts.clear();
+        self.key_starts.push(self.i);
         let mut any = false;
         loop {
             match self.peek() {
@@ -489,6 +528,7 @@ impl Parser {
                 Some('.') => {
                     self.bump();
                     segs.push(String::new());
+                    self.key_starts.push(self.i);
                 }
                 Some(c) if inline_space(c) => {
                     // Spaces inside a key belong to it; trailing ones do not.

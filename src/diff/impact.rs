@@ -76,9 +76,9 @@ pub(crate) struct Impact {
 }
 
 /// One side's parse of a data file: its top-level hash, or why it has none.
-type Parsed = Result<Arc<Map>, String>;
+pub(super) type Parsed = Result<Arc<Map>, String>;
 
-fn parse(rel: &str, bytes: &[u8]) -> Parsed {
+pub(super) fn parse(rel: &str, bytes: &[u8]) -> Parsed {
     let ext = rel.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
     let v = match ext {
         "json" => crate::json::parse(&String::from_utf8_lossy(bytes)),
@@ -303,57 +303,6 @@ fn collect_refs(v: &Value, refs: &mut Vec<String>, dynamic: &mut bool, depth: us
     }
 }
 
-/// The 1-based line of `key`'s definition at the top level of a data file's text (YAML
-/// `key:` / `"key":`, or JSON/HOCON `"key"` at any indentation), if a simple search finds it.
-pub(crate) fn line_of(text: &str, key: &str) -> Option<usize> {
-    let quoted = [format!("\"{key}\""), format!("'{key}'")];
-    for (i, line) in text.lines().enumerate() {
-        let t = line.trim_start();
-        let top = t.len() == line.len();
-        let rest = if top { t.strip_prefix(key) } else { None }
-            .or_else(|| quoted.iter().find_map(|q| t.strip_prefix(q.as_str())));
-        if let Some(rest) = rest {
-            let rest = rest.trim_start();
-            if rest.starts_with(':') || rest.starts_with('=') || rest.starts_with('{') {
-                return Some(i + 1);
-            }
-        }
-    }
-    None
-}
-
-/// The line of `key`'s definition in `new` that a change touched: the first line of its
-/// block (from the key to the next top-level line) that the key's block in `old` does not
-/// have, else the key's own line.
-pub(crate) fn changed_line(old: &str, new: &str, key: &str) -> Option<usize> {
-    let start = line_of(new, key)?;
-    let block = |text: &str, from: usize| -> Vec<String> {
-        let mut lines = text.lines().skip(from - 1);
-        let mut out: Vec<String> = lines.next().map(str::to_string).into_iter().collect();
-        for l in lines {
-            let top = !l.is_empty() && !l.starts_with([' ', '\t', '-', '#']);
-            if top || l == "---" || l == "..." {
-                break;
-            }
-            out.push(l.to_string());
-        }
-        out
-    };
-    let mut before: HashMap<String, usize> = HashMap::new();
-    if let Some(s) = line_of(old, key) {
-        for l in block(old, s) {
-            *before.entry(l).or_default() += 1;
-        }
-    }
-    for (i, l) in block(new, start).into_iter().enumerate() {
-        match before.get_mut(&l) {
-            Some(n) if *n > 0 => *n -= 1,
-            _ => return Some(start + i),
-        }
-    }
-    Some(start)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -402,32 +351,5 @@ mod tests {
         // Interpolations do not nest (`%{` ends at the first `}`, as Ruby's gsub): `v` names
         // a scope variable, not a key.
         assert!(d.is_empty(), "{d:?}");
-    }
-
-    #[test]
-    fn changed_lines() {
-        let old = "---\na: 1\nlist:\n  - x\n  - y\nb: 2\n";
-        assert_eq!(
-            changed_line(old, "---\na: 1\nlist:\n  - x\n  - z\nb: 2\n", "list"),
-            Some(5)
-        );
-        assert_eq!(
-            changed_line(old, "---\na: 1\nlist:\n  - x\nb: 2\n", "list"),
-            Some(3)
-        );
-        assert_eq!(
-            changed_line(old, "---\na: 3\nlist:\n  - x\n  - y\nb: 2\n", "a"),
-            Some(2)
-        );
-        assert_eq!(changed_line("", "c: 1\n", "c"), Some(1));
-    }
-
-    #[test]
-    fn lines_of_keys() {
-        let t = "---\nprofile::a: 1\n  profile::b: nested\nprofile::b:\n  - x\n\"q::k\": 2\n";
-        assert_eq!(line_of(t, "profile::a"), Some(2));
-        assert_eq!(line_of(t, "profile::b"), Some(4));
-        assert_eq!(line_of(t, "q::k"), Some(6));
-        assert_eq!(line_of(t, "nope"), None);
     }
 }

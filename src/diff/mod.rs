@@ -162,6 +162,7 @@ pub(crate) struct Group {
 pub(crate) struct Site {
     pub file: String,
     pub line: Option<usize>,
+    pub column: Option<usize>,
 }
 
 /// Everything that changed for one key.
@@ -194,6 +195,12 @@ pub struct Report {
     pub(crate) keys_skipped: usize,
     /// Lookups made (both sides).
     pub(crate) lookups: usize,
+    /// Nodes whose hierarchies reach no changed file on either side: none of their keys was
+    /// looked up.
+    pub(crate) nodes_skipped: usize,
+    /// The node × key pairs not looked up: those of skipped keys on every node, and every
+    /// pair of the skipped nodes.
+    pub(crate) pairs_skipped: usize,
     /// The new side's [`Tree::prefix`].
     pub(crate) path_prefix: String,
 }
@@ -267,6 +274,43 @@ impl<'a> Side<'a> {
         })
     }
 
+    /// The other side, taking this side's parse of every file whose git object id (its
+    /// bytes) is the same on both sides at the same path.
+    fn share_unchanged(&self, other: &mut Side) {
+        if self.tree.root != other.tree.root {
+            // Two directories: errors name each side's own paths.
+            return;
+        }
+        let same = other
+            .tree
+            .listing
+            .iter()
+            .filter(|(rel, id)| self.tree.listing.get(*rel) == Some(id))
+            .map(|(rel, _)| other.tree.root.join(rel).display().to_string())
+            .collect();
+        other.files = other.files.clone().sharing_with(&self.files, same);
+    }
+
+    /// The changed files, as absolute paths of this side.
+    fn changed(&self, impact: &impact::Impact) -> std::collections::HashSet<PathBuf> {
+        impact
+            .changed
+            .iter()
+            .map(|f| lexical(&self.tree.root.join(&f.path)))
+            .collect()
+    }
+
+    /// Whether the node's hierarchies on this side name any of `changed` (an error, or an
+    /// entry that names no location, counts as yes).
+    fn reaches(&self, session: &mut Session, changed: &std::collections::HashSet<PathBuf>) -> bool {
+        match session.reached_locations() {
+            Ok(Some(locations)) => locations
+                .iter()
+                .any(|l| changed.contains(&lexical(Path::new(l)))),
+            _ => true,
+        }
+    }
+
     fn session(&self, node: &Node, settings: &Settings) -> Session {
         Session::with_files(
             node.scope.clone(),
@@ -298,7 +342,8 @@ pub fn run(req: &Request) -> Result<Report> {
         return Err(Error::run(format!("node {}: {e}", n.name)));
     }
     let impact = impact::analyse(&req.base, &req.head);
-    let (base, head) = (Side::new(&req.base)?, Side::new(&req.head)?);
+    let (base, mut head) = (Side::new(&req.base)?, Side::new(&req.head)?);
+    base.share_unchanged(&mut head);
     let everything = req.no_skip || impact.everything.is_some();
     // The keys to look up: `None` is every key either side can see, per node.
     let keys: Option<Vec<String>> = match (&req.keys, everything) {
@@ -330,10 +375,19 @@ pub fn run(req: &Request) -> Result<Report> {
             keys_recomputed: 0,
             keys_skipped: given,
             lookups: 0,
+            nodes_skipped: 0,
+            pairs_skipped: given * req.nodes.len(),
             path_prefix: req.head.prefix.clone(),
             impact,
         });
     }
+    // A node whose hierarchies reach no changed file on either side gets the same answers
+    // on both: the keys that interpolate changed keys look those up in the node's own
+    // hierarchies too, and every other change (hiera.yaml, modules, eyaml keys) recomputes
+    // everything. HOCON files may `include` others, which no hierarchy names.
+    let skip_unreached = !everything && !impact.changed.iter().any(|f| f.path.ends_with(".conf"));
+    let (changed_base, changed_head) = (base.changed(&impact), head.changed(&impact));
+    let nodes_skipped = AtomicUsize::new(0);
 
     type NodeChanges = Vec<(String, Resolved, Resolved)>;
     let per_node: Mutex<Vec<Option<NodeChanges>>> = Mutex::new(vec![None; req.nodes.len()]);
@@ -363,6 +417,14 @@ pub fn run(req: &Request) -> Result<Report> {
                 all
             }
         };
+        if skip_unreached
+            && !base.reaches(&mut sb, &changed_base)
+            && !head.reaches(&mut sh, &changed_head)
+        {
+            nodes_skipped.fetch_add(1, Ordering::Relaxed);
+            per_node.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(Vec::new());
+            continue;
+        }
         let mut changes = Vec::new();
         for key in node_keys {
             let before = base.answer(&mut sb, &key);
@@ -436,6 +498,8 @@ pub fn run(req: &Request) -> Result<Report> {
         Keys::List(k) => k.len() - recomputed.min(k.len()),
         Keys::All => impact.universe.len().saturating_sub(recomputed),
     };
+    let nodes_skipped = nodes_skipped.into_inner();
+    let pairs_skipped = skipped * req.nodes.len() + recomputed * nodes_skipped;
     Ok(Report {
         base: req.base.label.clone(),
         head: req.head.label.clone(),
@@ -444,13 +508,17 @@ pub fn run(req: &Request) -> Result<Report> {
         keys_recomputed: recomputed,
         keys_skipped: skipped,
         lookups: lookups.into_inner(),
+        nodes_skipped,
+        pairs_skipped,
         path_prefix: req.head.prefix.clone(),
         impact,
     })
 }
 
-/// The changed files defining `key` (its root) on the new side, with the line; else the
-/// old side's files that defined it (a removal), without a line.
+/// The changed files defining `key` (its root) on the new side, each at the first place
+/// inside the key's value that changed (the parsers' positions: block or flow style, quoted
+/// keys, aliases at their alias site); else the old side's files that defined it (a
+/// removal), without a line.
 fn sites_of(base: &Tree, head: &Tree, impact: &impact::Impact, key: &str) -> Vec<Site> {
     let root = crate::key::LookupKey::parse(key)
         .map(|k| k.root)
@@ -460,18 +528,161 @@ fn sites_of(base: &Tree, head: &Tree, impact: &impact::Impact, key: &str) -> Vec
         .iter()
         .filter(|f| f.keys.contains(&root))
         .map(|f| {
-            let text = |t: &Tree| {
-                t.read(&f.path)
-                    .ok()
-                    .map(|b| String::from_utf8_lossy(&b).into_owned())
-            };
-            let line = text(head).and_then(|new| {
-                impact::changed_line(text(base).as_deref().unwrap_or(""), &new, &root)
-            });
+            let pos = head
+                .read(&f.path)
+                .ok()
+                .and_then(|new| changed_position(base.read(&f.path).ok(), &new, &f.path, &root));
             Site {
                 file: f.path.clone(),
-                line,
+                line: pos.map(|p| p.line),
+                column: pos.map(|p| p.column),
             }
         })
         .collect()
+}
+
+/// Where `root`'s value in file `rel` (new bytes `new`, old bytes `old`) first differs: the
+/// deepest key or element that changed, else the key itself; `None` when the new file does
+/// not hold the key or has no positions.
+fn changed_position(
+    old: Option<Vec<u8>>,
+    new: &[u8],
+    rel: &str,
+    root: &str,
+) -> Option<crate::position::Pos> {
+    use crate::position::{positions_of, DataFormat};
+    let tree = positions_of(DataFormat::of_path(Path::new(rel))?, new).ok()??;
+    let value_of = |bytes: &[u8]| {
+        impact::parse(rel, bytes)
+            .ok()
+            .and_then(|m| m.get(&Value::str(root)).cloned())
+    };
+    let mut path = vec![Value::str(root)];
+    if let (Some(before), Some(after)) = (old.as_deref().and_then(value_of), value_of(new)) {
+        first_change(&before, &after, &mut path);
+    }
+    // The deepest part of the path the new file writes.
+    (1..=path.len())
+        .rev()
+        .find_map(|n| tree.locate(&path[..n]))
+        .map(|l| l.pos)
+}
+
+/// Extends `path` to the first place where `after` differs from `before`: a changed or added
+/// hash key or array element (a removal points at its parent).
+fn first_change(before: &Value, after: &Value, path: &mut Vec<Value>) {
+    match (before, after) {
+        (Value::Hash(a), Value::Hash(b)) => {
+            if let Some((k, v)) = b.iter().find(|(k, v)| a.get(*k) != Some(*v)) {
+                path.push(k.clone());
+                if let Some(old) = a.get(k) {
+                    first_change(old, v, path);
+                }
+            }
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            let i = (0..a.len().min(b.len()))
+                .find(|&i| a[i] != b[i])
+                .unwrap_or(a.len().min(b.len()));
+            if i < b.len() {
+                path.push(Value::Int(i as i64));
+                if i < a.len() && a.len() == b.len() {
+                    first_change(&a[i], &b[i], path);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `path` with `.` and `..` resolved lexically, so that a location written through a
+/// relative datadir compares equal to the same file named from the root.
+fn lexical(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(old: &str, new: &str, rel: &str, root: &str) -> Option<(usize, usize)> {
+        changed_position(Some(old.as_bytes().to_vec()), new.as_bytes(), rel, root)
+            .map(|p| (p.line, p.column))
+    }
+
+    #[test]
+    fn a_change_is_placed_where_the_parser_saw_it() {
+        let old = "---\na: 1\nlist:\n  - x\n  - y\nb: 2\n";
+        // The changed element, the key of a removal, a changed scalar.
+        assert_eq!(
+            at(
+                old,
+                "---\na: 1\nlist:\n  - x\n  - z\nb: 2\n",
+                "d.yaml",
+                "list"
+            ),
+            Some((5, 5))
+        );
+        assert_eq!(
+            at(old, "---\na: 1\nlist:\n  - x\nb: 2\n", "d.yaml", "list"),
+            Some((3, 1))
+        );
+        assert_eq!(
+            at(old, "---\na: 3\nlist:\n  - x\n  - y\nb: 2\n", "d.yaml", "a"),
+            Some((2, 1))
+        );
+        // A new key; no old file.
+        assert_eq!(
+            changed_position(None, b"c: 1\n", "d.yaml", "c").map(|p| p.line),
+            Some(1)
+        );
+        // Flow style and quoted keys: the element inside the line.
+        assert_eq!(
+            at(
+                "'k': {a: 1, b: [1, 2]}\n",
+                "'k': {a: 1, b: [1, 3]}\n",
+                "d.yaml",
+                "k"
+            ),
+            Some((1, 20))
+        );
+        // Through an alias: the alias site.
+        let old = "base: &b {x: 1}\nk: *b\n";
+        let new = "base: &b {x: 2}\nk: *b\n";
+        assert_eq!(at(old, new, "d.yaml", "k"), Some((2, 4)));
+        // JSON, nested hashes.
+        assert_eq!(
+            at(
+                "{\"k\": {\"a\": 1,\n \"b\": 2}}",
+                "{\"k\": {\"a\": 1,\n \"b\": 3}}",
+                "d.json",
+                "k"
+            ),
+            Some((2, 2))
+        );
+        // A file without positions (not a data format) or without the key.
+        assert_eq!(at("k: 1\n", "k: 2\n", "d.txt", "k"), None);
+        assert_eq!(at("k: 1\n", "j: 2\n", "d.yaml", "k"), None);
+    }
+
+    #[test]
+    fn paths_resolve_dots_lexically() {
+        assert_eq!(
+            lexical(Path::new("/r/data/../data/./x.yaml")),
+            Path::new("/r/data/x.yaml")
+        );
+    }
 }

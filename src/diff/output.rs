@@ -100,6 +100,15 @@ pub(crate) fn summary(r: &Report) -> String {
         num(r.lookups),
         plural(r.keys_skipped, "key", "keys"),
     ));
+    if r.nodes_skipped > 0 {
+        s.push_str(&format!(
+            " and {} no changed file reaches",
+            plural(r.nodes_skipped, "node", "nodes")
+        ));
+    }
+    if r.pairs_skipped > 0 {
+        s.push_str(&format!(": {} node × key pairs", num(r.pairs_skipped)));
+    }
     match &r.impact.everything {
         Some(why) => s.push_str(&format!("; every key recomputed: {why})")),
         None => s.push(')'),
@@ -288,6 +297,8 @@ pub(crate) fn to_value(r: &Report) -> Value {
     m.insert(Value::str("keys_recomputed"), int(r.keys_recomputed));
     m.insert(Value::str("keys_skipped"), int(r.keys_skipped));
     m.insert(Value::str("lookups"), int(r.lookups));
+    m.insert(Value::str("nodes_skipped"), int(r.nodes_skipped));
+    m.insert(Value::str("pairs_skipped"), int(r.pairs_skipped));
     m.insert(
         Value::str("recomputed_everything"),
         match &r.impact.everything {
@@ -454,7 +465,8 @@ fn github(r: &Report) -> String {
         }
         for s in &c.sites {
             let file = prefixed(r, &s.file);
-            let line = s.line.map(|l| format!(",line={l}")).unwrap_or_default();
+            let line = s.line.map(|l| format!(",line={l}")).unwrap_or_default()
+                + &s.column.map(|c| format!(",col={c}")).unwrap_or_default();
             out.push_str(&format!(
                 "::{level} file={}{line},title={}::{body}\n",
                 gh_prop(&file),

@@ -15,6 +15,7 @@
 mod context;
 mod lookup_options;
 mod providers;
+pub mod reach;
 
 use crate::backend::DataFiles;
 use crate::config::{FunctionKind, HieraConfig};
@@ -83,6 +84,8 @@ pub struct Session {
     warnings: Vec<String>,
     /// Backends registered by an embedding program.
     backends: crate::backend::custom::Backends,
+    /// `where` only: what the lookup found (see [`reach`]).
+    found_log: Option<reach::FoundLog>,
     /// With `--redact`: the plaintexts backends decrypted.
     secrets: crate::redact::Redactor,
 }
@@ -179,6 +182,7 @@ impl Session {
             explain,
             warnings: Vec::new(),
             backends: Default::default(),
+            found_log: None,
             secrets: Default::default(),
         }
     }

@@ -634,6 +634,7 @@ impl Session {
             Some(Found::Raw(v)) => v,
             Some(Found::Interpolate(v)) => self.interpolate_found(v, &mut found_obj)?,
         };
+        self.record_found(e, loc, lk, &value);
         match (self.ex_mut(), found_obj) {
             (Some(ex), Some(o)) => ex.found_object(root, o),
             _ => self.report_found(root, &value),
