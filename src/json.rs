@@ -19,7 +19,9 @@
 
 use crate::value::{Map, Value};
 
+pub(crate) mod index;
 pub mod positions;
+pub(crate) mod write;
 
 /// `Puppet::Util::Json.load(text)`, or its error message: MultiJson refuses blank input with
 /// the bare class name, then the json gem parses.
@@ -70,7 +72,7 @@ struct Parser<'a> {
 /// Where a number token starting at `i` ends, by the gem's grammar: the integer part
 /// `-? (0 | [1-9][0-9]*)`, and, when a fraction `\.[0-9]+` and/or an exponent
 /// `[eE][+-]?[0-9]+` follows, the end of that Float part. What may follow is the caller's rule.
-/// Shared by the parser and the structural pass (src/json_index.rs).
+/// Shared by the parser and the structural pass (src/json/index.rs).
 pub(crate) fn number_extent(b: &[u8], i: usize) -> Option<NumberExtent> {
     let digits = |mut j: usize| {
         let s = j;

@@ -146,7 +146,6 @@ pub mod fuzzing;
 mod hostinfo;
 mod interpolation;
 mod json;
-mod json_index;
 mod key;
 pub mod limits;
 pub mod lint;
@@ -162,7 +161,6 @@ mod types;
 pub mod value;
 pub mod where_;
 pub mod yaml;
-mod yaml_index;
 
 pub use answer::{Answer, Finish, Format};
 pub use engine::{Layers, Outcome, Session, Settings};

@@ -5,8 +5,7 @@
 //! Every expectation in the tests below was produced by Ruby 3.1 / Puppet 7.23 on this machine.
 
 mod nonprint;
-mod scan;
-mod yaml;
+use crate::yaml::write as yaml;
 
 use crate::value::Value;
 use std::fmt::Write as _;
@@ -23,7 +22,7 @@ pub enum RenderError {
 }
 
 /// What Ruby prints for a Sensitive value's `to_s` (and JSON, which is `to_s.to_json`).
-const SENSITIVE_TO_S: &str = "Sensitive [value redacted]";
+pub(crate) const SENSITIVE_TO_S: &str = "Sensitive [value redacted]";
 /// `Sensitive#inspect`.
 const SENSITIVE_INSPECT: &str = "#<Sensitive [value redacted]>";
 
@@ -71,13 +70,7 @@ pub(crate) fn explain_dump_with(v: &Value, indent: usize, utf8_locale: bool) -> 
     out
 }
 
-/// json gem 2.6 `to_json` (Puppet's `--render-as json`): compact, UTF-8 raw, non-string keys via
-/// `to_s`, NaN/Infinity and nesting deeper than 100 are errors.
-pub fn to_json(v: &Value) -> Result<String, RenderError> {
-    let mut out = String::new();
-    write_json(&mut out, v, 0)?;
-    Ok(out)
-}
+pub use crate::json::write::to_json;
 
 /// Psych `to_yaml` (Psych 4.0.3 + libyaml 0.2.5), with its trailing newline. Fails only where
 /// Psych itself raises (its scalar scanner chokes on strings like `0b_`).
@@ -388,91 +381,6 @@ fn write_dump(out: &mut String, v: &Value, indent: usize, utf8: bool) {
 
 fn push_spaces(out: &mut String, n: usize) {
     out.extend(std::iter::repeat_n(' ', n));
-}
-
-/// json gem's default `max_nesting`.
-const JSON_MAX_NESTING: usize = 100;
-
-fn write_json(out: &mut String, v: &Value, depth: usize) -> Result<(), RenderError> {
-    match v {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Int(i) => {
-            let _ = write!(out, "{i}");
-        }
-        Value::BigInt(d) => out.push_str(d),
-        Value::Float(f) => {
-            // generator.c reports its own source line in the message.
-            if f.is_nan() {
-                return Err(RenderError::Json("NaN not allowed in JSON".into()));
-            }
-            if f.is_infinite() {
-                let msg = format!("{} not allowed in JSON", float_to_s(*f));
-                return Err(RenderError::Json(msg));
-            }
-            out.push_str(&float_to_s(*f));
-        }
-        Value::String(s) => json_str(out, s),
-        Value::Sensitive(_) => json_str(out, SENSITIVE_TO_S),
-        Value::Object(o) => json_str(out, &o.to_s),
-        Value::Array(a) => {
-            if depth + 1 > JSON_MAX_NESTING {
-                return Err(nesting_error());
-            }
-            out.push('[');
-            for (i, e) in a.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_json(out, e, depth + 1)?;
-            }
-            out.push(']');
-        }
-        Value::Hash(h) => {
-            if depth + 1 > JSON_MAX_NESTING {
-                return Err(nesting_error());
-            }
-            out.push('{');
-            for (i, (k, e)) in h.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                match k {
-                    Value::String(s) => json_str(out, s),
-                    _ => json_str(out, &to_s(k)),
-                }
-                out.push(':');
-                write_json(out, e, depth + 1)?;
-            }
-            out.push('}');
-        }
-    }
-    Ok(())
-}
-
-fn nesting_error() -> RenderError {
-    RenderError::Json(format!("nesting of {JSON_MAX_NESTING} is too deep"))
-}
-
-/// json gem string escaping (script_safe off): `"`, `\`, and C0 controls only.
-fn json_str(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\x0C' => out.push_str("\\f"),
-            '\x08' => out.push_str("\\b"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
 }
 
 #[cfg(test)]

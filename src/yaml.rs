@@ -18,7 +18,9 @@ use crate::value::{Map, Value};
 use indexmap::IndexMap;
 use std::collections::HashMap;
 
+pub(crate) mod index;
 pub(crate) mod positions;
+pub(crate) mod write;
 
 /// A load failure. `Display` gives Psych's message; see `YamlError::puppet_message` for the
 /// exact text of Puppet's `YamlLoadError` (which only sometimes names the file).

@@ -1,5 +1,5 @@
-//! A data file read entry by entry: the structural pass ([`crate::yaml_index`],
-//! [`crate::json_index`]) found its top-level entries, and each value is built the first time
+//! A data file read entry by entry: the structural pass ([`crate::yaml::index`],
+//! [`crate::json::index`]) found its top-level entries, and each value is built the first time
 //! it is asked for. A lookup of one key in a 5,000-key common.yaml builds two entries (the key
 //! and `lookup_options`) instead of the whole file.
 //!
@@ -10,7 +10,7 @@
 
 use crate::error::{Error, Result};
 use crate::value::{Map, Value};
-use crate::yaml_index::Index;
+use crate::yaml::index::Index;
 use std::sync::OnceLock;
 
 /// The file's format, which decides how an entry is built.
@@ -51,8 +51,8 @@ impl IndexedFile {
         bytes: Vec<u8>,
     ) -> std::result::Result<Self, Vec<u8>> {
         let index = match format {
-            Format::Yaml => crate::yaml_index::index(&bytes),
-            Format::Json => crate::json_index::index(&bytes),
+            Format::Yaml => crate::yaml::index::index(&bytes),
+            Format::Json => crate::json::index::index(&bytes),
         };
         let Some(index) = index else {
             return Err(bytes);

@@ -2,9 +2,9 @@
 //! The table in tests/corpus.rs is printed by tests/data/render/gen.rb (`ruby gen.rb > corpus.rs`, then the
 //! header lines are prepended); every expected string there is Ruby's own output.
 
-use super::scan::would_be_non_string;
 use super::*;
 use crate::value::{Map, Value};
+use crate::yaml::write::scan::would_be_non_string;
 
 mod corpus;
 

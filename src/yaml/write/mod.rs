@@ -12,9 +12,11 @@
 //! never shows anchors for aliased data (checked: interpolation copies every hash and array), so
 //! only a [`Tree`] (the explanation, which shares objects) has anchors and aliases.
 
-use super::scan::would_be_non_string;
-use super::{float_to_s, RenderError, Tree};
+pub(crate) mod scan;
+
+use crate::render::{float_to_s, RenderError, Tree};
 use crate::value::Value;
+use scan::would_be_non_string;
 use std::mem::MaybeUninit;
 use std::ptr;
 #[allow(clippy::unsafe_removed_from_name)] // short alias for the many libyaml calls
@@ -48,11 +50,11 @@ impl<'a> Scalar<'a> {
     }
 }
 
-pub(super) fn to_yaml(v: &Value) -> Result<String, RenderError> {
+pub(crate) fn to_yaml(v: &Value) -> Result<String, RenderError> {
     emit(Root::Value(v))
 }
 
-pub(super) fn tree_to_yaml(t: &Tree) -> Result<String, RenderError> {
+pub(crate) fn tree_to_yaml(t: &Tree) -> Result<String, RenderError> {
     emit(Root::Tree(t))
 }
 

@@ -63,7 +63,7 @@ fn res() -> &'static Res {
 
 /// `Ok(true)` when `tokenize(s)` returns a non-String (nil, bool, number, Date, Time, Symbol);
 /// `Err(message)` when it raises, as Psych's `to_yaml` then does.
-pub(super) fn would_be_non_string(s: &str) -> Result<bool, String> {
+pub(crate) fn would_be_non_string(s: &str) -> Result<bool, String> {
     use crate::yaml::Scalar;
     match crate::yaml::scan_plain_scalar(s) {
         Scalar::Str => Ok(false),

@@ -4,13 +4,13 @@
 //!
 //! It accepts strict JSON (RFC 8259) whose root is an object with distinct keys written
 //! without escapes, nested at most [`MAX_NESTING`] deep, in valid UTF-8: for such a text the
-//! json gem's grammar (src/json.rs) gives the same structure and no error, and each value's
+//! json gem's grammar (src/json/mod.rs) gives the same structure and no error, and each value's
 //! bytes parse on their own to the value they are in the file. Anything else (comments,
 //! `NaN`, surrogate escapes, a number followed by something other than a delimiter, nesting
 //! near the gem's limit, a root that is not an object …) returns `None`: the caller then
 //! parses the whole file, which gives the exact value or error.
 
-use crate::yaml_index::Index;
+use crate::yaml::index::Index;
 
 /// Deepest nesting followed (the gem refuses 101 levels; a value parsed on its own is one
 /// level shallower than in its file, so this pass stays well below).
