@@ -376,6 +376,22 @@ pub struct PuppetDbArgs {
     pub puppetdb_timeout: u64,
 }
 
+impl PuppetDbArgs {
+    /// The request's node sources with only these flags set: the one place the lookup, `where`
+    /// and `diff` turn them into the library's terms.
+    pub fn sources(&self) -> hiera_lookup::request::Sources {
+        hiera_lookup::request::Sources {
+            puppetdb: self.puppetdb.clone(),
+            nodes_query: self.nodes_query.clone(),
+            puppetdb_cacert: self.puppetdb_cacert.clone(),
+            puppetdb_cert: self.puppetdb_cert.clone(),
+            puppetdb_key: self.puppetdb_key.clone(),
+            puppetdb_timeout: self.puppetdb_timeout,
+            ..Default::default()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

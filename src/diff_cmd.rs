@@ -122,14 +122,8 @@ fn run_args(args: &DiffArgs) -> Result<(String, bool), Error> {
     let sources = Sources {
         facts: args.facts.clone(),
         facts_dir: args.facts_dir.clone(),
-        puppetdb: args.pdb.puppetdb.clone(),
-        nodes_query: args.pdb.nodes_query.clone(),
-        puppetdb_cacert: args.pdb.puppetdb_cacert.clone(),
-        puppetdb_cert: args.pdb.puppetdb_cert.clone(),
-        puppetdb_key: args.pdb.puppetdb_key.clone(),
-        puppetdb_timeout: args.pdb.puppetdb_timeout,
         vars: args.vars.clone(),
-        ..Default::default()
+        ..args.pdb.sources()
     };
     if args.facts.is_empty() && !sources.many_nodes() {
         return Err(Error::Usage(

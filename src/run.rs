@@ -77,13 +77,8 @@ pub(crate) fn sources(args: &Args) -> Sources {
         no_facts: args.no_facts,
         // A bare `--trusted` is ignored, as by Puppet.
         trusted: args.trusted.clone().flatten(),
-        puppetdb: args.pdb.puppetdb.clone(),
-        nodes_query: args.pdb.nodes_query.clone(),
-        puppetdb_cacert: args.pdb.puppetdb_cacert.clone(),
-        puppetdb_cert: args.pdb.puppetdb_cert.clone(),
-        puppetdb_key: args.pdb.puppetdb_key.clone(),
-        puppetdb_timeout: args.pdb.puppetdb_timeout,
         vars: args.vars.clone(),
+        ..args.pdb.sources()
     }
 }
 
