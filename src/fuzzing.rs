@@ -6,6 +6,33 @@
 
 use crate::value::{Map, Value};
 
+/// A small deterministic generator (xorshift64*): the same inputs on every run and machine,
+/// for the fuzz smoke test and the lazy reader's differential tests.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next 64 random bits.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    /// A number below `n` (0 when `n` is 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+    /// One of `xs` (which must not be empty).
+    pub fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[self.below(xs.len())]
+    }
+    /// True `percent` times in a hundred.
+    pub fn chance(&mut self, percent: usize) -> bool {
+        self.below(100) < percent
+    }
+}
+
 /// The target names, each a directory of fuzz/corpus/ and a file of fuzz/fuzz_targets/.
 pub const TARGETS: &[&str] = &[
     "yaml",

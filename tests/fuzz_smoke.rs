@@ -4,23 +4,8 @@
 //! depth) go through the same function the cargo-fuzz target calls. A panic fails the test.
 //! Longer runs: fuzz/README.md. `FUZZ_SMOKE_ITERS=n` sets the mutations per target.
 
-use hiera_lookup::fuzzing;
+use hiera_lookup::fuzzing::{self, Rng};
 use std::path::Path;
-
-/// xorshift64*: the same inputs on every run and machine.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
 
 /// Bytes that matter to the parsers: structure, quoting, escapes, interpolation.
 const DICT: &[&[u8]] = &[

@@ -1808,28 +1808,7 @@ fn to_semver(v: Value, args: &[Value]) -> Result<Value, String> {
 
 /// `SemVerPattern`: `\A` REGEX_FULL `\Z`.
 fn semver_pattern(s: &str) -> bool {
-    let body = s.strip_suffix('\n').unwrap_or(s);
-    let (core, build) = match body.split_once('+') {
-        Some((c, b)) => (c, Some(b)),
-        None => (body, None),
-    };
-    let (nums, pre) = match core.split_once('-') {
-        Some((n, p)) => (n, Some(p)),
-        None => (core, None),
-    };
-    let parts_ok = |t: &str| {
-        t.split('.')
-            .all(|p| !p.is_empty() && p.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-'))
-    };
-    let parts: Vec<&str> = nums.split('.').collect();
-    parts.len() == 3
-        && parts.iter().all(|p| {
-            !p.is_empty()
-                && p.bytes().all(|c| c.is_ascii_digit())
-                && (p.len() == 1 || !p.starts_with('0'))
-        })
-        && pre.is_none_or(parts_ok)
-        && build.is_none_or(parts_ok)
+    super::semver::match_parts(s).is_some()
 }
 
 /// No `new_Version` signature accepts the arguments (`n` of them, the value included).

@@ -51,22 +51,7 @@ impl Version {
     /// `Version.parse`: `\A(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-pre)?(\+build)?\Z`.
     pub fn parse(s: &str) -> Result<Version, String> {
         let fail = || format!("Unable to parse '{s}' as a semantic version identifier");
-        let body = s.strip_suffix('\n').unwrap_or(s);
-        let (core, build) = match body.split_once('+') {
-            Some((c, b)) => (c, Some(b)),
-            None => (body, None),
-        };
-        let (nums, pre) = match core.split_once('-') {
-            Some((n, p)) => (n, Some(p)),
-            None => (core, None),
-        };
-        let parts: Vec<&str> = nums.split('.').collect();
-        if parts.len() != 3 || !parts.iter().all(|p| nr(p)) {
-            return Err(fail());
-        }
-        if !pre.is_none_or(valid_parts) || !build.is_none_or(valid_parts) {
-            return Err(fail());
-        }
+        let (parts, pre, build) = match_parts(s).ok_or_else(fail)?;
         let n = |p: &str| p.parse::<u128>().map_err(|_| fail());
         Ok(Version {
             major: n(parts[0])?,
@@ -193,6 +178,31 @@ impl std::fmt::Display for Version {
 /// `NR`: `0|[1-9][0-9]*`.
 fn nr(p: &str) -> bool {
     !p.is_empty() && p.bytes().all(|c| c.is_ascii_digit()) && (p == "0" || !p.starts_with('0'))
+}
+
+/// The numbers, pre-release and build of `s` when it matches Puppet's `SemVerPattern`,
+/// `\A(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-PARTS)?(\+PARTS)?\Z` (`\Z`: a final
+/// newline is allowed).
+pub(super) type Parts<'a> = ([&'a str; 3], Option<&'a str>, Option<&'a str>);
+
+/// See [`Parts`]; `None` when `s` does not match.
+pub(super) fn match_parts(s: &str) -> Option<Parts<'_>> {
+    let body = s.strip_suffix('\n').unwrap_or(s);
+    let (core, build) = match body.split_once('+') {
+        Some((c, b)) => (c, Some(b)),
+        None => (body, None),
+    };
+    let (nums, pre) = match core.split_once('-') {
+        Some((n, p)) => (n, Some(p)),
+        None => (core, None),
+    };
+    let mut it = nums.split('.');
+    let parts = [it.next()?, it.next()?, it.next()?];
+    let ok = it.next().is_none()
+        && parts.iter().all(|p| nr(p))
+        && pre.is_none_or(valid_parts)
+        && build.is_none_or(valid_parts);
+    ok.then_some((parts, pre, build))
 }
 
 /// `PARTS`: `[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*`.

@@ -741,30 +741,14 @@ impl<'a> Scanner<'a> {
             _ => {}
         }
         // Spaces, a comment after a space, the end of the line.
-        let header = j;
-        while self.at(j) == Some(b' ') {
-            j += 1;
-        }
-        match self.at(j) {
-            None => {
-                self.pos = j;
-                return Some(());
-            }
-            Some(b'\n') => j += 1,
-            Some(b'#') if j > header => {
-                j = match memchr::memchr(b'\n', &b[j..]) {
-                    Some(n) => j + n + 1,
-                    None => {
-                        self.pos = b.len();
-                        return Some(());
-                    }
-                }
-            }
-            _ => return None,
+        self.trailer(j)?;
+        // The header's line ends the file without a line break: nothing follows.
+        if self.pos == b.len() && b.last() != Some(&b'\n') {
+            return Some(());
         }
         let parent = self.stack.last()?.col;
         // libyaml's yaml_parser_scan_block_scalar_breaks, then one content line at a time.
-        let mut line = j;
+        let mut line = self.pos;
         let indent = if increment > 0 {
             parent + increment
         } else {
