@@ -359,6 +359,7 @@ impl Sources {
             basemodulepath: self.basemodulepath.clone(),
         };
         let conf = PuppetConf::resolve(&flags, cwd)?;
+        conf.check_files(flags.hiera_config.as_deref())?;
         let mut env = EnvOptions {
             hiera_config: self.hiera_config.clone(),
             codedir: self.codedir.clone(),

@@ -23,7 +23,7 @@ pub fn run(args: &Args) -> Output {
             code,
         },
         Err(e) => Output {
-            stdout: String::new(),
+            stdout: e.stdout(),
             warnings,
             error: Some(one_line(&e.to_string())),
             code: 2,
