@@ -243,19 +243,6 @@ impl PuppetConf {
 }
 
 impl PuppetConf {
-    /// Puppet's start-up check of the file settings it manages (`Puppet.settings.use`):
-    /// `hiera_config` must be a file. Naming a directory (`--hiera_config ''` names the
-    /// working directory) fails before anything is read, as [`Error::SettingsFile`]. Puppet
-    /// would create a missing file there; that case is left to the layer, which reports it
-    /// missing, since nothing is written where the user did not ask.
-    /// `flag` is `--hiera_config` made absolute, which wins over the file's.
-    pub fn check_files(&self, flag: Option<&Path>) -> Result<()> {
-        match flag.or(self.hiera_config.as_deref()) {
-            Some(h) if h.is_dir() => Err(Error::SettingsFile(h.display().to_string())),
-            _ => Ok(()),
-        }
-    }
-
     /// Fills the layout settings the flags left unset with the file's (codedir,
     /// environmentpath, hiera_config, basemodulepath). Only in Puppet's layout, i.e. when a
     /// layout flag or `--config` was given: in control-repo mode the working directory is the
