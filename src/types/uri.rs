@@ -271,26 +271,10 @@ fn relative(s: &str) -> Option<Split<'_>> {
     Some(sp)
 }
 
-/// Ruby's `String#dump` of an ASCII-or-not string (for the "ascii only" message).
+/// Ruby's `String#dump`: `inspect` with every non-ASCII character escaped (`\u00E9`), as
+/// `inspect` escapes them outside a UTF-8 locale.
 fn dump(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02X}", c as u32))
-            }
-            c if c.is_ascii() => out.push(c),
-            c if (c as u32) <= 0xFFFF => out.push_str(&format!("\\u{:04X}", c as u32)),
-            c => out.push_str(&format!("\\u{{{:X}}}", c as u32)),
-        }
-    }
-    out.push('"');
-    out
+    crate::render::inspect_with(&Value::str(s), false)
 }
 
 /// `URI::Generic#query=`: tabs and line breaks dropped, a `%` escape must be one, and what
