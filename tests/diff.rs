@@ -553,8 +553,14 @@ fn text_github_and_markdown_name_the_change() {
         md.starts_with("### hiera-lookup diff `HEAD` → `work tree`"),
         "{md}"
     );
+    // Text and Markdown name the same place as file:line:column.
+    let site = format!("data/common.yaml:{line}:{col}");
     assert!(
-        md.contains("| `profile::base::ntp_servers` | 1 | data/common.yaml:"),
+        text.contains(&format!("profile::base::ntp_servers  (1 node)  {site}\n")),
+        "{text}"
+    );
+    assert!(
+        md.contains(&format!("| `profile::base::ntp_servers` | 1 | {site} |")),
         "{md}"
     );
 }

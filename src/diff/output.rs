@@ -152,12 +152,15 @@ fn change_lines(key: &str, g: &Group) -> Vec<String> {
     out
 }
 
+/// The changed definitions as `file:line:column` (as compilers and editors name a place;
+/// `file:line` or `file` where the parser gave less).
 fn sites(c: &KeyChange) -> String {
     c.sites
         .iter()
-        .map(|s| match s.line {
-            Some(l) => format!("{}:{l}", s.file),
-            None => s.file.clone(),
+        .map(|s| match (s.line, s.column) {
+            (Some(l), Some(col)) => format!("{}:{l}:{col}", s.file),
+            (Some(l), None) => format!("{}:{l}", s.file),
+            _ => s.file.clone(),
         })
         .collect::<Vec<_>>()
         .join(", ")
