@@ -13,6 +13,13 @@ pub fn to_json(v: &Value) -> Result<String, RenderError> {
     Ok(out)
 }
 
+/// Appends `v` to `out` as the json gem writes it inside `depth` enclosing arrays or
+/// hashes (their nesting counts against the limit). On an error `out` is left as it was.
+pub(crate) fn write_json_at(out: &mut String, v: &Value, depth: usize) -> Result<(), RenderError> {
+    let start = out.len();
+    write_json(out, v, depth).inspect_err(|_| out.truncate(start))
+}
+
 /// json gem's default `max_nesting`.
 const JSON_MAX_NESTING: usize = 100;
 
@@ -78,9 +85,18 @@ fn nesting_error() -> RenderError {
 }
 
 /// json gem string escaping (script_safe off): `"`, `\`, and C0 controls only.
-fn json_str(out: &mut String, s: &str) {
+pub(crate) fn json_str(out: &mut String, s: &str) {
     out.push('"');
-    for c in s.chars() {
+    // Runs of characters that need no escape are copied whole (most strings are one run).
+    let mut rest = s;
+    while let Some(at) = rest
+        .bytes()
+        .position(|b| b < 0x20 || b == b'"' || b == b'\\')
+    {
+        out.push_str(&rest[..at]);
+        // An ASCII byte: the escape is one character.
+        let c = rest.as_bytes()[at] as char;
+        rest = &rest[at + 1..];
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
@@ -95,5 +111,55 @@ fn json_str(out: &mut String, s: &str) {
             c => out.push(c),
         }
     }
+    out.push_str(rest);
     out.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::json_str;
+
+    /// The json gem's escaping, one character at a time (what `json_str` does by runs).
+    fn reference(s: &str) -> String {
+        let mut out = String::from('"');
+        for c in s.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                '\x0C' => out.push_str("\\f"),
+                '\x08' => out.push_str("\\b"),
+                c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+        out
+    }
+
+    #[test]
+    fn strings_escape_as_the_json_gem_does() {
+        let mut cases: Vec<String> = [
+            "",
+            "plain",
+            "\"",
+            "a\"b\\c",
+            "é\u{1}ü\n\t\r\x0c\x08\x1f\x7f",
+            "日本語\"\\",
+            "\\\\\"\"",
+            "end\n",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        // Every character below 0x80, alone and between multi-byte ones.
+        cases.extend((0u8..0x80).map(|b| format!("€{}ß", b as char)));
+        for s in &cases {
+            let mut out = String::new();
+            json_str(&mut out, s);
+            assert_eq!(out, reference(s), "{s:?}");
+        }
+    }
 }
