@@ -290,22 +290,23 @@ impl<'a> Side<'a> {
         other.files = other.files.clone().sharing_with(&self.files, same);
     }
 
-    /// The changed files, as absolute paths of this side.
+    /// The changed files, as this side's canonical paths.
     fn changed(&self, impact: &impact::Impact) -> std::collections::HashSet<PathBuf> {
         impact
             .changed
             .iter()
-            .map(|f| lexical(&self.tree.root.join(&f.path)))
+            .map(|f| self.tree.fs.canonical(&self.tree.root.join(&f.path)))
             .collect()
     }
 
     /// Whether the node's hierarchies on this side name any of `changed` (an error, or an
-    /// entry that names no location, counts as yes).
+    /// entry that names no location, counts as yes). Paths are compared canonical: a level
+    /// may name a changed file through a linked directory or `..`.
     fn reaches(&self, session: &mut Session, changed: &std::collections::HashSet<PathBuf>) -> bool {
         match session.reached_locations() {
             Ok(Some(locations)) => locations
                 .iter()
-                .any(|l| changed.contains(&lexical(Path::new(l)))),
+                .any(|l| changed.contains(&self.tree.fs.canonical(Path::new(l)))),
             _ => true,
         }
     }
@@ -354,9 +355,12 @@ pub fn run(req: &Request) -> Result<Report> {
     let impact = impact::analyse(&req.base, &req.head);
     let (base, mut head) = (Side::new(&req.base)?, Side::new(&req.head)?);
     base.share_unchanged(&mut head);
-    let everything = req.no_skip || impact.everything.is_some();
+    // Every key on every node, or every key on the nodes that reach a changed file.
+    let everywhere =
+        req.no_skip || (impact.everything.is_some() && !impact.everything_where_reached);
+    let every_key = req.no_skip || impact.everything.is_some();
     // The keys to look up: `None` is every key either side can see, per node.
-    let keys: Option<Vec<String>> = match (&req.keys, everything) {
+    let keys: Option<Vec<String>> = match (&req.keys, every_key) {
         (Keys::List(k), true) => Some(k.clone()),
         (Keys::List(k), false) => Some(
             k.iter()
@@ -393,9 +397,11 @@ pub fn run(req: &Request) -> Result<Report> {
     }
     // A node whose hierarchies reach no changed file on either side gets the same answers
     // on both: the keys that interpolate changed keys look those up in the node's own
-    // hierarchies too, and every other change (hiera.yaml, modules, eyaml keys) recomputes
-    // everything. HOCON files may `include` others, which no hierarchy names.
-    let skip_unreached = !everything && !impact.changed.iter().any(|f| f.path.ends_with(".conf"));
+    // hierarchies too, a data file that does not load or a changed lookup_options pattern
+    // is read only by the nodes reaching it, and every other change (hiera.yaml, modules,
+    // eyaml keys) recomputes everything. HOCON files may `include` others, which no
+    // hierarchy names.
+    let skip_unreached = !everywhere && !impact.changed.iter().any(|f| f.path.ends_with(".conf"));
     let (changed_base, changed_head) = (base.changed(&impact), head.changed(&impact));
 
     // Each node on a worker (batch mode's design); the results are grouped in node order, so
@@ -590,25 +596,6 @@ fn first_change(before: &Value, after: &Value, path: &mut Vec<Value>) {
     }
 }
 
-/// `path` with `.` and `..` resolved lexically, so that a location written through a
-/// relative datadir compares equal to the same file named from the root.
-fn lexical(path: &Path) -> PathBuf {
-    use std::path::Component;
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push("..");
-                }
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -671,13 +658,5 @@ mod tests {
         // A file without positions (not a data format) or without the key.
         assert_eq!(at("k: 1\n", "k: 2\n", "d.txt", "k"), None);
         assert_eq!(at("k: 1\n", "j: 2\n", "d.yaml", "k"), None);
-    }
-
-    #[test]
-    fn paths_resolve_dots_lexically() {
-        assert_eq!(
-            lexical(Path::new("/r/data/../data/./x.yaml")),
-            Path::new("/r/data/x.yaml")
-        );
     }
 }

@@ -110,6 +110,9 @@ pub(crate) fn summary(r: &Report) -> String {
         s.push_str(&format!(": {} node × key pairs", num(r.pairs_skipped)));
     }
     match &r.impact.everything {
+        Some(why) if r.impact.everything_where_reached => s.push_str(&format!(
+            "; every key recomputed on the nodes reaching a changed file: {why})"
+        )),
         Some(why) => s.push_str(&format!("; every key recomputed: {why})")),
         None => s.push(')'),
     }
