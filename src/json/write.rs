@@ -89,10 +89,7 @@ pub(crate) fn json_str(out: &mut String, s: &str) {
     out.push('"');
     // Runs of characters that need no escape are copied whole (most strings are one run).
     let mut rest = s;
-    while let Some(at) = rest
-        .bytes()
-        .position(|b| b < 0x20 || b == b'"' || b == b'\\')
-    {
+    while let Some(at) = first_to_escape(rest.as_bytes()) {
         out.push_str(&rest[..at]);
         // An ASCII byte: the escape is one character.
         let c = rest.as_bytes()[at] as char;
@@ -113,6 +110,34 @@ pub(crate) fn json_str(out: &mut String, s: &str) {
     }
     out.push_str(rest);
     out.push('"');
+}
+
+/// The first byte JSON must escape (`"`, `\\`, below 0x20). Eight bytes at a time: a
+/// word with none of them is passed over with a few arithmetic operations (the classic
+/// "has a zero byte / a byte below n" tests, which may flag a word falsely but never miss
+/// one; a flagged word is then scanned byte by byte).
+fn first_to_escape(b: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let mut i = 0;
+    while let Some(chunk) = b.get(i..i + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(word);
+        let below_space = x.wrapping_sub(ONES * 0x20) & !x & HIGHS;
+        let flagged = below_space
+            | zero_byte(x ^ (ONES * b'"' as u64))
+            | zero_byte(x ^ (ONES * b'\\' as u64));
+        if flagged != 0 {
+            break;
+        }
+        i += 8;
+    }
+    b[i..]
+        .iter()
+        .position(|&c| c < 0x20 || c == b'"' || c == b'\\')
+        .map(|p| p + i)
 }
 
 #[cfg(test)]
@@ -156,6 +181,15 @@ mod tests {
         .collect();
         // Every character below 0x80, alone and between multi-byte ones.
         cases.extend((0u8..0x80).map(|b| format!("€{}ß", b as char)));
+        // Each escape at every place of a word and after it, among bytes that look alike
+        // to the word-at-a-time scan (0x20, 0x21, 0x5b, 0xa2 …).
+        for c in ['"', '\\', '\n', '\u{0}', '\u{1f}'] {
+            for at in 0..20 {
+                let mut s: Vec<char> = "! [¢]#".chars().cycle().take(20).collect();
+                s.insert(at, c);
+                cases.push(s.into_iter().collect());
+            }
+        }
         for s in &cases {
             let mut out = String::new();
             json_str(&mut out, s);
