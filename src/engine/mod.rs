@@ -323,8 +323,12 @@ impl Session {
                 .iter()
                 .map(|(n, _)| ProviderId::Module(n.clone())),
         );
-        let mut seen: indexmap::IndexSet<String> = indexmap::IndexSet::new();
+        let mut seen: indexmap::IndexSet<String, rustc_hash::FxBuildHasher> = Default::default();
         for id in ids {
+            let module_prefix = match &id {
+                ProviderId::Module(m) => Some(format!("{m}::")),
+                _ => None,
+            };
             let Some(path) = self.provider_path(&id)? else {
                 continue;
             };
@@ -354,10 +358,8 @@ impl Session {
                             if k == LOOKUP_OPTIONS {
                                 continue;
                             }
-                            if let ProviderId::Module(m) = &id {
-                                if !k.starts_with(&format!("{m}::")) {
-                                    continue;
-                                }
+                            if module_prefix.as_ref().is_some_and(|p| !k.starts_with(p)) {
+                                continue;
                             }
                             if !seen.contains(k) {
                                 seen.insert(k.to_string());
@@ -429,9 +431,10 @@ impl Session {
                 None => MergeStrategy::First,
             },
         };
-        let key_s = lk.key.clone();
         let value = self.with(
-            || Kind::Top { key: key_s },
+            || Kind::Top {
+                key: lk.key.clone(),
+            },
             |s| -> Result<Option<Value>> {
                 if let Some(v) = s.do_lookup(lk, &strategy)? {
                     return Ok(Some(v));

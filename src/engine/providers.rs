@@ -363,17 +363,14 @@ impl Session {
         // The configuration is read before the provider's explain node opens (Puppet's
         // global provider reads it first; the others when the provider is created).
         let cfg = self.config_at(id, &path)?;
-        let name = Self::provider_name(id, Some(&cfg));
-        let config_path = cfg.path.as_ref().map(|x| x.display().to_string());
-        let module = match id {
-            ProviderId::Module(m) => Some(m.clone()),
-            _ => None,
-        };
         self.with(
             || Kind::DataProvider {
-                name,
-                config_path,
-                module,
+                name: Self::provider_name(id, Some(&cfg)),
+                config_path: cfg.path.as_ref().map(|x| x.display().to_string()),
+                module: match id {
+                    ProviderId::Module(m) => Some(m.clone()),
+                    _ => None,
+                },
             },
             |s| -> Result<Option<Value>> {
                 let entries = s.entries_of(id, &cfg, default_hierarchy)?;
