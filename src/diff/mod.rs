@@ -415,7 +415,8 @@ pub fn run(req: &Request) -> Result<Report> {
         let (node_keys, seen) = match &keys {
             Some(k) => (k.clone(), Vec::new()),
             None => {
-                let mut set: indexmap::IndexSet<String> = indexmap::IndexSet::new();
+                let mut set: indexmap::IndexSet<String, rustc_hash::FxBuildHasher> =
+                    Default::default();
                 for k in [sb.all_keys(), sh.all_keys()].into_iter().flatten() {
                     set.extend(k);
                 }
