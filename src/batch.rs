@@ -400,7 +400,8 @@ mod tests {
     use super::*;
 
     /// How batch mode wrote a line before lines were written field by field: the answer
-    /// checked by rendering its value alone, then the whole line rendered through a hash.
+    /// checked by rendering its value alone (at json's top level), then the whole line
+    /// rendered through a hash.
     fn reference_line(
         source: Option<(&str, &str)>,
         outcome: Result<Answer, Error>,
@@ -416,44 +417,15 @@ mod tests {
             }
             Ok(a)
         });
-        let head = || {
-            let mut m = Map::default();
-            m.insert(Value::str("node"), Value::str("n1"));
-            if let Some((k, v)) = source {
-                m.insert(Value::str(k), Value::str(v));
-            }
-            m.insert(Value::str("key"), Value::str("a::b"));
-            m
+        // The line through a hash: `map_line` is how every line was written then.
+        let mut line = String::new();
+        let head = Head {
+            node: "n1",
+            source,
+            key: "a::b",
         };
-        let mut m = head();
-        match &outcome {
-            Ok(Answer::Found(v)) => {
-                m.insert(Value::str("found"), Value::Bool(true));
-                m.insert(Value::str("value"), v.clone());
-            }
-            Ok(Answer::Default(v)) => {
-                m.insert(Value::str("found"), Value::Bool(false));
-                m.insert(Value::str("default"), Value::Bool(true));
-                m.insert(Value::str("value"), v.clone());
-            }
-            Ok(Answer::NotFound) => {
-                m.insert(Value::str("found"), Value::Bool(false));
-            }
-            Err(e) => {
-                m.insert(Value::str("error"), Value::str(e.to_string()));
-            }
-        }
-        if let (Some(r), Ok(_)) = (&rendered, &outcome) {
-            m.insert(Value::str("rendered"), Value::str(r.as_str()));
-        }
-        match crate::render::to_json(&Value::Hash(m)) {
-            Ok(line) => (line, outcome.is_err()),
-            Err(e) => {
-                let mut m = head();
-                m.insert(Value::str("error"), Value::str(e.to_string()));
-                (crate::render::to_json(&Value::Hash(m)).unwrap(), true)
-            }
-        }
+        let error = map_line(&mut line, head, &outcome, rendered.as_deref());
+        (line, error)
     }
 
     fn nested(depth: usize) -> Value {
