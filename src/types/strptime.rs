@@ -24,8 +24,9 @@ pub(crate) struct Parsed {
     pub hour: Option<i128>,
     pub min: Option<i128>,
     pub sec: Option<i128>,
-    /// `sec_fraction` as (numerator, power of ten of the denominator).
-    pub sec_fraction: Option<(i128, u32)>,
+    /// `sec_fraction` in whole nanoseconds (floored; Ruby keeps the exact Rational, of which
+    /// Puppet keeps the nanoseconds), negative when a `-` preceded the digits.
+    pub sec_fraction: Option<i128>,
     /// The zone text `%Z`/`%z` matched.
     pub zone: Option<String>,
     /// Its offset from UTC in nanoseconds (`date_zone_to_diff`), None when unknown.
@@ -46,7 +47,7 @@ pub(crate) fn strptime(s: &str, fmt: &str) -> Option<Parsed> {
     }
     if let Some(c) = p.cent.take() {
         if let Some(y) = p.year {
-            p.year = Some(y + c * 100);
+            p.year = Some(y.saturating_add(c.saturating_mul(100)));
         }
     }
     if let Some(m) = p.merid.take() {
@@ -130,15 +131,15 @@ fn num_pattern(rest: &[u8]) -> bool {
     }
 }
 
-/// `read_digits`: up to `width` digits at `s[si..]`; None when there is none.
+/// `read_digits`: up to `width` digits at `s[si..]`; None when there is none. Beyond i128
+/// (where Ruby makes a Bignum) the value saturates: no date needs it, and it is refused later.
 fn digits(s: &[u8], si: &mut usize, width: usize) -> Option<i128> {
     let mut n: i128 = 0;
     let mut l = 0;
     while l < width {
         match s.get(*si + l) {
             Some(c) if c.is_ascii_digit() => {
-                // Beyond i128 Ruby makes a Bignum; no date needs it.
-                n = n.checked_mul(10)?.checked_add(i128::from(c - b'0'))?;
+                n = n.saturating_mul(10).saturating_add(i128::from(c - b'0'));
                 l += 1;
             }
             _ => break,
@@ -286,8 +287,14 @@ fn internal(s: &[u8], fmt: &[u8], p: &mut Parsed) -> Option<usize> {
                     (true, _) => 9,
                     _ => usize::MAX,
                 };
-                let n = digits(s, &mut si, w)?;
-                p.sec_fraction = Some((sg * n, (si - start) as u32));
+                digits(s, &mut si, w)?;
+                // The first nine digits are the nanoseconds.
+                let ns = s[start..si]
+                    .iter()
+                    .chain(std::iter::repeat(&b'0'))
+                    .take(9)
+                    .fold(0i128, |a, &c| a * 10 + i128::from(c - b'0'));
+                p.sec_fraction = Some(sg * ns);
             }
             b'M' => p.min = Some(ranged(digits(s, &mut si, 2)?, 0, 59)?),
             b'm' => p.mon = Some(ranged(digits(s, &mut si, 2)?, 1, 12)?),
@@ -538,7 +545,7 @@ mod tests {
         let p = strptime("2021-1- 5", "%Y-%m-%e").unwrap();
         assert_eq!(p.mday, Some(5));
         let p = strptime("2021-01-05 01:02:03.123456789123", "%F %T.%N").unwrap();
-        assert_eq!(p.sec_fraction, Some((123456789123, 12)));
+        assert_eq!(p.sec_fraction, Some(123456789));
         assert!(strptime("2021-02-32", "%Y-%m-%d").is_none());
         assert!(strptime("2021-01-05", "%Y-%q").is_none());
         assert!(strptime("2021 %q", "%Y %q").is_some());

@@ -88,12 +88,16 @@ fn time_utc(p: &Parsed) -> Result<i128, String> {
         return Err("argument out of range".into());
     }
     let frac = match p.sec_fraction {
-        Some((n, _)) if n < 0 => return Err("subsecx out of range".into()),
-        // floor(n / 10**k seconds), in nanoseconds.
-        Some((n, k)) => n * NANOS / 10i128.checked_pow(k).unwrap_or(i128::MAX),
+        Some(n) if n < 0 => return Err("subsecx out of range".into()),
+        Some(n) => n,
         None => 0,
     };
-    let year = i64::try_from(year).map_err(|_| "argument out of range".to_string())?;
+    // Ruby takes any year; beyond a billion years no date arithmetic here is meaningful, and
+    // it must not overflow.
+    if year.abs() > 1_000_000_000 {
+        return Err("the year is out of the range hiera-lookup supports (a billion years)".into());
+    }
+    let year = year as i64;
     // Days beyond the month's end roll over (timegm normalizes them).
     let days = i128::from(days_from_civil(year, mon as i64, 1)) + mday - 1;
     Ok((days * 86400 + hour * 3600 + min * 60 + sec) * NANOS + frac)
@@ -185,6 +189,10 @@ mod tests {
             ("2021-01-05 10:00 +1.5", One("%F %R %z"), None, "1609835400000000000"),
             ("", One("%Y"), None, "Unable to parse '' using format '%Y'"),
             ("2021-01-05", One("%F"), Some("+25:00"), "Illegal timezone '+25:00'"),
+            // Bounded, never overflowing: 40 fraction digits, a huge year.
+            ("2021-01-05 01:02:03.1234567890123456789012345678901234567890", One("%F %T.%N"), None, "1609808523123456789"),
+            ("99999999999999999999999999-01-01", One("%Y-%m-%d"), None, "the year is out of the range hiera-lookup supports (a billion years)"),
+            ("99999999999999999999999999999999999999999 99", One("%C %y"), None, "the year is out of the range hiera-lookup supports (a billion years)"),
         ];
         for (s, f, tz, want) in cases {
             assert_eq!(p(s, f, tz), want, "{s:?} {f:?} {tz:?}");
