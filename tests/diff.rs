@@ -296,17 +296,44 @@ fn check(repo: &Path, facts: &Path, scratch: &Path, base: &str, head: &str) -> J
     report
 }
 
-#[test]
-fn real_history() {
-    let t = temp("history");
+/// The realworld control repo copied into `t` (and shaped by `prepare`), committed as the
+/// first revision of a new repository; the distinct facts and a scratch directory beside it.
+fn history(t: &Temp, prepare: impl FnOnce(&Path)) -> (PathBuf, PathBuf, PathBuf) {
     let repo = t.0.join("control-repo");
     copy_dir(&fixture().join("environments/production"), &repo);
+    prepare(&repo);
     let facts = distinct_facts(&t.0);
     let scratch = t.0.join("scratch");
     std::fs::create_dir_all(&scratch).unwrap();
     git(&repo, &["init", "-q"]);
     git(&repo, &["add", "-A"]);
     git(&repo, &["commit", "-qm", "base"]);
+    (repo, facts, scratch)
+}
+
+/// The diff of HEAD and the work tree must list exactly the node × key pairs whose lookups
+/// differ between a copy of HEAD and the work tree; returns the report.
+fn check_work_tree(repo: &Path, facts: &Path, scratch: &Path) -> Json {
+    let args = ["HEAD", "--facts-dir", facts.to_str().unwrap(), "--all"];
+    let (code, wt) = run_diff(repo, &[&args[..], &["--format", "json"]].concat());
+    assert_eq!(code, 1);
+    let expected: BTreeSet<(String, String)> = {
+        let a = answers(repo, "HEAD", facts, scratch);
+        let b = batch_answers(repo, facts, &[]);
+        a.keys()
+            .chain(b.keys())
+            .filter(|k| a.get(*k) != b.get(*k))
+            .cloned()
+            .collect()
+    };
+    assert_eq!(reported(&wt).into_keys().collect::<BTreeSet<_>>(), expected);
+    wt
+}
+
+#[test]
+fn real_history() {
+    let t = temp("history");
+    let (repo, facts, scratch) = history(&t, |_| {});
 
     // 1. A value change, which an interpolating key (backup_dir) and an alias follow.
     edit(
@@ -462,28 +489,7 @@ fn real_history() {
         "profile::base::data_root: '/data'",
         "profile::base::data_root: '/opt'",
     );
-    let (code, wt) = run_diff(
-        &repo,
-        &[
-            "HEAD",
-            "--facts-dir",
-            facts.to_str().unwrap(),
-            "--all",
-            "--format",
-            "json",
-        ],
-    );
-    assert_eq!(code, 1);
-    let expected: BTreeSet<(String, String)> = {
-        let a = answers(&repo, "HEAD", &facts, &scratch);
-        let b = batch_answers(&repo, &facts, &[]);
-        a.keys()
-            .chain(b.keys())
-            .filter(|k| a.get(*k) != b.get(*k))
-            .cloned()
-            .collect()
-    };
-    assert_eq!(reported(&wt).into_keys().collect::<BTreeSet<_>>(), expected);
+    let wt = check_work_tree(&repo, &facts, &scratch);
     let old = t.0.join("old");
     copy_dir(&checkout(&repo, "HEAD", &scratch), &old);
     let (_, dirs) = run_diff(
@@ -507,24 +513,18 @@ fn real_history() {
 #[test]
 fn reach_follows_links_and_dots() {
     let t = temp("links");
-    let repo = t.0.join("control-repo");
-    copy_dir(&fixture().join("environments/production"), &repo);
     // The datadir `data` is a link to the real directory, and the Kernel level goes
     // through `..`.
-    std::fs::rename(repo.join("data"), repo.join("hieradata")).unwrap();
-    std::os::unix::fs::symlink("hieradata", repo.join("data")).unwrap();
-    edit(
-        &repo,
-        "hiera.yaml",
-        "path: \"kernel/%{facts.kernel}.yaml\"",
-        "path: \"os/../kernel/%{facts.kernel}.yaml\"",
-    );
-    let facts = distinct_facts(&t.0);
-    let scratch = t.0.join("scratch");
-    std::fs::create_dir_all(&scratch).unwrap();
-    git(&repo, &["init", "-q"]);
-    git(&repo, &["add", "-A"]);
-    git(&repo, &["commit", "-qm", "base"]);
+    let (repo, facts, scratch) = history(&t, |repo| {
+        std::fs::rename(repo.join("data"), repo.join("hieradata")).unwrap();
+        std::os::unix::fs::symlink("hieradata", repo.join("data")).unwrap();
+        edit(
+            repo,
+            "hiera.yaml",
+            "path: \"kernel/%{facts.kernel}.yaml\"",
+            "path: \"os/../kernel/%{facts.kernel}.yaml\"",
+        );
+    });
 
     // Read by the RedHat and CentOS nodes only (CentOS 7 has its own value for the key).
     edit(
@@ -562,29 +562,8 @@ fn reach_follows_links_and_dots() {
         "profile::base::selinux_mode: 'permissive'",
         "profile::base::selinux_mode: 'disabled'",
     );
-    let (code, wt) = run_diff(
-        &repo,
-        &[
-            "HEAD",
-            "--facts-dir",
-            facts.to_str().unwrap(),
-            "--all",
-            "--format",
-            "json",
-        ],
-    );
-    assert_eq!(code, 1);
-    let expected: BTreeSet<(String, String)> = {
-        let a = answers(&repo, "HEAD", &facts, &scratch);
-        let b = batch_answers(&repo, &facts, &[]);
-        a.keys()
-            .chain(b.keys())
-            .filter(|k| a.get(*k) != b.get(*k))
-            .cloned()
-            .collect()
-    };
-    assert_eq!(expected.len(), 1);
-    assert_eq!(reported(&wt).into_keys().collect::<BTreeSet<_>>(), expected);
+    let wt = check_work_tree(&repo, &facts, &scratch);
+    assert_eq!(reported(&wt).len(), 1, "{wt}");
     assert_eq!(wt["nodes_skipped"], 3, "{wt}");
 }
 
