@@ -325,13 +325,7 @@ impl Session {
     /// `lookup_options`. Files that fail to load are skipped here; looking their keys up
     /// reports the error.
     pub fn all_keys(&mut self) -> Result<Vec<String>> {
-        let mut ids = vec![ProviderId::Global, ProviderId::Environment];
-        ids.extend(
-            self.layers
-                .modules
-                .iter()
-                .map(|(n, _)| ProviderId::Module(n.clone())),
-        );
+        let ids = self.layer_providers();
         let mut seen: indexmap::IndexSet<String, rustc_hash::FxBuildHasher> = Default::default();
         for id in ids {
             let module_prefix = match &id {

@@ -42,6 +42,18 @@ pub(super) struct ResolvedEntry {
 pub(super) type EntriesResult = std::result::Result<Rc<Vec<ResolvedEntry>>, Error>;
 
 impl Session {
+    /// Every layer's data provider, in lookup order: global, environment, then each module's.
+    pub(super) fn layer_providers(&self) -> Vec<ProviderId> {
+        let mut ids = vec![ProviderId::Global, ProviderId::Environment];
+        ids.extend(
+            self.layers
+                .modules
+                .iter()
+                .map(|(n, _)| ProviderId::Module(n.clone())),
+        );
+        ids
+    }
+
     // ---- layers ----------------------------------------------------------------------
 
     pub(super) fn lookup_global(

@@ -167,13 +167,7 @@ impl Session {
     /// file. Whether a file can matter to a node's answers at all (`diff` skips the nodes no
     /// changed file can matter to).
     pub(crate) fn reached_locations(&mut self) -> Result<Option<Vec<String>>> {
-        let mut ids = vec![ProviderId::Global, ProviderId::Environment];
-        ids.extend(
-            self.layers
-                .modules
-                .iter()
-                .map(|(n, _)| ProviderId::Module(n.clone())),
-        );
+        let ids = self.layer_providers();
         let mut out = Vec::new();
         for id in ids {
             let Some(path) = self.provider_path(&id)? else {
