@@ -145,30 +145,95 @@ fn single_raw(facts: &str, key: &str, extra: &[&str]) -> (String, i32) {
     )
 }
 
+/// A temp dir holding the inputs some flags name: a global hiera.yaml with its data, an empty
+/// module directory and a trusted-data file.
+fn flag_inputs() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("hiera-lookup-batch-{}", std::process::id()));
+    std::fs::create_dir_all(d.join("global")).unwrap();
+    std::fs::create_dir_all(d.join("nomodules")).unwrap();
+    std::fs::write(
+        d.join("hiera.yaml"),
+        "version: 5\nhierarchy:\n  - name: global\n    datadir: global\n    path: common.yaml\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("global/common.yaml"),
+        "ntp::servers: [global.example, \"--0.pool.ntp.org\", 1.pool.ntp.org]\n\
+         profile::base::users: {dave: {uid: 1004}}\n\
+         global::undef: \"x%{no_such_var}\"\n\
+         global::role: \"%{role}\"\n",
+    )
+    .unwrap();
+    // Every node claims web01's certname: its node data answers for db01 too.
+    std::fs::write(d.join("trusted.yaml"), "certname: web01.example.com\n").unwrap();
+    d
+}
+
 #[test]
 fn every_answer_changing_flag_applies_as_in_single_lookups() {
-    let keys = ["profile::base::users", "nope", "ntp::servers"];
+    let keys = [
+        "profile::base::users",
+        "nope",
+        "ntp::servers",
+        "profile::web::vhosts",
+        "profile::base::motd",
+        "global::undef",
+        "global::role",
+    ];
+    let inputs = flag_inputs();
+    let hiera_config = format!("--hiera_config={}", inputs.join("hiera.yaml").display());
+    let modulepath = format!("--modulepath={}", inputs.join("nomodules").display());
+    let trusted = format!("--trusted={}", inputs.join("trusted.yaml").display());
+    // Sets that start with --hiera_config are compared with that flag alone (its global data
+    // is what the other flags act on), the others with no flags.
     let flag_sets: &[&[&str]] = &[
-        &["--merge", "deep"],
+        &["--merge", "first"],
+        &["--merge", "unique"],
         &["--merge", "hash"],
-        &["--merge", "deep", "--knock-out-prefix", "--"],
+        &[&hiera_config],
+        &[&hiera_config, "--merge", "deep"],
+        &[&hiera_config, "--merge", "deep", "--knock-out-prefix", "--"],
         &[
+            &hiera_config,
             "--merge",
             "deep",
             "--sort-merged-arrays",
             "--merge-hash-arrays",
         ],
-        &["--strict", "off"],
-        &["--var", "role=db"],
-        &["--environment", "production"],
+        &[&hiera_config, "--strict", "warning"],
+        &[&hiera_config, "--strict", "off"],
+        &[&hiera_config, "--var", "role=db"],
+        &[&modulepath],
+        &[&trusted],
+        &["--environment", "staging"],
         &["--default", "fallback"],
         &["--type", "Array"],
         &["--type", "Hash", "--default", "x"],
         &["--default", "x", "--type", "String"],
+        &["--type", "Integer", "--default", "5"],
+        &["--type", "Optional[String]"],
+        &[
+            "--merge",
+            "unique",
+            "--type",
+            "Array[String]",
+            "--render-as",
+            "s",
+        ],
+        &["--render-as", "json"],
         &["--render-as", "s"],
         &["--render-as", "yaml", "--default", "d"],
         &["--render-as", "binary"],
     ];
+    let base = [
+        "--facts",
+        "fixtures/facts/web01.yaml",
+        "--facts",
+        "fixtures/facts/db01.json",
+    ];
+    let (plain, _) = batch(&[&base[..], &keys[..]].concat());
+    let (plain_hc, _) = batch(&[&base[..], &[hiera_config.as_str()], &keys[..]].concat());
+    let mut unchanged = Vec::new();
     for &flags in flag_sets {
         let mut args = vec![
             "--facts",
@@ -179,7 +244,26 @@ fn every_answer_changing_flag_applies_as_in_single_lookups() {
         args.extend(flags);
         args.extend(keys);
         let (lines, code) = batch(&args);
-        assert_eq!(lines.len(), 6, "{flags:?}");
+        if lines.is_empty() {
+            // An error before any node (e.g. an unknown environment): every single lookup fails.
+            assert_eq!(code, 2, "{flags:?}");
+            for node in ["web01.example.com", "db01.example.com"] {
+                for key in keys {
+                    let (_, status) = single_raw(facts_file(node), key, flags);
+                    assert_eq!(status, 2, "{flags:?} {node} {key}");
+                }
+            }
+            continue;
+        }
+        assert_eq!(lines.len(), 2 * keys.len(), "{flags:?}");
+        let baseline = if flags.len() > 1 && flags[0] == hiera_config {
+            &plain_hc
+        } else {
+            &plain
+        };
+        if lines == *baseline {
+            unchanged.push(flags);
+        }
         let mut want_code = 0;
         for l in &lines {
             let node = l["node"].as_str().unwrap();
@@ -211,4 +295,7 @@ fn every_answer_changing_flag_applies_as_in_single_lookups() {
         }
         assert_eq!(code, want_code, "{flags:?}");
     }
+    std::fs::remove_dir_all(inputs).unwrap();
+    // Each flag set changes some answer, or it would prove nothing here.
+    assert!(unchanged.is_empty(), "no answer changed with {unchanged:?}");
 }
