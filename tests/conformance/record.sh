@@ -111,6 +111,20 @@ record_one() {
     local iso=(--confdir "$tmp/conf" --codedir "$tmp/code" --vardir "$tmp/var" --logdir "$tmp/log"
         --rundir "$tmp/run" --color false)
 
+    # Puppet creates <environmentpath>/production when it is missing (layers/p8-no-envdir): note
+    # which would be new, so that they are removed again and a second recording sees the same tree.
+    local envpath='' created=() i
+    for ((i = 0; i < ${#args[@]}; i++)); do
+        case ${args[i]} in
+        --environmentpath) envpath=${args[i + 1]:-} ;;
+        --environmentpath=*) envpath=${args[i]#*=} ;;
+        esac
+    done
+    if [[ -n $envpath ]]; then
+        [[ $envpath == /* ]] || envpath=$case_dir/$envpath
+        [[ -d $envpath && ! -e $envpath/production ]] && created=("$envpath/production")
+    fi
+
     rc=0
     (cd "$case_dir" && exec "$PUPPET" lookup "${iso[@]}" "${strict[@]}" "${args[@]}") \
         >"$tmp/stdout" 2>"$tmp/stderr" </dev/null || rc=$?
@@ -185,6 +199,7 @@ record_one() {
         note="${note:+$note; }LEAK: output mentions the temporary puppet dirs"
     fi
     rm -rf "$tmp"
+    if ((${#created[@]})); then rmdir "${created[@]}" 2>/dev/null || true; fi
     local rel=${case_dir#"$ROOT"/}
     echo "$status $rel $id${note:+ $note}"
 }
