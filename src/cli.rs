@@ -30,7 +30,9 @@ pub struct Args {
     #[arg(
         long = "hiera_config",
         visible_alias = "hiera-config",
-        value_name = "FILE"
+        value_name = "FILE",
+        // '' is a value (Puppet expands it to the working directory).
+        value_parser = clap::builder::TypedValueParser::map(clap::builder::OsStringValueParser::new(), PathBuf::from)
     )]
     pub hiera_config: Option<PathBuf>,
 

@@ -105,6 +105,16 @@ impl EnvOptions {
     pub fn layers_in(&self, fs: &dyn Fs) -> Result<Layers> {
         let cwd = &self.cwd;
         let (codedir, confdir) = (self.codedir_path(), self.confdir_path());
+        // Puppet manages hiera_config as a file when it starts (`Puppet.settings.use`): a
+        // directory (`''` is the working directory) fails there, before anything is read.
+        // (Puppet would create a missing file; here the layer reports it missing instead, as
+        // nothing is written where the user did not ask.)
+        if let Some(h) = &self.hiera_config {
+            let h = absolute(cwd, h);
+            if fs.is_dir(&h) {
+                return Err(Error::SettingsFile(h.display().to_string()));
+            }
+        }
         if self.control_repo_mode() {
             return self.control_repo_layers(fs, codedir);
         }

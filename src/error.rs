@@ -35,6 +35,10 @@ pub enum Error {
     /// A command-line usage error.
     #[error("{0}")]
     Usage(String),
+    /// A file setting naming a directory (the path): Puppet's start-up fails when it manages
+    /// the file, after two notices on stdout ([`Error::stdout`]).
+    #[error("Could not set 'file' on ensure: Is a directory @ rb_sysopen - {0}")]
+    SettingsFile(String),
 }
 
 impl Error {
@@ -61,6 +65,18 @@ impl Error {
     /// The message, as `Display` gives it.
     pub fn message(&self) -> String {
         self.to_string()
+    }
+    /// What Puppet prints on stdout before failing this way (empty for most errors).
+    pub fn stdout(&self) -> String {
+        match self {
+            Error::SettingsFile(path) => {
+                let notice = format!(
+                    "Notice: /File[{path}]: Not removing directory; use 'force' to override\n"
+                );
+                notice.repeat(2)
+            }
+            _ => String::new(),
+        }
     }
 }
 

@@ -56,7 +56,7 @@ pub struct DeepOptions {
     pub sort_merged_arrays: bool,
     /// `merge_hash_arrays`: hashes inside arrays are merged.
     pub merge_hash_arrays: bool,
-    /// Makes deep_merge print debug lines on stdout; accepted but the output is not replicated.
+    /// Makes deep_merge print its trace on stdout (`Session::take_merge_trace`).
     pub merge_debug: bool,
     /// The following only reach deep_merge through `unconstrained_deep` / `reverse_deep`.
     pub preserve_unmergeables: bool,
@@ -269,6 +269,16 @@ impl MergeStrategy {
                 Some(Value::Hash(o.given.clone()))
             }
             _ => None,
+        }
+    }
+
+    /// Whether deep_merge traces its merges (`merge_debug`).
+    pub(crate) fn merge_debug(&self) -> bool {
+        match self {
+            MergeStrategy::Deep(o)
+            | MergeStrategy::ReverseDeep(o)
+            | MergeStrategy::UnconstrainedDeep(o) => o.merge_debug,
+            _ => false,
         }
     }
 

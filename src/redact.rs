@@ -102,6 +102,7 @@ impl Redactor {
             Error::Run(m) => Error::Run(t(m)),
             Error::UndefinedVariable(m) => Error::UndefinedVariable(t(m)),
             Error::Usage(m) => Error::Usage(t(m)),
+            Error::SettingsFile(p) => Error::SettingsFile(t(p)),
         }
     }
 

@@ -227,8 +227,11 @@ impl Request {
                 Err(e) if e.is_lookup_error() => Some(e.to_string()),
                 Err(e) => return Err(e.clone()),
             };
+            // deep_merge's merge_debug lines come first on stdout, as Ruby `puts` them (on
+            // an error they stay in the session for the caller, see `Session::take_merge_trace`).
+            let trace = hide(session.take_merge_trace());
             let rendered = |text: String| Rendered {
-                text,
+                text: format!("{trace}{text}"),
                 code: 0,
                 explanation: false,
             };
@@ -241,7 +244,7 @@ impl Request {
                     .map(|ex| ex.explain())
                     .unwrap_or_default();
                 return Ok(Rendered {
-                    text: hide(text),
+                    text: format!("{trace}{}", hide(text)),
                     code: 0,
                     explanation: true,
                 });
@@ -253,10 +256,11 @@ impl Request {
             return Ok(rendered(hide(ex.render(format)?)));
         }
         let answer = result?;
+        let trace = hide(session.take_merge_trace());
         Ok(Rendered {
             text: match answer.value() {
-                Some(v) => format.render(v)?,
-                None => String::new(),
+                Some(v) => format!("{trace}{}", format.render(v)?),
+                None => trace,
             },
             code: answer.status(),
             explanation: false,

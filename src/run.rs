@@ -15,7 +15,9 @@ pub struct Output {
 
 pub fn run(args: &Args) -> Output {
     let mut warnings = Vec::new();
-    match run_inner(args, &mut warnings) {
+    // What Puppet would have printed on stdout before an error (merge_debug's trace).
+    let mut before_error = String::new();
+    match run_inner(args, &mut warnings, &mut before_error) {
         Ok((stdout, code)) => Output {
             stdout,
             warnings,
@@ -23,7 +25,7 @@ pub fn run(args: &Args) -> Output {
             code,
         },
         Err(e) => Output {
-            stdout: String::new(),
+            stdout: before_error + &e.stdout(),
             warnings,
             error: Some(one_line(&e.to_string())),
             code: 2,
@@ -82,7 +84,11 @@ pub(crate) fn sources(args: &Args) -> Sources {
     }
 }
 
-fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), Error> {
+fn run_inner(
+    args: &Args,
+    warnings: &mut Vec<String>,
+    before_error: &mut String,
+) -> Result<(String, i32), Error> {
     let flags = flags(args);
     let request = Request::new(&flags)?;
     let sources = sources(args).resolve()?;
@@ -103,7 +109,14 @@ fn run_inner(args: &Args, warnings: &mut Vec<String>) -> Result<(String, i32), E
         request.settings(),
         hiera_lookup::backend::DataFiles::default(),
     );
-    let out = request.answer(&mut session, warnings)?;
+    let out = request.answer(&mut session, warnings).inspect_err(|_| {
+        let trace = session.take_merge_trace();
+        // --redact hides decrypted plaintexts there too.
+        *before_error = match session.redactor() {
+            Some(r) => r.text(&trace).into_owned(),
+            None => trace,
+        };
+    })?;
     if out.explanation && use_color(args)? {
         return Ok((colorize(&out.text), out.code));
     }

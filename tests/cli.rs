@@ -865,3 +865,43 @@ fn ci_snippets_parse_and_use_real_flags() {
     assert_eq!(seen.len(), 2, "both lint and diff run in CI: {commands:?}");
     assert!(commands.len() >= 6, "{commands:?}");
 }
+
+/// Puppet 8.10 manages `hiera_config` as a file when it starts: a directory (`''` is the
+/// working directory) fails with two notices on stdout, before anything is read, and nothing
+/// is written.
+#[test]
+fn hiera_config_naming_a_directory_fails_as_puppet_starts() {
+    let dir = scratch(
+        "hcdir",
+        &[
+            ("hiera.yaml", HIERA),
+            ("conf/keep", ""),
+            ("data/common.yaml", "a: 1\n"),
+        ],
+    );
+    let root = dir.display().to_string();
+    for (flag, path) in [("conf", format!("{root}/conf")), ("", root.clone())] {
+        let o = run_in(
+            &dir,
+            &["a", "--no-facts", "--node", "n1", "--hiera_config", flag],
+        );
+        assert_eq!(o.status.code(), Some(2), "{flag:?}");
+        let notice =
+            format!("Notice: /File[{path}]: Not removing directory; use 'force' to override\n");
+        assert_eq!(stdout(&o), notice.repeat(2), "{flag:?}");
+        assert_eq!(
+            stderr(&o),
+            format!(
+                "Error: Could not set 'file' on ensure: Is a directory @ rb_sysopen - {path}\n"
+            ),
+            "{flag:?}"
+        );
+    }
+    let mut names: Vec<_> = std::fs::read_dir(dir.join("conf"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["keep"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

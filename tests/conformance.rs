@@ -671,7 +671,8 @@ fn library_answer(q: &Query) -> Option<(String, i32, Option<String>)> {
     // Like Puppet, the engine reads relative eyaml key paths and HOCON `file()` includes from
     // the working directory.
     std::env::set_current_dir(&q.case_dir).ok()?;
-    let error = |e: hiera_lookup::Error| Some((String::new(), 2, Some(e.to_string())));
+    // What Puppet prints on stdout before failing (start-up notices), then the message.
+    let error = |e: hiera_lookup::Error| Some((e.stdout(), 2, Some(e.to_string())));
     let (layers, scope) = match lq.node(q) {
         Ok(node) => node?,
         Err(e) => return error(e),
@@ -681,6 +682,8 @@ fn library_answer(q: &Query) -> Option<(String, i32, Option<String>)> {
     let answer = session
         .lookup(keys, lq.merge.as_ref())
         .and_then(|o| lq.finish.apply(o));
+    // deep_merge's merge_debug trace precedes the answer on stdout.
+    let trace = session.take_merge_trace();
     if lq.explain {
         let extra = match &answer {
             Ok(Answer::Found(_) | Answer::Default(_)) => None,
@@ -693,17 +696,17 @@ fn library_answer(q: &Query) -> Option<(String, i32, Option<String>)> {
         }
         let ex = session.explainer()?;
         let text = ex.render(format).ok()?;
-        return Some((text, 0, None));
+        return Some((trace + &text, 0, None));
     }
     match answer {
         Ok(a) => match a.value() {
             Some(v) => match format.render(v) {
-                Ok(text) => Some((text, 0, None)),
+                Ok(text) => Some((trace + &text, 0, None)),
                 Err(e) => error(e),
             },
-            None => Some((String::new(), a.status(), None)),
+            None => Some((trace, a.status(), None)),
         },
-        Err(e) => error(e),
+        Err(e) => Some((trace + &e.stdout(), 2, Some(e.to_string()))),
     }
 }
 

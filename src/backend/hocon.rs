@@ -20,8 +20,9 @@
 //! Not supported: duration/size units (strings anyway when unwrapped), substitutions
 //! inside a concatenation that must merge with an earlier object (`a = ${b} { c = 1 }` is
 //! resolved, but not delayed-merged with an earlier `a`). Errors carry ruby-hocon's
-//! `String: <line>: ` origin and its wording for the common mistakes; rarer ones are worded
-//! the same way but may differ in detail.
+//! `String: <line>: ` origin and its wording, lexical mistakes included: like ruby-hocon's
+//! tokenizer, an unescaped control character or unclosed quote or `${` becomes a problem
+//! token that the parser names in the words of the place it meets it (`Problem`).
 
 use crate::value::{Map, Value};
 use indexmap::IndexMap;
@@ -95,6 +96,8 @@ impl Parser {
             after_separator: false,
             fields: None,
             key_starts: Vec::new(),
+            problem: None,
+            pending: None,
         }
     }
 
@@ -126,6 +129,8 @@ impl Parser {
             after_separator: false,
             fields: None,
             key_starts: Vec::new(),
+            problem: None,
+            pending: None,
         };
         p.parse_root()
             .map_err(|e| match e.strip_prefix("String: ") {
@@ -173,6 +178,40 @@ struct Parser {
     fields: Option<Vec<(Vec<String>, usize)>>,
     /// Where each segment of the key just parsed starts.
     key_starts: Vec<usize>,
+    /// The tokenizer problem behind the error being returned (see `Problem`): the
+    /// context that receives the error words it its own way.
+    problem: Option<Problem>,
+    /// A tokenizer problem met after a value's first piece: the concatenation ends before
+    /// it, and whatever reads the next token reports it.
+    pending: Option<Problem>,
+}
+
+/// ruby-hocon's tokenizer does not raise on a lexical mistake (an unescaped control
+/// character in a quoted string, an unclosed quote or `${`): it queues a *problem token* in
+/// its place, and the parser fails where that token does not fit, naming it
+/// `'what' (message)` in the wording of the place (a value, a field name, a list element,
+/// after a value).
+#[derive(Debug, Clone)]
+struct Problem {
+    what: String,
+    message: String,
+    line: usize,
+}
+
+impl Problem {
+    /// The token as ruby-hocon prints it.
+    fn token(&self) -> String {
+        format!("'{}' ({})", self.what, self.message)
+    }
+}
+
+/// ruby-hocon's `add_quote_suggestion` without a previous field: `message` with the hint to
+/// quote `token`, except at the end of the file.
+fn quote_suggestion(token: &str, message: String) -> String {
+    if token == "end of file" {
+        return message;
+    }
+    format!("{message} (if you intended {token} to be part of a key or string value, try enclosing the key or value in double quotes")
 }
 
 const MAX_DEPTH: usize = crate::limits::MAX_HOCON_DEPTH;
@@ -273,6 +312,40 @@ impl Parser {
             Some('\n') => "newline".into(),
             Some(c) => format!("'{c}'"),
         }
+    }
+
+    /// Queues a tokenizer problem and fails with its wording where a value was expected
+    /// (the contexts that word it otherwise take it back from `self.problem`).
+    fn problem<T>(&mut self, what: &str, message: &str, line: usize) -> Result<T, String> {
+        let p = Problem {
+            what: what.to_string(),
+            message: message.to_string(),
+            line,
+        };
+        let t = p.token();
+        self.problem = Some(p);
+        err(
+            line,
+            quote_suggestion(&t, format!("Expecting a value but got wrong token: {t}")),
+        )
+    }
+
+    /// A pending problem (met after a value) where a separator or the end was expected.
+    fn pending_after_value(&mut self, in_list: bool) -> Result<(), String> {
+        let Some(p) = self.pending.take() else {
+            return Ok(());
+        };
+        let t = p.token();
+        if in_list {
+            return err(
+                p.line,
+                format!("List should have ended with ] or had a comma, instead had token: {t} (if you want {t} to be part of a string value, then double-quote it)"),
+            );
+        }
+        err(
+            p.line,
+            quote_suggestion(&t, format!("Expecting close brace }} or a comma, got {t}")),
+        )
     }
 
     fn parse_root(&mut self) -> Result<IndexMap<String, Node>, String> {
@@ -462,14 +535,12 @@ impl Parser {
                 }
                 Some('{') => self.parse_value(&path)?,
                 _ => {
-                    return err(
-                        self.line,
-                        format!(
-                            "Key '{}' may not be followed by token: {}",
-                            key.join("."),
-                            self.token_name()
-                        ),
-                    )
+                    // ruby-hocon reads the next token past spaces, newlines and comments.
+                    self.skip_all();
+                    let t = self.token_name();
+                    let message =
+                        format!("Key '{}' may not be followed by token: {t}", key.join("."));
+                    return err(self.line, quote_suggestion(&t, message));
                 }
             };
             insert_path(&mut obj, &key, value, &path);
@@ -484,6 +555,7 @@ impl Parser {
 
     /// A field ends at a comma, a newline, the closing brace or the end.
     fn end_of_field(&mut self, braces: bool) -> Result<(), String> {
+        self.pending_after_value(false)?;
         let nl = self.skip_all();
         self.after_separator = nl;
         match self.peek() {
@@ -519,7 +591,22 @@ impl Parser {
         loop {
             match self.peek() {
                 Some('"') => {
-                    let s = self.parse_quoted()?;
+                    let first = !any && segs.len() == 1;
+                    let s = match self.parse_quoted() {
+                        Ok(s) => s,
+                        Err(e) => {
+                            return match self.problem.take() {
+                                Some(p) if first => err(
+                                    p.line,
+                                    format!(
+                                        "expecting a close brace or a field name here, got {}",
+                                        p.token()
+                                    ),
+                                ),
+                                _ => Err(e),
+                            }
+                        }
+                    };
                     if let Some(last) = segs.last_mut() {
                         last.push_str(&s);
                     }
@@ -557,12 +644,10 @@ impl Parser {
             }
         }
         if !any {
+            let t = self.token_name();
             return err(
                 self.line,
-                format!(
-                    "Expecting a value but got wrong token: {}",
-                    self.token_name()
-                ),
+                quote_suggestion(&t, format!("Expecting a value but got wrong token: {t}")),
             );
         }
         Ok(segs)
@@ -585,10 +670,12 @@ impl Parser {
                 match self.bump() {
                     Some(c) => s.push(c),
                     None => {
-                        return err(
-                            self.line,
+                        let line = self.line;
+                        return self.problem(
+                            "-1",
                             "End of input but triple-quoted string was still open",
-                        )
+                            line,
+                        );
                     }
                 }
             }
@@ -632,14 +719,23 @@ impl Parser {
                         }
                     }
                 }
-                Some('\n') => {
-                    return err(
-                        self.line - 1,
-                        "JSON does not allow unescaped newline in quoted strings, use a backslash escape",
-                    )
+                // Ruby's /[[:cntrl:]]/: the Cc characters (the newline's line is the string's).
+                Some(c) if c.is_control() => {
+                    let line = if c == '\n' { self.line - 1 } else { self.line };
+                    let message = format!(
+                        "JSON does not allow unescaped {c} in quoted strings, use a backslash escape"
+                    );
+                    return self.problem(&c.to_string(), &message, line);
                 }
                 Some(c) => s.push(c),
-                None => return err(self.line, "JSON does not allow unescaped end of file in quoted strings, use a backslash escape"),
+                None => {
+                    let line = self.line;
+                    return self.problem(
+                        "-1",
+                        "End of input but string quote was still open",
+                        line,
+                    );
+                }
             }
         }
     }
@@ -672,11 +768,8 @@ impl Parser {
                     self.depth -= 1;
                     a
                 }
-                Some('"') => {
-                    let s = self.parse_quoted()?;
-                    Node::Scalar(Value::String(s.clone()), s)
-                }
-                Some('$') if self.at("${") => self.parse_subst()?,
+                Some('"') => self.quoted_piece(pieces.is_empty())?,
+                Some('$') if self.at("${") => self.subst_piece(pieces.is_empty())?,
                 Some(c) if !forbidden(c) && c != '\n' && !inline_space(c) && !self.at_comment() => {
                     let mut t = String::new();
                     while let Some(c) = self.peek() {
@@ -691,6 +784,9 @@ impl Parser {
                 }
                 _ => break,
             };
+            if self.pending.is_some() {
+                break;
+            }
             unquoted_last = unquoted;
             if !pieces.is_empty() && !pending_space.is_empty() {
                 pieces.push(Node::Space(std::mem::take(&mut pending_space)));
@@ -700,13 +796,13 @@ impl Parser {
         }
         // Spaces after the last piece are not part of the value.
         match pieces.len() {
-            0 => err(
-                self.line,
-                format!(
-                    "Expecting a value but got wrong token: {}",
-                    self.token_name()
-                ),
-            ),
+            0 => {
+                let t = self.token_name();
+                err(
+                    self.line,
+                    quote_suggestion(&t, format!("Expecting a value but got wrong token: {t}")),
+                )
+            }
             1 => Ok(match pieces.pop() {
                 Some(Node::Scalar(Value::String(_), t)) if unquoted_last => typed(t),
                 Some(p) => p,
@@ -716,8 +812,57 @@ impl Parser {
         }
     }
 
+    /// A quoted string in a value (its own frame: `parse_value` recurses through arrays and
+    /// objects, so its frame stays small).
+    fn quoted_piece(&mut self, first: bool) -> Result<Node, String> {
+        match self.parse_quoted() {
+            Ok(s) => Ok(Node::Scalar(Value::String(s.clone()), s)),
+            Err(e) => self.piece_failed(e, first),
+        }
+    }
+
+    /// A substitution in a value.
+    fn subst_piece(&mut self, first: bool) -> Result<Node, String> {
+        match self.parse_subst() {
+            Ok(n) => Ok(n),
+            Err(e) => self.piece_failed(e, first),
+        }
+    }
+
+    /// A piece of a value failed: a tokenizer problem after the first piece ends the value
+    /// (it is reported by whatever reads on, see `pending`); any other error stands. On a
+    /// pending problem the returned node is a placeholder the caller drops.
+    fn piece_failed(&mut self, e: String, first: bool) -> Result<Node, String> {
+        match self.problem.take() {
+            Some(p) if !first => {
+                self.pending = Some(p);
+                Ok(Node::Missing)
+            }
+            p => {
+                self.problem = p;
+                Err(e)
+            }
+        }
+    }
+
+    /// A list element failed to start on a tokenizer problem: ruby-hocon's wording for it
+    /// (`after_comma`: the element follows a comma, else it is the first).
+    fn element_failed(&mut self, e: String, after_comma: bool) -> String {
+        let Some(p) = self.problem.take() else {
+            return e;
+        };
+        let t = p.token();
+        let m = if after_comma {
+            format!("List should have had new element after a comma, instead had token: {t} (if you want the comma or {t} to be part of a string value, then double-quote it)")
+        } else {
+            format!("List should have ] or a first element after the open [, instead had token: {t} (if you want {t} to be part of a string value, then double-quote it)")
+        };
+        format!("String: {}: {m}", p.line)
+    }
+
     fn parse_array(&mut self, path: &[String]) -> Result<Node, String> {
         let mut items = Vec::new();
+        let mut after_comma = false;
         loop {
             self.skip_all();
             if self.peek() == Some(']') {
@@ -730,8 +875,13 @@ impl Parser {
                     "List should have ended with ] or had a comma, instead had token: end of file (if you want end of file to be part of a string value, then double-quote it)",
                 );
             }
-            items.push(self.parse_value(path)?);
+            match self.parse_value(path) {
+                Ok(v) => items.push(v),
+                Err(e) => return Err(self.element_failed(e, after_comma)),
+            }
+            self.pending_after_value(true)?;
             let nl = self.skip_all();
+            after_comma = true;
             match self.peek() {
                 Some(',') => {
                     self.bump();
@@ -786,7 +936,21 @@ impl Parser {
                     let q = self.parse_quoted()?;
                     quoted_parts.push((q, true));
                 }
-                Some('\n') | None => return err(line, "Substitution ${ was not closed with a }"),
+                // The tokenizer reads on across lines: an unclosed `${` is a problem token at
+                // the end of the file, a newline inside a closed one a bad path token.
+                Some('\n') | None => {
+                    while let Some(c) = self.bump() {
+                        if c == '}' {
+                            return err(self.line, "Token not allowed in path expression: NEWLINE (you can double-quote this token if you really want it here)");
+                        }
+                    }
+                    let line = self.line;
+                    return self.problem(
+                        "end of file",
+                        "Substitution ${ was not closed with a }",
+                        line,
+                    );
+                }
                 Some(c) => {
                     inner.push(c);
                     self.i += 1;
@@ -1437,5 +1601,41 @@ mod tests {
         for (text, want) in cases {
             assert_eq!(json(text), format!("ERR {want}"), "{text}");
         }
+    }
+    /// Lexical mistakes become ruby-hocon problem tokens, worded by where the parser meets
+    /// them (each recorded from `Hocon.parse` in ruby-hocon 1.3.1).
+    #[test]
+    fn problem_tokens_in_ruby_hocon_words() {
+        let nl =
+            "'\n' (JSON does not allow unescaped \n in quoted strings, use a backslash escape)";
+        let subst = "'end of file' (Substitution ${ was not closed with a })";
+        let hint = |t: &str| {
+            format!("(if you intended {t} to be part of a key or string value, try enclosing the key or value in double quotes")
+        };
+        let cases = [
+            ("a = 1\njustakey\n", "String: 3: Key 'justakey' may not be followed by token: end of file".to_string()),
+            ("justakey # c\n\n", "String: 3: Key 'justakey' may not be followed by token: end of file".to_string()),
+            ("a b\n", "String: 2: Key 'a b' may not be followed by token: end of file".to_string()),
+            ("a = ${b\n", format!("String: 2: Expecting a value but got wrong token: {subst} {}", hint(subst))),
+            ("a = ${b", format!("String: 1: Expecting a value but got wrong token: {subst} {}", hint(subst))),
+            ("a = x ${b\n\n", format!("String: 3: Expecting close brace }} or a comma, got {subst} {}", hint(subst))),
+            ("a = [1, ${b\n", format!("String: 2: List should have had new element after a comma, instead had token: {subst} (if you want the comma or {subst} to be part of a string value, then double-quote it)")),
+            ("a = [${b\n", format!("String: 2: List should have ] or a first element after the open [, instead had token: {subst} (if you want {subst} to be part of a string value, then double-quote it)")),
+            ("a = ${b\n}\n", "String: 2: Token not allowed in path expression: NEWLINE (you can double-quote this token if you really want it here)".to_string()),
+            ("a = 1\nb = \"unterminated\nc = 3\n", format!("String: 2: Expecting a value but got wrong token: {nl} {}", hint(nl))),
+            ("\"ab\ncd\" = 1\n", format!("String: 1: expecting a close brace or a field name here, got {nl}")),
+            ("a = x \"un\n", format!("String: 1: Expecting close brace }} or a comma, got {nl} {}", hint(nl))),
+            ("a = [1 \"x\ny\"]\n", format!("String: 1: List should have ended with ] or had a comma, instead had token: {nl} (if you want {nl} to be part of a string value, then double-quote it)")),
+            ("a = {b = \"x\ny\"}\n", format!("String: 1: Expecting a value but got wrong token: {nl} {}", hint(nl))),
+            ("a = \"x\tb\"\n", { let t = "'\t' (JSON does not allow unescaped \t in quoted strings, use a backslash escape)"; format!("String: 1: Expecting a value but got wrong token: {t} {}", hint(t)) }),
+            ("a = \"unterminated", { let t = "'-1' (End of input but string quote was still open)"; format!("String: 1: Expecting a value but got wrong token: {t} {}", hint(t)) }),
+            ("a = \"\"\"abc", { let t = "'-1' (End of input but triple-quoted string was still open)"; format!("String: 1: Expecting a value but got wrong token: {t} {}", hint(t)) }),
+            ("mod::key = unquoted colons\n", format!("String: 1: Expecting a value but got wrong token: ':' {}", hint("':'"))),
+            ("a : : b\n", format!("String: 1: Expecting a value but got wrong token: ':' {}", hint("':'"))),
+        ];
+        for (text, want) in cases {
+            assert_eq!(json(text), format!("ERR {want}"), "{text:?}");
+        }
+        assert_eq!(json("a = \"\"\n"), r#"{"a":""}"#);
     }
 }

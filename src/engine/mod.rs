@@ -82,6 +82,8 @@ pub struct Session {
     /// `Some` with `--explain` or `--explain-options`.
     explain: Option<ExplainState>,
     warnings: Vec<String>,
+    /// deep_merge's `merge_debug` trace: what Puppet prints on stdout while it merges.
+    merge_trace: String,
     /// Backends registered by an embedding program.
     backends: crate::backend::custom::Backends,
     /// `where` only: what the lookup found (see [`reach`]).
@@ -181,6 +183,7 @@ impl Session {
             interp: Interpolation::default(),
             explain,
             warnings: Vec::new(),
+            merge_trace: String::new(),
             backends: Default::default(),
             found_log: None,
             secrets: Default::default(),
@@ -190,6 +193,12 @@ impl Session {
     /// Makes embedders' backends available to hierarchy entries naming them.
     pub fn set_backends(&mut self, backends: crate::backend::custom::Backends) {
         self.backends = backends;
+    }
+
+    /// The `merge_debug` trace gathered so far: deep_merge's lines, which Puppet prints on
+    /// stdout before the answer (or before failing, when the lookup fails after merging).
+    pub fn take_merge_trace(&mut self) -> String {
+        std::mem::take(&mut self.merge_trace)
     }
 
     /// Warnings gathered so far (each once), as Puppet would log them.
@@ -615,9 +624,17 @@ impl Session {
                         // Explain only: the same merge replayed on the found objects, which
                         // Ruby's merges share and edit in place.
                         let mut memo_o: Option<Rv> = None;
+                        // merge_debug only: the merge replayed on objects, printing the trace.
+                        let mut traced = strategy
+                            .merge_debug()
+                            .then(|| (crate::merge::objects::Heap::new(), None));
                         for v in variants {
                             if let Some(x) = f(s, v)? {
                                 s.explain_budget()?;
+                                if let Some((heap, memo_t)) = traced.as_mut() {
+                                    s.merge_trace
+                                        .push_str(&trace_step(strategy, heap, memo_t, &x));
+                                }
                                 let xo = s.object_for(&x);
                                 memo.push(x).map_err(merge_error)?;
                                 if let (Some(ex), Some(xo)) = (s.ex_mut(), xo) {
@@ -645,6 +662,25 @@ impl Session {
             }
         }
     }
+}
+
+/// One `memo = merge(memo, x)` step replayed on `heap` for its `merge_debug` trace (a
+/// failing merge stops the value merge too, with its own error).
+fn trace_step(
+    strategy: &MergeStrategy,
+    heap: &mut crate::merge::objects::Heap,
+    memo: &mut Option<Rv>,
+    x: &Value,
+) -> String {
+    let mut trace = String::new();
+    let xo = heap.alloc(x);
+    *memo = Some(match memo.take() {
+        None => heap.convert_value(strategy, xo),
+        Some(m) => heap
+            .merge_traced(strategy, m, xo, &mut trace)
+            .unwrap_or_else(|_| heap.alloc(&Value::Null)),
+    });
+    trace
 }
 
 fn merge_error(e: MergeError) -> Error {

@@ -7,7 +7,9 @@
 //! twice. Plain [`Value`]s have no identity, so the explainer keeps its values on this heap,
 //! where every hash and array is an object, and replays the merge strategies on it as Ruby runs
 //! them (`Hash#merge`, `Array#|`, `flatten`, `uniq` and deep_merge 1.1.1's `deep_merge!`, ported
-//! line by line). Lookups without `--explain` never touch it.
+//! line by line). Lookups without `--explain` never touch it, except that a deep merge with
+//! `merge_debug` replays its merges here for deep_merge's trace (`Heap::merge_traced`), whose
+//! lines show the objects as the in-place edits leave them at each step.
 //!
 //! Found strings are objects too, though Psych never anchors them: deep_merge! clears one in
 //! place when a knockout marker clears a lower-priority string (`String#clear`), and the found
@@ -258,6 +260,21 @@ impl Heap {
         }
     }
 
+    /// Ruby's `obj.class.inspect`, for the merge_debug trace.
+    fn class(&self, rv: &Rv) -> &'static str {
+        match rv {
+            Rv::Imm(v) => v.ruby_class(),
+            Rv::Obj(_) if self.is_hash(rv) => "Hash",
+            Rv::Obj(_) if self.array(rv).is_some() => "Array",
+            Rv::Obj(_) => "String",
+        }
+    }
+
+    /// Ruby's `inspect` of the object as it is now, for the merge_debug trace.
+    fn inspect(&self, rv: &Rv) -> String {
+        crate::ruby::inspect(&self.value(rv))
+    }
+
     fn is_hash(&self, rv: &Rv) -> bool {
         self.hash(rv).is_some()
     }
@@ -357,6 +374,28 @@ impl Heap {
     /// `checked_merge(e1, e2)`. The value-level merge ([`MergeStrategy::merge`]) runs first and
     /// reports the type and option errors; this one only fails where it does.
     pub(crate) fn merge(&mut self, s: &MergeStrategy, e1: Rv, e2: Rv) -> R<Rv> {
+        self.merge_with(s, e1, e2, None)
+    }
+
+    /// [`merge`](Self::merge) with deep_merge's `merge_debug` trace appended to `trace`:
+    /// the lines deep_merge `puts` on stdout as it runs (see [`DeepMerge::say`]).
+    pub(crate) fn merge_traced(
+        &mut self,
+        s: &MergeStrategy,
+        e1: Rv,
+        e2: Rv,
+        trace: &mut String,
+    ) -> R<Rv> {
+        self.merge_with(s, e1, e2, Some(trace))
+    }
+
+    fn merge_with(
+        &mut self,
+        s: &MergeStrategy,
+        e1: Rv,
+        e2: Rv,
+        trace: Option<&mut String>,
+    ) -> R<Rv> {
         match s {
             MergeStrategy::First | MergeStrategy::Default => Ok(e1),
             // e2.merge(e1)
@@ -382,11 +421,11 @@ impl Heap {
             }
             MergeStrategy::Deep(o) | MergeStrategy::UnconstrainedDeep(o) => {
                 let dest = self.deep_clone(&e2);
-                DeepMerge { h: self, o }.merge(e1, dest)
+                DeepMerge::new(self, o, trace).merge(e1, dest)
             }
             MergeStrategy::ReverseDeep(o) => {
                 let dest = self.deep_clone(&e1);
-                DeepMerge { h: self, o }.merge(e2, dest)
+                DeepMerge::new(self, o, trace).merge(e2, dest)
             }
         }
     }
@@ -473,13 +512,53 @@ impl<'h> Dumper<'h> {
     }
 }
 
-/// deep_merge 1.1.1's `DeepMerge.deep_merge!` and helpers, over heap objects.
+/// deep_merge 1.1.1's `DeepMerge.deep_merge!` and helpers, over heap objects, with 1.2.2's
+/// `keep_array_duplicates` and `merge_nil_values`, and the `merge_debug` trace.
 struct DeepMerge<'a> {
     h: &'a mut Heap,
     o: &'a DeepOptions,
+    /// With `merge_debug`: where the trace lines go.
+    trace: Option<&'a mut String>,
+    /// The trace's `debug_indent`: two spaces per nested `deep_merge!`.
+    depth: usize,
 }
 
-impl DeepMerge<'_> {
+impl<'a> DeepMerge<'a> {
+    fn new(h: &'a mut Heap, o: &'a DeepOptions, trace: Option<&'a mut String>) -> DeepMerge<'a> {
+        let trace = trace.filter(|_| o.merge_debug);
+        DeepMerge {
+            h,
+            o,
+            trace,
+            depth: 0,
+        }
+    }
+
+    /// deep_merge's `puts "#{di}..."` under `merge_debug`: `line` gets the heap and the
+    /// indent; it is built only when tracing.
+    fn say(&mut self, line: impl FnOnce(&Heap, &str) -> String) {
+        if let Some(t) = self.trace.as_deref_mut() {
+            let di = "  ".repeat(self.depth);
+            t.push_str(&line(self.h, &di));
+            t.push('\n');
+        }
+    }
+
+    /// deep_merge's `print` (no newline), for the knockout trace.
+    fn print(&mut self, text: &str) {
+        if let Some(t) = self.trace.as_deref_mut() {
+            t.push_str(text);
+        }
+    }
+
+    /// `deep_merge!(source, dest, options.merge(:debug_indent => di + '  '))`.
+    fn nested(&mut self, source: Rv, dest: Rv) -> R<Rv> {
+        self.depth += 1;
+        let r = self.merge(source, dest);
+        self.depth -= 1;
+        r
+    }
+
     fn overwrite(&self) -> bool {
         self.o.overwrite()
     }
@@ -521,13 +600,41 @@ impl DeepMerge<'_> {
         if !dest.truthy() && self.overwrite() {
             return Ok(source);
         }
+        self.say(|h, di| {
+            format!(
+                "{di}Source class: {} :: Dest class: {}",
+                h.class(&source),
+                h.class(&dest)
+            )
+        });
         if let Some(entries) = self.h.hash(&source).cloned() {
+            self.say(|h, di| format!("{di}Hashes: {} :: {}", h.inspect(&source), h.inspect(&dest)));
             for (k, sv) in entries {
                 if self.h.is_hash(&dest) {
+                    let ki = crate::ruby::inspect(&k);
+                    self.say(|h, di| {
+                        format!(
+                            "{di} looping: {ki} => {} :: {}",
+                            h.inspect(&sv),
+                            h.inspect(&dest)
+                        )
+                    });
                     let cur = self.h.hash(&dest).and_then(|d| d.get(&k)).cloned();
                     let nv = match cur {
-                        Some(dv) if dv.truthy() => self.merge(sv, dv)?,
+                        Some(dv) if dv.truthy() => {
+                            self.say(|h, di| {
+                                format!(
+                                    "{di} ==>merging: {ki} => {} :: {}",
+                                    h.inspect(&sv),
+                                    h.inspect(&dv)
+                                )
+                            });
+                            self.nested(sv, dv)?
+                        }
                         _ => {
+                            self.say(|h, di| {
+                                format!("{di} ==>merging over: {ki} => {}", h.inspect(&sv))
+                            });
                             // 1.2.2: with keep_array_duplicates an array merges into [].
                             let dup = if self.o.keep_array_duplicates && self.h.array(&sv).is_some()
                             {
@@ -535,7 +642,7 @@ impl DeepMerge<'_> {
                             } else {
                                 self.h.dup(&sv)
                             };
-                            self.merge(sv, dup)?
+                            self.nested(sv, dup)?
                         }
                     };
                     if let Some(d) = self.h.hash_mut(&dest) {
@@ -546,28 +653,39 @@ impl DeepMerge<'_> {
                         d.push(source.clone());
                     }
                 } else if self.overwrite() {
+                    let ki = crate::ruby::inspect(&k);
+                    self.say(|h, di| {
+                        format!(
+                            "{di}  overwriting dest: {ki} => {} -over->  {}",
+                            h.inspect(&sv),
+                            h.inspect(&dest)
+                        )
+                    });
                     dest = self.overwrite_unmergeables(&source, dest)?;
                 }
             }
-            return Ok(dest);
-        }
-        if self.h.array(&source).is_some() {
-            return self.merge_array(source, dest);
-        }
-        if self.o.extend_existing_arrays && self.h.array(&dest).is_some() {
+        } else if self.h.array(&source).is_some() {
+            dest = self.merge_array(source, dest)?;
+        } else if self.o.extend_existing_arrays && self.h.array(&dest).is_some() {
             if let Some(d) = self.h.array_mut(&dest) {
                 d.push(source);
             }
-            return Ok(dest);
+        } else {
+            self.say(|h, di| format!("{di}Others: {} :: {}", h.inspect(&source), h.inspect(&dest)));
+            dest = self.overwrite_unmergeables(&source, dest)?;
         }
-        self.overwrite_unmergeables(&source, dest)
+        self.say(|h, di| format!("{di}Returning {}", h.inspect(&dest)));
+        Ok(dest)
     }
 
     fn merge_array(&mut self, mut source: Rv, mut dest: Rv) -> R<Rv> {
+        self.say(|h, di| format!("{di}Arrays: {} :: {}", h.inspect(&source), h.inspect(&dest)));
         if self.o.overwrite_arrays {
+            self.say(|_, di| format!("{di} overwrite arrays"));
             return Ok(source);
         }
         if let Some(sep) = &self.o.unpack_arrays {
+            self.say(|h, di| format!("{di} split/join on source: {}", h.inspect(&source)));
             let s = unpack(&self.h.value(&source), sep)?;
             source = self.h.alloc(&Value::Array(s));
             if self.h.array(&dest).is_some() {
@@ -588,13 +706,30 @@ impl DeepMerge<'_> {
         }
         if self.h.array(&dest).is_none() {
             if self.overwrite() {
+                self.say(|h, di| {
+                    format!(
+                        "{di} overwriting dest: {} -over-> {}",
+                        h.inspect(&source),
+                        h.inspect(&dest)
+                    )
+                });
                 return self.overwrite_unmergeables(&source, dest);
             }
             return Ok(dest);
         }
         if self.o.ko.is_some() {
+            let di = "  ".repeat(self.depth);
+            self.print(&format!("{di} knocking out: "));
             self.knock_out(&source, &dest)?;
+            self.print("\n");
         }
+        self.say(|h, di| {
+            format!(
+                "{di} merging arrays: {} :: {}",
+                h.inspect(&source),
+                h.inspect(&dest)
+            )
+        });
         let all_hashes =
             |h: &Heap, rv: &Rv| h.array(rv).is_some_and(|a| a.iter().all(|e| h.is_hash(e)));
         let merged =
@@ -608,7 +743,7 @@ impl DeepMerge<'_> {
                         Some(x) if x.truthy() => x.clone(),
                         _ => self.h.new_hash(Vec::new()),
                     };
-                    list.push(self.merge(si, di.clone())?);
+                    list.push(self.nested(si, di.clone())?);
                 }
                 // `list += source[dest.count..-1]` makes a new array.
                 if s.len() > d.len() {
@@ -647,6 +782,7 @@ impl DeepMerge<'_> {
             let mut remove = false;
             if let Some(stripped) = self.knocked(&item)? {
                 let ko_item = self.h.value(&item);
+                self.print(&format!("{} - ", crate::ruby::to_s(&ko_item)));
                 self.delete(dest, &stripped);
                 self.delete(dest, &ko_item);
                 remove = true;
@@ -712,8 +848,13 @@ impl DeepMerge<'_> {
                 Some(_) => String::new(),
                 None => text,
             };
+            let shown = crate::ruby::inspect(&Value::str(copy.as_str()));
+            self.say(|h, di| format!("{di}{shown} -over-> {}", h.inspect(&dest)));
             return Ok(self.h.add(Obj::Str(copy)));
         }
+        let over = |me: &mut Self| {
+            me.say(|h, di| format!("{di}{} -over-> {}", h.inspect(source), h.inspect(&dest)));
+        };
         if let Some(items) = self.h.array(source).cloned() {
             let has_string = items.iter().any(|e| self.h.str(e).is_some());
             let Some(re) = (if has_string {
@@ -721,6 +862,7 @@ impl DeepMerge<'_> {
             } else {
                 None
             }) else {
+                over(self);
                 return Ok(source.clone());
             };
             // delete_if returns the receiver, so the comparison after it is always equal.
@@ -732,6 +874,7 @@ impl DeepMerge<'_> {
                 *a = kept;
             }
         }
+        over(self);
         Ok(source.clone())
     }
 }
@@ -814,5 +957,72 @@ mod tests {
             corpus.lines().count(),
             failures[..failures.len().min(3)].join("\n")
         );
+    }
+
+    /// deep_merge's merge_debug trace of `merge(higher, lower)` under `options` (a merge hash).
+    fn trace(options: &str, higher: &str, lower: &str) -> String {
+        let y = |t: &str| crate::yaml::load(t).unwrap();
+        let s = MergeStrategy::from_value(&y(options)).unwrap();
+        let mut heap = Heap::new();
+        let (a, b) = (heap.alloc(&y(higher)), heap.alloc(&y(lower)));
+        let mut out = String::new();
+        heap.merge_traced(&s, a, b, &mut out).unwrap();
+        out
+    }
+
+    /// Recorded from Puppet 8.10 (core/p8-merge-debug/ko-arr): the knockout line is built
+    /// with `print`, item by item (`to_s`), then ended.
+    #[test]
+    fn merge_debug_traces_knockouts() {
+        let got = trace(
+            "{strategy: deep, knockout_prefix: '--', merge_debug: true}",
+            "{l: ['--a', d, '--zz']}",
+            "{l: [a, b, zz, d]}",
+        );
+        let want = r#"Source class: Hash :: Dest class: Hash
+Hashes: {"l"=>["--a", "d", "--zz"]} :: {"l"=>["a", "b", "zz", "d"]}
+ looping: "l" => ["--a", "d", "--zz"] :: {"l"=>["a", "b", "zz", "d"]}
+ ==>merging: "l" => ["--a", "d", "--zz"] :: ["a", "b", "zz", "d"]
+  Source class: Array :: Dest class: Array
+  Arrays: ["--a", "d", "--zz"] :: ["a", "b", "zz", "d"]
+   knocking out: --a - --zz - 
+   merging arrays: ["d"] :: ["b", "d"]
+  Returning ["b", "d"]
+Returning {"l"=>["b", "d"]}
+"#;
+        assert_eq!(got, want);
+    }
+
+    /// Recorded from Puppet 8.10 (core/p8-merge-debug/mha-more): hashes merged inside
+    /// arrays are one level deeper than the array; a key dest lacks is merged over (into its
+    /// own dup); `Returning` ends every level that got past the nil/false shortcuts.
+    #[test]
+    fn merge_debug_traces_nesting() {
+        let got = trace(
+            "{strategy: deep, merge_hash_arrays: true, merge_debug: true}",
+            "{l: [{a: 1}, {b: 2}, {c: 3}]}",
+            "{l: [{c: 3}]}",
+        );
+        let want = r#"Source class: Hash :: Dest class: Hash
+Hashes: {"l"=>[{"a"=>1}, {"b"=>2}, {"c"=>3}]} :: {"l"=>[{"c"=>3}]}
+ looping: "l" => [{"a"=>1}, {"b"=>2}, {"c"=>3}] :: {"l"=>[{"c"=>3}]}
+ ==>merging: "l" => [{"a"=>1}, {"b"=>2}, {"c"=>3}] :: [{"c"=>3}]
+  Source class: Array :: Dest class: Array
+  Arrays: [{"a"=>1}, {"b"=>2}, {"c"=>3}] :: [{"c"=>3}]
+   merging arrays: [{"a"=>1}, {"b"=>2}, {"c"=>3}] :: [{"c"=>3}]
+    Source class: Hash :: Dest class: Hash
+    Hashes: {"a"=>1} :: {"c"=>3}
+     looping: "a" => 1 :: {"c"=>3}
+     ==>merging over: "a" => 1
+      Source class: Integer :: Dest class: Integer
+      Others: 1 :: 1
+      Returning 1
+    Returning {"c"=>3, "a"=>1}
+  Returning [{"c"=>3, "a"=>1}, {"b"=>2}, {"c"=>3}]
+Returning {"l"=>[{"c"=>3, "a"=>1}, {"b"=>2}, {"c"=>3}]}
+"#;
+        assert_eq!(got, want);
+        // Without merge_debug, nothing is traced.
+        assert_eq!(trace("{strategy: deep}", "{a: 1}", "{a: 2}"), "");
     }
 }
