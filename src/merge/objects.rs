@@ -970,16 +970,18 @@ mod tests {
         out
     }
 
-    /// Recorded from Puppet 8.10 (core/p8-merge-debug/ko-arr): the knockout line is built
-    /// with `print`, item by item (`to_s`), then ended.
+    /// Recorded from Puppet 8.10: core/p8-merge-debug/ko-arr (the knockout line is built with
+    /// `print`, item by item, `to_s`, then ended) and mha-more (hashes merged inside arrays
+    /// are one level deeper than the array; a key dest lacks is merged over, into its own
+    /// dup; `Returning` ends every level that got past the nil/false shortcuts).
     #[test]
-    fn merge_debug_traces_knockouts() {
-        let got = trace(
-            "{strategy: deep, knockout_prefix: '--', merge_debug: true}",
-            "{l: ['--a', d, '--zz']}",
-            "{l: [a, b, zz, d]}",
-        );
-        let want = r#"Source class: Hash :: Dest class: Hash
+    fn merge_debug_traces_as_deep_merge_prints_them() {
+        let cases = [
+            (
+                "{strategy: deep, knockout_prefix: '--', merge_debug: true}",
+                "{l: ['--a', d, '--zz']}",
+                "{l: [a, b, zz, d]}",
+                r#"Source class: Hash :: Dest class: Hash
 Hashes: {"l"=>["--a", "d", "--zz"]} :: {"l"=>["a", "b", "zz", "d"]}
  looping: "l" => ["--a", "d", "--zz"] :: {"l"=>["a", "b", "zz", "d"]}
  ==>merging: "l" => ["--a", "d", "--zz"] :: ["a", "b", "zz", "d"]
@@ -989,21 +991,13 @@ Hashes: {"l"=>["--a", "d", "--zz"]} :: {"l"=>["a", "b", "zz", "d"]}
    merging arrays: ["d"] :: ["b", "d"]
   Returning ["b", "d"]
 Returning {"l"=>["b", "d"]}
-"#;
-        assert_eq!(got, want);
-    }
-
-    /// Recorded from Puppet 8.10 (core/p8-merge-debug/mha-more): hashes merged inside
-    /// arrays are one level deeper than the array; a key dest lacks is merged over (into its
-    /// own dup); `Returning` ends every level that got past the nil/false shortcuts.
-    #[test]
-    fn merge_debug_traces_nesting() {
-        let got = trace(
-            "{strategy: deep, merge_hash_arrays: true, merge_debug: true}",
-            "{l: [{a: 1}, {b: 2}, {c: 3}]}",
-            "{l: [{c: 3}]}",
-        );
-        let want = r#"Source class: Hash :: Dest class: Hash
+"#,
+            ),
+            (
+                "{strategy: deep, merge_hash_arrays: true, merge_debug: true}",
+                "{l: [{a: 1}, {b: 2}, {c: 3}]}",
+                "{l: [{c: 3}]}",
+                r#"Source class: Hash :: Dest class: Hash
 Hashes: {"l"=>[{"a"=>1}, {"b"=>2}, {"c"=>3}]} :: {"l"=>[{"c"=>3}]}
  looping: "l" => [{"a"=>1}, {"b"=>2}, {"c"=>3}] :: {"l"=>[{"c"=>3}]}
  ==>merging: "l" => [{"a"=>1}, {"b"=>2}, {"c"=>3}] :: [{"c"=>3}]
@@ -1020,8 +1014,12 @@ Hashes: {"l"=>[{"a"=>1}, {"b"=>2}, {"c"=>3}]} :: {"l"=>[{"c"=>3}]}
     Returning {"c"=>3, "a"=>1}
   Returning [{"c"=>3, "a"=>1}, {"b"=>2}, {"c"=>3}]
 Returning {"l"=>[{"c"=>3, "a"=>1}, {"b"=>2}, {"c"=>3}]}
-"#;
-        assert_eq!(got, want);
+"#,
+            ),
+        ];
+        for (options, higher, lower, want) in cases {
+            assert_eq!(trace(options, higher, lower), want, "{options}");
+        }
         // Without merge_debug, nothing is traced.
         assert_eq!(trace("{strategy: deep}", "{a: 1}", "{a: 2}"), "");
     }

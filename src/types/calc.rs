@@ -476,6 +476,14 @@ fn assignable_inner(a: &Type, b: &Type, d: u32) -> bool {
             },
             _ => false,
         },
+        // PURIType#_assignable?: b has each of a's parameters, equal (or matching).
+        T::Uri(pa) => match (pa, b) {
+            (None, T::Uri(_)) => true,
+            (Some(pa), T::Uri(Some(pb))) => pa
+                .iter()
+                .all(|(k, p)| pb.iter().any(|(k2, q)| k2 == k && (p == q || matches!((p, q), (super::UriParam::Type(t), super::UriParam::Value(v)) if t.is_instance(v))))),
+            _ => false,
+        },
         T::Other(n) => matches!(b, T::Other(m) if m == n),
     }
 }

@@ -1,7 +1,8 @@
 //! `lookup_options` `convert_to`: Puppet's `new(Type, value, args...)` for the types data uses.
 //!
-//! Timestamp, Timespan and SemVer results are `Value::Object`s: their `to_s` for JSON and
-//! `--render-as s`, their instance variables for YAML, as Ruby renders them.
+//! Timestamp, Timespan, SemVer and URI results are `Value::Object`s: their `to_s` for JSON and
+//! `--render-as s`, their instance variables for YAML, as Ruby renders them. Timestamp strings
+//! are parsed in [`super::timestamp`], URIs in [`super::uri`].
 
 use super::{parse, puppet_quote, ruby_float, Type};
 use crate::value::Value;
@@ -109,6 +110,8 @@ fn new_arity(ty: &Type) -> Option<(&'static str, usize)> {
         // PRegexpType's new function is created under the name `new_float`.
         Type::Regexp(_) => ("new_float", 2),
         Type::Other(t) if t == "Binary" => ("new_Binary", 2),
+        // PURIType's new function is created under the name `new_error`.
+        Type::Uri(_) => ("new_error", 1),
         _ => return None,
     })
 }
@@ -146,12 +149,13 @@ pub(crate) fn convert_with_type(value: Value, ty: &Type, args: &[Value]) -> Resu
             // rejected, over several lines.
             (Some(opt), _) => Err(new_hash_rejected(&value, opt)),
         },
-        Type::Timestamp(..) => to_timestamp(value, args.first()),
+        Type::Timestamp(..) => to_timestamp(value, args.first(), args.get(1)),
         Type::Timespan(..) => to_timespan(value, args.first()),
         Type::SemVer(_) => to_semver(value, args),
         Type::SemVerRange => to_semver_range(value, args),
         Type::Regexp(_) => to_regexp(value, args.first()),
         Type::Other(t) if t == "Binary" => to_binary(value, args.first()),
+        Type::Uri(_) => to_uri(value),
         Type::Optional(_) if value.is_null() => Ok(Value::Null),
         Type::Optional(Some(inner)) | Type::NotUndef(Some(inner)) => {
             convert_with_type(value, inner, args)
@@ -1023,16 +1027,6 @@ fn capitalize(s: &str) -> String {
 
 // ---- Time and version types ----
 
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = if y >= 0 { y } else { y - 399 } / 400;
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146097 + doe - 719468
-}
-
 fn civil_from_days(z: i64) -> (i64, i64, i64) {
     let z = z + 719468;
     let era = if z >= 0 { z } else { z - 146096 } / 146097;
@@ -1051,9 +1045,15 @@ fn timestamp_to_s(secs: i64, nanos: u32) -> String {
     let days = secs.div_euclid(86400);
     let rem = secs.rem_euclid(86400);
     let (y, m, d) = civil_from_days(days);
+    // strftime's %Y: at least four digits, the sign counting as a fifth (`-0005`).
+    let year = if y < 0 {
+        format!("{y:05}")
+    } else {
+        format!("{y:04}")
+    };
     format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:09} UTC",
-        y,
+        "{}-{:02}-{:02}T{:02}:{:02}:{:02}.{:09} UTC",
+        year,
         m,
         d,
         rem / 3600,
@@ -1063,85 +1063,27 @@ fn timestamp_to_s(secs: i64, nanos: u32) -> String {
     )
 }
 
-fn parse_timestamp(s: &str) -> Option<(i64, u32)> {
-    let b = s.trim();
-    let num = |x: &str| x.parse::<i64>().ok();
-    let date = b.get(..10)?;
-    let mut parts = date.split('-');
-    let (y, m, d) = (
-        num(parts.next()?)?,
-        num(parts.next()?)?,
-        num(parts.next()?)?,
-    );
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
-        return None;
-    }
-    let mut secs = days_from_civil(y, m, d) * 86400;
-    let mut nanos = 0u32;
-    let mut rest = &b[10..];
-    if rest.is_empty() {
-        return Some((secs, 0));
-    }
-    rest = rest.strip_prefix(['T', 't', ' '])?;
-    let hh = num(rest.get(..2)?)?;
-    let mm = num(rest.get(3..5)?)?;
-    let ss = num(rest.get(6..8)?)?;
-    if rest.get(2..3) != Some(":") || rest.get(5..6) != Some(":") {
-        return None;
-    }
-    secs += hh * 3600 + mm * 60 + ss;
-    rest = &rest[8..];
-    if let Some(frac) = rest.strip_prefix('.') {
-        let digits: String = frac.chars().take_while(|c| c.is_ascii_digit()).collect();
-        let mut n = digits.clone();
-        n.truncate(9);
-        while n.len() < 9 {
-            n.push('0');
+/// `new(Timestamp, value, format, timezone)`: an Integer or Float is seconds since the epoch; a
+/// String is parsed as Puppet's `Timestamp.parse` does (see [`super::timestamp`]).
+fn to_timestamp(v: Value, fmt: Option<&Value>, tz: Option<&Value>) -> Result<Value, String> {
+    use super::timestamp::{parse, Formats};
+    let total: i128 = match &v {
+        Value::Int(i) => i128::from(*i) * 1_000_000_000,
+        Value::Float(f) => {
+            let (secs, nanos) = (f.floor() as i64, ((f - f.floor()) * 1e9).round() as u32);
+            i128::from(secs) * 1_000_000_000 + i128::from(nanos.min(999_999_999))
         }
-        nanos = n.parse().ok()?;
-        rest = &frac[digits.len()..];
-    }
-    let zone = rest.trim();
-    let offset = match zone {
-        "" | "Z" | "UTC" | "GMT" => 0,
-        z => {
-            let sign = match z.as_bytes().first() {
-                Some(b'+') => 1,
-                Some(b'-') => -1,
-                _ => return None,
-            };
-            let digits: String = z[1..].chars().filter(|c| c.is_ascii_digit()).collect();
-            if digits.len() != 4 {
-                return None;
-            }
-            sign * (num(&digits[..2])? * 3600 + num(&digits[2..])? * 60)
-        }
-    };
-    Some((secs - offset, nanos))
-}
-
-fn to_timestamp(v: Value, fmt: Option<&Value>) -> Result<Value, String> {
-    let (secs, nanos) = match &v {
-        Value::Int(i) => (*i, 0),
-        Value::Float(f) => (f.floor() as i64, ((f - f.floor()) * 1e9).round() as u32),
         Value::String(s) => {
-            let parsed = match fmt {
-                Some(Value::String(f)) if f == "%Y-%m-%d" || f == "%F" => {
-                    if s.len() == 10 {
-                        parse_timestamp(s)
-                    } else {
-                        None
-                    }
+            let list: Vec<String>;
+            let formats = match fmt {
+                Some(Value::String(f)) => Formats::One(f),
+                Some(Value::Array(a)) => {
+                    list = a.iter().map(crate::ruby::to_s).collect();
+                    Formats::Many(&list)
                 }
-                _ => parse_timestamp(s),
+                _ => Formats::Default,
             };
-            parsed.ok_or_else(|| {
-                format!(
-                    "Unable to parse '{}' using any of the formats {}",
-                    s,
-                    timestamp_formats(fmt)
-                )
-            })?
+            parse(s, formats, tz.and_then(Value::as_str))?
         }
         other => {
             return Err(format!(
@@ -1150,21 +1092,40 @@ fn to_timestamp(v: Value, fmt: Option<&Value>) -> Result<Value, String> {
             ))
         }
     };
-    let nanos = nanos.min(999_999_999);
-    let total = i128::from(secs) * 1_000_000_000 + i128::from(nanos);
+    let (secs, nanos) = (
+        total.div_euclid(1_000_000_000),
+        total.rem_euclid(1_000_000_000),
+    );
     Ok(object(
         "Timestamp",
         "Puppet::Pops::Time::Timestamp",
         total,
-        timestamp_to_s(secs, nanos),
+        timestamp_to_s(secs as i64, nanos as u32),
     ))
+}
+
+/// `new(URI, string)`: `URI.parse(string)` (see [`super::uri`]). Building one from a hash of
+/// members (`URI::Generic.build`) is not supported.
+fn to_uri(v: Value) -> Result<Value, String> {
+    match &v {
+        Value::String(s) if !s.is_empty() => super::uri::Uri::parse(s).map(|u| u.to_value()),
+        Value::Hash(_) => Err("hiera-lookup cannot build a URI from a hash of its parts (URI::Generic.build); give the URI as a string".into()),
+        // Neither signature takes it: Puppet lists both, each with why it was rejected.
+        other => {
+            let got = type_name_of(other);
+            Err(format!(
+                "The function 'new_error' was called with arguments it does not accept. It expects one of:\n  (String[1] uri)\n    rejected: parameter 'uri' expects a String value, got {got}\n  (Struct[{{Optional['scheme'] => String[1], Optional['userinfo'] => String[1], Optional['host'] => String[1], Optional['port'] => Integer[0], Optional['path'] => String[1], Optional['query'] => String[1], Optional['fragment'] => String[1], Optional['opaque'] => String[1]}}] hash)\n    rejected: parameter 'hash' expects a Struct value, got {got}"
+            ))
+        }
+    }
 }
 
 /// A Timestamp or Timespan: Ruby objects holding `@nsecs`.
 fn object(type_name: &'static str, class: &'static str, nsecs: i128, to_s: String) -> Value {
+    // Ruby's Integer: a Bignum beyond 64 bits.
     let n = i64::try_from(nsecs)
         .map(Value::Int)
-        .unwrap_or_else(|_| Value::Float(nsecs as f64));
+        .unwrap_or_else(|_| Value::BigInt(nsecs.to_string()));
     Value::Object(Box::new(crate::value::RubyObject {
         type_name,
         class,
@@ -1172,13 +1133,6 @@ fn object(type_name: &'static str, class: &'static str, nsecs: i128, to_s: Strin
         to_s,
         scalar: None,
     }))
-}
-
-fn timestamp_formats(fmt: Option<&Value>) -> String {
-    match fmt {
-        Some(Value::String(f)) => f.clone(),
-        _ => "%FT%T.%N %Z, %FT%T %Z, %F %T.%N %Z, %F %T %Z, %F %Z, %FT%T.%N, %FT%T, %F %T.%N, %F %T, %F".to_string(),
-    }
 }
 
 /// Timespan `to_s`: `%D-%H:%M:%S.%N` with trailing zeros of the fraction removed (at least one digit).
@@ -1460,7 +1414,7 @@ fn time_bound(span: bool, b: &str) -> Option<i128> {
     let parsed = if span {
         to_timespan(text, None)
     } else {
-        to_timestamp(text, None)
+        to_timestamp(text, None, None)
     };
     parsed.ok().as_ref().and_then(time_nsecs)
 }
@@ -1473,6 +1427,7 @@ fn time_nsecs(v: &Value) -> Option<i128> {
         .find(|(k, _)| k == "nsecs")
         .and_then(|(_, n)| match n {
             Value::Int(i) => Some(i128::from(*i)),
+            Value::BigInt(d) => d.parse().ok(),
             Value::Float(f) => Some(*f as i128),
             _ => None,
         })
@@ -1483,7 +1438,7 @@ pub(crate) fn time_param_to_s(span: bool, v: Value) -> Result<String, super::Typ
     let r = if span {
         to_timespan(v, None)
     } else {
-        to_timestamp(v, None)
+        to_timestamp(v, None, None)
     };
     match r {
         Ok(Value::Object(o)) => Ok(o.to_s),

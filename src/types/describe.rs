@@ -209,6 +209,7 @@ fn simple_name(t: &Type) -> String {
         T::SemVer(_) => "SemVer",
         T::SemVerRange => "SemVerRange",
         T::Type(_) => "Type",
+        T::Uri(_) => "URI",
         // A bare TypeSet is Puppet's default type set.
         T::Other(n) if n == "TypeSet" => "DefaultTypeSet",
         T::Other(n) => return n.split('[').next().unwrap_or(n).to_string(),
@@ -281,6 +282,7 @@ fn class_default(e: &Type) -> Type {
         T::Timespan(..) => T::Timespan(None, None),
         T::SemVer(_) => T::SemVer(vec![]),
         T::Type(_) => T::Type(None),
+        T::Uri(_) => T::Uri(None),
         t => t.clone(),
     }
 }

@@ -7,6 +7,9 @@ mod convert;
 mod describe;
 mod parser;
 pub mod semver;
+mod strptime;
+mod timestamp;
+pub(crate) mod uri;
 
 pub(crate) use convert::{convert, convert_args_string};
 #[cfg(test)]
@@ -292,8 +295,37 @@ pub(crate) enum Type {
     SemVer(Vec<semver::VersionRange>),
     SemVerRange,
     Type(Option<Box<Type>>),
-    /// Types no lookup value can be an instance of (Binary, Callable, URI, ...): their text.
+    /// `URI[{member => match, ...}]` (PURIType): None for no parameters.
+    Uri(Option<Vec<(String, UriParam)>>),
+    /// Types no lookup value can be an instance of (Binary, Callable, ...): their text.
     Other(String),
+}
+
+/// What a `URI` type parameter matches a URI member against (the evaluator's `match?`): a
+/// value (a String compared case-insensitively, an Integer, undef, a Regexp) or a type.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum UriParam {
+    Value(Value),
+    Type(Type),
+}
+
+impl UriParam {
+    /// `CompareOperator#match(member, self)`.
+    fn matches(&self, member: &Value) -> bool {
+        match self {
+            UriParam::Type(t) => t.is_instance(member),
+            UriParam::Value(p) => match (member, p) {
+                (Value::String(m), Value::Object(_)) => convert::regexp_source(p)
+                    .and_then(|src| crate::ruby::pattern(src).ok())
+                    .is_some_and(|re| re.is_match(m)),
+                // equals_String: case-insensitive.
+                (Value::String(m), Value::String(s)) => m.to_lowercase() == s.to_lowercase(),
+                (Value::Int(m), Value::Int(n)) => m == n,
+                (Value::Null, Value::Null) => true,
+                _ => false,
+            },
+        }
+    }
 }
 
 impl Type {
@@ -360,6 +392,13 @@ impl Type {
                 None => false,
             },
             T::SemVerRange => matches!(v, Value::Object(o) if o.type_name == "SemVerRange"),
+            // PURIType#instance?: a URI whose members match every parameter.
+            T::Uri(params) => uri::Uri::of(v).is_some_and(|u| {
+                params
+                    .iter()
+                    .flatten()
+                    .all(|(name, p)| p.matches(&u.member(name)))
+            }),
             T::Type(_) => false,
             T::Scalar | T::ScalarData => {
                 matches!(
@@ -668,6 +707,17 @@ pub(crate) fn infer(v: &Value) -> Type {
             ),
             "SemVerRange" => Type::SemVerRange,
             "Regexp" => Type::Regexp(convert::regexp_source(v).map(str::to_string)),
+            // PURIType.new(uri): its members as parameters.
+            "URI" => Type::Uri(
+                uri::Uri::of(v)
+                    .map(|u| u.to_params())
+                    .filter(|p| !p.is_empty())
+                    .map(|p| {
+                        p.into_iter()
+                            .map(|(k, v)| (k, UriParam::Value(v)))
+                            .collect()
+                    }),
+            ),
             _ => Type::Other(o.type_name.to_string()),
         },
     }
@@ -944,6 +994,25 @@ fn fmt_type(t: &Type, out: &mut String) {
         ),
         T::SemVerRange => out.push_str("SemVerRange"),
         T::Type(e) => fmt_params("Type", &e.iter().map(|x| s(x)).collect::<Vec<_>>(), out),
+        T::Uri(None) => out.push_str("URI"),
+        T::Uri(Some(params)) => {
+            let entries: Vec<String> = params
+                .iter()
+                .map(|(k, p)| {
+                    let v = match p {
+                        UriParam::Type(t) => s(t),
+                        UriParam::Value(Value::String(v)) => puppet_quote(v),
+                        UriParam::Value(Value::Null) => "undef".to_string(),
+                        UriParam::Value(v @ Value::Object(_)) => {
+                            format!("/{}/", convert::regexp_source(v).unwrap_or_default())
+                        }
+                        UriParam::Value(v) => crate::ruby::to_s(v),
+                    };
+                    format!("{} => {v}", puppet_quote(k))
+                })
+                .collect();
+            out.push_str(&format!("URI[{{{}}}]", entries.join(", ")));
+        }
         T::Other(name) => out.push_str(name),
     }
 }

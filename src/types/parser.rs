@@ -657,7 +657,7 @@ fn named_type(name: &str, cli: bool) -> Result<Type, TypeError> {
         "catalogentry" => Type::Other("CatalogEntry".into()),
         "class" => Type::Other("Class".into()),
         "resource" => Type::Other("Resource".into()),
-        "uri" => Type::Other("URI".into()),
+        "uri" => Type::Uri(None),
         "iterator" => Type::Other("Iterator".into()),
         "init" => Type::Other("Init".into()),
         "runtime" => Type::Other("Runtime".into()),
@@ -1201,7 +1201,13 @@ fn access(
             },
             _ => Type::Other(text.to_string()),
         },
-        "callable" | "uri" | "typeset" => Type::Other(text.to_string()),
+        "uri" => {
+            if n != 1 {
+                return Err(params_error("URI", "1", n));
+            }
+            uri_type(&params[0])?
+        }
+        "callable" | "typeset" => Type::Other(text.to_string()),
         _ => return Err(TypeError::Unknown(text.to_string())),
     };
     Ok(Val::Type(t))
@@ -1240,6 +1246,82 @@ fn struct_key_err(t: &Type) -> TypeError {
         "Unable to extract a non-empty literal string from Struct member key type {}",
         t
     ))
+}
+
+/// `PURIType.new(parameters)`: a URI string (its members), a hash of member matches checked
+/// against `TYPE_URI_PARAM_TYPE`, anything else no parameters.
+fn uri_type(p: &Val) -> Result<Type, TypeError> {
+    use super::uri::{Uri, TYPE_URI_TEXT};
+    use super::UriParam;
+    use crate::value::Value;
+    let params: Vec<(String, UriParam)> = match p {
+        Val::Str(s) => {
+            let u = Uri::parse(s).map_err(|_| {
+                invalid(format!(
+                    "URI-Type parameter has wrong type, expects a match for {TYPE_URI_TEXT}, got {}",
+                    super::puppet_quote(s)
+                ))
+            })?;
+            u.to_params()
+                .into_iter()
+                .map(|(k, v)| (k, UriParam::Value(v)))
+                .collect()
+        }
+        Val::Hash(entries) => {
+            let fail = |what: String| {
+                invalid(format!(
+                    " URI-Type parameter has wrong type, variant 0 expects a String value, got Struct\n  URI-Type parameter has wrong type, variant 1 {what}"
+                ))
+            };
+            let mut out = Vec::new();
+            for (k, v) in entries {
+                let Val::Str(k) = k else {
+                    return Err(fail(format!(
+                        "expects a String value, got {}",
+                        val_class(k)
+                    )));
+                };
+                let member = matches!(
+                    k.as_str(),
+                    "scheme"
+                        | "userinfo"
+                        | "host"
+                        | "port"
+                        | "path"
+                        | "query"
+                        | "fragment"
+                        | "opaque"
+                );
+                if !member {
+                    return Err(fail(format!("unrecognized key '{k}'")));
+                }
+                let param = match (k.as_str(), v) {
+                    (_, Val::Undef) => UriParam::Value(Value::Null),
+                    (_, Val::Type(t @ (Type::NotUndef(_) | Type::Undef))) => UriParam::Type(t.clone()),
+                    ("port", Val::Int(i)) if *i >= 0 => UriParam::Value(Value::Int(*i)),
+                    ("port", other) => {
+                        return Err(fail(format!(
+                            "entry 'port' expects a value of type Undef, Integer[0, default], Type[NotUndef], or Type[Undef], got {}",
+                            val_class(other)
+                        )))
+                    }
+                    (_, Val::Str(s)) if !s.is_empty() => UriParam::Value(Value::String(s.clone())),
+                    (_, Val::Regex(r)) => UriParam::Value(super::convert::regexp_value(r)),
+                    (_, Val::Type(t @ (Type::Pattern(_) | Type::Enum(..)))) => UriParam::Type(t.clone()),
+                    (_, other) => {
+                        return Err(fail(format!(
+                            "entry '{k}' expects a value of type Undef, String, Regexp, Type[Pattern], Type[Enum], Type[NotUndef], or Type[Undef], got {}",
+                            val_class(other)
+                        )))
+                    }
+                };
+                out.push((k.clone(), param));
+            }
+            out
+        }
+        _ => Vec::new(),
+    };
+    Ok(Type::Uri((!params.is_empty()).then_some(params)))
 }
 
 fn val_class(v: &Val) -> &'static str {
@@ -1292,6 +1374,7 @@ fn ruby_type_class(t: &Type) -> &'static str {
         T::SemVer(_) => "Puppet::Pops::Types::PSemVerType",
         T::SemVerRange => "Puppet::Pops::Types::PSemVerRangeType",
         T::Type(_) => "Puppet::Pops::Types::PTypeType",
+        T::Uri(_) => "Puppet::Pops::Types::PURIType",
         T::Other(text) => match text.split('[').next().unwrap_or(text) {
             "Binary" => "Puppet::Pops::Types::PBinaryType",
             "Callable" => "Puppet::Pops::Types::PCallableType",
