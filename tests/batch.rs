@@ -169,6 +169,57 @@ fn flag_inputs() -> PathBuf {
     d
 }
 
+/// Asserts that a batch line answers as the single lookup of its node and key with `flags`
+/// does; returns that lookup's exit status.
+fn same_as_single(l: &serde_json::Value, flags: &[&str]) -> i32 {
+    let node = l["node"].as_str().unwrap();
+    let key = l["key"].as_str().unwrap();
+    let (out, status) = single_raw(facts_file(node), key, flags);
+    match status {
+        0 => {
+            assert!(l.get("error").is_none(), "{flags:?} {l}");
+            if let Some(r) = l.get("rendered") {
+                assert_eq!(r.as_str().unwrap(), out, "{flags:?} {node} {key}");
+            } else {
+                // Compare through the JSON renderer.
+                let mut f = flags.to_vec();
+                f.extend(["--render-as", "json"]);
+                let (json, _) = single_raw(facts_file(node), key, &f);
+                assert_eq!(
+                    serde_json::to_string(&l["value"]).unwrap(),
+                    json.trim_end(),
+                    "{flags:?} {node} {key}"
+                );
+            }
+            let defaulted = l.get("default").is_some();
+            assert_eq!(l["found"], serde_json::Value::Bool(!defaulted), "{l}");
+        }
+        1 => assert_eq!(l["found"], serde_json::Value::Bool(false), "{flags:?} {l}"),
+        _ => assert!(l.get("error").is_some(), "{flags:?} {node} {key}: {l}"),
+    }
+    status
+}
+
+#[test]
+fn all_keys_with_answer_changing_flags_match_single_lookups() {
+    // --all answers every key a node sees: the flags apply to each as in a single lookup.
+    let flag_sets: &[&[&str]] = &[
+        &["--merge", "deep"],
+        &["--merge", "unique"],
+        &["--render-as", "s"],
+        &["--type", "String", "--default", "d"],
+    ];
+    for &flags in flag_sets {
+        let (lines, code) = batch(&[&["--facts-dir", "fixtures/facts", "--all"], flags].concat());
+        assert!(lines.len() > 20, "{flags:?} {lines:?}");
+        let mut want_code = 0;
+        for l in &lines {
+            want_code = want_code.max(same_as_single(l, flags));
+        }
+        assert_eq!(code, want_code, "{flags:?}");
+    }
+}
+
 #[test]
 fn every_answer_changing_flag_applies_as_in_single_lookups() {
     let keys = [
@@ -266,32 +317,7 @@ fn every_answer_changing_flag_applies_as_in_single_lookups() {
         }
         let mut want_code = 0;
         for l in &lines {
-            let node = l["node"].as_str().unwrap();
-            let key = l["key"].as_str().unwrap();
-            let (out, status) = single_raw(facts_file(node), key, flags);
-            want_code = want_code.max(status);
-            match status {
-                0 => {
-                    assert!(l.get("error").is_none(), "{flags:?} {l}");
-                    if let Some(r) = l.get("rendered") {
-                        assert_eq!(r.as_str().unwrap(), out, "{flags:?} {node} {key}");
-                    } else {
-                        // Compare through the JSON renderer.
-                        let mut f = flags.to_vec();
-                        f.extend(["--render-as", "json"]);
-                        let (json, _) = single_raw(facts_file(node), key, &f);
-                        assert_eq!(
-                            serde_json::to_string(&l["value"]).unwrap(),
-                            json.trim_end(),
-                            "{flags:?} {node} {key}"
-                        );
-                    }
-                    let defaulted = l.get("default").is_some();
-                    assert_eq!(l["found"], serde_json::Value::Bool(!defaulted), "{l}");
-                }
-                1 => assert_eq!(l["found"], serde_json::Value::Bool(false), "{flags:?} {l}"),
-                _ => assert!(l.get("error").is_some(), "{flags:?} {node} {key}: {l}"),
-            }
+            want_code = want_code.max(same_as_single(l, flags));
         }
         assert_eq!(code, want_code, "{flags:?}");
     }
