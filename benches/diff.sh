@@ -41,14 +41,21 @@ cpu "$H" diff HEAD~1 HEAD --facts-dir "$W/facts" profile::role::setting03 --no-s
 echo "-- batch lookup of that key over the same nodes, for the ratio"
 cpu "$H" --facts-dir "$W/facts" profile::role::setting03
 hyperfine -N --warmup 2 --runs 10 -i "$H diff HEAD~1 HEAD --facts-dir $W/facts --all"
-echo "== the full --all diff (every key of every node, both sides)"
-start=$(date +%s.%N)
-lookups=$("$H" diff HEAD~1 HEAD --facts-dir "$W/facts" --all --no-skip --format json \
-    | python3 -c 'import json, sys; print(json.load(sys.stdin)["lookups"])' || true)
-end=$(date +%s.%N)
-python3 -c "l=$lookups; t=$end-$start; print(f'{l:,} lookups in {t:.2f} s = {l/t:,.0f} lookups/s')"
-echo "== batch mode on the same nodes, for the ratio"
-start=$(date +%s.%N)
-lines=$("$H" --facts-dir "$W/facts" --all | wc -l)
-end=$(date +%s.%N)
-python3 -c "l=$lines; t=$end-$start; print(f'{l:,} lookups in {t:.2f} s = {l/t:,.0f} lookups/s')"
+# Lookups per wall second and per CPU-second (user + system: what a shared machine's load
+# does not inflate much), for a command printing a count of lookups on its last line.
+rate() {
+    local what=$1
+    shift
+    /usr/bin/time -f "%e %U %S" -o "$W/time.txt" "$@" >"$W/count.txt" || true
+    python3 - "$what" "$W/count.txt" "$W/time.txt" <<'PY'
+import sys
+what, count, times = sys.argv[1], open(sys.argv[2]).read().split()[-1], open(sys.argv[3]).read().split()
+n, (wall, user, sys_) = int(count), map(float, times[-3:])
+cpu = user + sys_
+print(f"{what}: {n:,} lookups in {wall:.2f} s wall, {cpu:.2f} s CPU = {n / wall:,.0f} lookups/s, {n / cpu:,.0f} per CPU-second")
+PY
+}
+echo "== the full --all diff (every key of every node, both sides), then batch mode's --all"
+rate "diff --all --no-skip" sh -c "'$H' diff HEAD~1 HEAD --facts-dir '$W/facts' --all --no-skip --format json \
+    | python3 -c 'import json, sys; print(json.load(sys.stdin)[\"lookups\"])'"
+rate "batch --all" sh -c "'$H' --facts-dir '$W/facts' --all | wc -l"

@@ -215,7 +215,7 @@ pub(crate) fn validate_data_value(
     hash: &DataHash,
     root: &str,
     value: &Value,
-    function: &str,
+    function: std::fmt::Arguments,
     location: &str,
 ) -> Result<()> {
     let got = if !rich_data(value) {
@@ -227,6 +227,8 @@ pub(crate) fn validate_data_value(
     } else {
         return Ok(());
     };
+    // Named only here, on the error path: lookups call this for every value found.
+    let function = function.to_string();
     let returned = if function.starts_with("lookup_key") {
         "returned from"
     } else {

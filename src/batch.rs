@@ -8,8 +8,6 @@ use crate::error::Error;
 use crate::merge::MergeStrategy;
 use crate::scope::Scope;
 use crate::value::{Map, Value};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 /// One node of a batch.
 #[derive(Debug, Clone)]
@@ -59,50 +57,27 @@ impl Record {
     /// whether the line is an error: the outcome's, or a value JSON cannot render (nested too
     /// deep, not UTF-8 …).
     pub fn json_line(&self) -> (String, bool) {
-        let mut m = self.head();
-        match &self.outcome {
-            Ok(Answer::Found(v)) => {
-                m.insert(Value::str("found"), Value::Bool(true));
-                m.insert(Value::str("value"), v.clone());
-            }
-            Ok(Answer::Default(v)) => {
-                m.insert(Value::str("found"), Value::Bool(false));
-                m.insert(Value::str("default"), Value::Bool(true));
-                m.insert(Value::str("value"), v.clone());
-            }
-            Ok(Answer::NotFound) => {
-                m.insert(Value::str("found"), Value::Bool(false));
-            }
-            Err(e) => {
-                m.insert(Value::str("error"), Value::str(e.to_string()));
-            }
-        }
-        if let (Some(r), Ok(_)) = (&self.rendered, &self.outcome) {
-            m.insert(Value::str("rendered"), Value::str(r.as_str()));
-        }
-        let v = Value::Hash(m);
-        match crate::render::to_json(&v) {
-            Ok(line) => (line, self.outcome.is_err()),
-            Err(e) => {
-                let mut m = self.head();
-                m.insert(Value::str("error"), Value::str(e.to_string()));
-                (
-                    crate::render::to_json(&Value::Hash(m)).unwrap_or_default(),
-                    true,
-                )
-            }
-        }
+        let value_json = self.outcome.as_ref().ok().and_then(Answer::value).map(|v| {
+            let mut s = String::new();
+            crate::json::write::write_json_at(&mut s, v, 1).map(|()| s)
+        });
+        let mut line = String::new();
+        let error = write_line(
+            &mut line,
+            self.head_fields(),
+            &self.outcome,
+            self.rendered.as_deref(),
+            value_json.as_ref().map(|r| r.as_deref()),
+        );
+        (line, error)
     }
 
-    /// `node`, the facts source and `key`: what every line starts with.
-    fn head(&self) -> Map {
-        let mut m = Map::default();
-        m.insert(Value::str("node"), Value::str(self.node.as_str()));
-        if let Some((k, v)) = &self.source {
-            m.insert(Value::str(k.as_str()), Value::str(v.as_str()));
+    fn head_fields(&self) -> Head<'_> {
+        Head {
+            node: &self.node,
+            source: self.source.as_ref().map(|(k, v)| (k.as_str(), v.as_str())),
+            key: &self.key,
         }
-        m.insert(Value::str("key"), Value::str(self.key.as_str()));
-        m
     }
 
     /// The answer with its rendering checked: a value that JSON Lines (or `--render-as`)
@@ -113,24 +88,188 @@ impl Record {
         outcome: Result<Answer, Error>,
         format: Option<Format>,
     ) -> Self {
+        let checked = Checked::new(outcome, format);
+        Record {
+            node: node.name.clone(),
+            source: node.source.clone(),
+            key,
+            outcome: checked.outcome,
+            rendered: checked.rendered,
+        }
+    }
+}
+
+/// An answer checked for printing, as [`Record::new`] checks it, with the value's JSON as it
+/// sits in its line (written once: the line reuses it).
+struct Checked {
+    outcome: Result<Answer, Error>,
+    rendered: Option<String>,
+    /// The value's JSON one level inside the line's hash, or why it cannot be written there
+    /// (a value exactly at the nesting limit renders alone but not inside the line).
+    value_json: Option<Result<String, crate::render::RenderError>>,
+}
+
+impl Checked {
+    fn new(outcome: Result<Answer, Error>, format: Option<Format>) -> Checked {
         let mut rendered = None;
+        let mut value_json = None;
         let outcome = outcome.and_then(|a| {
             if let Some(v) = a.value() {
-                crate::render::to_json(v).map_err(|e| Error::run(e.to_string()))?;
+                let mut s = String::new();
+                match crate::json::write::write_json_at(&mut s, v, 1) {
+                    Ok(()) => value_json = Some(Ok(s)),
+                    Err(inside) => {
+                        // Whether it renders on its own decides between an error answer
+                        // and an error line.
+                        crate::render::to_json(v).map_err(|e| Error::run(e.to_string()))?;
+                        value_json = Some(Err(inside));
+                    }
+                }
                 if let Some(f) = format {
                     rendered = Some(f.render(v)?);
                 }
             }
             Ok(a)
         });
-        Record {
-            node: node.name.clone(),
-            source: node.source.clone(),
-            key,
+        Checked {
             outcome,
             rendered,
+            value_json,
         }
     }
+}
+
+/// What every line starts with: `node`, the facts source and `key`.
+struct Head<'a> {
+    node: &'a str,
+    source: Option<(&'a str, &'a str)>,
+    key: &'a str,
+}
+
+/// Appends one JSON Lines answer (without its newline) to `out`, written field by field as
+/// the json gem writes the hash `{node, source, key, found/default/value or error,
+/// rendered}`; returns whether it is an error line. `value_json`: the value's JSON inside the
+/// line, or why it cannot be written there.
+fn write_line(
+    out: &mut String,
+    head: Head,
+    outcome: &Result<Answer, Error>,
+    rendered: Option<&str>,
+    value_json: Option<Result<&str, &crate::render::RenderError>>,
+) -> bool {
+    use crate::json::write::json_str;
+    const FIELDS: [&str; 7] = [
+        "node", "key", "found", "default", "value", "error", "rendered",
+    ];
+    if head.source.is_some_and(|(k, _)| FIELDS.contains(&k)) {
+        // A source named like another field replaces it, as a hash insert does.
+        return map_line(out, head, outcome, rendered);
+    }
+    let write_head = |out: &mut String| {
+        out.push_str("{\"node\":");
+        json_str(out, head.node);
+        if let Some((k, v)) = head.source {
+            out.push(',');
+            json_str(out, k);
+            out.push(':');
+            json_str(out, v);
+        }
+        out.push_str(",\"key\":");
+        json_str(out, head.key);
+    };
+    write_head(out);
+    let mut error = false;
+    match (outcome, value_json) {
+        (Ok(_), Some(Err(e))) => {
+            out.push_str(",\"error\":");
+            json_str(out, &e.to_string());
+            out.push('}');
+            return true;
+        }
+        (Ok(Answer::Found(_)), Some(Ok(json))) => {
+            out.push_str(",\"found\":true,\"value\":");
+            out.push_str(json);
+        }
+        (Ok(Answer::Default(_)), Some(Ok(json))) => {
+            out.push_str(",\"found\":false,\"default\":true,\"value\":");
+            out.push_str(json);
+        }
+        (Ok(Answer::NotFound), _) => out.push_str(",\"found\":false"),
+        (Ok(_), None) => return map_line(out, head, outcome, rendered),
+        (Err(e), _) => {
+            out.push_str(",\"error\":");
+            json_str(out, &e.to_string());
+            error = true;
+        }
+    }
+    if let (Some(r), Ok(_)) = (rendered, outcome) {
+        out.push_str(",\"rendered\":");
+        json_str(out, r);
+    }
+    out.push('}');
+    error
+}
+
+/// [`write_line`] through a hash of the fields, for the lines whose fields collide.
+fn map_line(
+    out: &mut String,
+    head: Head,
+    outcome: &Result<Answer, Error>,
+    rendered: Option<&str>,
+) -> bool {
+    let head_map = || {
+        let mut m = Map::default();
+        m.insert(Value::str("node"), Value::str(head.node));
+        if let Some((k, v)) = head.source {
+            m.insert(Value::str(k), Value::str(v));
+        }
+        m.insert(Value::str("key"), Value::str(head.key));
+        m
+    };
+    let mut m = head_map();
+    match outcome {
+        Ok(Answer::Found(v)) => {
+            m.insert(Value::str("found"), Value::Bool(true));
+            m.insert(Value::str("value"), v.clone());
+        }
+        Ok(Answer::Default(v)) => {
+            m.insert(Value::str("found"), Value::Bool(false));
+            m.insert(Value::str("default"), Value::Bool(true));
+            m.insert(Value::str("value"), v.clone());
+        }
+        Ok(Answer::NotFound) => {
+            m.insert(Value::str("found"), Value::Bool(false));
+        }
+        Err(e) => {
+            m.insert(Value::str("error"), Value::str(e.to_string()));
+        }
+    }
+    if let (Some(r), Ok(_)) = (rendered, outcome) {
+        m.insert(Value::str("rendered"), Value::str(r));
+    }
+    match crate::render::to_json(&Value::Hash(m)) {
+        Ok(line) => {
+            out.push_str(&line);
+            outcome.is_err()
+        }
+        Err(e) => {
+            let mut m = head_map();
+            m.insert(Value::str("error"), Value::str(e.to_string()));
+            out.push_str(&crate::render::to_json(&Value::Hash(m)).unwrap_or_default());
+            true
+        }
+    }
+}
+
+/// One node's answers as JSON Lines, for a writer that prints them as they come.
+#[derive(Debug, Clone, Default)]
+pub struct NodeLines {
+    /// The lines, each ending in a newline.
+    pub text: String,
+    /// Whether any line is an error.
+    pub errors: bool,
+    /// Whether any key was not found (and no `--default` answered it).
+    pub missed: bool,
 }
 
 /// What a batch needs besides the nodes.
@@ -158,52 +297,74 @@ impl Batch {
         &self,
         nodes: Vec<Node>,
         files: DataFiles,
-        mut emit: impl FnMut(usize, Vec<Record>) + Send,
+        emit: impl FnMut(usize, Vec<Record>) + Send,
     ) {
-        let next = AtomicUsize::new(0);
-        let total = nodes.len();
-        // Finished nodes wait here until every earlier node has been emitted.
-        let done: Mutex<(usize, Vec<Option<Vec<Record>>>)> = Mutex::new((0, vec![None; total]));
-        let emit = Mutex::new(&mut emit);
-        let threads = self.threads.max(1).min(total.max(1));
-        std::thread::scope(|s| {
-            for _ in 0..threads {
-                let worker = std::thread::Builder::new()
-                    .stack_size(crate::limits::LOOKUP_STACK_SIZE)
-                    .spawn_scoped(s, || loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        if i >= total {
-                            break;
-                        }
-                        let records = self.node_records(&nodes[i], files.clone());
-                        let mut d = done.lock().unwrap_or_else(|e| e.into_inner());
-                        d.1[i] = Some(records);
-                        while d.0 < total {
-                            let idx = d.0;
-                            let Some(r) = d.1[idx].take() else { break };
-                            d.0 += 1;
-                            let mut e = emit.lock().unwrap_or_else(|e| e.into_inner());
-                            (*e)(idx, r);
-                        }
-                    });
-                if worker.is_err() {
-                    // No thread to be had: the other workers (or none) carry on.
-                    break;
-                }
-            }
-        });
+        crate::workers::in_order(
+            &nodes,
+            self.threads,
+            |node| {
+                let mut records = Vec::new();
+                self.answer_node(node, files.clone(), |key, outcome| {
+                    records.push(Record::new(node, key, outcome, self.format))
+                });
+                records
+            },
+            emit,
+        );
     }
 
-    fn node_records(&self, node: &Node, files: DataFiles) -> Vec<Record> {
+    /// Answers every node as JSON Lines ([`Record::json_line`], byte for byte); `emit`
+    /// receives each node's lines, in node order. The lines are written by the workers, so
+    /// that the one writer only copies them out.
+    pub fn run_lines(
+        &self,
+        nodes: Vec<Node>,
+        files: DataFiles,
+        emit: impl FnMut(usize, NodeLines) + Send,
+    ) {
+        crate::workers::in_order(
+            &nodes,
+            self.threads,
+            |node| {
+                let mut lines = NodeLines::default();
+                self.answer_node(node, files.clone(), |key, outcome| {
+                    let checked = Checked::new(outcome, self.format);
+                    let head = Head {
+                        node: &node.name,
+                        source: node.source.as_ref().map(|(k, v)| (k.as_str(), v.as_str())),
+                        key: &key,
+                    };
+                    let error = write_line(
+                        &mut lines.text,
+                        head,
+                        &checked.outcome,
+                        checked.rendered.as_deref(),
+                        checked.value_json.as_ref().map(|r| r.as_deref()),
+                    );
+                    lines.text.push('\n');
+                    lines.errors |= error;
+                    lines.missed |= !error && matches!(checked.outcome, Ok(Answer::NotFound));
+                });
+                lines
+            },
+            emit,
+        );
+    }
+
+    /// Looks every key of the node up, handing each key and its answer (after `--default`,
+    /// `--type` and `--redact`) to `answer`, in key order.
+    fn answer_node(
+        &self,
+        node: &Node,
+        files: DataFiles,
+        mut answer: impl FnMut(String, Result<Answer, Error>),
+    ) {
         if let Some(e) = &node.facts_error {
-            let keys = match &self.keys {
-                Keys::List(k) => k.clone(),
-                Keys::All => vec![String::new()],
-            };
-            return keys
-                .into_iter()
-                .map(|key| Record::new(node, key, Err(e.clone()), None))
-                .collect();
+            match &self.keys {
+                Keys::List(k) => k.iter().for_each(|key| answer(key.clone(), Err(e.clone()))),
+                Keys::All => answer(String::new(), Err(e.clone())),
+            }
+            return;
         }
         let mut session = Session::with_files(
             node.scope.clone(),
@@ -215,25 +376,140 @@ impl Batch {
             Keys::List(k) => k.clone(),
             Keys::All => match session.all_keys() {
                 Ok(k) => k,
-                Err(e) => {
-                    return vec![Record::new(node, String::new(), Err(e), None)];
-                }
+                Err(e) => return answer(String::new(), Err(e)),
             },
         };
-        keys.into_iter()
-            .map(|key| {
-                let outcome = session
-                    .lookup(std::slice::from_ref(&key), self.merge.as_ref())
-                    .and_then(|o| self.finish.apply(o));
-                // --redact: the answer was checked on the real value; the line hides it.
-                let outcome = match session.redactor().filter(|r| !r.is_empty()) {
-                    Some(r) => outcome
-                        .map(|a| a.map_value(|v| r.value(v)))
-                        .map_err(|e| r.error(&e)),
-                    None => outcome,
-                };
-                Record::new(node, key, outcome, self.format)
-            })
-            .collect()
+        for key in keys {
+            let outcome = session
+                .lookup(std::slice::from_ref(&key), self.merge.as_ref())
+                .and_then(|o| self.finish.apply(o));
+            // --redact: the answer was checked on the real value; the line hides it.
+            let outcome = match session.redactor().filter(|r| !r.is_empty()) {
+                Some(r) => outcome
+                    .map(|a| a.map_value(|v| r.value(v)))
+                    .map_err(|e| r.error(&e)),
+                None => outcome,
+            };
+            answer(key, outcome);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// How batch mode wrote a line before lines were written field by field: the answer
+    /// checked by rendering its value alone (at json's top level), then the whole line
+    /// rendered through a hash.
+    fn reference_line(
+        source: Option<(&str, &str)>,
+        outcome: Result<Answer, Error>,
+        format: Option<Format>,
+    ) -> (String, bool) {
+        let mut rendered = None;
+        let outcome = outcome.and_then(|a| {
+            if let Some(v) = a.value() {
+                crate::render::to_json(v).map_err(|e| Error::run(e.to_string()))?;
+                if let Some(f) = format {
+                    rendered = Some(f.render(v)?);
+                }
+            }
+            Ok(a)
+        });
+        // The line through a hash: `map_line` is how every line was written then.
+        let mut line = String::new();
+        let head = Head {
+            node: "n1",
+            source,
+            key: "a::b",
+        };
+        let error = map_line(&mut line, head, &outcome, rendered.as_deref());
+        (line, error)
+    }
+
+    fn nested(depth: usize) -> Value {
+        (0..depth).fold(Value::Int(1), |v, _| Value::Array(vec![v]))
+    }
+
+    #[test]
+    fn lines_are_written_as_the_hash_would_render() {
+        let mut hash = Map::default();
+        hash.insert(Value::Int(1), Value::str("one"));
+        hash.insert(Value::str("k\"\n"), Value::Float(1.5));
+        let values = [
+            Value::str("plain"),
+            Value::str("quote \" backslash \\ newline \n tab \t \u{1} é"),
+            Value::Null,
+            Value::Bool(false),
+            Value::Float(f64::NAN),
+            Value::Float(f64::INFINITY),
+            Value::Float(0.1),
+            Value::Hash(hash),
+            Value::Sensitive(Box::new(Value::str("secret"))),
+            // Nesting around json's limit of 100: alone, and one level inside the line.
+            nested(98),
+            nested(99),
+            nested(100),
+            nested(101),
+        ];
+        let mut outcomes: Vec<Result<Answer, Error>> = vec![
+            Ok(Answer::NotFound),
+            Err(Error::run("broken \"data\"\nsecond line")),
+        ];
+        for v in &values {
+            outcomes.push(Ok(Answer::Found(v.clone())));
+            outcomes.push(Ok(Answer::Default(v.clone())));
+        }
+        let formats = [
+            None,
+            Some(Format::Json),
+            Some(Format::Yaml),
+            Some(Format::S),
+            Some(Format::Binary),
+        ];
+        let sources = [
+            None,
+            Some(("facts", "web01.yaml")),
+            // Named like fields of the line: the hash's insert order and replacement.
+            Some(("key", "x")),
+            Some(("node", "y")),
+            Some(("value", "z")),
+        ];
+        let node = |source: Option<(&str, &str)>| Node {
+            name: "n1".into(),
+            source: source.map(|(k, v)| (k.to_string(), v.to_string())),
+            scope: Scope::from_facts(Map::default(), "production"),
+            facts_error: None,
+        };
+        for source in sources {
+            for outcome in &outcomes {
+                for format in formats {
+                    let expected = reference_line(source, outcome.clone(), format);
+                    let record = Record::new(&node(source), "a::b".into(), outcome.clone(), format);
+                    assert_eq!(
+                        record.json_line(),
+                        expected,
+                        "{source:?} {outcome:?} {format:?}"
+                    );
+                    let checked = Checked::new(outcome.clone(), format);
+                    let mut line = String::new();
+                    let n = node(source);
+                    let head = Head {
+                        node: &n.name,
+                        source,
+                        key: "a::b",
+                    };
+                    let error = write_line(
+                        &mut line,
+                        head,
+                        &checked.outcome,
+                        checked.rendered.as_deref(),
+                        checked.value_json.as_ref().map(|r| r.as_deref()),
+                    );
+                    assert_eq!((line, error), expected, "{source:?} {outcome:?} {format:?}");
+                }
+            }
+        }
     }
 }

@@ -140,9 +140,14 @@ impl LookupKey {
     pub(crate) fn parse(key: &str) -> crate::error::Result<LookupKey> {
         let mut segs = split_key(key)
             .map_err(|_| crate::error::Error::lookup(format!("Syntax error in key: '{key}'")))?;
-        let root = segs.remove(0).to_string();
-        // Ruby's `root[0..i-1]`: for a leading `::` that is the whole key.
-        let module_name = root.find("::").map(|i| {
+        let root = match segs.remove(0) {
+            Segment::Key(s) => s,
+            index => index.to_string(),
+        };
+        // Ruby's `root[0..i-1]`: for a leading `::` that is the whole key. (A byte scan:
+        // every lookup parses its key.)
+        let double_colon = root.as_bytes().windows(2).position(|w| w == b"::");
+        let module_name = double_colon.map(|i| {
             if i == 0 {
                 root.clone()
             } else {

@@ -160,6 +160,7 @@ pub mod scope;
 mod types;
 pub mod value;
 pub mod where_;
+mod workers;
 pub mod yaml;
 
 pub use answer::{Answer, Finish, Format};

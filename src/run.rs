@@ -1,7 +1,6 @@
 //! One invocation of the command: flags → scope and layers → lookup → rendered output.
 
 use crate::cli::Args;
-use hiera_lookup::answer::Answer;
 use hiera_lookup::request::{Flags, Mode, Request, Resolved, Sources};
 use hiera_lookup::{Error, Session};
 
@@ -170,21 +169,15 @@ fn run_batch(
         let nodes: Vec<_> = chunk.into_iter().map(|n| sources.batch_node(n)).collect();
         let count = nodes.len();
         let show = progress && (done > 0 || count >= 50);
-        batch.run(nodes, files.clone(), |i, records| {
+        batch.run_lines(nodes, files.clone(), |i, lines| {
             if broken.is_some() {
                 return;
             }
-            for r in &records {
-                let (line, is_error) = r.json_line();
-                if is_error {
-                    errors = true;
-                } else if matches!(r.outcome, Ok(Answer::NotFound)) {
-                    missed = true;
-                }
-                if let Err(e) = writeln!(out, "{line}") {
-                    broken = Some(e);
-                    return;
-                }
+            errors |= lines.errors;
+            missed |= lines.missed;
+            if let Err(e) = out.write_all(lines.text.as_bytes()) {
+                broken = Some(e);
+                return;
             }
             if show {
                 eprint!("\rhiera-lookup: {} nodes", done + i + 1);

@@ -275,8 +275,8 @@ fn check(repo: &Path, facts: &Path, scratch: &Path, base: &str, head: &str) -> J
             assert_eq!(ba, &expected[k], "{base}..{head}: {k:?}");
         }
     }
-    // Looking every key up finds nothing more than the analysis let through.
-    if !report["recomputed_everything"].is_null() {
+    // Looking every key up on every node finds nothing more than the analysis let through.
+    if !report["recomputed_everything"].is_null() && report["nodes_skipped"] == 0 {
         return report;
     }
     let (_, all) = run_diff(
@@ -296,17 +296,44 @@ fn check(repo: &Path, facts: &Path, scratch: &Path, base: &str, head: &str) -> J
     report
 }
 
-#[test]
-fn real_history() {
-    let t = temp("history");
+/// The realworld control repo copied into `t` (and shaped by `prepare`), committed as the
+/// first revision of a new repository; the distinct facts and a scratch directory beside it.
+fn history(t: &Temp, prepare: impl FnOnce(&Path)) -> (PathBuf, PathBuf, PathBuf) {
     let repo = t.0.join("control-repo");
     copy_dir(&fixture().join("environments/production"), &repo);
+    prepare(&repo);
     let facts = distinct_facts(&t.0);
     let scratch = t.0.join("scratch");
     std::fs::create_dir_all(&scratch).unwrap();
     git(&repo, &["init", "-q"]);
     git(&repo, &["add", "-A"]);
     git(&repo, &["commit", "-qm", "base"]);
+    (repo, facts, scratch)
+}
+
+/// The diff of HEAD and the work tree must list exactly the node × key pairs whose lookups
+/// differ between a copy of HEAD and the work tree; returns the report.
+fn check_work_tree(repo: &Path, facts: &Path, scratch: &Path) -> Json {
+    let args = ["HEAD", "--facts-dir", facts.to_str().unwrap(), "--all"];
+    let (code, wt) = run_diff(repo, &[&args[..], &["--format", "json"]].concat());
+    assert_eq!(code, 1);
+    let expected: BTreeSet<(String, String)> = {
+        let a = answers(repo, "HEAD", facts, scratch);
+        let b = batch_answers(repo, facts, &[]);
+        a.keys()
+            .chain(b.keys())
+            .filter(|k| a.get(*k) != b.get(*k))
+            .cloned()
+            .collect()
+    };
+    assert_eq!(reported(&wt).into_keys().collect::<BTreeSet<_>>(), expected);
+    wt
+}
+
+#[test]
+fn real_history() {
+    let t = temp("history");
+    let (repo, facts, scratch) = history(&t, |_| {});
 
     // 1. A value change, which an interpolating key (backup_dir) and an alias follow.
     edit(
@@ -399,6 +426,14 @@ fn real_history() {
     let r = check(&repo, &facts, &scratch, "HEAD~1", "HEAD");
     let s = r.to_string();
     assert!(s.contains("Unable to parse (data/os/Debian.yaml)"), "{s}");
+    // Every key is looked up, but only on the Debian and Ubuntu nodes: the RedHat, CentOS
+    // and FreeBSD nodes do not read the broken file (check() compared this with lookups on
+    // each side and with --no-skip).
+    assert!(r["recomputed_everything"]
+        .as_str()
+        .unwrap()
+        .contains("data/os/Debian.yaml does not load"));
+    assert_eq!(r["nodes_skipped"], 3, "{}", r["nodes_skipped"]);
 
     // ... and disappear when it is fixed.
     edit(
@@ -408,7 +443,8 @@ fn real_history() {
         "fixed: true",
     );
     git(&repo, &["commit", "-qam", "fixed"]);
-    check(&repo, &facts, &scratch, "HEAD~1", "HEAD");
+    let r = check(&repo, &facts, &scratch, "HEAD~1", "HEAD");
+    assert_eq!(r["nodes_skipped"], 3, "{r}");
 
     // 5. A renamed file: the data it held is no longer found where the old name was read.
     git(
@@ -453,28 +489,7 @@ fn real_history() {
         "profile::base::data_root: '/data'",
         "profile::base::data_root: '/opt'",
     );
-    let (code, wt) = run_diff(
-        &repo,
-        &[
-            "HEAD",
-            "--facts-dir",
-            facts.to_str().unwrap(),
-            "--all",
-            "--format",
-            "json",
-        ],
-    );
-    assert_eq!(code, 1);
-    let expected: BTreeSet<(String, String)> = {
-        let a = answers(&repo, "HEAD", &facts, &scratch);
-        let b = batch_answers(&repo, &facts, &[]);
-        a.keys()
-            .chain(b.keys())
-            .filter(|k| a.get(*k) != b.get(*k))
-            .cloned()
-            .collect()
-    };
-    assert_eq!(reported(&wt).into_keys().collect::<BTreeSet<_>>(), expected);
+    let wt = check_work_tree(&repo, &facts, &scratch);
     let old = t.0.join("old");
     copy_dir(&checkout(&repo, "HEAD", &scratch), &old);
     let (_, dirs) = run_diff(
@@ -490,6 +505,66 @@ fn real_history() {
         ],
     );
     assert_eq!(reported(&dirs), reported(&wt));
+}
+
+/// A level that names a changed file through a linked directory or `..` reaches it: the
+/// nodes reading it are compared, on revisions and on the work tree, and only the others
+/// are skipped.
+#[test]
+fn reach_follows_links_and_dots() {
+    let t = temp("links");
+    // The datadir `data` is a link to the real directory, and the Kernel level goes
+    // through `..`.
+    let (repo, facts, scratch) = history(&t, |repo| {
+        std::fs::rename(repo.join("data"), repo.join("hieradata")).unwrap();
+        std::os::unix::fs::symlink("hieradata", repo.join("data")).unwrap();
+        edit(
+            repo,
+            "hiera.yaml",
+            "path: \"kernel/%{facts.kernel}.yaml\"",
+            "path: \"os/../kernel/%{facts.kernel}.yaml\"",
+        );
+    });
+
+    // Read by the RedHat and CentOS nodes only (CentOS 7 has its own value for the key).
+    edit(
+        &repo,
+        "hieradata/os/RedHat.yaml",
+        "profile::base::selinux_mode: 'enforcing'",
+        "profile::base::selinux_mode: 'permissive'",
+    );
+    git(&repo, &["commit", "-qam", "RedHat"]);
+    let r = check(&repo, &facts, &scratch, "HEAD~1", "HEAD");
+    let nodes: BTreeSet<String> = reported(&r).into_keys().map(|(_, n)| n).collect();
+    assert_eq!(
+        nodes,
+        BTreeSet::from(["facter4.10-redhat-9-x86_64".to_string()]),
+        "{r}"
+    );
+    assert_eq!(r["nodes_skipped"], 3, "{r}");
+
+    // Read by every Linux node, through `..`.
+    edit(
+        &repo,
+        "hieradata/kernel/Linux.yaml",
+        "fs.file-max: 2097152",
+        "fs.file-max: 4194304",
+    );
+    git(&repo, &["commit", "-qam", "Linux"]);
+    let r = check(&repo, &facts, &scratch, "HEAD~1", "HEAD");
+    assert_eq!(reported(&r).len(), 4, "{r}");
+    assert_eq!(r["nodes_skipped"], 1, "{r}");
+
+    // The work tree (files on disk, links resolved by the system).
+    edit(
+        &repo,
+        "hieradata/os/RedHat.yaml",
+        "profile::base::selinux_mode: 'permissive'",
+        "profile::base::selinux_mode: 'disabled'",
+    );
+    let wt = check_work_tree(&repo, &facts, &scratch);
+    assert_eq!(reported(&wt).len(), 1, "{wt}");
+    assert_eq!(wt["nodes_skipped"], 3, "{wt}");
 }
 
 #[test]
@@ -553,8 +628,14 @@ fn text_github_and_markdown_name_the_change() {
         md.starts_with("### hiera-lookup diff `HEAD` → `work tree`"),
         "{md}"
     );
+    // Text and Markdown name the same place as file:line:column.
+    let site = format!("data/common.yaml:{line}:{col}");
     assert!(
-        md.contains("| `profile::base::ntp_servers` | 1 | data/common.yaml:"),
+        text.contains(&format!("profile::base::ntp_servers  (1 node)  {site}\n")),
+        "{text}"
+    );
+    assert!(
+        md.contains(&format!("| `profile::base::ntp_servers` | 1 | {site} |")),
         "{md}"
     );
 }

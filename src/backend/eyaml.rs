@@ -291,7 +291,7 @@ impl EyamlLookupKey {
             hash,
             key,
             &v,
-            "lookup_key function 'eyaml_lookup_key'",
+            format_args!("lookup_key function 'eyaml_lookup_key'"),
             path,
         )?;
         Ok(Some(if contains_encrypted(&v) {

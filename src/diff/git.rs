@@ -270,6 +270,16 @@ impl Fs for GitFs {
         }
     }
 
+    /// Where [`read`](Fs::read) would read: links in the revision followed (and then the
+    /// disk's, for a link out of it).
+    fn canonical(&self, path: &Path) -> PathBuf {
+        match self.locate(path) {
+            At::Disk(p) => crate::fs::RealFs.canonical(&p),
+            At::Tree(rel) if rel.is_empty() => self.root.clone(),
+            At::Tree(rel) => self.root.join(rel),
+        }
+    }
+
     fn read_dir(&self, path: &Path) -> io::Result<Vec<String>> {
         match self.locate(path) {
             At::Disk(p) => crate::fs::RealFs.read_dir(&p),

@@ -3,7 +3,8 @@
 //! alias those (`%{lookup('k')}`, `%{hiera('k')}`, `%{alias('k')}`, transitively), and the
 //! keys named by changed `lookup_options` entries. A changed hiera.yaml, environment.conf or
 //! eyaml key, a changed `^pattern` lookup_options entry, or a data file that does not parse
-//! on one side can touch any key: then everything is recomputed.
+//! on one side can touch any key: then everything is recomputed (for the last two, only on
+//! the nodes that read a changed file).
 
 use super::Tree;
 use crate::interpolation::{parse_expr, tokenize, Method, Token};
@@ -69,6 +70,12 @@ pub(crate) struct Impact {
     pub changed: Vec<ChangedFile>,
     /// Why every key must be recomputed, if it must.
     pub everything: Option<String>,
+    /// Whether every key must be recomputed only on the nodes whose hierarchies reach a
+    /// changed file: the reasons are all in data files (one that does not load on one side,
+    /// a changed `^pattern` lookup_options entry), which a node reaching none of the changed
+    /// files does not read. A changed hiera.yaml, environment.conf or eyaml key touches
+    /// every node.
+    pub everything_where_reached: bool,
     /// The keys to recompute (when not everything).
     pub keys: BTreeSet<String>,
     /// Every top-level key of every data file on either side (the keys `--all` can reach).
@@ -117,6 +124,8 @@ pub(crate) fn analyse(base: &Tree, head: &Tree) -> Impact {
 
     let paths: BTreeSet<&String> = base.listing.keys().chain(head.listing.keys()).collect();
     let mut everything: Vec<String> = Vec::new();
+    // Whether a reason in `everything` holds for every node.
+    let mut every_node = false;
     // Keys that interpolate another key: referenced root key → the keys referring to it.
     let mut referrers: HashMap<String, BTreeSet<String>> = HashMap::new();
     let mut dynamic: BTreeSet<String> = BTreeSet::new();
@@ -132,6 +141,7 @@ pub(crate) fn analyse(base: &Tree, head: &Tree) -> Impact {
         if role == Role::Config {
             if status.is_some() {
                 everything.push(format!("{rel} changed"));
+                every_node = true;
                 impact.changed.push(ChangedFile {
                     path: rel.clone(),
                     status: status.unwrap_or(Status::Modified),
@@ -180,6 +190,7 @@ pub(crate) fn analyse(base: &Tree, head: &Tree) -> Impact {
     impact.universe.remove("lookup_options");
     if !everything.is_empty() {
         impact.everything = Some(everything.join("; "));
+        impact.everything_where_reached = !every_node;
         return impact;
     }
     // Keys interpolating a changed key change too, transitively.

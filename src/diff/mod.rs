@@ -17,8 +17,7 @@ use crate::fs::Fs;
 use crate::value::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// One side of a diff: a control repo's files.
 #[derive(Debug, Clone)]
@@ -291,22 +290,23 @@ impl<'a> Side<'a> {
         other.files = other.files.clone().sharing_with(&self.files, same);
     }
 
-    /// The changed files, as absolute paths of this side.
+    /// The changed files, as this side's canonical paths.
     fn changed(&self, impact: &impact::Impact) -> std::collections::HashSet<PathBuf> {
         impact
             .changed
             .iter()
-            .map(|f| lexical(&self.tree.root.join(&f.path)))
+            .map(|f| self.tree.fs.canonical(&self.tree.root.join(&f.path)))
             .collect()
     }
 
     /// Whether the node's hierarchies on this side name any of `changed` (an error, or an
-    /// entry that names no location, counts as yes).
+    /// entry that names no location, counts as yes). Paths are compared canonical: a level
+    /// may name a changed file through a linked directory or `..`.
     fn reaches(&self, session: &mut Session, changed: &std::collections::HashSet<PathBuf>) -> bool {
         match session.reached_locations() {
             Ok(Some(locations)) => locations
                 .iter()
-                .any(|l| changed.contains(&lexical(Path::new(l)))),
+                .any(|l| changed.contains(&self.tree.fs.canonical(Path::new(l)))),
             _ => true,
         }
     }
@@ -331,6 +331,17 @@ impl<'a> Side<'a> {
     }
 }
 
+/// One node's comparison.
+struct NodeDiff {
+    /// The keys the node sees on either side (when every key is compared).
+    seen: Vec<String>,
+    /// Whether the node reaches no changed file (nothing looked up).
+    skipped: bool,
+    lookups: usize,
+    /// The keys whose answers differ: before, after, and the edits by path.
+    changes: Vec<(String, Resolved, Resolved, Vec<paths::Edit>)>,
+}
+
 /// Compares the two trees for every node.
 pub fn run(req: &Request) -> Result<Report> {
     if let Some(n) = req.nodes.iter().find(|n| n.facts_error.is_some()) {
@@ -344,9 +355,12 @@ pub fn run(req: &Request) -> Result<Report> {
     let impact = impact::analyse(&req.base, &req.head);
     let (base, mut head) = (Side::new(&req.base)?, Side::new(&req.head)?);
     base.share_unchanged(&mut head);
-    let everything = req.no_skip || impact.everything.is_some();
+    // Every key on every node, or every key on the nodes that reach a changed file.
+    let everywhere =
+        req.no_skip || (impact.everything.is_some() && !impact.everything_where_reached);
+    let every_key = req.no_skip || impact.everything.is_some();
     // The keys to look up: `None` is every key either side can see, per node.
-    let keys: Option<Vec<String>> = match (&req.keys, everything) {
+    let keys: Option<Vec<String>> = match (&req.keys, every_key) {
         (Keys::List(k), true) => Some(k.clone()),
         (Keys::List(k), false) => Some(
             k.iter()
@@ -383,84 +397,76 @@ pub fn run(req: &Request) -> Result<Report> {
     }
     // A node whose hierarchies reach no changed file on either side gets the same answers
     // on both: the keys that interpolate changed keys look those up in the node's own
-    // hierarchies too, and every other change (hiera.yaml, modules, eyaml keys) recomputes
-    // everything. HOCON files may `include` others, which no hierarchy names.
-    let skip_unreached = !everything && !impact.changed.iter().any(|f| f.path.ends_with(".conf"));
+    // hierarchies too, a data file that does not load or a changed lookup_options pattern
+    // is read only by the nodes reaching it, and every other change (hiera.yaml, modules,
+    // eyaml keys) recomputes everything. HOCON files may `include` others, which no
+    // hierarchy names.
+    let skip_unreached = !everywhere && !impact.changed.iter().any(|f| f.path.ends_with(".conf"));
     let (changed_base, changed_head) = (base.changed(&impact), head.changed(&impact));
-    let nodes_skipped = AtomicUsize::new(0);
 
-    type NodeChanges = Vec<(String, Resolved, Resolved)>;
-    let per_node: Mutex<Vec<Option<NodeChanges>>> = Mutex::new(vec![None; req.nodes.len()]);
-    let looked_up: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
-    let lookups = AtomicUsize::new(0);
-    let next = AtomicUsize::new(0);
-    let threads = req.threads.max(1).min(req.nodes.len().max(1));
-    let work = || loop {
-        let i = next.fetch_add(1, Ordering::Relaxed);
-        let Some(node) = req.nodes.get(i) else { break };
+    // Each node on a worker (batch mode's design); the results are grouped in node order, so
+    // the report is the same whatever the threads.
+    let mut by_key: BTreeMap<String, Vec<Group>> = BTreeMap::new();
+    let mut looked_up: rustc_hash::FxHashSet<String> = Default::default();
+    let (mut lookups, mut nodes_skipped) = (0usize, 0usize);
+    let compare = |node: &Node| -> NodeDiff {
         let mut sb = base.session(node, &req.settings);
         let mut sh = head.session(node, &req.settings);
-        let node_keys: Vec<String> = match &keys {
-            Some(k) => k.clone(),
+        let (node_keys, seen) = match &keys {
+            Some(k) => (k.clone(), Vec::new()),
             None => {
-                let kb = sb.all_keys();
-                let kh = sh.all_keys();
-                let mut set: indexmap::IndexSet<String> = indexmap::IndexSet::new();
-                for k in [&kb, &kh].into_iter().flatten() {
-                    set.extend(k.iter().cloned());
+                let mut set: indexmap::IndexSet<String, rustc_hash::FxBuildHasher> =
+                    Default::default();
+                for k in [sb.all_keys(), sh.all_keys()].into_iter().flatten() {
+                    set.extend(k);
                 }
                 let all: Vec<String> = set.into_iter().collect();
-                looked_up
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .extend(all.iter().cloned());
-                all
+                (all.clone(), all)
             }
         };
         if skip_unreached
             && !base.reaches(&mut sb, &changed_base)
             && !head.reaches(&mut sh, &changed_head)
         {
-            nodes_skipped.fetch_add(1, Ordering::Relaxed);
-            per_node.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(Vec::new());
-            continue;
+            return NodeDiff {
+                seen,
+                skipped: true,
+                lookups: 0,
+                changes: Vec::new(),
+            };
         }
         let mut changes = Vec::new();
+        let lookups = node_keys.len() * 2;
         for key in node_keys {
             let before = base.answer(&mut sb, &key);
             let after = head.answer(&mut sh, &key);
             if before != after {
-                changes.push((key, before, after));
+                let edits = match (&before, &after) {
+                    (Resolved::Found(a), Resolved::Found(b)) => paths::diff(a, b),
+                    _ => Vec::new(),
+                };
+                changes.push((key, before, after, edits));
             }
-            lookups.fetch_add(2, Ordering::Relaxed);
         }
-        per_node.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(changes);
+        NodeDiff {
+            seen,
+            skipped: false,
+            lookups,
+            changes,
+        }
     };
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            let spawned = std::thread::Builder::new()
-                .stack_size(crate::limits::LOOKUP_STACK_SIZE)
-                .spawn_scoped(s, work);
-            if spawned.is_err() {
-                break;
+    crate::workers::in_order(&req.nodes, req.threads, compare, |i, d| {
+        for k in d.seen {
+            if !looked_up.contains(&k) {
+                looked_up.insert(k);
             }
         }
-    });
-    // Threads that could not start leave nodes unanswered: answer them here.
-    if next.load(Ordering::Relaxed) < req.nodes.len() {
-        work();
-    }
-
-    // Group by key, then by identical change.
-    let mut by_key: BTreeMap<String, Vec<Group>> = BTreeMap::new();
-    let per_node = per_node.into_inner().unwrap_or_else(|e| e.into_inner());
-    for (node, changes) in req.nodes.iter().zip(per_node) {
-        for (key, before, after) in changes.unwrap_or_default() {
+        nodes_skipped += usize::from(d.skipped);
+        lookups += d.lookups;
+        // Group by key, then by identical change.
+        let name = &req.nodes[i].name;
+        for (key, before, after, edits) in d.changes {
             let groups = by_key.entry(key).or_default();
-            let edits = match (&before, &after) {
-                (Resolved::Found(a), Resolved::Found(b)) => paths::diff(a, b),
-                _ => Vec::new(),
-            };
             let same = |g: &&mut Group| {
                 if edits.is_empty() {
                     g.edits.is_empty() && g.before == before && g.after == after
@@ -469,16 +475,16 @@ pub fn run(req: &Request) -> Result<Report> {
                 }
             };
             match groups.iter_mut().find(same) {
-                Some(g) => g.nodes.push(node.name.clone()),
+                Some(g) => g.nodes.push(name.clone()),
                 None => groups.push(Group {
-                    nodes: vec![node.name.clone()],
+                    nodes: vec![name.clone()],
                     before,
                     after,
                     edits,
                 }),
             }
         }
-    }
+    });
     let changes = by_key
         .into_iter()
         .map(|(key, mut groups)| {
@@ -489,16 +495,12 @@ pub fn run(req: &Request) -> Result<Report> {
         .collect();
     let recomputed = match &keys {
         Some(k) => k.len(),
-        None => looked_up
-            .into_inner()
-            .unwrap_or_else(|e| e.into_inner())
-            .len(),
+        None => looked_up.len(),
     };
     let skipped = match &req.keys {
         Keys::List(k) => k.len() - recomputed.min(k.len()),
         Keys::All => impact.universe.len().saturating_sub(recomputed),
     };
-    let nodes_skipped = nodes_skipped.into_inner();
     let pairs_skipped = skipped * req.nodes.len() + recomputed * nodes_skipped;
     Ok(Report {
         base: req.base.label.clone(),
@@ -507,7 +509,7 @@ pub fn run(req: &Request) -> Result<Report> {
         nodes: req.nodes.len(),
         keys_recomputed: recomputed,
         keys_skipped: skipped,
-        lookups: lookups.into_inner(),
+        lookups,
         nodes_skipped,
         pairs_skipped,
         path_prefix: req.head.prefix.clone(),
@@ -595,25 +597,6 @@ fn first_change(before: &Value, after: &Value, path: &mut Vec<Value>) {
     }
 }
 
-/// `path` with `.` and `..` resolved lexically, so that a location written through a
-/// relative datadir compares equal to the same file named from the root.
-fn lexical(path: &Path) -> PathBuf {
-    use std::path::Component;
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push("..");
-                }
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -676,13 +659,5 @@ mod tests {
         // A file without positions (not a data format) or without the key.
         assert_eq!(at("k: 1\n", "k: 2\n", "d.txt", "k"), None);
         assert_eq!(at("k: 1\n", "j: 2\n", "d.yaml", "k"), None);
-    }
-
-    #[test]
-    fn paths_resolve_dots_lexically() {
-        assert_eq!(
-            lexical(Path::new("/r/data/../data/./x.yaml")),
-            Path::new("/r/data/x.yaml")
-        );
     }
 }

@@ -110,6 +110,9 @@ pub(crate) fn summary(r: &Report) -> String {
         s.push_str(&format!(": {} node × key pairs", num(r.pairs_skipped)));
     }
     match &r.impact.everything {
+        Some(why) if r.impact.everything_where_reached => s.push_str(&format!(
+            "; every key recomputed on the nodes reaching a changed file: {why})"
+        )),
         Some(why) => s.push_str(&format!("; every key recomputed: {why})")),
         None => s.push(')'),
     }
@@ -152,12 +155,15 @@ fn change_lines(key: &str, g: &Group) -> Vec<String> {
     out
 }
 
+/// The changed definitions as `file:line:column` (as compilers and editors name a place;
+/// `file:line` or `file` where the parser gave less).
 fn sites(c: &KeyChange) -> String {
     c.sites
         .iter()
-        .map(|s| match s.line {
-            Some(l) => format!("{}:{l}", s.file),
-            None => s.file.clone(),
+        .map(|s| match (s.line, s.column) {
+            (Some(l), Some(col)) => format!("{}:{l}:{col}", s.file),
+            (Some(l), None) => format!("{}:{l}", s.file),
+            _ => s.file.clone(),
         })
         .collect::<Vec<_>>()
         .join(", ")

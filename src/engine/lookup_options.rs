@@ -71,15 +71,15 @@ impl Session {
     // ---- lookup_options --------------------------------------------------------------
 
     pub(super) fn lookup_lookup_options(&mut self, lk: &LookupKey) -> Result<Option<Value>> {
-        let module = lk.module_name.clone();
-        if !self.cache.lookup_options.contains_key(&module) {
+        let module = &lk.module_name;
+        if !self.cache.lookup_options.contains_key(module) {
             let opts = self.retrieve_lookup_options(module.clone())?;
             self.cache.lookup_options.insert(module.clone(), opts);
         }
         Ok(self
             .cache
             .lookup_options
-            .get(&module)
+            .get(module)
             .and_then(|o| o.as_ref())
             .and_then(|o| extract_options(o, &lk.root)))
     }
@@ -272,7 +272,7 @@ pub(super) fn compile_patterns(options: Map) -> Result<CompiledOptions> {
 }
 
 pub(super) fn extract_options(o: &CompiledOptions, root: &str) -> Option<Value> {
-    if let Some(v) = o.exact.get(&Value::str(root)) {
+    if let Some(v) = o.exact.get(&crate::value::StrKey(root)) {
         if !v.is_null() {
             return Some(v.clone());
         }

@@ -28,6 +28,7 @@ use crate::scope::{Scope, Strict};
 use crate::value::{Map, Value};
 use lookup_options::CompiledOptions;
 use providers::{EntriesResult, ProviderId};
+use rustc_hash::FxHashMap;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::rc::Rc;
@@ -92,21 +93,28 @@ pub struct Session {
     secrets: crate::redact::Redactor,
 }
 
-/// What a session loads once: configurations, entries, data files and lookup_options.
+/// What a session loads once: configurations, entries, data files and lookup_options. Every
+/// lookup reads these maps several times: Fx hashing (their keys are paths and key names
+/// from the control repo, not hostile input a hash flood could come from).
 #[derive(Default)]
 struct Caches {
     /// The hiera.yaml of each provider that exists (resolved on first use).
-    provider_paths: HashMap<ProviderId, Option<PathBuf>>,
-    configs: HashMap<PathBuf, std::result::Result<Rc<HieraConfig>, Error>>,
-    entries: HashMap<(ProviderId, bool), EntriesResult>,
+    provider_paths: FxHashMap<ProviderId, Option<PathBuf>>,
+    configs: FxHashMap<PathBuf, std::result::Result<Rc<HieraConfig>, Error>>,
+    entries: FxHashMap<(ProviderId, bool), EntriesResult>,
     files: DataFiles,
     /// This session's view of `files`, so that the hot path takes no lock.
-    local_files: HashMap<String, std::result::Result<Arc<crate::backend::DataHash>, Error>>,
-    lookup_options: HashMap<Option<String>, Option<CompiledOptions>>,
+    local_files: FxHashMap<String, LoadedHash>,
+    /// What each data_hash function returned at each location: function → location →
+    /// hash (two levels, so that the lookup of every entry allocates no key).
+    data_hashes: FxHashMap<String, FxHashMap<String, LoadedHash>>,
+    lookup_options: FxHashMap<Option<String>, Option<CompiledOptions>>,
     global_lookup_options: Option<Option<Map>>,
     env_lookup_options: Option<Option<Map>>,
-    module_default_options: HashMap<String, Option<CompiledOptions>>,
+    module_default_options: FxHashMap<String, Option<CompiledOptions>>,
 }
+
+type LoadedHash = std::result::Result<Arc<crate::backend::DataHash>, Error>;
 
 /// The lookup in progress (Puppet's `Invocation`).
 #[derive(Default)]
@@ -132,7 +140,7 @@ struct Interpolation {
     /// `--explain`, whose trace shows every one): `b: "%{lookup('c')}%{lookup('c')}"` forty
     /// levels deep is 2^40 lookups unless answers are kept.
     nested_lookups: usize,
-    memo: HashMap<(String, bool, bool, bool), Value>,
+    memo: FxHashMap<(String, bool, bool, bool), Value>,
     /// A local variable set while a mapped_paths template is interpolated.
     local_var: Option<(String, Value)>,
     /// Interpolating hierarchy locations: undefined variables warn (Puppet 8, PUP-11751).
@@ -324,8 +332,12 @@ impl Session {
                 .iter()
                 .map(|(n, _)| ProviderId::Module(n.clone())),
         );
-        let mut seen: indexmap::IndexSet<String> = indexmap::IndexSet::new();
+        let mut seen: indexmap::IndexSet<String, rustc_hash::FxBuildHasher> = Default::default();
         for id in ids {
+            let module_prefix = match &id {
+                ProviderId::Module(m) => Some(format!("{m}::")),
+                _ => None,
+            };
             let Some(path) = self.provider_path(&id)? else {
                 continue;
             };
@@ -355,10 +367,8 @@ impl Session {
                             if k == LOOKUP_OPTIONS {
                                 continue;
                             }
-                            if let ProviderId::Module(m) = &id {
-                                if !k.starts_with(&format!("{m}::")) {
-                                    continue;
-                                }
+                            if module_prefix.as_ref().is_some_and(|p| !k.starts_with(p)) {
+                                continue;
                             }
                             if !seen.contains(k) {
                                 seen.insert(k.to_string());
@@ -430,9 +440,10 @@ impl Session {
                 None => MergeStrategy::First,
             },
         };
-        let key_s = lk.key.clone();
         let value = self.with(
-            || Kind::Top { key: key_s },
+            || Kind::Top {
+                key: lk.key.clone(),
+            },
             |s| -> Result<Option<Value>> {
                 if let Some(v) = s.do_lookup(lk, &strategy)? {
                     return Ok(Some(v));

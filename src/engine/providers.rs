@@ -363,17 +363,14 @@ impl Session {
         // The configuration is read before the provider's explain node opens (Puppet's
         // global provider reads it first; the others when the provider is created).
         let cfg = self.config_at(id, &path)?;
-        let name = Self::provider_name(id, Some(&cfg));
-        let config_path = cfg.path.as_ref().map(|x| x.display().to_string());
-        let module = match id {
-            ProviderId::Module(m) => Some(m.clone()),
-            _ => None,
-        };
         self.with(
             || Kind::DataProvider {
-                name,
-                config_path,
-                module,
+                name: Self::provider_name(id, Some(&cfg)),
+                config_path: cfg.path.as_ref().map(|x| x.display().to_string()),
+                module: match id {
+                    ProviderId::Module(m) => Some(m.clone()),
+                    _ => None,
+                },
             },
             |s| -> Result<Option<Value>> {
                 let entries = s.entries_of(id, &cfg, default_hierarchy)?;
@@ -494,10 +491,11 @@ impl Session {
         lk: &LookupKey,
         strategy: &MergeStrategy,
     ) -> Result<Option<Value>> {
-        let name = format!("Hierarchy entry \"{}\"", e.entry.name);
+        // The explain nodes are built only when explaining: this runs for every entry of
+        // every lookup.
         self.with(
             || Kind::DataProvider {
-                name,
+                name: format!("Hierarchy entry \"{}\"", e.entry.name),
                 config_path: None,
                 module: None,
             },
@@ -507,29 +505,25 @@ impl Session {
                         let r = s.call_function(e, None, lk)?;
                         Ok(r)
                     }
-                    Some(locs) => {
-                        let locs = locs.clone();
-                        s.merge_lookup(strategy, &locs, |s, loc| {
-                            let l = loc.clone();
-                            s.with(
-                                || Kind::Location {
-                                    original: l.original.clone(),
-                                    location: l.location.clone(),
-                                    uri: l.uri,
-                                },
-                                |s| {
-                                    if loc.exists {
-                                        s.call_function(e, Some(loc), lk)
-                                    } else {
-                                        if let Some(ex) = s.ex_mut() {
-                                            ex.location_not_found();
-                                        }
-                                        Ok(None)
+                    Some(locs) => s.merge_lookup(strategy, locs, |s, loc| {
+                        s.with(
+                            || Kind::Location {
+                                original: loc.original.clone(),
+                                location: loc.location.clone(),
+                                uri: loc.uri,
+                            },
+                            |s| {
+                                if loc.exists {
+                                    s.call_function(e, Some(loc), lk)
+                                } else {
+                                    if let Some(ex) = s.ex_mut() {
+                                        ex.location_not_found();
                                     }
-                                },
-                            )
-                        })
-                    }
+                                    Ok(None)
+                                }
+                            },
+                        )
+                    }),
                 }
             },
         )
@@ -579,13 +573,15 @@ impl Session {
                 let backend = (e.entry.builtin.as_ref().and_then(Builtin::data_hash))
                     .or_else(|| self.backends.data_hash(f).cloned())
                     .ok_or_else(not_found)?;
-                // Once per session and location.
-                let cache_key = format!("{f}\0{location_name}");
-                let hash = match self.cache.local_files.get(&cache_key) {
+                // Once per session, function and location.
+                let cached = (self.cache.data_hashes.get(f))
+                    .and_then(|by_location| by_location.get(location_name));
+                let hash = match cached {
                     Some(r) => r.clone()?,
                     None => {
                         let r = backend.data_hash_call(&call, self);
-                        self.cache.local_files.insert(cache_key, r.clone());
+                        (self.cache.data_hashes.entry(f.to_string()).or_default())
+                            .insert(location_name.to_string(), r.clone());
                         r?
                     }
                 };
@@ -596,7 +592,7 @@ impl Session {
                             &hash,
                             root,
                             &value,
-                            &format!("data_hash function '{f}'"),
+                            format_args!("data_hash function '{f}'"),
                             location_name,
                         )?;
                         Some(Found::Interpolate(value))

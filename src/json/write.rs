@@ -13,6 +13,13 @@ pub fn to_json(v: &Value) -> Result<String, RenderError> {
     Ok(out)
 }
 
+/// Appends `v` to `out` as the json gem writes it inside `depth` enclosing arrays or
+/// hashes (their nesting counts against the limit). On an error `out` is left as it was.
+pub(crate) fn write_json_at(out: &mut String, v: &Value, depth: usize) -> Result<(), RenderError> {
+    let start = out.len();
+    write_json(out, v, depth).inspect_err(|_| out.truncate(start))
+}
+
 /// json gem's default `max_nesting`.
 const JSON_MAX_NESTING: usize = 100;
 
@@ -78,9 +85,15 @@ fn nesting_error() -> RenderError {
 }
 
 /// json gem string escaping (script_safe off): `"`, `\`, and C0 controls only.
-fn json_str(out: &mut String, s: &str) {
+pub(crate) fn json_str(out: &mut String, s: &str) {
     out.push('"');
-    for c in s.chars() {
+    // Runs of characters that need no escape are copied whole (most strings are one run).
+    let mut rest = s;
+    while let Some(at) = first_to_escape(rest.as_bytes()) {
+        out.push_str(&rest[..at]);
+        // An ASCII byte: the escape is one character.
+        let c = rest.as_bytes()[at] as char;
+        rest = &rest[at + 1..];
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
@@ -95,5 +108,78 @@ fn json_str(out: &mut String, s: &str) {
             c => out.push(c),
         }
     }
+    out.push_str(rest);
     out.push('"');
+}
+
+/// The first byte JSON must escape (`"`, `\\`, below 0x20). Eight bytes at a time: a
+/// word with none of them is passed over with a few arithmetic operations (the classic
+/// "has a zero byte / a byte below n" tests, which may flag a word falsely but never miss
+/// one; a flagged word is then scanned byte by byte).
+fn first_to_escape(b: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let mut i = 0;
+    while let Some(chunk) = b.get(i..i + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(word);
+        let below_space = x.wrapping_sub(ONES * 0x20) & !x & HIGHS;
+        let flagged = below_space
+            | zero_byte(x ^ (ONES * b'"' as u64))
+            | zero_byte(x ^ (ONES * b'\\' as u64));
+        if flagged != 0 {
+            break;
+        }
+        i += 8;
+    }
+    b[i..]
+        .iter()
+        .position(|&c| c < 0x20 || c == b'"' || c == b'\\')
+        .map(|p| p + i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::json_str;
+
+    /// An independent writer with the json gem's escaping for strings (`"`, `\\`, and
+    /// controls as `\n`-style or lowercase `\u00xx` escapes; nothing else escaped).
+    fn reference(s: &str) -> String {
+        serde_json::to_string(s).unwrap()
+    }
+
+    #[test]
+    fn strings_escape_as_the_json_gem_does() {
+        let mut cases: Vec<String> = [
+            "",
+            "plain",
+            "\"",
+            "a\"b\\c",
+            "é\u{1}ü\n\t\r\x0c\x08\x1f\x7f",
+            "日本語\"\\",
+            "\\\\\"\"",
+            "end\n",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        // Every character below 0x80, alone and between multi-byte ones.
+        cases.extend((0u8..0x80).map(|b| format!("€{}ß", b as char)));
+        // Each escape at every place of a word and after it, among bytes that look alike
+        // to the word-at-a-time scan (0x20, 0x21, 0x5b, 0xa2 …).
+        for c in ['"', '\\', '\n', '\u{0}', '\u{1f}'] {
+            for at in 0..20 {
+                let mut s: Vec<char> = "! [¢]#".chars().cycle().take(20).collect();
+                s.insert(at, c);
+                cases.push(s.into_iter().collect());
+            }
+        }
+        for s in &cases {
+            let mut out = String::new();
+            json_str(&mut out, s);
+            assert_eq!(out, reference(s), "{s:?}");
+        }
+    }
 }

@@ -1063,35 +1063,10 @@ fn timestamp_to_s(secs: i64, nanos: u32) -> String {
     )
 }
 
-/// `new(Timestamp, value, format, timezone)`: an Integer or Float is seconds since the epoch; a
-/// String is parsed as Puppet's `Timestamp.parse` does (see [`super::timestamp`]).
+/// `new(Timestamp, value, format, timezone)`: dispatched as Puppet's `new_timestamp` does
+/// (see [`super::timestamp::new_timestamp`]).
 fn to_timestamp(v: Value, fmt: Option<&Value>, tz: Option<&Value>) -> Result<Value, String> {
-    use super::timestamp::{parse, Formats};
-    let total: i128 = match &v {
-        Value::Int(i) => i128::from(*i) * 1_000_000_000,
-        Value::Float(f) => {
-            let (secs, nanos) = (f.floor() as i64, ((f - f.floor()) * 1e9).round() as u32);
-            i128::from(secs) * 1_000_000_000 + i128::from(nanos.min(999_999_999))
-        }
-        Value::String(s) => {
-            let list: Vec<String>;
-            let formats = match fmt {
-                Some(Value::String(f)) => Formats::One(f),
-                Some(Value::Array(a)) => {
-                    list = a.iter().map(crate::ruby::to_s).collect();
-                    Formats::Many(&list)
-                }
-                _ => Formats::Default,
-            };
-            parse(s, formats, tz.and_then(Value::as_str))?
-        }
-        other => {
-            return Err(format!(
-                "Value of type {} cannot be converted to Timestamp",
-                type_name_of(other)
-            ))
-        }
-    };
+    let total = super::timestamp::new_timestamp(&v, fmt, tz, type_name_of)?;
     let (secs, nanos) = (
         total.div_euclid(1_000_000_000),
         total.rem_euclid(1_000_000_000),

@@ -5,9 +5,12 @@
 //! Our own code, as Puppet's exact rules decide the answer: which of several formats wins (the
 //! first without leftover text, and without a zone when a timezone argument is given), its
 //! messages, `Time.utc`'s defaults and roll-overs (February 30 is March 2, hour 24 the next
-//! day), and `timezone` read as `%z` reads it (`current` is this machine's offset).
+//! day), and `timezone` read as `%z` reads it (`current` is this machine's offset). Also
+//! `new_timestamp`'s dispatch (seconds, string with format and timezone, hash), with Puppet's
+//! listing of rejected signatures.
 
 use super::strptime::{strptime, Parsed};
+use crate::value::Value;
 
 /// Puppet's default formats, with and without a zone.
 const DEFAULT_FORMATS_WO_TZ: [&str; 5] = ["%FT%T.%N", "%FT%T", "%F %T.%N", "%F %T", "%F"];
@@ -33,6 +36,136 @@ pub(crate) enum Formats<'a> {
 }
 
 const NANOS: i128 = 1_000_000_000;
+
+/// `Formats = Variant[String[2], Array[String[2], 1]]`, as Puppet prints it.
+const FORMATS_TYPE: &str = "Formats = Variant[String[2], Array[String[2], 1]]";
+
+/// Puppet's `new_timestamp` function (PTimestampType.new_function) for `new(Timestamp,
+/// value, format?, timezone?)`: its dispatches in order — seconds (Integer or Float), a
+/// string with an optional format and timezone, a `{string, format, timezone}` hash — and,
+/// when none takes the arguments, Puppet's message listing each with why it was rejected.
+/// `type_name` names a value's type as mismatch messages do. Nanoseconds since the epoch.
+pub(crate) fn new_timestamp(
+    value: &Value,
+    format: Option<&Value>,
+    timezone: Option<&Value>,
+    type_name: fn(&Value) -> String,
+) -> Result<i128, String> {
+    let args: Vec<&Value> = [Some(value), format, timezone]
+        .into_iter()
+        .flatten()
+        .collect();
+    let n = args.len();
+    let string1 = |v: &Value| matches!(v, Value::String(s) if !s.is_empty());
+    let formats = |v: &Value| match v {
+        Value::String(s) => s.chars().count() >= 2,
+        Value::Array(a) => {
+            !a.is_empty()
+                && a.iter()
+                    .all(|f| matches!(f, Value::String(s) if s.chars().count() >= 2))
+        }
+        _ => false,
+    };
+    // from_seconds: `(seconds * NSECS_PER_SEC).to_i`, truncated toward zero.
+    match (n, value) {
+        (1, Value::Int(i)) => return Ok(i128::from(*i) * NANOS),
+        (1, Value::Float(f)) => return Ok((f * 1e9) as i128),
+        _ => {}
+    }
+    // from_string.
+    let string_rejection = if n > 3 {
+        Some(format!("expects between 1 and 3 arguments, got {n}"))
+    } else if !string1(value) {
+        Some(format!(
+            "parameter 'string' expects a String[1] value, got {}",
+            type_name(value)
+        ))
+    } else if let Some(f) = format.filter(|f| !formats(f)) {
+        Some(format!(
+            "parameter 'format' expects a {FORMATS_TYPE} value, got {}",
+            type_name(f)
+        ))
+    } else {
+        timezone.filter(|t| !string1(t)).map(|t| {
+            format!(
+                "parameter 'timezone' expects a String[1] value, got {}",
+                type_name(t)
+            )
+        })
+    };
+    if string_rejection.is_none() {
+        return parse_args(value.as_str().unwrap_or_default(), format, timezone);
+    }
+    // from_string_hash: Timestamp.from_hash.
+    let hash_rejection = match (n, value) {
+        (1, Value::Hash(h)) => {
+            let get = |k: &str| value.get(k);
+            let unknown = h
+                .keys()
+                .find(|k| !matches!(k.as_str(), Some("string" | "format" | "timezone")));
+            let problem = if let Some(k) = unknown {
+                Some(format!(
+                    "unrecognized key {}",
+                    super::puppet_quote(&crate::ruby::to_s(k))
+                ))
+            } else {
+                match (get("string"), get("format"), get("timezone")) {
+                    (None, _, _) => Some("expects a value for key 'string'".to_string()),
+                    (Some(s), _, _) if !string1(s) => Some(format!(
+                        "entry 'string' expects a String[1] value, got {}",
+                        type_name(s)
+                    )),
+                    (_, Some(f), _) if !formats(f) => Some(format!(
+                        "entry 'format' expects a {FORMATS_TYPE} value, got {}",
+                        type_name(f)
+                    )),
+                    (_, _, Some(t)) if !string1(t) => Some(format!(
+                        "entry 'timezone' expects a String[1] value, got {}",
+                        type_name(t)
+                    )),
+                    _ => None,
+                }
+            };
+            let Some(problem) = problem else {
+                let s = get("string").and_then(Value::as_str).unwrap_or_default();
+                return parse_args(s, get("format"), get("timezone"));
+            };
+            format!("parameter 'hash_arg' {problem}")
+        }
+        (1, v) => format!(
+            "parameter 'hash_arg' expects a Struct value, got {}",
+            type_name(v)
+        ),
+        _ => format!("expects 1 argument, got {n}"),
+    };
+    let seconds_rejection = if n == 1 {
+        format!(
+            "parameter 'seconds' expects a value of type Integer or Float, got {}",
+            type_name(value)
+        )
+    } else {
+        format!("expects 1 argument, got {n}")
+    };
+    Err(format!(
+        "The function 'new_timestamp' was called with arguments it does not accept. It expects one of:\n  ()\n    rejected: expects no arguments, got {n}\n  (Variant[Integer, Float] seconds)\n    rejected: {seconds_rejection}\n  (String[1] string, {FORMATS_TYPE} format?, String[1] timezone?)\n    rejected: {}\n  (Struct[{{'string' => String[1], Optional['format'] => Formats, Optional['timezone'] => String[1]}}] hash_arg)\n    rejected: {hash_rejection}",
+        string_rejection.unwrap_or_default()
+    ))
+}
+
+/// `from_string(string, format, timezone)` with arguments already checked: a format string
+/// or list, or Puppet's defaults.
+fn parse_args(s: &str, format: Option<&Value>, timezone: Option<&Value>) -> Result<i128, String> {
+    let list: Vec<String>;
+    let f = match format {
+        Some(Value::String(f)) => Formats::One(f),
+        Some(Value::Array(a)) => {
+            list = a.iter().map(crate::ruby::to_s).collect();
+            Formats::Many(&list)
+        }
+        _ => Formats::Default,
+    };
+    parse(s, f, timezone.and_then(Value::as_str))
+}
 
 /// Nanoseconds since the epoch of `s`, or Puppet's error message.
 pub(crate) fn parse(s: &str, format: Formats<'_>, timezone: Option<&str>) -> Result<i128, String> {
