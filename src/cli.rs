@@ -289,8 +289,21 @@ pub fn parse(argv: Vec<std::ffi::OsString>) -> Result<Invocation, clap::Error> {
     if first.is_some_and(Command::has_subcommand) {
         return Commands::try_parse_from(argv).map(|c| Invocation::Command(c.command));
     }
-    let mut cmd = lookup_command();
-    let mut matches = cmd.try_get_matches_from_mut(argv)?;
+    // The lookup's parser without the list of commands its help ends with: building that
+    // list builds every command's parser, a tenth of a lookup's work. Help is asked for
+    // rarely, and then the full parser answers.
+    let mut cmd = {
+        use clap::CommandFactory;
+        Args::command()
+    };
+    let mut matches = match cmd.try_get_matches_from_mut(argv.clone()) {
+        Ok(m) => m,
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => {
+            cmd = lookup_command();
+            cmd.try_get_matches_from_mut(argv)?
+        }
+        Err(e) => return Err(e),
+    };
     Args::from_arg_matches_mut(&mut matches)
         .map(|a| Invocation::Lookup(Box::new(a)))
         .map_err(|e| e.format(&mut cmd))

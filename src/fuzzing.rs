@@ -79,12 +79,33 @@ fn render_all(v: &Value) {
     let _ = crate::render::inspect(v);
 }
 
-/// A data file as Psych reads it.
+/// A data file as Psych reads it, and as the structural pass indexes it: the pass (with or
+/// without its shortcut for common lines, which must agree) indexes only files that Psych
+/// reads as a hash with exactly those keys.
 pub(crate) fn yaml(data: &[u8]) {
     if let Ok(v) = crate::yaml::load_bytes(data) {
         render_all(&v);
     }
-    let _ = crate::yaml::load_document(data);
+    let doc = crate::yaml::load_document(data);
+    let index = crate::yaml::index::index(data);
+    let general = crate::yaml::index::index_general(data);
+    assert_eq!(
+        index.as_ref().map(|ix| &ix.entries),
+        general.as_ref().map(|ix| &ix.entries),
+        "the structural pass's shortcut disagrees with its general scan"
+    );
+    if let Some(ix) = index {
+        let Ok(Value::Hash(map)) = doc.map(|d| d.value) else {
+            panic!("indexed, but Psych does not read a hash");
+        };
+        let keys: Vec<&str> = (0..ix.len()).map(|i| ix.key(data, i)).collect();
+        let full: Vec<Option<&str>> = map.keys().map(Value::as_str).collect();
+        assert_eq!(
+            keys.iter().map(|k| Some(*k)).collect::<Vec<_>>(),
+            full,
+            "indexed keys differ from Psych's"
+        );
+    }
 }
 
 /// A JSON data file (the json gem's parser).

@@ -128,8 +128,34 @@ fn output_error(e: &std::io::Error) -> hiera_lookup::Error {
     hiera_lookup::Error::run(format!("Could not write to stdout: {e}"))
 }
 
-/// Rust's runtime opens /dev/null read-write on a stdout that was closed at startup, so that
-/// writes "succeed"; a shell's `>/dev/null` opens it write-only. Only the former is refused.
+/// Whether fd 1 was closed when the process started. Rust's runtime opens /dev/null on a
+/// closed stdout before `main`, so that writes "succeed" and the answer is lost; a function
+/// in `.init_array` runs before that and sees the descriptor as it was given.
+#[cfg(target_os = "linux")]
+static STDOUT_CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+#[cfg(target_os = "linux")]
+#[used]
+#[link_section = ".init_array"]
+static CHECK_STDOUT: extern "C" fn() = {
+    extern "C" fn check_stdout() {
+        // SAFETY: fcntl(F_GETFD) on fd 1 only reads its descriptor flags.
+        let closed = unsafe { libc::fcntl(1, libc::F_GETFD) } == -1;
+        STDOUT_CLOSED.store(closed, std::sync::atomic::Ordering::Relaxed);
+    }
+    check_stdout
+};
+
+/// Whether the process was started with stdout closed (`>&-`). A /dev/null opened by the
+/// caller, read-write as Python's `subprocess.DEVNULL` opens it, is an open stdout.
+#[cfg(target_os = "linux")]
+fn stdout_was_closed() -> bool {
+    STDOUT_CLOSED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Elsewhere: a stdout that is /dev/null opened read-write is taken for one the runtime
+/// opened (a shell's `>/dev/null` opens it write-only).
+#[cfg(not(target_os = "linux"))]
 fn stdout_was_closed() -> bool {
     // SAFETY: fcntl and fstat on fd 1 only read its status into a local.
     unsafe {

@@ -866,6 +866,30 @@ fn ci_snippets_parse_and_use_real_flags() {
     assert!(commands.len() >= 6, "{commands:?}");
 }
 
+/// A stdout that is /dev/null opened read-write (Python's `subprocess.DEVNULL`) is open: the
+/// lookup answers (a closed stdout is exit 2: tests/hostile).
+#[test]
+fn dev_null_opened_read_write_is_an_open_stdout() {
+    let dir = scratch(
+        "devnull-rw",
+        &[("hiera.yaml", HIERA), ("data/common.yaml", "k: v\n")],
+    );
+    let null = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/null")
+        .unwrap();
+    let o = bin()
+        .current_dir(&dir)
+        .args(["k", "--hiera_config", "hiera.yaml", "--no-facts"])
+        .stdout(null)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// Puppet 8.10 manages `hiera_config` as a file when it starts: a directory (`''` is the
 /// working directory) fails with two notices on stdout, before anything is read, and nothing
 /// is written.

@@ -123,6 +123,15 @@ fn key_of<'b>(bytes: &'b [u8], e: &Entry) -> &'b [u8] {
 
 /// The entries of a file, or `None` when only the full parse can tell.
 pub(crate) fn index(bytes: &[u8]) -> Option<Index> {
+    index_with(bytes, true)
+}
+
+/// [`index`] without [`Scanner::simple_key_line`]: what its shortcut must agree with.
+pub(crate) fn index_general(bytes: &[u8]) -> Option<Index> {
+    index_with(bytes, false)
+}
+
+fn index_with(bytes: &[u8], fast: bool) -> Option<Index> {
     if bytes.len() >= u32::MAX as usize || !chars_ok(bytes) {
         return None;
     }
@@ -135,6 +144,7 @@ pub(crate) fn index(bytes: &[u8]) -> Option<Index> {
         stack: Vec::new(),
         pending: None,
         index,
+        fast,
     };
     s.document()?;
     let mut index = s.index;
@@ -224,12 +234,19 @@ struct Scanner<'a> {
     stack: Vec<Frame>,
     pending: Option<Pending>,
     index: Index,
+    /// Whether [`Scanner::simple_key_line`] may take the common lines (off only to test it
+    /// against the general scan).
+    fast: bool,
 }
 
 /// The bytes a plain scalar in block context must look at; others are its text.
 static PLAIN_STOP: [bool; 256] = stop_table(b" \t\n:");
 /// The same in a flow collection.
 static FLOW_STOP: [bool; 256] = stop_table(b" \t\n:,[]{}");
+
+/// The bytes of the words [`Scanner::simple_key_line`] takes: letters, digits, `_ - . /`.
+static WORD: [bool; 256] =
+    stop_table(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-./");
 
 const fn stop_table(bytes: &[u8]) -> [bool; 256] {
     let mut t = [false; 256];
@@ -419,6 +436,11 @@ impl<'a> Scanner<'a> {
 
     /// `KEY: ...` at the mapping's column.
     fn key_line(&mut self, line: usize, i: usize) -> R<()> {
+        if self.fast {
+            if let Some(done) = self.simple_key_line(line, i) {
+                return done;
+            }
+        }
         let top_level = self.stack.len() == 1;
         let (key, after) = match self.b[i] {
             b'\'' | b'"' => {
@@ -452,6 +474,133 @@ impl<'a> Scanner<'a> {
             self.check_plain(s, e)?;
         }
         self.node_inline(after, Ctx::MapValue)
+    }
+
+    /// The lines most data files are made of, `key: value`, `key: [a, b]` and `key:`, where
+    /// the key and every scalar are words (letters, digits, `_ - . /`; `:` inside the key and
+    /// the value, single spaces inside the value): exactly what [`Self::key_line`] does with
+    /// them, in one pass over their bytes. `None` when the line is not one of these; then
+    /// nothing has changed and the general scan reads it.
+    fn simple_key_line(&mut self, line: usize, i: usize) -> Option<R<()>> {
+        let b = self.b;
+        let word = |j: usize| b.get(j).is_some_and(|&c| WORD[usize::from(c)]);
+        let word_start = |j: usize| {
+            b.get(j)
+                .is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'_' || c == b'/')
+        };
+        if !b[i].is_ascii_alphabetic() {
+            return None;
+        }
+        // The key: words joined by `:`s that a blank does not follow; then `:` and a blank.
+        let mut j = i + 1;
+        let colon = loop {
+            while word(j) {
+                j += 1;
+            }
+            if b.get(j) != Some(&b':') {
+                return None;
+            }
+            match b.get(j + 1) {
+                None | Some(b' ' | b'\n') => break j,
+                Some(b':') => j += 1,
+                Some(_) if word(j + 1) => j += 1,
+                Some(_) => return None,
+            }
+        };
+        if colon + 1 - i > MAX_KEY_LEN + 1 {
+            return None;
+        }
+        let mut k = colon + 1;
+        while b.get(k) == Some(&b' ') {
+            k += 1;
+        }
+        // The value, checked before anything changes.
+        enum Rest {
+            Empty,
+            Word(usize),
+            Flow(usize),
+        }
+        let value = match b.get(k) {
+            None | Some(b'\n') => Rest::Empty,
+            Some(b'[') => {
+                if self.stack.len() + 1 > MAX_NESTING {
+                    return None;
+                }
+                // Words (no `:`, no space), each followed by `, ` or the closing `]`.
+                let mut m = k + 1;
+                if b.get(m) != Some(&b']') {
+                    loop {
+                        if !word_start(m) {
+                            return None;
+                        }
+                        while word(m) {
+                            m += 1;
+                        }
+                        match b.get(m) {
+                            Some(b']') => break,
+                            Some(b',') if b.get(m + 1) == Some(&b' ') => m += 2,
+                            _ => return None,
+                        }
+                    }
+                }
+                Rest::Flow(m + 1)
+            }
+            Some(_) if word_start(k) => {
+                // Words joined by single spaces or `:`s that a blank does not follow.
+                let mut m = k;
+                loop {
+                    while word(m) {
+                        m += 1;
+                    }
+                    match b.get(m) {
+                        None | Some(b'\n') => break,
+                        Some(b':') if b.get(m + 1) == Some(&b':') || word(m + 1) => m += 1,
+                        Some(b' ') if word(m + 1) => m += 1,
+                        _ => return None,
+                    }
+                }
+                Rest::Word(m)
+            }
+            Some(_) => return None,
+        };
+        if let Rest::Flow(end) = value {
+            if !matches!(b.get(end), None | Some(b'\n')) {
+                return None;
+            }
+        }
+        // What key_line, node_inline and flow_collection do with such a line.
+        let done = (|| {
+            if self.stack.len() == 1 {
+                self.add_entry(line, KeyText::Plain(i, colon))?;
+            } else {
+                self.check_plain(i, colon)?;
+            }
+            let end = match value {
+                Rest::Empty => {
+                    self.pos = if k < b.len() { k + 1 } else { k };
+                    return self.set_pending(Ctx::MapValue);
+                }
+                Rest::Word(end) => {
+                    self.check_plain(k, end)?;
+                    end
+                }
+                Rest::Flow(end) => {
+                    let mut m = k + 1;
+                    while m + 1 < end {
+                        let s = m;
+                        while b[m] != b',' && b[m] != b']' {
+                            m += 1;
+                        }
+                        self.check_plain(s, m)?;
+                        m += 2;
+                    }
+                    end
+                }
+            };
+            self.pos = if end < b.len() { end + 1 } else { end };
+            Some(())
+        })();
+        Some(done)
     }
 
     /// A new top-level entry, if its key is a plain string key not seen before.
