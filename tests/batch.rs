@@ -145,30 +145,146 @@ fn single_raw(facts: &str, key: &str, extra: &[&str]) -> (String, i32) {
     )
 }
 
+/// A temp dir holding the inputs some flags name: a global hiera.yaml with its data, an empty
+/// module directory and a trusted-data file.
+fn flag_inputs() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("hiera-lookup-batch-{}", std::process::id()));
+    std::fs::create_dir_all(d.join("global")).unwrap();
+    std::fs::create_dir_all(d.join("nomodules")).unwrap();
+    std::fs::write(
+        d.join("hiera.yaml"),
+        "version: 5\nhierarchy:\n  - name: global\n    datadir: global\n    path: common.yaml\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("global/common.yaml"),
+        "ntp::servers: [global.example, \"--0.pool.ntp.org\", 1.pool.ntp.org]\n\
+         profile::base::users: {dave: {uid: 1004}}\n\
+         global::undef: \"x%{no_such_var}\"\n\
+         global::role: \"%{role}\"\n",
+    )
+    .unwrap();
+    // Every node claims web01's certname: its node data answers for db01 too.
+    std::fs::write(d.join("trusted.yaml"), "certname: web01.example.com\n").unwrap();
+    d
+}
+
+/// Asserts that a batch line answers as the single lookup of its node and key with `flags`
+/// does; returns that lookup's exit status.
+fn same_as_single(l: &serde_json::Value, flags: &[&str]) -> i32 {
+    let node = l["node"].as_str().unwrap();
+    let key = l["key"].as_str().unwrap();
+    let (out, status) = single_raw(facts_file(node), key, flags);
+    match status {
+        0 => {
+            assert!(l.get("error").is_none(), "{flags:?} {l}");
+            if let Some(r) = l.get("rendered") {
+                assert_eq!(r.as_str().unwrap(), out, "{flags:?} {node} {key}");
+            } else {
+                // Compare through the JSON renderer.
+                let mut f = flags.to_vec();
+                f.extend(["--render-as", "json"]);
+                let (json, _) = single_raw(facts_file(node), key, &f);
+                assert_eq!(
+                    serde_json::to_string(&l["value"]).unwrap(),
+                    json.trim_end(),
+                    "{flags:?} {node} {key}"
+                );
+            }
+            let defaulted = l.get("default").is_some();
+            assert_eq!(l["found"], serde_json::Value::Bool(!defaulted), "{l}");
+        }
+        1 => assert_eq!(l["found"], serde_json::Value::Bool(false), "{flags:?} {l}"),
+        _ => assert!(l.get("error").is_some(), "{flags:?} {node} {key}: {l}"),
+    }
+    status
+}
+
 #[test]
-fn every_answer_changing_flag_applies_as_in_single_lookups() {
-    let keys = ["profile::base::users", "nope", "ntp::servers"];
+fn all_keys_with_answer_changing_flags_match_single_lookups() {
+    // --all answers every key a node sees: the flags apply to each as in a single lookup.
     let flag_sets: &[&[&str]] = &[
         &["--merge", "deep"],
+        &["--merge", "unique"],
+        &["--render-as", "s"],
+        &["--type", "String", "--default", "d"],
+    ];
+    for &flags in flag_sets {
+        let (lines, code) = batch(&[&["--facts-dir", "fixtures/facts", "--all"], flags].concat());
+        assert!(lines.len() > 20, "{flags:?} {lines:?}");
+        let mut want_code = 0;
+        for l in &lines {
+            want_code = want_code.max(same_as_single(l, flags));
+        }
+        assert_eq!(code, want_code, "{flags:?}");
+    }
+}
+
+#[test]
+fn every_answer_changing_flag_applies_as_in_single_lookups() {
+    let keys = [
+        "profile::base::users",
+        "nope",
+        "ntp::servers",
+        "profile::web::vhosts",
+        "profile::base::motd",
+        "global::undef",
+        "global::role",
+    ];
+    let inputs = flag_inputs();
+    let hiera_config = format!("--hiera_config={}", inputs.join("hiera.yaml").display());
+    let modulepath = format!("--modulepath={}", inputs.join("nomodules").display());
+    let trusted = format!("--trusted={}", inputs.join("trusted.yaml").display());
+    // Sets that start with --hiera_config are compared with that flag alone (its global data
+    // is what the other flags act on), the others with no flags.
+    let flag_sets: &[&[&str]] = &[
+        &["--merge", "first"],
+        &["--merge", "unique"],
         &["--merge", "hash"],
-        &["--merge", "deep", "--knock-out-prefix", "--"],
+        &[&hiera_config],
+        &[&hiera_config, "--merge", "deep"],
+        &[&hiera_config, "--merge", "deep", "--knock-out-prefix", "--"],
         &[
+            &hiera_config,
             "--merge",
             "deep",
             "--sort-merged-arrays",
             "--merge-hash-arrays",
         ],
-        &["--strict", "off"],
-        &["--var", "role=db"],
-        &["--environment", "production"],
+        &[&hiera_config, "--strict", "warning"],
+        &[&hiera_config, "--strict", "off"],
+        &[&hiera_config, "--var", "role=db"],
+        &[&modulepath],
+        &[&trusted],
+        &["--environment", "staging"],
         &["--default", "fallback"],
         &["--type", "Array"],
         &["--type", "Hash", "--default", "x"],
         &["--default", "x", "--type", "String"],
+        &["--type", "Integer", "--default", "5"],
+        &["--type", "Optional[String]"],
+        &[
+            "--merge",
+            "unique",
+            "--type",
+            "Array[String]",
+            "--render-as",
+            "s",
+        ],
+        &["--render-as", "json"],
         &["--render-as", "s"],
         &["--render-as", "yaml", "--default", "d"],
         &["--render-as", "binary"],
     ];
+    let base = [
+        "--facts",
+        "fixtures/facts/web01.yaml",
+        "--facts",
+        "fixtures/facts/db01.json",
+    ];
+    let (plain, _) = batch(&[&base[..], &keys[..]].concat());
+    let (plain_hc, _) = batch(&[&base[..], &[hiera_config.as_str()], &keys[..]].concat());
+    let mut unchanged = Vec::new();
     for &flags in flag_sets {
         let mut args = vec![
             "--facts",
@@ -179,36 +295,33 @@ fn every_answer_changing_flag_applies_as_in_single_lookups() {
         args.extend(flags);
         args.extend(keys);
         let (lines, code) = batch(&args);
-        assert_eq!(lines.len(), 6, "{flags:?}");
+        if lines.is_empty() {
+            // An error before any node (e.g. an unknown environment): every single lookup fails.
+            assert_eq!(code, 2, "{flags:?}");
+            for node in ["web01.example.com", "db01.example.com"] {
+                for key in keys {
+                    let (_, status) = single_raw(facts_file(node), key, flags);
+                    assert_eq!(status, 2, "{flags:?} {node} {key}");
+                }
+            }
+            continue;
+        }
+        assert_eq!(lines.len(), 2 * keys.len(), "{flags:?}");
+        let baseline = if flags.len() > 1 && flags[0] == hiera_config {
+            &plain_hc
+        } else {
+            &plain
+        };
+        if lines == *baseline {
+            unchanged.push(flags);
+        }
         let mut want_code = 0;
         for l in &lines {
-            let node = l["node"].as_str().unwrap();
-            let key = l["key"].as_str().unwrap();
-            let (out, status) = single_raw(facts_file(node), key, flags);
-            want_code = want_code.max(status);
-            match status {
-                0 => {
-                    assert!(l.get("error").is_none(), "{flags:?} {l}");
-                    if let Some(r) = l.get("rendered") {
-                        assert_eq!(r.as_str().unwrap(), out, "{flags:?} {node} {key}");
-                    } else {
-                        // Compare through the JSON renderer.
-                        let mut f = flags.to_vec();
-                        f.extend(["--render-as", "json"]);
-                        let (json, _) = single_raw(facts_file(node), key, &f);
-                        assert_eq!(
-                            serde_json::to_string(&l["value"]).unwrap(),
-                            json.trim_end(),
-                            "{flags:?} {node} {key}"
-                        );
-                    }
-                    let defaulted = l.get("default").is_some();
-                    assert_eq!(l["found"], serde_json::Value::Bool(!defaulted), "{l}");
-                }
-                1 => assert_eq!(l["found"], serde_json::Value::Bool(false), "{flags:?} {l}"),
-                _ => assert!(l.get("error").is_some(), "{flags:?} {node} {key}: {l}"),
-            }
+            want_code = want_code.max(same_as_single(l, flags));
         }
         assert_eq!(code, want_code, "{flags:?}");
     }
+    std::fs::remove_dir_all(inputs).unwrap();
+    // Each flag set changes some answer, or it would prove nothing here.
+    assert!(unchanged.is_empty(), "no answer changed with {unchanged:?}");
 }

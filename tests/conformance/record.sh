@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Re-records conformance expectations from real Puppet (`puppet lookup`), by default Puppet 8.10
-# through the chroot oracle ../shared/tools/puppet8 (relative to the repository root; see its header).
+# through the chroot oracle shared/tools/puppet8 (beside the repository or a directory above it, as
+# for worktrees; see its header).
 # Not run by CI: it needs Puppet installed. Format: see tests/conformance/README.md.
 #
 #   tests/conformance/record.sh                 every case of every suite
@@ -12,7 +13,7 @@
 #
 # Environment: DEEP_MERGE (1.2.2, the all-in-one packages' deep_merge, by default; 1.1.1 for the
 # chroot's own Debian copy, see deep-merge-1.1.1.txt), JOBS (parallel puppet processes, default 2), PUPPET (the command run as
-# `$PUPPET lookup ARGS`: default <repo>/../shared/tools/puppet8, i.e. Puppet 8.10; `puppet` for the
+# `$PUPPET lookup ARGS`: default the nearest shared/tools/puppet8 above the repository, i.e. Puppet 8.10; `puppet` for the
 # host's Puppet 7.23).
 # Idempotent: a recorded case's expected/ directory is rebuilt from scratch (a single-query
 # run replaces only that query's files), and every puppet run gets fresh, empty
@@ -26,7 +27,19 @@ if [[ ${1:-} == --puppet7 ]]; then
     export PUPPET=puppet
 fi
 REPO=$(cd "$ROOT/../.." && pwd -P)
-PUPPET=${PUPPET:-$REPO/../shared/tools/puppet8}
+# The oracle and its references sit in shared/ beside the checkout: <repo>/../shared for
+# /work/main, one level further up for a worktree (/work/wt/NAME): the nearest one upward wins.
+find_shared() {
+    local d=$REPO/..
+    while :; do
+        if [[ -x $d/shared/tools/puppet8 ]]; then (cd "$d/shared" && pwd -P); return; fi
+        [[ $(cd "$d" && pwd -P) == / ]] && break
+        d=$d/..
+    done
+    printf '%s' "$REPO/../shared"
+}
+SHARED=$(find_shared)
+PUPPET=${PUPPET:-$SHARED/tools/puppet8}
 JOBS=${JOBS:-2}
 # The chroot oracle only sees /tmp and /work: keep the per-run dirs under /tmp.
 TMPBASE=/tmp
@@ -97,6 +110,20 @@ record_one() {
     mkdir -p "$tmp/conf" "$tmp/code/environments/production" "$tmp/var" "$tmp/log" "$tmp/run"
     local iso=(--confdir "$tmp/conf" --codedir "$tmp/code" --vardir "$tmp/var" --logdir "$tmp/log"
         --rundir "$tmp/run" --color false)
+
+    # Puppet creates <environmentpath>/production when it is missing (layers/p8-no-envdir): note
+    # which would be new, so that they are removed again and a second recording sees the same tree.
+    local envpath='' created=() i
+    for ((i = 0; i < ${#args[@]}; i++)); do
+        case ${args[i]} in
+        --environmentpath) envpath=${args[i + 1]:-} ;;
+        --environmentpath=*) envpath=${args[i]#*=} ;;
+        esac
+    done
+    if [[ -n $envpath ]]; then
+        [[ $envpath == /* ]] || envpath=$case_dir/$envpath
+        [[ -d $envpath && ! -e $envpath/production ]] && created=("$envpath/production")
+    fi
 
     rc=0
     (cd "$case_dir" && exec "$PUPPET" lookup "${iso[@]}" "${strict[@]}" "${args[@]}") \
@@ -172,6 +199,7 @@ record_one() {
         note="${note:+$note; }LEAK: output mentions the temporary puppet dirs"
     fi
     rm -rf "$tmp"
+    if ((${#created[@]})); then rmdir "${created[@]}" 2>/dev/null || true; fi
     local rel=${case_dir#"$ROOT"/}
     echo "$status $rel $id${note:+ $note}"
 }
@@ -191,7 +219,7 @@ if [[ $DEEP_MERGE == 1.2.2 && $PUPPET == */puppet8 && -z ${RUBYLIB:-} ]]; then
     dm_dir=$(mktemp -d /tmp/deep_merge-1.2.2.XXXXXX)
     mkdir -p "$dm_dir/lib/deep_merge"
     cp "$("$PUPPET" path)/usr/lib/ruby/vendor_ruby/deep_merge/core.rb" "$dm_dir/lib/deep_merge/core.rb"
-    (cd "$dm_dir" && patch -s -p1 <"$REPO/../shared/reference/deep_merge-1.1.1-to-1.2.2.diff") ||
+    (cd "$dm_dir" && patch -s -p1 <"$SHARED/reference/deep_merge-1.1.1-to-1.2.2.diff") ||
         { echo "record.sh: cannot patch deep_merge to 1.2.2" >&2; exit 1; }
     export RUBYLIB=$dm_dir/lib
 fi
