@@ -217,6 +217,8 @@ command -v "$PUPPET" >/dev/null || { echo "record.sh: '$PUPPET' not found (PUPPE
 DEEP_MERGE=${DEEP_MERGE:-1.2.2}
 if [[ $DEEP_MERGE == 1.2.2 && $PUPPET == */puppet8 && -z ${RUBYLIB:-} ]]; then
     dm_dir=$(mktemp -d /tmp/deep_merge-1.2.2.XXXXXX)
+    # Removed however the script ends (the trap below takes this one over).
+    trap 'rm -rf "$dm_dir"' EXIT
     mkdir -p "$dm_dir/lib/deep_merge"
     cp "$("$PUPPET" path)/usr/lib/ruby/vendor_ruby/deep_merge/core.rb" "$dm_dir/lib/deep_merge/core.rb"
     (cd "$dm_dir" && patch -s -p1 <"$SHARED/reference/deep_merge-1.1.1-to-1.2.2.diff") ||
