@@ -7,6 +7,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+#[path = "common/scratch.rs"]
+mod scratch_tree;
+
 fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_hiera-lookup"));
     c.env(
@@ -57,9 +60,6 @@ const HIERA: &str = "version: 5\nhierarchy:\n  - name: role\n    path: \"roles/%
 
 /// A scratch control repo (data by role, OS family, common) plus the given files.
 fn scratch(name: &str, files: &[(&str, &str)]) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("hiera-lookup-facts-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
     let mut all = vec![
         ("hiera.yaml", HIERA),
         ("data/roles/web.yaml", "src: role-web\n"),
@@ -70,12 +70,7 @@ fn scratch(name: &str, files: &[(&str, &str)]) -> PathBuf {
         ),
     ];
     all.extend_from_slice(files);
-    for (path, text) in all {
-        let p = dir.join(path);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
-    dir
+    scratch_tree::tree("facts", name, &all)
 }
 
 const CACHED: &str = "--- !ruby/object:Puppet::Node::Facts\nname: web01.example.com\nvalues:\n  os:\n    family: RedHat\n  clientcert: web01.example.com\n  hostname: web01\n  domain: example.com\n  fqdn: web01.example.com\ntimestamp: \"2023-11-14T22:13:20.000000000Z\"\nexpiration: \"2023-11-14T22:43:20.000000000Z\"\n";

@@ -1,6 +1,8 @@
 //! `hiera-lookup where KEY`: integration tests of the binary, and the check that `where`
 //! agrees with the lookup on every key of the fixtures.
 
+#[path = "common/scratch.rs"]
+mod scratch_tree;
 #[path = "common/where_check.rs"]
 mod where_check;
 
@@ -48,15 +50,7 @@ fn stderr(o: &Output) -> String {
 
 /// A scratch directory with the given files.
 fn scratch(name: &str, files: &[(&str, &str)]) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("hiera-lookup-where-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    for (path, text) in files {
-        let p = dir.join(path);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
-    dir
+    scratch_tree::tree("where", name, files)
 }
 
 /// The JSON report: (role, file relative to `base`, line, column, key, value) per definition.
