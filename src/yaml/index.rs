@@ -305,41 +305,39 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    /// From the start of a line at `self.pos`: past its indentation to its first character
+    /// (`Some`), or past the whole line when it is blank or a comment, or to the end of the
+    /// file (`None`, with `pos` moved).
+    fn content_start(&mut self) -> Option<usize> {
+        let mut i = self.pos;
+        while self.at(i) == Some(b' ') {
+            i += 1;
+        }
+        match self.at(i) {
+            None => self.pos = i,
+            Some(b'\n') => self.pos = i + 1,
+            Some(b'#') => self.skip_line(i),
+            _ => return Some(i),
+        }
+        None
+    }
+
     fn document(&mut self) -> R<()> {
         // Before the mapping: blank and comment lines and one `---` alone on its line.
         let mut started = false;
-        loop {
+        while self.pos < self.b.len() {
             let line = self.pos;
-            if line >= self.b.len() {
-                return Some(());
-            }
-            let mut i = line;
-            while self.at(i) == Some(b' ') {
-                i += 1;
-            }
-            match self.at(i) {
-                None => {
-                    self.pos = i;
-                    return Some(());
-                }
-                Some(b'\n') => {
-                    self.pos = i + 1;
-                    continue;
-                }
-                Some(b'#') => {
-                    self.skip_line(i);
-                    continue;
-                }
-                _ => {}
-            }
+            let Some(i) = self.content_start() else {
+                continue;
+            };
             if i == line && !started && self.doc_marker(i) && self.b[i] == b'-' {
                 started = true;
                 self.trailer(i + 3)?;
                 continue;
             }
-            break;
+            return self.lines();
         }
-        self.lines()
+        Some(())
     }
 
     /// The block structure, line by line.
@@ -347,25 +345,12 @@ impl<'a> Scanner<'a> {
         let len = self.b.len();
         while self.pos < len {
             let line = self.pos;
-            let mut i = line;
-            while self.at(i) == Some(b' ') {
-                i += 1;
-            }
-            match self.at(i) {
-                None => {
-                    self.pos = i;
-                    break;
-                }
-                Some(b'\n') => {
-                    self.pos = i + 1;
-                    continue;
-                }
-                Some(b'#') => {
-                    self.skip_line(i);
-                    continue;
-                }
-                Some(b'\t') => return None,
-                Some(b'%') if i == line => return None,
+            let Some(i) = self.content_start() else {
+                continue;
+            };
+            match self.b[i] {
+                b'\t' => return None,
+                b'%' if i == line => return None,
                 _ => {}
             }
             if i == line && self.doc_marker(i) {
