@@ -6,7 +6,8 @@ use hiera_lookup::merge::MergeStrategy;
 use hiera_lookup::{Map, Value};
 use std::hint::black_box;
 
-// As in the binary.
+// As in the binary: glibc's malloc, or mimalloc with the `mimalloc` feature.
+#[cfg(feature = "mimalloc")]
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

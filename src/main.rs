@@ -10,12 +10,13 @@ use cli::{Command, Invocation};
 use hiera_lookup::limits::printable;
 use std::io::Write;
 
-// Lookups allocate and free many small values; mimalloc does that much faster than glibc.
+// With the `mimalloc` feature (Cargo.toml says when it pays), mimalloc allocates.
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
+    tune_malloc();
     let args = match cli::parse(std::env::args_os().collect()) {
         Ok(Invocation::Lookup(args)) => args,
         Ok(Invocation::Command(command)) => std::process::exit(run_command(command)),
@@ -26,6 +27,21 @@ fn main() {
         }
     };
     emit(on_lookup_thread(move || run::run(&args)))
+}
+
+/// glibc's malloc for a process that builds and drops many values and then exits: the heap
+/// grows 64 MB at a time instead of 128 KB (a big deep merge made 800 `brk` calls; 9% of its
+/// time), big blocks come from the heap rather than a `mmap` each, and nothing is handed back
+/// to the system before the end. Address space only: no page is touched before it is used, so
+/// a small lookup's memory is unchanged.
+fn tune_malloc() {
+    #[cfg(all(target_os = "linux", target_env = "gnu", not(feature = "mimalloc")))]
+    // SAFETY: mallopt only sets glibc's malloc parameters; called before any thread starts.
+    unsafe {
+        libc::mallopt(libc::M_TOP_PAD, 64 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 128 << 20);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+    }
 }
 
 /// Runs a lookup (or `where`) on a thread whose stack is known, whatever `ulimit -s` says:
