@@ -63,7 +63,7 @@ impl DataHash {
     pub(crate) fn keys(&self) -> Vec<&str> {
         match self {
             DataHash::Parsed { map, .. } => map.keys().filter_map(Value::as_str).collect(),
-            DataHash::Indexed(f) => f.keys().collect(),
+            DataHash::Indexed(f) => f.keys(),
         }
     }
 

@@ -81,7 +81,7 @@ fn render_all(v: &Value) {
 
 /// A data file as Psych reads it, and as the structural pass indexes it: the pass (with or
 /// without its shortcut for common lines, which must agree) indexes only files that Psych
-/// reads as a hash with exactly those keys.
+/// reads as a hash, and the file read entry by entry has exactly its keys and values.
 pub(crate) fn yaml(data: &[u8]) {
     if let Ok(v) = crate::yaml::load_bytes(data) {
         render_all(&v);
@@ -94,17 +94,21 @@ pub(crate) fn yaml(data: &[u8]) {
         general.as_ref().map(|ix| &ix.entries),
         "the structural pass's shortcut disagrees with its general scan"
     );
-    if let Some(ix) = index {
+    if index.is_some() {
         let Ok(Value::Hash(map)) = doc.map(|d| d.value) else {
             panic!("indexed, but Psych does not read a hash");
         };
-        let keys: Vec<&str> = (0..ix.len()).map(|i| ix.key(data, i)).collect();
+        use crate::backend::indexed::{Format, IndexedFile};
+        let Ok(file) = IndexedFile::new(Format::Yaml, "fuzz", data.to_vec()) else {
+            panic!("indexed, but not as a data file");
+        };
         let full: Vec<Option<&str>> = map.keys().map(Value::as_str).collect();
-        assert_eq!(
-            keys.iter().map(|k| Some(*k)).collect::<Vec<_>>(),
-            full,
-            "indexed keys differ from Psych's"
-        );
+        let keys: Vec<Option<&str>> = file.keys().into_iter().map(Some).collect();
+        assert_eq!(keys, full, "indexed keys differ from Psych's");
+        for (k, v) in &map {
+            let got = file.get(k.as_str().unwrap_or_default());
+            assert_eq!(got.ok().flatten().as_ref(), Some(v), "value of {k:?}");
+        }
     }
 }
 

@@ -10,8 +10,14 @@
 
 use crate::error::{Error, Result};
 use crate::value::{Map, Value};
-use crate::yaml::index::Index;
+use crate::yaml::index::{Found, Index};
 use std::sync::OnceLock;
+
+/// Built entries are kept in chunks of this many, each made when one of its entries is
+/// first built: a lookup of one key in a 5,000-key file makes two chunks, not 5,000 slots.
+const CHUNK: usize = 64;
+
+type Slot = OnceLock<Box<Built>>;
 
 /// The file's format, which decides how an entry is built.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,7 +45,7 @@ pub(crate) struct IndexedFile {
     path: String,
     bytes: Vec<u8>,
     index: Index,
-    built: Box<[OnceLock<Box<Built>>]>,
+    built: Box<[OnceLock<Box<[Slot]>>]>,
     full: OnceLock<Full>,
 }
 
@@ -57,7 +63,9 @@ impl IndexedFile {
         let Some(index) = index else {
             return Err(bytes);
         };
-        let built = (0..index.len()).map(|_| OnceLock::new()).collect();
+        let built = (0..index.len().div_ceil(CHUNK))
+            .map(|_| OnceLock::new())
+            .collect();
         Ok(IndexedFile {
             format,
             path: path.to_string(),
@@ -70,32 +78,52 @@ impl IndexedFile {
 
     /// The value of a top-level key.
     pub(crate) fn get(&self, key: &str) -> Result<Option<Value>> {
-        match self.index.find(&self.bytes, key) {
-            Some(i) => self.entry(i).map(|b| Some(b.value.clone())),
+        match self.find(key) {
+            Some(b) => b.map(|b| Some(b.value.clone())),
             None => Ok(None),
         }
     }
 
-    /// The keys, in file order.
-    pub(crate) fn keys(&self) -> impl Iterator<Item = &str> {
-        (0..self.index.len()).map(|i| self.index.key(&self.bytes, i))
+    /// The keys, in file order (a key written twice where it is first written, as in the
+    /// whole file's hash).
+    pub(crate) fn keys(&self) -> Vec<&str> {
+        if !self.index.distinct(&self.bytes) {
+            if let Ok((map, _)) = self.full() {
+                return map.keys().filter_map(Value::as_str).collect();
+            }
+        }
+        (0..self.index.len())
+            .map(|i| self.index.key(&self.bytes, i))
+            .collect()
     }
 
     /// The Ruby class that makes the value of `key` invalid for Puppet, if any.
     pub(crate) fn invalid_class(&self, key: &str) -> Option<&'static str> {
-        let i = self.index.find(&self.bytes, key)?;
-        self.entry(i).ok()?.invalid
+        self.find(key)?.ok()?.invalid
     }
 
-    fn entry(&self, i: usize) -> Result<&Built> {
-        if let Some(b) = self.built[i].get() {
+    /// The built entry of `key`, if the file has it.
+    fn find(&self, key: &str) -> Option<Result<&Built>> {
+        match self.index.find(&self.bytes, key) {
+            Found::Absent => None,
+            Found::At(i) => Some(self.entry(i, false)),
+            // The last value, in the first entry's place: the whole file decides.
+            Found::Duplicated(i) => Some(self.entry(i, true)),
+        }
+    }
+
+    /// Entry `i` built (from its own bytes, or from the whole file when `whole` or when its
+    /// bytes do not give what the structural pass promised).
+    fn entry(&self, i: usize, whole: bool) -> Result<&Built> {
+        let slot = &self.built[i / CHUNK]
+            .get_or_init(|| (0..CHUNK).map(|_| OnceLock::new()).collect())[i % CHUNK];
+        if let Some(b) = slot.get() {
             return Ok(b);
         }
         let key = self.index.key(&self.bytes, i);
-        let built = match self.build(i, key) {
+        let built = match (!whole).then(|| self.build(i, key)).flatten() {
             Some(b) => b,
             None => {
-                // Not what the structural pass promised: the whole file decides.
                 let (map, invalid) = self.full().as_ref().map_err(Clone::clone)?;
                 Built {
                     value: map
@@ -109,7 +137,7 @@ impl IndexedFile {
                 }
             }
         };
-        Ok(self.built[i].get_or_init(|| Box::new(built)))
+        Ok(slot.get_or_init(|| Box::new(built)))
     }
 
     /// Entry `i` parsed on its own, if it gives exactly the one pair for `key`.

@@ -2,8 +2,8 @@
 //! by a skipping parser that builds nothing, so that a lookup converts only the values it
 //! asks for with [`crate::json::parse`].
 //!
-//! It accepts strict JSON (RFC 8259) whose root is an object with distinct keys written
-//! without escapes, nested at most [`MAX_NESTING`] deep, in valid UTF-8: for such a text the
+//! It accepts strict JSON (RFC 8259) whose root is an object with keys written without
+//! escapes (a key written twice gets two entries, as in the YAML pass), nested at most [`MAX_NESTING`] deep, in valid UTF-8: for such a text the
 //! json gem's grammar (src/json/mod.rs) gives the same structure and no error, and each value's
 //! bytes parse on their own to the value they are in the file. Anything else (comments,
 //! `NaN`, surrogate escapes, a number followed by something other than a delimiter, nesting
@@ -46,9 +46,7 @@ pub(crate) fn index(bytes: &[u8]) -> Option<Index> {
         }
         let start = s.ws(i + 1);
         let end = s.value(start, 1)?;
-        if !index.add(bytes, (key_start + 1, key_end - 1), start, end) {
-            return None;
-        }
+        index.add((key_start + 1, key_end - 1), start, end);
         i = s.ws(end);
         match bytes.get(i) {
             Some(b',') => i = s.ws(i + 1),
@@ -179,7 +177,6 @@ mod tests {
             "[]",
             "{}",
             "1",
-            "{\"a\": 1, \"a\": 2}",
             "{\"a\\n\": 1}",
             "{\"a\": 01}",
             "{\"a\": 1.}",
@@ -194,6 +191,14 @@ mod tests {
         ] {
             assert!(index(text.as_bytes()).is_none(), "{text:?}");
         }
+        // A key written twice: two entries; the file's reader takes the last (the gem's rule).
+        let twice = b"{\"a\": 1, \"b\": 2, \"a\": 3}";
+        let ix = index(twice).unwrap();
+        assert_eq!(ix.len(), 3);
+        assert_eq!(
+            ix.find(twice, "a"),
+            crate::yaml::index::Found::Duplicated(0)
+        );
         let deep = format!("{{\"a\": {}{}}}", "[".repeat(60), "]".repeat(60));
         assert!(index(deep.as_bytes()).is_none());
     }

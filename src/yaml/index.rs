@@ -10,18 +10,22 @@
 //! accept it, every plain scalar is one Psych resolves without an error (no Date, Time or
 //! malformed number). Then each entry's bytes, parsed on their own by [`crate::yaml`], give
 //! exactly the pair the whole file gives (a value never depends on other entries when no
-//! alias is used).
+//! alias is used). A key written twice gets two entries: its value is the whole file's (see
+//! [`Found::Duplicated`]), the other entries are unaffected.
 //!
 //! Anything else returns `None` and the caller parses the whole file, which gives the exact
 //! value or error: aliases (they may reach into other entries, and their expansion budget is
 //! the whole file's), tags, directives, several documents, explicit `?` keys, keys that are
-//! not strings (or `<<`, or duplicated), a byte order mark, carriage returns, tabs outside
+//! not strings (or `<<`), a byte order mark, carriage returns, tabs outside
 //! quoted and block scalars and comments, multi-line plain scalars, keys over 1,000 bytes,
 //! nesting over [`MAX_NESTING`], and any construct this pass is not sure of. `None` never
 //! means "invalid": it means "ask the full parser".
 
 /// Deepest nesting of collections this pass follows (far below the reader's own limit).
 pub(crate) const MAX_NESTING: usize = 100;
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::OnceLock;
 
 /// Longest key (from its first byte to its `:`) accepted: libyaml refuses a simple key longer
 /// than 1,024 bytes, and this pass does not get near that edge.
@@ -36,12 +40,37 @@ pub(crate) struct Entry {
     pub end: u32,
 }
 
-/// The top-level entries of a file, in file order, with distinct keys.
+/// The top-level entries of a file, in file order (a key written twice has two entries).
+///
+/// Finding a key scans the entries until the [`LINEAR_FINDS`]th find, which builds a hash
+/// table of them: a single lookup asks for two or three keys of a file, and scanning 5,000
+/// entries for each costs less than hashing them all (and touches no new memory).
 #[derive(Debug, Default)]
 pub(crate) struct Index {
     pub entries: Vec<Entry>,
-    /// Indexes into `entries`, hashed by key.
-    table: hashbrown::HashTable<u32>,
+    /// Indexes of the first entry of each key, hashed by key, with [`DUPLICATED`] set when
+    /// the key has more entries.
+    table: OnceLock<hashbrown::HashTable<u32>>,
+    /// Whether some key has more than one entry (known once `table` is built).
+    duplicates: OnceLock<bool>,
+    finds: AtomicU32,
+}
+
+/// Finds before [`Index`] builds its hash table.
+const LINEAR_FINDS: u32 = 8;
+
+/// The bit of a table slot saying that its key has more than one entry.
+const DUPLICATED: u32 = 1 << 31;
+
+/// Where a key is among a file's entries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Found {
+    Absent,
+    /// In this entry only.
+    At(usize),
+    /// First in this entry, and again later: the value is the last one's, as in the whole
+    /// file's hash.
+    Duplicated(usize),
 }
 
 fn hash_key(k: &[u8]) -> u64 {
@@ -52,14 +81,74 @@ fn hash_key(k: &[u8]) -> u64 {
 }
 
 impl Index {
-    /// The entry of `key`, given the file's bytes.
-    pub(crate) fn find(&self, bytes: &[u8], key: &str) -> Option<usize> {
+    /// Where `key` is, given the file's bytes.
+    pub(crate) fn find(&self, bytes: &[u8], key: &str) -> Found {
+        if self.table.get().is_none() && self.finds.fetch_add(1, Ordering::Relaxed) < LINEAR_FINDS {
+            self.scan(bytes, key)
+        } else {
+            self.hashed(bytes, key)
+        }
+    }
+
+    /// [`Self::find`] by scanning the entries.
+    pub(crate) fn scan(&self, bytes: &[u8], key: &str) -> Found {
         let k = key.as_bytes();
-        self.table
-            .find(hash_key(k), |&i| {
-                key_of(bytes, &self.entries[i as usize]) == k
-            })
-            .map(|&i| i as usize)
+        let mut first = None;
+        for (i, e) in self.entries.iter().enumerate() {
+            if e.key.1 - e.key.0 == k.len() as u32 && key_of(bytes, e) == k {
+                match first {
+                    None => first = Some(i),
+                    Some(f) => return Found::Duplicated(f),
+                }
+            }
+        }
+        first.map_or(Found::Absent, Found::At)
+    }
+
+    /// [`Self::find`] in the hash table (built on the first call).
+    pub(crate) fn hashed(&self, bytes: &[u8], key: &str) -> Found {
+        let k = key.as_bytes();
+        let at = |i: u32| (i & !DUPLICATED) as usize;
+        match self
+            .table(bytes)
+            .find(hash_key(k), |&i| key_of(bytes, &self.entries[at(i)]) == k)
+        {
+            None => Found::Absent,
+            Some(&i) if i & DUPLICATED != 0 => Found::Duplicated(at(i)),
+            Some(&i) => Found::At(i as usize),
+        }
+    }
+
+    /// Whether every key has one entry.
+    pub(crate) fn distinct(&self, bytes: &[u8]) -> bool {
+        self.table(bytes);
+        !self.duplicates.get().copied().unwrap_or(true)
+    }
+
+    fn table(&self, bytes: &[u8]) -> &hashbrown::HashTable<u32> {
+        self.table.get_or_init(|| {
+            let entries = &self.entries;
+            let mut table = hashbrown::HashTable::with_capacity(entries.len());
+            let mut duplicates = false;
+            for (i, e) in entries.iter().enumerate() {
+                let k = key_of(bytes, e);
+                match table.entry(
+                    hash_key(k),
+                    |&j: &u32| key_of(bytes, &entries[(j & !DUPLICATED) as usize]) == k,
+                    |&j: &u32| hash_key(key_of(bytes, &entries[(j & !DUPLICATED) as usize])),
+                ) {
+                    hashbrown::hash_table::Entry::Occupied(mut o) => {
+                        *o.get_mut() |= DUPLICATED;
+                        duplicates = true;
+                    }
+                    hashbrown::hash_table::Entry::Vacant(v) => {
+                        v.insert(i as u32);
+                    }
+                }
+            }
+            let _ = self.duplicates.set(duplicates);
+            table
+        })
     }
 
     /// The key of entry `i`.
@@ -73,42 +162,19 @@ impl Index {
         let e = &self.entries[i];
         &bytes[e.start as usize..e.end as usize]
     }
-}
 
-impl Index {
-    /// Adds an entry whose key is `bytes[key.0..key.1]`; false if that key is already there.
-    pub(crate) fn add(
-        &mut self,
-        bytes: &[u8],
-        key: (usize, usize),
-        start: usize,
-        end: usize,
-    ) -> bool {
-        let k = &bytes[key.0..key.1];
-        let entries = &self.entries;
-        let i = entries.len() as u32;
-        match self.table.entry(
-            hash_key(k),
-            |&j| key_of(bytes, &entries[j as usize]) == k,
-            |&j| hash_key(key_of(bytes, &entries[j as usize])),
-        ) {
-            hashbrown::hash_table::Entry::Occupied(_) => return false,
-            hashbrown::hash_table::Entry::Vacant(v) => {
-                v.insert(i);
-            }
-        }
+    /// Adds an entry whose key is `bytes[key.0..key.1]`.
+    pub(crate) fn add(&mut self, key: (usize, usize), start: usize, end: usize) {
         self.entries.push(Entry {
             key: (key.0 as u32, key.1 as u32),
             start: start as u32,
             end: end as u32,
         });
-        true
     }
 
     /// Room for about `n` entries.
     pub(crate) fn reserve(&mut self, n: usize) {
         self.entries.reserve(n);
-        self.table.reserve(n, |_| 0);
     }
 
     /// The number of entries.
@@ -136,8 +202,9 @@ fn index_with(bytes: &[u8], fast: bool) -> Option<Index> {
         return None;
     }
     let mut index = Index::default();
-    // About one entry per 48 bytes in a typical common.yaml: fewer rehashes.
-    index.reserve(bytes.len() / 48);
+    // Room for one entry per 32 bytes (a typical common.yaml has one per 47): no copy as the
+    // list grows, and the room never used is never touched.
+    index.reserve(bytes.len() / 32);
     let mut s = Scanner {
         b: bytes,
         pos: 0,
@@ -614,7 +681,8 @@ impl<'a> Scanner<'a> {
                 (s + 1, e - 1)
             }
         };
-        self.index.add(self.b, (s, e), line, 0).then_some(())
+        self.index.add((s, e), line, 0);
+        Some(())
     }
 
     /// Psych resolves a plain scalar without raising (not a Date, a Time or a bad number).
@@ -1105,7 +1173,7 @@ enum KeyText {
 
 #[cfg(test)]
 mod tests {
-    use super::index;
+    use super::{index, Found, Index, LINEAR_FINDS};
 
     fn keys(text: &str) -> Option<Vec<String>> {
         let b = text.as_bytes();
@@ -1129,8 +1197,36 @@ mod tests {
                 ("e", "'e': \"f\"\n"),
             ]
         );
-        assert_eq!(ix.find(b, "b"), Some(1));
-        assert_eq!(ix.find(b, "x"), None);
+        for _ in 0..2 * LINEAR_FINDS {
+            assert_eq!(ix.find(b, "b"), Found::At(1));
+            assert_eq!(ix.find(b, "x"), Found::Absent);
+        }
+        assert!(
+            ix.table.get().is_some(),
+            "the table is built after a few finds"
+        );
+        assert!(ix.distinct(b));
+    }
+
+    #[test]
+    fn keys_written_twice() {
+        let text = "a: 1
+b: 2
+'a': 3
+c: 4
+b: 5
+b: 6
+";
+        let b = text.as_bytes();
+        let ix = index(b).unwrap();
+        assert_eq!(ix.len(), 6);
+        for find in [Index::scan, Index::hashed] {
+            assert_eq!(find(&ix, b, "a"), Found::Duplicated(0));
+            assert_eq!(find(&ix, b, "b"), Found::Duplicated(1));
+            assert_eq!(find(&ix, b, "c"), Found::At(3));
+            assert_eq!(find(&ix, b, "d"), Found::Absent);
+        }
+        assert!(!ix.distinct(b));
     }
 
     #[test]
@@ -1164,8 +1260,6 @@ mod tests {
             "# only a comment\n",
             "- a\n",
             "scalar\n",
-            "a: 1\na: 2\n",
-            "a: 1\n'a': 2\n",
             "<<: {b: 1}\n",
             "1: x\n",
             "yes: x\n",

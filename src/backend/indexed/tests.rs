@@ -67,20 +67,30 @@ fn check(format: Format, bytes: &[u8]) -> bool {
             (keys, values, vec![None; map.len()])
         }
     };
-    let got: Vec<&str> = f.keys().collect();
+    let got: Vec<&str> = f.keys();
     assert_eq!(got, keys, "keys differ for:\n{text}");
+    let b = &f.bytes;
     for (i, k) in keys.iter().enumerate() {
-        // Built on its own: the fallback to the full parse must not be needed.
-        let b = f
-            .build(i, k)
-            .unwrap_or_else(|| panic!("entry {k:?} does not build on its own:\n{text}"));
-        assert_eq!(
-            format!("{:?}", b.value),
-            values[i],
-            "value of {k:?} in:\n{text}"
-        );
-        assert_eq!(b.invalid, invalid[i], "Ruby objects of {k:?} in:\n{text}");
+        // Scanning the entries and the hash table agree.
+        let found = f.index.scan(b, k);
+        assert_eq!(found, f.index.hashed(b, k), "finding {k:?} in:\n{text}");
+        if let Found::At(e) = found {
+            // Built on its own: the fallback to the full parse must not be needed.
+            let built = f
+                .build(e, k)
+                .unwrap_or_else(|| panic!("entry {k:?} does not build on its own:\n{text}"));
+            assert_eq!(
+                format!("{:?}", built.value),
+                values[i],
+                "value of {k:?} in:\n{text}"
+            );
+            assert_eq!(
+                built.invalid, invalid[i],
+                "Ruby objects of {k:?} in:\n{text}"
+            );
+        }
         assert_eq!(format!("{:?}", f.get(k).unwrap().unwrap()), values[i]);
+        assert_eq!(f.invalid_class(k), invalid[i], "Ruby objects of {k:?}");
     }
     assert!(f.get("no such key").unwrap().is_none());
     true
