@@ -315,6 +315,41 @@ static FLOW_STOP: [bool; 256] = stop_table(b" \t\n:,[]{}");
 static WORD: [bool; 256] =
     stop_table(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-./");
 
+/// The end of the run of word bytes (see [`WORD`]), and of `:` too when `colon`, that starts
+/// at `from`. Eight bytes at a time: a data file is mostly such runs.
+fn word_run(b: &[u8], from: usize, colon: bool) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // Lanes of `x` (each below 0x80) from `lo` to `hi` (below 0x7b): their high bit set.
+    // Neither subtraction borrows across lanes.
+    fn within(x: u64, lo: u8, hi: u8) -> u64 {
+        ((x | HIGH) - ONES * u64::from(lo)) & (ONES * u64::from(0x80 + hi) - x) & HIGH
+    }
+    // `-./0-9` and `:` are one range, 0x2d to 0x3a.
+    let digits_end = if colon { b':' } else { b'9' };
+    let mut i = from;
+    while let Some(chunk) = b.get(i..i + 8) {
+        let x = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
+        let ascii = !x & HIGH;
+        let low = x & !HIGH;
+        let word = within(low, b'-', digits_end)
+            | within(low | (ONES * 0x20), b'a', b'z')
+            | within(low, b'_', b'_');
+        let stop = !(word & ascii) & HIGH;
+        if stop != 0 {
+            return i + (stop.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while b
+        .get(i)
+        .is_some_and(|&c| WORD[usize::from(c)] || (colon && c == b':'))
+    {
+        i += 1;
+    }
+    i
+}
+
 const fn stop_table(bytes: &[u8]) -> [bool; 256] {
     let mut t = [false; 256];
     let mut i = 0;
@@ -544,21 +579,12 @@ impl<'a> Scanner<'a> {
             return None;
         }
         // The key: words joined by `:`s that a blank does not follow; then `:` and a blank.
-        let mut j = i + 1;
-        let colon = loop {
-            while word(j) {
-                j += 1;
-            }
-            if b.get(j) != Some(&b':') {
-                return None;
-            }
-            match b.get(j + 1) {
-                None | Some(b' ' | b'\n') => break j,
-                Some(b':') => j += 1,
-                Some(_) if word(j + 1) => j += 1,
-                Some(_) => return None,
-            }
-        };
+        // Inside the run every `:` is followed by a word byte or another `:`.
+        let end = word_run(b, i, true);
+        if b[end - 1] != b':' || !matches!(b.get(end), None | Some(b' ' | b'\n')) {
+            return None;
+        }
+        let colon = end - 1;
         if colon + 1 - i > MAX_KEY_LEN + 1 {
             return None;
         }
@@ -585,9 +611,7 @@ impl<'a> Scanner<'a> {
                         if !word_start(m) {
                             return None;
                         }
-                        while word(m) {
-                            m += 1;
-                        }
+                        m = word_run(b, m, false);
                         match b.get(m) {
                             Some(b']') => break,
                             Some(b',') if b.get(m + 1) == Some(&b' ') => m += 2,
@@ -598,15 +622,16 @@ impl<'a> Scanner<'a> {
                 Rest::Flow(m + 1)
             }
             Some(_) if word_start(k) => {
-                // Words joined by single spaces or `:`s that a blank does not follow.
+                // Words joined by single spaces or `:`s that a blank does not follow (inside
+                // a run of words and `:`s, every `:` is followed by one of them).
                 let mut m = k;
                 loop {
-                    while word(m) {
-                        m += 1;
+                    m = word_run(b, m, true);
+                    if b[m - 1] == b':' {
+                        return None;
                     }
                     match b.get(m) {
                         None | Some(b'\n') => break,
-                        Some(b':') if b.get(m + 1) == Some(&b':') || word(m + 1) => m += 1,
                         Some(b' ') if word(m + 1) => m += 1,
                         _ => return None,
                     }
@@ -1206,6 +1231,33 @@ mod tests {
             "the table is built after a few finds"
         );
         assert!(ix.distinct(b));
+    }
+
+    #[test]
+    fn word_runs_end_at_the_first_other_byte() {
+        use super::{word_run, WORD};
+        let scalar = |b: &[u8], colon: bool| {
+            b.iter()
+                .position(|&c| !(WORD[usize::from(c)] || (colon && c == b':')))
+                .unwrap_or(b.len())
+        };
+        // Every byte value at every place of runs shorter and longer than a word of 8.
+        for len in [0, 1, 7, 8, 9, 15, 16, 17, 30] {
+            for at in 0..=len {
+                for c in 0..=255u8 {
+                    let mut b = b"aZ09_-./:mq".repeat(3)[..len].to_vec();
+                    if at < len {
+                        b[at] = c;
+                    }
+                    for colon in [false, true] {
+                        assert_eq!(word_run(&b, 0, colon), scalar(&b, colon), "{b:?} {colon}");
+                        if len > 3 {
+                            assert_eq!(word_run(&b, 3, colon), 3 + scalar(&b[3..], colon));
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]
