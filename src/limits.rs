@@ -8,8 +8,8 @@
 /// deep" above; each link costs a few kilobytes of stack here, so the cap is lower.
 pub(crate) const MAX_LOOKUP_DEPTH: usize = 200;
 
-/// Stack of every thread that runs lookups (the CLI's and each batch worker's), whatever
-/// `ulimit -s` says. Recursion over data is bounded by the depth limits here; this is the
+/// Stack every lookup runs on (the CLI's, which its main thread switches to, and each batch
+/// worker thread's), whatever `ulimit -s` says. Recursion over data is bounded by the depth limits here; this is the
 /// room those limits were measured against (with a debug build, whose frames are largest).
 pub const LOOKUP_STACK_SIZE: usize = 16 << 20;
 

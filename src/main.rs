@@ -26,7 +26,7 @@ fn main() {
             std::process::exit(code);
         }
     };
-    emit(on_lookup_thread(move || run::run(&args)))
+    emit(on_lookup_stack(move || run::run(&args)))
 }
 
 /// glibc's malloc for a process that builds and drops many values and then exits: the heap
@@ -44,24 +44,21 @@ fn tune_malloc() {
     }
 }
 
-/// Runs a lookup (or `where`) on a thread whose stack is known, whatever `ulimit -s` says:
-/// the depth limits of hiera_lookup::limits were measured against it.
-fn on_lookup_thread(f: impl FnOnce() -> run::Output + Send + 'static) -> run::Output {
+/// Runs a lookup (or `where`) on a stack whose size is known, whatever `ulimit -s` says: the
+/// depth limits of hiera_lookup::limits were measured against it. The main thread switches
+/// onto a fresh stack of that size (a thread would cost more than the rest of the start).
+fn on_lookup_stack(f: impl FnOnce() -> run::Output) -> run::Output {
     if stdout_was_closed() {
         eprintln!("Error: Could not write to stdout: Bad file descriptor (os error 9)");
         std::process::exit(2);
     }
-    let out = std::thread::Builder::new()
-        .stack_size(hiera_lookup::limits::LOOKUP_STACK_SIZE)
-        .spawn(f)
-        .and_then(|h| {
-            h.join()
-                .map_err(|_| std::io::Error::other("the lookup thread panicked"))
-        });
+    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        stacker::grow(hiera_lookup::limits::LOOKUP_STACK_SIZE, f)
+    }));
     match out {
         Ok(o) => o,
-        Err(e) => {
-            eprintln!("Error: {}", printable(&e.to_string()));
+        Err(_) => {
+            eprintln!("Error: the lookup panicked");
             std::process::exit(2);
         }
     }
@@ -99,7 +96,7 @@ fn emit(out: run::Output) -> ! {
 /// Runs a command other than a lookup; the exit status.
 fn run_command(command: Command) -> i32 {
     let printed = match command {
-        Command::Where(args) => emit(on_lookup_thread(move || where_cmd::run(&args))),
+        Command::Where(args) => emit(on_lookup_stack(move || where_cmd::run(&args))),
         Command::Lint(args) => return lint_cmd::main(&args),
         Command::Diff(args) => {
             let (stdout, stderr, code) = diff_cmd::run(&args);
