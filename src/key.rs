@@ -138,11 +138,19 @@ pub(crate) struct LookupKey {
 
 impl LookupKey {
     pub(crate) fn parse(key: &str) -> crate::error::Result<LookupKey> {
-        let mut segs = split_key(key)
-            .map_err(|_| crate::error::Error::lookup(format!("Syntax error in key: '{key}'")))?;
-        let root = match segs.remove(0) {
-            Segment::Key(s) => s,
-            index => index.to_string(),
+        let (root, segs) = if key.contains(['\'', '"', '.']) {
+            let mut segs = split_key(key).map_err(|_| {
+                crate::error::Error::lookup(format!("Syntax error in key: '{key}'"))
+            })?;
+            let root = match segs.remove(0) {
+                Segment::Key(s) => s,
+                index => index.to_string(),
+            };
+            (root, segs)
+        } else {
+            // One segment (split_key's first case), without the list: every lookup parses
+            // its key.
+            (key.to_string(), Vec::new())
         };
         // Ruby's `root[0..i-1]`: for a leading `::` that is the whole key. (A byte scan:
         // every lookup parses its key.)
