@@ -130,9 +130,10 @@ fn plain_segment(text: &str) -> Segment {
 /// A parsed lookup key: root key, optional module name and the segments to dig.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct LookupKey {
-    pub key: String,
+    /// Shared (as `module_name`): a lookup hands both to the invocation it starts.
+    pub key: std::sync::Arc<str>,
     pub root: String,
-    pub module_name: Option<String>,
+    pub module_name: Option<std::sync::Arc<str>>,
     pub segments: Vec<Segment>,
 }
 
@@ -157,13 +158,13 @@ impl LookupKey {
         let double_colon = root.as_bytes().windows(2).position(|w| w == b"::");
         let module_name = double_colon.map(|i| {
             if i == 0 {
-                root.clone()
+                std::sync::Arc::from(root.as_str())
             } else {
-                root[..i].to_string()
+                std::sync::Arc::from(&root[..i])
             }
         });
         Ok(LookupKey {
-            key: key.to_string(),
+            key: std::sync::Arc::from(key),
             root,
             module_name,
             segments: segs,

@@ -86,9 +86,9 @@ impl Session {
 
     pub(super) fn retrieve_lookup_options(
         &mut self,
-        module: Option<String>,
+        module: Option<std::sync::Arc<str>>,
     ) -> Result<Option<CompiledOptions>> {
-        self.inv.top_keys.push(LOOKUP_OPTIONS.to_string());
+        self.inv.top_keys.push(LOOKUP_OPTIONS.into());
         let saved_module = std::mem::replace(&mut self.inv.invocation_module, module.clone());
         let r = self.with(
             || Kind::Top {

@@ -99,7 +99,7 @@ pub struct Session {
 #[derive(Default)]
 struct Caches {
     /// The hiera.yaml of each provider that exists (resolved on first use).
-    provider_paths: FxHashMap<ProviderId, Option<PathBuf>>,
+    provider_paths: FxHashMap<ProviderId, Option<std::sync::Arc<std::path::Path>>>,
     configs: FxHashMap<PathBuf, std::result::Result<Rc<HieraConfig>, Error>>,
     entries: FxHashMap<(ProviderId, bool), EntriesResult>,
     files: DataFiles,
@@ -108,7 +108,7 @@ struct Caches {
     /// What each data_hash function returned at each location: function → location →
     /// hash (two levels, so that the lookup of every entry allocates no key).
     data_hashes: FxHashMap<String, FxHashMap<String, LoadedHash>>,
-    lookup_options: FxHashMap<Option<String>, Option<CompiledOptions>>,
+    lookup_options: FxHashMap<Option<std::sync::Arc<str>>, Option<CompiledOptions>>,
     global_lookup_options: Option<Option<Map>>,
     env_lookup_options: Option<Option<Map>>,
     module_default_options: FxHashMap<String, Option<CompiledOptions>>,
@@ -121,14 +121,14 @@ type LoadedHash = std::result::Result<Arc<crate::backend::DataHash>, Error>;
 struct Invocation {
     /// The names being looked up, for recursion detection.
     name_stack: Vec<String>,
-    top_keys: Vec<String>,
+    top_keys: Vec<std::sync::Arc<str>>,
     /// Hiera 3 data confines nested lookups to the global layer.
     global_only: bool,
     /// Variables are read through Hiera 3's scope (a version 3 global layer is searching).
     v3_scope: bool,
     /// The module of the current invocation: the key's, which the search for its
     /// lookup_options also uses.
-    invocation_module: Option<String>,
+    invocation_module: Option<std::sync::Arc<str>>,
 }
 
 /// Interpolation in progress.
@@ -436,7 +436,7 @@ impl Session {
         };
         let value = self.with(
             || Kind::Top {
-                key: lk.key.clone(),
+                key: lk.key.to_string(),
             },
             |s| -> Result<Option<Value>> {
                 if let Some(v) = s.do_lookup(lk, &strategy)? {

@@ -16,7 +16,7 @@ use crate::location::ResolvedLocation;
 use crate::merge::MergeStrategy;
 use crate::scope::Strict;
 use crate::value::{Map, Value};
-use std::path::PathBuf;
+use std::path::Path;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -133,22 +133,29 @@ impl Session {
         let Some(module) = self.current_module_name(lk) else {
             return Ok(None);
         };
-        let id = ProviderId::Module(module.clone());
-        if self.provider_path(&id)?.is_none() {
-            let exists = self.layers.modules.iter().any(|(n, _)| *n == module);
+        let exists = self.layers.modules.iter().any(|(n, _)| **n == *module);
+        // A module that is not there has no provider (provider_path's answer, without
+        // building its id: most keys name a module, few repositories have them all).
+        let id = exists.then(|| ProviderId::Module(module.to_string()));
+        let provider = match &id {
+            Some(id) => self.provider_path(id)?.is_some(),
+            None => false,
+        };
+        let Some(id) = id.filter(|_| provider) else {
             if let Some(ex) = self.ex_mut() {
                 ex.module_not_found(&module, exists);
             }
             return Ok(None);
-        }
+        };
         self.provider_key_lookup(&id, lk, strategy, false)
     }
 
     /// The hiera.yaml of a provider, or `None` when the provider does not exist (no
     /// environment hiera.yaml, unknown module, module without hiera.yaml, or Puppet 7
     /// ignoring a version 3 file).
-    pub(super) fn provider_path(&mut self, id: &ProviderId) -> Result<Option<PathBuf>> {
+    pub(super) fn provider_path(&mut self, id: &ProviderId) -> Result<Option<Arc<Path>>> {
         if let Some(p) = self.cache.provider_paths.get(id) {
+            // Shared, not copied: every lookup asks for two or three of these.
             return Ok(p.clone());
         }
         let (path, what) = match id {
@@ -195,21 +202,22 @@ impl Session {
             }
             other => other,
         };
+        let path: Option<Arc<Path>> = path.map(Arc::from);
         self.cache.provider_paths.insert(id.clone(), path.clone());
         Ok(path)
     }
 
     /// The module an invocation belongs to: the key's, or for lookup_options the module of
     /// the key whose options are being searched.
-    pub(super) fn current_module_name(&self, lk: &LookupKey) -> Option<String> {
-        if lk.key == LOOKUP_OPTIONS {
+    pub(super) fn current_module_name(&self, lk: &LookupKey) -> Option<Arc<str>> {
+        if &*lk.key == LOOKUP_OPTIONS {
             return self.inv.invocation_module.clone();
         }
         lk.module_name.clone()
     }
 
     pub(super) fn lookup_default_in_module(&mut self, lk: &LookupKey) -> Result<Option<Value>> {
-        let Some(module) = lk.module_name.clone() else {
+        let Some(module) = lk.module_name.as_deref().map(String::from) else {
             return Ok(None);
         };
         let id = ProviderId::Module(module.clone());
@@ -265,7 +273,7 @@ impl Session {
 
     // ---- providers -------------------------------------------------------------------
 
-    pub(super) fn config_at(&mut self, id: &ProviderId, path: &PathBuf) -> Result<Rc<HieraConfig>> {
+    pub(super) fn config_at(&mut self, id: &ProviderId, path: &Path) -> Result<Rc<HieraConfig>> {
         if let Some(c) = self.cache.configs.get(path) {
             return c.clone();
         }
@@ -281,7 +289,7 @@ impl Session {
         };
         let r = HieraConfig::load_in(&**self.cache.files.fs(), path, &ctx, &mut self.warnings)
             .map(Rc::new);
-        self.cache.configs.insert(path.clone(), r.clone());
+        self.cache.configs.insert(path.to_path_buf(), r.clone());
         r
     }
 

@@ -118,8 +118,8 @@ impl Session {
         if !global_v3 || self.has_environment_v5()? {
             ids.push((ProviderId::Environment, false));
             if let Some(m) = &lk.module_name {
-                ids.push((ProviderId::Module(m.clone()), false));
-                ids.push((ProviderId::Module(m.clone()), true));
+                ids.push((ProviderId::Module(m.to_string()), false));
+                ids.push((ProviderId::Module(m.to_string()), true));
             }
         }
         let mut out = Vec::new();
@@ -252,7 +252,7 @@ impl Session {
                 let options = self
                     .cache
                     .module_default_options
-                    .get(module)
+                    .get(&**module)
                     .cloned()
                     .flatten()
                     .and_then(|o| extract_options(&o, &lk.root));
@@ -285,7 +285,7 @@ impl Session {
         lk: &LookupKey,
         value: &Value,
     ) {
-        if self.interp.lookup_depth != 0 || lk.key == LOOKUP_OPTIONS {
+        if self.interp.lookup_depth != 0 || &*lk.key == LOOKUP_OPTIONS {
             return;
         }
         if let Some(log) = self.found_log.as_mut() {
