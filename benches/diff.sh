@@ -23,7 +23,8 @@ if [ ! -d "$W/repo/.git" ]; then
 fi
 cd "$W/repo"
 echo "== one-line change in a role file, 1,000 nodes, --all"
-"$H" diff HEAD~1 HEAD --facts-dir "$W/facts" --all | head -3
+# Exit status 1 (differences found) must not end the script.
+"$H" diff HEAD~1 HEAD --facts-dir "$W/facts" --all | head -3 || true
 # CPU seconds are the figure to read on a shared machine: median of 5 runs.
 cpu() {
     for _ in 1 2 3 4 5; do
