@@ -34,7 +34,7 @@ fn stderr(o: &Output) -> String {
 }
 
 /// A scratch directory with the given files.
-fn scratch(name: &str, files: &[(&str, &str)]) -> PathBuf {
+fn scratch(name: &str, files: &[(&str, &str)]) -> scratch_tree::Tree {
     scratch_tree::tree("cli", name, files)
 }
 

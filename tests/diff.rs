@@ -10,31 +10,19 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_hiera-lookup"));
-    c.env(
-        "HIERA_LOOKUP_CACHE_DIR",
-        std::env::temp_dir().join(format!("hiera-lookup-test-cache-{}", std::process::id())),
-    );
-    c
+    Command::new(env!("CARGO_BIN_EXE_hiera-lookup"))
 }
 
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance/layers/realworld")
 }
 
-struct Temp(PathBuf);
+#[path = "common/scratch.rs"]
+mod scratch_tree;
+use scratch_tree::Tree;
 
-impl Drop for Temp {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn temp(name: &str) -> Temp {
-    let d = std::env::temp_dir().join(format!("hl-diff-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    Temp(d)
+fn temp(name: &str) -> Tree {
+    scratch_tree::tree("diff", name, &[])
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -298,12 +286,12 @@ fn check(repo: &Path, facts: &Path, scratch: &Path, base: &str, head: &str) -> J
 
 /// The realworld control repo copied into `t` (and shaped by `prepare`), committed as the
 /// first revision of a new repository; the distinct facts and a scratch directory beside it.
-fn history(t: &Temp, prepare: impl FnOnce(&Path)) -> (PathBuf, PathBuf, PathBuf) {
-    let repo = t.0.join("control-repo");
+fn history(t: &Tree, prepare: impl FnOnce(&Path)) -> (PathBuf, PathBuf, PathBuf) {
+    let repo = t.join("control-repo");
     copy_dir(&fixture().join("environments/production"), &repo);
     prepare(&repo);
-    let facts = distinct_facts(&t.0);
-    let scratch = t.0.join("scratch");
+    let facts = distinct_facts(t);
+    let scratch = t.join("scratch");
     std::fs::create_dir_all(&scratch).unwrap();
     git(&repo, &["init", "-q"]);
     git(&repo, &["add", "-A"]);
@@ -490,10 +478,10 @@ fn real_history() {
         "profile::base::data_root: '/opt'",
     );
     let wt = check_work_tree(&repo, &facts, &scratch);
-    let old = t.0.join("old");
+    let old = t.join("old");
     copy_dir(&checkout(&repo, "HEAD", &scratch), &old);
     let (_, dirs) = run_diff(
-        &t.0,
+        &t,
         &[
             "old",
             "control-repo",
@@ -570,7 +558,7 @@ fn reach_follows_links_and_dots() {
 #[test]
 fn text_github_and_markdown_name_the_change() {
     let t = temp("formats");
-    let repo = t.0.join("r");
+    let repo = t.join("r");
     copy_dir(&fixture().join("environments/production"), &repo);
     let facts = fixture().join("facts/facter4.11-debian-12-x86_64.json");
     git(&repo, &["init", "-q"]);
@@ -643,7 +631,7 @@ fn text_github_and_markdown_name_the_change() {
 #[test]
 fn bad_input_exits_2() {
     let t = temp("bad");
-    let repo = t.0.join("r");
+    let repo = t.join("r");
     copy_dir(&fixture().join("environments/production"), &repo);
     let facts = fixture().join("facts");
     let f = facts.to_str().unwrap();

@@ -4,7 +4,7 @@
 //! tests/conformance/core/fact-cache; the rest cites what Puppet printed where it has an answer.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 #[path = "common/scratch.rs"]
@@ -59,7 +59,7 @@ fn stderr(o: &Output) -> String {
 const HIERA: &str = "version: 5\nhierarchy:\n  - name: role\n    path: \"roles/%{trusted.extensions.pp_role}.yaml\"\n  - name: os\n    path: \"os/%{facts.os.family}.yaml\"\n  - name: common\n    path: common.yaml\n";
 
 /// A scratch control repo (data by role, OS family, common) plus the given files.
-fn scratch(name: &str, files: &[(&str, &str)]) -> PathBuf {
+fn scratch(name: &str, files: &[(&str, &str)]) -> scratch_tree::Tree {
     let mut all = vec![
         ("hiera.yaml", HIERA),
         ("data/roles/web.yaml", "src: role-web\n"),
