@@ -31,11 +31,16 @@ impl std::fmt::Display for Segment {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct SyntaxError;
 
+/// A key that is one segment as written: no dot, no quote.
+fn single_segment(key: &str) -> bool {
+    !key.contains(['\'', '"', '.'])
+}
+
 /// Splits a key into its root and segments. The root is always a string; later segments
 /// of the form `[+-]digits` are integers. `Err(SyntaxError)` means "Syntax error"; the caller adds
 /// Puppet's context (`in key: '...'` or `in string: ...`).
 pub(crate) fn split_key(key: &str) -> Result<Vec<Segment>, SyntaxError> {
-    if !key.contains(['\'', '"', '.']) {
+    if single_segment(key) {
         return Ok(vec![Segment::Key(key.to_string())]);
     }
     // Ruby: key.split(/(\s*"[^"]+"\s*|\s*'[^']+'\s*|[^'".]+)/). The pieces must alternate
@@ -139,7 +144,7 @@ pub(crate) struct LookupKey {
 
 impl LookupKey {
     pub(crate) fn parse(key: &str) -> crate::error::Result<LookupKey> {
-        let (root, segs) = if key.contains(['\'', '"', '.']) {
+        let (root, segs) = if !single_segment(key) {
             let mut segs = split_key(key).map_err(|_| {
                 crate::error::Error::lookup(format!("Syntax error in key: '{key}'"))
             })?;
@@ -156,13 +161,8 @@ impl LookupKey {
         // Ruby's `root[0..i-1]`: for a leading `::` that is the whole key. (A byte scan:
         // every lookup parses its key.)
         let double_colon = root.as_bytes().windows(2).position(|w| w == b"::");
-        let module_name = double_colon.map(|i| {
-            if i == 0 {
-                std::sync::Arc::from(root.as_str())
-            } else {
-                std::sync::Arc::from(&root[..i])
-            }
-        });
+        let module_name =
+            double_colon.map(|i| std::sync::Arc::from(if i == 0 { &root[..] } else { &root[..i] }));
         Ok(LookupKey {
             key: std::sync::Arc::from(key),
             root,

@@ -133,21 +133,19 @@ impl Session {
         let Some(module) = self.current_module_name(lk) else {
             return Ok(None);
         };
-        let exists = self.layers.modules.iter().any(|(n, _)| **n == *module);
         // A module that is not there has no provider (provider_path's answer, without
         // building its id: most keys name a module, few repositories have them all).
-        let id = exists.then(|| ProviderId::Module(module.to_string()));
-        let provider = match &id {
-            Some(id) => self.provider_path(id)?.is_some(),
-            None => false,
-        };
-        let Some(id) = id.filter(|_| provider) else {
-            if let Some(ex) = self.ex_mut() {
-                ex.module_not_found(&module, exists);
+        let exists = self.layers.modules.iter().any(|(n, _)| **n == *module);
+        if exists {
+            let id = ProviderId::Module(module.to_string());
+            if self.provider_path(&id)?.is_some() {
+                return self.provider_key_lookup(&id, lk, strategy, false);
             }
-            return Ok(None);
-        };
-        self.provider_key_lookup(&id, lk, strategy, false)
+        }
+        if let Some(ex) = self.ex_mut() {
+            ex.module_not_found(&module, exists);
+        }
+        Ok(None)
     }
 
     /// The hiera.yaml of a provider, or `None` when the provider does not exist (no

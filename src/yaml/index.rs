@@ -48,12 +48,17 @@ pub(crate) struct Entry {
 #[derive(Debug, Default)]
 pub(crate) struct Index {
     pub entries: Vec<Entry>,
-    /// Indexes of the first entry of each key, hashed by key, with [`DUPLICATED`] set when
-    /// the key has more entries.
-    table: OnceLock<hashbrown::HashTable<u32>>,
-    /// Whether some key has more than one entry (known once `table` is built).
-    duplicates: OnceLock<bool>,
+    table: OnceLock<Table>,
     finds: AtomicU32,
+}
+
+/// The entries hashed by key.
+#[derive(Debug)]
+struct Table {
+    /// The first entry of each key, with [`DUPLICATED`] set when the key has more entries.
+    slots: hashbrown::HashTable<u32>,
+    /// Whether some key has more than one entry.
+    duplicates: bool,
 }
 
 /// Finds before [`Index`] builds its hash table.
@@ -61,6 +66,11 @@ const LINEAR_FINDS: u32 = 8;
 
 /// The bit of a table slot saying that its key has more than one entry.
 const DUPLICATED: u32 = 1 << 31;
+
+/// The entry a table slot names.
+fn entry_of(slot: u32) -> usize {
+    (slot & !DUPLICATED) as usize
+}
 
 /// Where a key is among a file's entries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,34 +118,31 @@ impl Index {
     /// [`Self::find`] in the hash table (built on the first call).
     pub(crate) fn hashed(&self, bytes: &[u8], key: &str) -> Found {
         let k = key.as_bytes();
-        let at = |i: u32| (i & !DUPLICATED) as usize;
-        match self
-            .table(bytes)
-            .find(hash_key(k), |&i| key_of(bytes, &self.entries[at(i)]) == k)
-        {
+        match self.table(bytes).slots.find(hash_key(k), |&i| {
+            key_of(bytes, &self.entries[entry_of(i)]) == k
+        }) {
             None => Found::Absent,
-            Some(&i) if i & DUPLICATED != 0 => Found::Duplicated(at(i)),
+            Some(&i) if i & DUPLICATED != 0 => Found::Duplicated(entry_of(i)),
             Some(&i) => Found::At(i as usize),
         }
     }
 
     /// Whether every key has one entry.
     pub(crate) fn distinct(&self, bytes: &[u8]) -> bool {
-        self.table(bytes);
-        !self.duplicates.get().copied().unwrap_or(true)
+        !self.table(bytes).duplicates
     }
 
-    fn table(&self, bytes: &[u8]) -> &hashbrown::HashTable<u32> {
+    fn table(&self, bytes: &[u8]) -> &Table {
         self.table.get_or_init(|| {
             let entries = &self.entries;
-            let mut table = hashbrown::HashTable::with_capacity(entries.len());
+            let mut slots = hashbrown::HashTable::with_capacity(entries.len());
             let mut duplicates = false;
             for (i, e) in entries.iter().enumerate() {
                 let k = key_of(bytes, e);
-                match table.entry(
+                match slots.entry(
                     hash_key(k),
-                    |&j: &u32| key_of(bytes, &entries[(j & !DUPLICATED) as usize]) == k,
-                    |&j: &u32| hash_key(key_of(bytes, &entries[(j & !DUPLICATED) as usize])),
+                    |&j: &u32| key_of(bytes, &entries[entry_of(j)]) == k,
+                    |&j: &u32| hash_key(key_of(bytes, &entries[entry_of(j)])),
                 ) {
                     hashbrown::hash_table::Entry::Occupied(mut o) => {
                         *o.get_mut() |= DUPLICATED;
@@ -146,8 +153,7 @@ impl Index {
                     }
                 }
             }
-            let _ = self.duplicates.set(duplicates);
-            table
+            Table { slots, duplicates }
         })
     }
 
