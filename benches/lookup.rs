@@ -2,8 +2,8 @@
 //! Whole-process timings (and Puppet side by side) are in benches/run.sh.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use hiera_lookup::merge::MergeStrategy;
-use hiera_lookup::{Map, Value};
+use hiera_engine::merge::MergeStrategy;
+use hiera_value::{Map, Value};
 use std::hint::black_box;
 
 // As in the binary: glibc's malloc, or mimalloc with the `mimalloc` feature.
@@ -69,9 +69,10 @@ fn deep(c: &mut Criterion) {
 }
 
 fn lookups(c: &mut Criterion) {
-    use hiera_lookup::environment::EnvOptions;
-    use hiera_lookup::scope::{load_facts_file, Scope};
-    use hiera_lookup::{Session, Settings};
+    use hiera_engine::environment::EnvOptions;
+    use hiera_engine::scope::Scope;
+    use hiera_engine::{Session, Settings};
+    use hiera_facts::load_facts_file;
     let repo =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/environments/production");
     let facts_path = repo.join("../../facts/web01.yaml");

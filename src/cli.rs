@@ -394,8 +394,8 @@ pub struct PuppetDbArgs {
 impl PuppetDbArgs {
     /// The request's node sources with only these flags set: the one place the lookup, `where`
     /// and `diff` turn them into the library's terms.
-    pub fn sources(&self) -> hiera_lookup::request::Sources {
-        hiera_lookup::request::Sources {
+    pub fn sources(&self) -> crate::request::Sources {
+        crate::request::Sources {
             puppetdb: self.puppetdb.clone(),
             nodes_query: self.nodes_query.clone(),
             puppetdb_cacert: self.puppetdb_cacert.clone(),

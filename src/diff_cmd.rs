@@ -1,8 +1,8 @@
 //! `hiera-lookup diff`: its flags, and the library calls they make.
 
-use hiera_lookup::diff::{self, git::Repo, output::Format, Keys, Tree};
-use hiera_lookup::request::Sources;
-use hiera_lookup::{Error, Settings};
+use crate::request::Sources;
+use hiera_diff::{self as diff, git::Repo, output::Format, Keys, Tree};
+use hiera_engine::{Error, Settings};
 use std::path::{Path, PathBuf};
 
 /// The end of `diff --help`: examples that run against this repository (a test runs them).
@@ -69,10 +69,10 @@ pub fn run(args: &DiffArgs) -> (String, Option<String>, i32) {
 
 fn run_args(args: &DiffArgs) -> Result<(String, bool), Error> {
     let format = Format::parse(&args.format).map_err(Error::Usage)?;
-    let strict = hiera_lookup::request::parse_strict(&args.strict)?;
+    let strict = crate::request::parse_strict(&args.strict)?;
     let cwd = std::env::current_dir()
         .map_err(|e| Error::run(format!("cannot read the current directory: {e}")))?;
-    let abs = |p: &Path| hiera_lookup::environment::absolute(&cwd, p);
+    let abs = |p: &Path| hiera_engine::environment::absolute(&cwd, p);
     let root = abs(args.repo.as_deref().unwrap_or(Path::new(".")));
 
     let mut positional = args.args.iter();
@@ -133,7 +133,7 @@ fn run_args(args: &DiffArgs) -> Result<(String, bool), Error> {
     }
     let mut resolved = sources.resolve_in(&cwd)?;
     // The variables a lookup in control-repo mode has ($settings::…), then --var.
-    resolved.env = hiera_lookup::environment::EnvOptions {
+    resolved.env = hiera_engine::environment::EnvOptions {
         cwd: root.clone(),
         ..Default::default()
     };
@@ -146,7 +146,7 @@ fn run_args(args: &DiffArgs) -> Result<(String, bool), Error> {
         .map(|n| resolved.batch_node(n))
         .collect();
     for w in warnings {
-        eprintln!("Warning: {}", hiera_lookup::limits::printable(&w));
+        eprintln!("Warning: {}", hiera_value::limits::printable(&w));
     }
     let threads = args.threads.unwrap_or_else(|| {
         std::thread::available_parallelism()

@@ -1,6 +1,6 @@
-//! `hiera-lookup lint [PATH]`: flags → [`hiera_lookup::lint::lint`] → findings and exit status.
+//! `hiera-lookup lint [PATH]`: flags → [`hiera_lint::lint`] → findings and exit status.
 
-use hiera_lookup::lint::{self, output, Severity};
+use hiera_lint::{self as lint, output, Severity};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -86,7 +86,7 @@ pub fn main(args: &LintArgs) -> i32 {
     let cwd = std::env::current_dir().unwrap_or_default();
     let abs = |p: &Option<PathBuf>| {
         p.as_ref()
-            .map(|p| hiera_lookup::environment::absolute(&cwd, p))
+            .map(|p| hiera_engine::environment::absolute(&cwd, p))
     };
     let opts = lint::Options {
         root: args.path.clone(),
@@ -96,8 +96,8 @@ pub fn main(args: &LintArgs) -> i32 {
         puppetdb: args
             .puppetdb
             .as_deref()
-            .map(|urls| hiera_lookup::facts::puppetdb::Options {
-                urls: hiera_lookup::facts::puppetdb::split_urls(urls),
+            .map(|urls| hiera_facts::puppetdb::Options {
+                urls: hiera_facts::puppetdb::split_urls(urls),
                 cacert: abs(&args.puppetdb_cacert),
                 cert: abs(&args.puppetdb_cert),
                 key: abs(&args.puppetdb_key),
@@ -107,7 +107,7 @@ pub fn main(args: &LintArgs) -> i32 {
         config: abs(&args.config),
     };
     let result = std::thread::Builder::new()
-        .stack_size(hiera_lookup::limits::LOOKUP_STACK_SIZE)
+        .stack_size(hiera_value::limits::LOOKUP_STACK_SIZE)
         .spawn(move || lint::lint(&opts))
         .map_err(|e| e.to_string())
         .and_then(|h| h.join().map_err(|_| "the lint thread panicked".to_string()));

@@ -3,11 +3,12 @@
 mod cli;
 mod diff_cmd;
 mod lint_cmd;
+mod request;
 mod run;
 mod where_cmd;
 
 use cli::{Command, Invocation};
-use hiera_lookup::limits::printable;
+use hiera_value::limits::printable;
 use std::io::Write;
 
 // With the `mimalloc` feature (Cargo.toml says when it pays), mimalloc allocates.
@@ -45,7 +46,7 @@ fn tune_malloc() {
 }
 
 /// Runs a lookup (or `where`) on a stack whose size is known, whatever `ulimit -s` says: the
-/// depth limits of hiera_lookup::limits were measured against it. The main thread switches
+/// depth limits of hiera_value::limits were measured against it. The main thread switches
 /// onto a fresh stack of that size (a thread would cost more than the rest of the start).
 fn on_lookup_stack(f: impl FnOnce() -> run::Output) -> run::Output {
     if stdout_was_closed() {
@@ -53,7 +54,7 @@ fn on_lookup_stack(f: impl FnOnce() -> run::Output) -> run::Output {
         std::process::exit(2);
     }
     let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        stacker::grow(hiera_lookup::limits::LOOKUP_STACK_SIZE, f)
+        stacker::grow(hiera_value::limits::LOOKUP_STACK_SIZE, f)
     }));
     match out {
         Ok(o) => o,
@@ -137,8 +138,8 @@ fn write_stdout(text: &str) -> Result<(), i32> {
 }
 
 /// The error for an answer that could not be written to stdout.
-fn output_error(e: &std::io::Error) -> hiera_lookup::Error {
-    hiera_lookup::Error::run(format!("Could not write to stdout: {e}"))
+fn output_error(e: &std::io::Error) -> hiera_engine::Error {
+    hiera_engine::Error::run(format!("Could not write to stdout: {e}"))
 }
 
 /// Whether fd 1 was closed when the process started. Rust's runtime opens /dev/null on a

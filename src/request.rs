@@ -4,16 +4,16 @@
 //! and [`Mode`]. [`Request::answer`] then runs a single lookup (or an explanation) and
 //! applies `--default`, `--type` and the format, so every command prints through one path.
 
-use crate::answer::{Answer, Finish, Format};
-use crate::engine::{Session, Settings};
-use crate::environment::{absolute, EnvOptions};
-use crate::error::{Error, Result};
-use crate::facts::conf::PuppetConf;
-use crate::facts::{puppetdb, BatchNode, FactsRequest};
-use crate::merge::MergeStrategy;
-use crate::scope::Scope;
-use crate::scope::Strict;
-use crate::value::Value;
+use hiera_engine::answer::{Answer, Finish, Format};
+use hiera_engine::engine::{Session, Settings};
+use hiera_engine::environment::{absolute, EnvOptions};
+use hiera_engine::error::{Error, Result};
+use hiera_engine::merge::MergeStrategy;
+use hiera_engine::scope::Scope;
+use hiera_engine::scope::Strict;
+use hiera_facts::conf::PuppetConf;
+use hiera_facts::{puppetdb, BatchNode, FactsRequest};
+use hiera_value::value::Value;
 use std::path::{Path, PathBuf};
 
 /// Where Puppet says "Run 'puppet lookup --help' for more details": this program's help.
@@ -353,7 +353,7 @@ impl Sources {
     /// [`resolve`](Self::resolve) with relative paths taken from `cwd`.
     pub fn resolve_in(&self, cwd: &Path) -> Result<Resolved> {
         let abs = |p: &Option<PathBuf>| p.as_deref().map(|p| absolute(cwd, p));
-        let flags = crate::facts::conf::Flags {
+        let flags = hiera_facts::conf::Flags {
             config: abs(&self.config),
             confdir: abs(&self.confdir),
             codedir: abs(&self.codedir),
@@ -392,7 +392,7 @@ impl Resolved {
         let trusted = match &s.trusted {
             Some(f) => {
                 let (path, display) = shown(f);
-                Some(crate::facts::read_trusted_file(&path, &display)?)
+                Some(hiera_facts::read_trusted_file(&path, &display)?)
             }
             None => None,
         };
@@ -415,7 +415,7 @@ impl Resolved {
         } else if s.nodes_query.is_some()
             || (s.node.is_some()
                 && !s.no_facts
-                && (s.confdir.is_some() || !crate::facts::conf::machine_config_disabled())
+                && (s.confdir.is_some() || !hiera_facts::conf::machine_config_disabled())
                 && puppetdb::routes_facts_to_puppetdb(&conf.confdir))
         {
             match puppetdb::server_urls_from_conf(&conf.confdir)? {
@@ -450,7 +450,7 @@ impl Resolved {
         db: Option<&puppetdb::Client>,
         warnings: &mut Vec<String>,
     ) -> Result<Scope> {
-        let (facts, facts_warnings) = crate::facts::single(facts, db)?;
+        let (facts, facts_warnings) = hiera_facts::single(facts, db)?;
         warnings.extend(facts_warnings);
         Scope::check_facts(&facts)?;
         let mut scope = Scope::from_facts(facts, &self.env.environment_name());
@@ -479,14 +479,14 @@ impl Resolved {
                             .into(),
                     ));
                 }
-                Box::new(crate::facts::puppetdb_batch(
+                Box::new(hiera_facts::puppetdb_batch(
                     db,
                     self.sources.nodes_query.as_deref(),
                     facts.trusted.clone(),
                 )?)
             }
             _ => {
-                let (found, facts_warnings) = crate::facts::batch(facts)?;
+                let (found, facts_warnings) = hiera_facts::batch(facts)?;
                 warnings.extend(facts_warnings);
                 Box::new(std::iter::once(found))
             }
@@ -495,7 +495,7 @@ impl Resolved {
 
     /// A batch node with its scope (`$settings::` variables and `--var`s included); facts
     /// that cannot be read are the node's error (the batch goes on).
-    pub fn batch_node(&self, n: BatchNode) -> crate::batch::Node {
+    pub fn batch_node(&self, n: BatchNode) -> hiera_engine::batch::Node {
         let (facts, facts_error) = match n
             .facts
             .and_then(|facts| Scope::check_facts(&facts).map(|()| facts))
@@ -510,7 +510,7 @@ impl Resolved {
         for (name, value) in &self.vars {
             scope.set(name, value.clone());
         }
-        crate::batch::Node {
+        hiera_engine::batch::Node {
             name: n.name,
             source: Some((n.kind.into(), n.source)),
             scope,
@@ -526,8 +526,8 @@ pub fn parse_vars(vars: &[String]) -> Result<Vec<(String, Value)>> {
         let Some((name, value)) = v.split_once('=') else {
             return Err(Error::Usage(format!("--var expects NAME=VALUE, got '{v}'")));
         };
-        let value =
-            crate::yaml::load(value).map_err(|e| Error::Usage(format!("--var {name}: {e}")))?;
+        let value = hiera_formats::yaml::load(value)
+            .map_err(|e| Error::Usage(format!("--var {name}: {e}")))?;
         out.push((name.to_string(), value));
     }
     Ok(out)

@@ -1,8 +1,8 @@
 //! One invocation of the command: flags → scope and layers → lookup → rendered output.
 
 use crate::cli::Args;
-use hiera_lookup::request::{Flags, Mode, Request, Resolved, Sources};
-use hiera_lookup::{Error, Session};
+use crate::request::{Flags, Mode, Request, Resolved, Sources};
+use hiera_engine::{Error, Session};
 
 /// What the process prints and its exit status.
 pub struct Output {
@@ -106,7 +106,7 @@ fn run_inner(
         scope,
         layers,
         request.settings(),
-        hiera_lookup::backend::DataFiles::default(),
+        hiera_engine::backend::DataFiles::default(),
     );
     let out = request.answer(&mut session, warnings).inspect_err(|_| {
         let trace = session.take_merge_trace();
@@ -126,20 +126,20 @@ fn run_inner(
 fn run_batch(
     args: &Args,
     sources: &Resolved,
-    layers: hiera_lookup::Layers,
+    layers: hiera_engine::Layers,
     lookup: &Request,
     (request, db): (
-        hiera_lookup::facts::FactsRequest,
-        Option<hiera_lookup::facts::puppetdb::Client>,
+        hiera_facts::FactsRequest,
+        Option<hiera_facts::puppetdb::Client>,
     ),
 ) -> Result<(String, i32), Error> {
-    use hiera_lookup::batch::{Batch, Keys};
+    use hiera_engine::batch::{Batch, Keys};
     use std::io::{IsTerminal, Write};
     let mut facts_warnings = Vec::new();
     let chunks = sources.node_chunks(&request, db.as_ref(), &mut facts_warnings)?;
     // Printed now, before the answers stream out.
     for w in facts_warnings {
-        eprintln!("Warning: {}", hiera_lookup::limits::printable(&w));
+        eprintln!("Warning: {}", hiera_value::limits::printable(&w));
     }
     let threads = args.threads.unwrap_or_else(|| {
         std::thread::available_parallelism()
@@ -163,7 +163,7 @@ fn run_batch(
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout());
     let (mut missed, mut errors) = (false, false);
     let mut broken: Option<std::io::Error> = None;
-    let files = hiera_lookup::backend::DataFiles::default();
+    let files = hiera_engine::backend::DataFiles::default();
     let mut done = 0usize;
     for chunk in chunks {
         let nodes: Vec<_> = chunk.into_iter().map(|n| sources.batch_node(n)).collect();

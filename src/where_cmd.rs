@@ -1,11 +1,11 @@
 //! `hiera-lookup where KEY`: the lookup's flags, a report of where the key is defined
-//! instead of its value (the library's [`hiera_lookup::where_`] does the work).
+//! instead of its value (the library's [`hiera_engine::where_`] does the work).
 
 use crate::cli::Args;
 use crate::run::Output;
-use hiera_lookup::redact::Redactor;
-use hiera_lookup::where_::{self, fleet::FleetReport, render, Request};
-use hiera_lookup::{Error, Session};
+use hiera_engine::redact::Redactor;
+use hiera_engine::where_::{self, fleet::FleetReport, render, Request};
+use hiera_engine::{Error, Session};
 
 const AFTER_HELP: &str = "\
 EXAMPLES:
@@ -92,7 +92,7 @@ fn run_inner(
         [] => return Err(Error::Usage("where needs a key".into())),
         _ => return Err(Error::Usage("where takes one key".into())),
     };
-    let lookup = hiera_lookup::request::Request::new(&hiera_lookup::request::Flags {
+    let lookup = crate::request::Request::new(&crate::request::Flags {
         keys: vec![key.clone()],
         merge: args.merge.clone(),
         knock_out_prefix: args.knock_out_prefix.clone(),
@@ -118,7 +118,7 @@ fn run_inner(
         color: crate::run::use_color(args)?,
         base: Some(cwd.clone()),
     };
-    let files = hiera_lookup::backend::DataFiles::default();
+    let files = hiera_engine::backend::DataFiles::default();
     if !sources.sources.many_nodes() {
         let scope = sources.single_scope(&facts, db.as_ref(), warnings)?;
         let node = args.node.clone();

@@ -1,8 +1,8 @@
 //! Custom backends through the library's public API: an embedder's lookup_key and data_dig
 //! backends, registered and called.
 
-use hiera_lookup::backend::custom;
-use hiera_lookup::{Map, Value};
+use hiera_engine::backend::custom;
+use hiera_value::{Map, Value};
 use std::sync::Arc;
 
 fn map(pairs: &[(&str, Value)]) -> Map {

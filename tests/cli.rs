@@ -741,8 +741,8 @@ fn yaml_blocks(markdown: &str) -> Vec<String> {
 }
 
 /// Every string inside a value (hash keys included).
-fn strings(v: &hiera_lookup::Value, out: &mut Vec<String>) {
-    use hiera_lookup::Value;
+fn strings(v: &hiera_value::value::Value, out: &mut Vec<String>) {
+    use hiera_value::value::Value;
     match v {
         Value::String(s) => out.push(s.clone()),
         Value::Array(a) => a.iter().for_each(|v| strings(v, out)),
@@ -760,7 +760,7 @@ fn strings(v: &hiera_lookup::Value, out: &mut Vec<String>) {
 /// flags its `--help` lists.
 #[test]
 fn ci_snippets_parse_and_use_real_flags() {
-    use hiera_lookup::Value;
+    use hiera_value::value::Value;
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let read = |p: &str| std::fs::read_to_string(repo.join(p)).unwrap();
     let readme = read("README.md");
@@ -775,7 +775,7 @@ fn ci_snippets_parse_and_use_real_flags() {
     docs.push(read(".pre-commit-hooks.yaml"));
     let parsed: Vec<Value> = docs
         .iter()
-        .map(|d| hiera_lookup::yaml::load(d).unwrap_or_else(|e| panic!("{e}:\n{d}")))
+        .map(|d| hiera_formats::yaml::load(d).unwrap_or_else(|e| panic!("{e}:\n{d}")))
         .collect();
     let at = |v: &Value, path: &[&str]| -> Option<Value> {
         let mut v = v.clone();

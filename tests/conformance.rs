@@ -523,13 +523,13 @@ fn split_args_rules() {
 /// A recorded query as library calls: the environment, the node's facts file and the
 /// lookup's settings.
 struct LibraryQuery {
-    env: hiera_lookup::environment::EnvOptions,
+    env: hiera_engine::environment::EnvOptions,
     facts: Option<String>,
     keys: Vec<String>,
-    merge: Option<hiera_lookup::merge::MergeStrategy>,
-    format: hiera_lookup::answer::Format,
-    finish: hiera_lookup::answer::Finish,
-    settings: hiera_lookup::Settings,
+    merge: Option<hiera_engine::merge::MergeStrategy>,
+    format: hiera_engine::answer::Format,
+    finish: hiera_engine::answer::Finish,
+    settings: hiera_engine::Settings,
     /// `--explain` or `--explain-options`.
     explain: bool,
     /// `--type` was given.
@@ -539,11 +539,11 @@ struct LibraryQuery {
 /// The library calls of a recorded query; `None` for queries whose flags are command-line
 /// matters (`--` and the like, usage errors).
 fn library_query(q: &Query) -> Option<LibraryQuery> {
-    use hiera_lookup::answer::{Finish, Format};
-    use hiera_lookup::environment::EnvOptions;
-    use hiera_lookup::merge::MergeStrategy;
-    use hiera_lookup::scope::Strict;
-    use hiera_lookup::Settings;
+    use hiera_engine::answer::{Finish, Format};
+    use hiera_engine::environment::EnvOptions;
+    use hiera_engine::merge::MergeStrategy;
+    use hiera_engine::scope::Strict;
+    use hiera_engine::Settings;
     let mut env = EnvOptions {
         cwd: q.case_dir.clone(),
         ..Default::default()
@@ -637,9 +637,10 @@ impl LibraryQuery {
     fn node(
         &self,
         q: &Query,
-    ) -> Result<Option<(hiera_lookup::Layers, hiera_lookup::scope::Scope)>, hiera_lookup::Error>
+    ) -> Result<Option<(hiera_engine::Layers, hiera_engine::scope::Scope)>, hiera_engine::Error>
     {
-        use hiera_lookup::scope::{load_facts_file, Scope};
+        use hiera_engine::scope::Scope;
+        use hiera_facts::load_facts_file;
         let layers = self.env.layers()?;
         let Some(facts) = &self.facts else {
             return Ok(None);
@@ -665,14 +666,14 @@ static CWD: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// embedding path, explain included. `None` only for queries whose flags are command-line
 /// matters (`--` and the like). Returns (stdout, status, error message).
 fn library_answer(q: &Query) -> Option<(String, i32, Option<String>)> {
-    use hiera_lookup::answer::Answer;
-    use hiera_lookup::Session;
+    use hiera_engine::answer::Answer;
+    use hiera_engine::Session;
     let lq = library_query(q)?;
     // Like Puppet, the engine reads relative eyaml key paths and HOCON `file()` includes from
     // the working directory.
     std::env::set_current_dir(&q.case_dir).ok()?;
     // What Puppet prints on stdout before failing (start-up notices), then the message.
-    let error = |e: hiera_lookup::Error| Some((e.stdout(), 2, Some(e.to_string())));
+    let error = |e: hiera_engine::Error| Some((e.stdout(), 2, Some(e.to_string())));
     let (layers, scope) = match lq.node(q) {
         Ok(node) => node?,
         Err(e) => return error(e),
@@ -775,9 +776,9 @@ mod where_check;
 /// merge of those it says contribute is the lookup's merged answer.
 #[test]
 fn where_agrees_with_the_lookup_on_every_recorded_tree() {
-    use hiera_lookup::backend::DataFiles;
-    use hiera_lookup::where_::Reporter;
-    use hiera_lookup::Session;
+    use hiera_engine::backend::DataFiles;
+    use hiera_engine::where_::Reporter;
+    use hiera_engine::Session;
     use std::collections::{HashMap, HashSet};
     let _cwd = CWD.lock().unwrap_or_else(|e| e.into_inner());
     let mut problems = Vec::new();

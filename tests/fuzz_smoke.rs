@@ -4,7 +4,7 @@
 //! depth) go through the same function the cargo-fuzz target calls. A panic fails the test.
 //! Longer runs: fuzz/README.md. `FUZZ_SMOKE_ITERS=n` sets the mutations per target.
 
-use hiera_lookup::fuzzing::{self, Rng};
+use hiera_engine::fuzzing::{self, Rng};
 use std::path::Path;
 
 /// Bytes that matter to the parsers: structure, quoting, escapes, interpolation.

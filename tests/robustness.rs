@@ -1,9 +1,10 @@
 //! No input makes the library panic: random keys, interpolations, data and configurations
 //! (a small deterministic fuzz; errors are fine, panics are not).
 
-use hiera_lookup::environment::EnvOptions;
-use hiera_lookup::scope::Scope;
-use hiera_lookup::{Map, Session, Settings, Value};
+use hiera_engine::environment::EnvOptions;
+use hiera_engine::scope::Scope;
+use hiera_engine::{Session, Settings};
+use hiera_value::{Map, Value};
 
 struct Rng(u64);
 impl Rng {
@@ -154,7 +155,7 @@ fn random_inputs_never_panic() {
         }
         if let Some(ex) = session.explainer() {
             let _ = ex.explain();
-            let _ = hiera_lookup::render::to_json(&ex.to_hash());
+            let _ = hiera_formats::render::to_json(&ex.to_hash());
         }
     }
     let _ = std::fs::remove_dir_all(&dir);

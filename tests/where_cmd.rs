@@ -448,9 +448,10 @@ const HIERA: &str = "version: 5\nhierarchy:\n  - name: common\n    path: common.
 /// Every key of the fixtures, for both nodes: `where` agrees with the lookup.
 #[test]
 fn where_agrees_with_the_lookup_on_the_fixtures() {
-    use hiera_lookup::environment::EnvOptions;
-    use hiera_lookup::scope::{load_facts_file, Scope};
-    use hiera_lookup::{Session, Settings};
+    use hiera_engine::environment::EnvOptions;
+    use hiera_engine::scope::Scope;
+    use hiera_engine::{Session, Settings};
+    use hiera_facts::load_facts_file;
     let env = EnvOptions {
         environmentpath: Some(root().join("fixtures/environments")),
         cwd: root(),
@@ -460,8 +461,8 @@ fn where_agrees_with_the_lookup_on_the_fixtures() {
     for facts in ["web01.yaml", "db01.json"] {
         let path = root().join("fixtures/facts").join(facts);
         let scope = Scope::from_facts(load_facts_file(&path, facts).unwrap(), "production");
-        let files = hiera_lookup::backend::DataFiles::default();
-        let mut reporter = hiera_lookup::where_::Reporter::new(files.clone(), Default::default());
+        let files = hiera_engine::backend::DataFiles::default();
+        let mut reporter = hiera_engine::where_::Reporter::new(files.clone(), Default::default());
         let session = || {
             Session::with_files(
                 scope.clone(),
@@ -479,7 +480,7 @@ fn where_agrees_with_the_lookup_on_the_fixtures() {
         for key in &keys {
             for merge in [None, Some("unique"), Some("deep")] {
                 let merge = merge.map(|m| {
-                    hiera_lookup::merge::MergeStrategy::from_cli(m, None, false, false).unwrap()
+                    hiera_engine::merge::MergeStrategy::from_cli(m, None, false, false).unwrap()
                 });
                 where_check::check(
                     &mut reporter,

@@ -2,9 +2,10 @@
 //! answers (first found), and the merge of the definitions it says contribute is the lookup's
 //! answer (merges). Shared by the tests that check it on the fixtures and recorded trees.
 
-use hiera_lookup::merge::MergeStrategy;
-use hiera_lookup::where_::{Answer, Reporter, Request, Role};
-use hiera_lookup::{Outcome, Session, Value};
+use hiera_engine::merge::MergeStrategy;
+use hiera_engine::where_::{Answer, Reporter, Request, Role};
+use hiera_engine::{Outcome, Session};
+use hiera_value::Value;
 
 /// What was compared.
 #[derive(Debug, Default)]

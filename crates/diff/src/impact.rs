@@ -1,0 +1,366 @@
+//! Which keys a change can touch, from the changed files alone: the keys defined in changed
+//! data files (added, removed or given another value), the keys whose values interpolate or
+//! alias those (`%{lookup('k')}`, `%{hiera('k')}`, `%{alias('k')}`, transitively), and the
+//! keys named by changed `lookup_options` entries. A changed hiera.yaml, environment.conf or
+//! eyaml key, a changed `^pattern` lookup_options entry, or a data file that does not parse
+//! on one side can touch any key: then everything is recomputed (for the last two, only on
+//! the nodes that read a changed file).
+
+use super::Tree;
+use hiera_engine::interpolation::{parse_expr, tokenize, Method, Token};
+use hiera_value::value::{Map, Value};
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+/// What a file is to a lookup.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// hiera.yaml, environment.conf, an eyaml key: may change how any key is found.
+    Config,
+    /// A file a data_hash backend may read.
+    Data,
+}
+
+/// The role of a path (relative to the control repo), `None` for files no lookup reads
+/// (manifests, templates, Ruby code, README …).
+pub(crate) fn role(rel: &str) -> Option<Role> {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    if name == "hiera.yaml" || name == "environment.conf" {
+        return Some(Role::Config);
+    }
+    let ext = name.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
+    if matches!(ext, "pem" | "pkcs7") {
+        return Some(Role::Config);
+    }
+    if matches!(ext, "yaml" | "yml" | "json" | "eyaml" | "conf") {
+        return Some(Role::Data);
+    }
+    // A level's `path` may name any file; files under a data directory are data whatever
+    // their extension.
+    let in_data_dir = rel
+        .split('/')
+        .rev()
+        .skip(1)
+        .any(|d| matches!(d, "data" | "hieradata"));
+    in_data_dir.then_some(Role::Data)
+}
+
+/// How a file differs between the two sides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Status {
+    Added,
+    Removed,
+    Modified,
+}
+
+/// A changed file and the keys it changes.
+#[derive(Debug, Clone)]
+pub(crate) struct ChangedFile {
+    /// Relative to the control repo.
+    pub path: String,
+    pub status: Status,
+    /// Top-level keys added, removed or given another value (`lookup_options` entries
+    /// count as their keys).
+    pub keys: Vec<String>,
+}
+
+/// The keys a change can touch.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Impact {
+    pub changed: Vec<ChangedFile>,
+    /// Why every key must be recomputed, if it must.
+    pub everything: Option<String>,
+    /// Whether every key must be recomputed only on the nodes whose hierarchies reach a
+    /// changed file: the reasons are all in data files (one that does not load on one side,
+    /// a changed `^pattern` lookup_options entry), which a node reaching none of the changed
+    /// files does not read. A changed hiera.yaml, environment.conf or eyaml key touches
+    /// every node.
+    pub everything_where_reached: bool,
+    /// The keys to recompute (when not everything).
+    pub keys: BTreeSet<String>,
+    /// Every top-level key of every data file on either side (the keys `--all` can reach).
+    pub universe: BTreeSet<String>,
+}
+
+/// One side's parse of a data file: its top-level hash, or why it has none.
+pub(super) type Parsed = Result<Arc<Map>, String>;
+
+pub(super) fn parse(rel: &str, bytes: &[u8]) -> Parsed {
+    let ext = rel.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
+    let v = match ext {
+        "json" => hiera_formats::json::parse(&String::from_utf8_lossy(bytes)),
+        "conf" => hiera_formats::hocon::parse_hocon(&String::from_utf8_lossy(bytes)),
+        _ => hiera_formats::yaml::load_bytes(bytes).map_err(|e| e.puppet_message(rel)),
+    };
+    match v {
+        Ok(Value::Hash(m)) => Ok(Arc::new(m)),
+        // An empty document: no keys.
+        Ok(Value::Null | Value::Bool(false)) => Ok(Arc::default()),
+        Ok(other) => Err(format!(
+            "{rel} holds {}, not a hash",
+            hiera_types::simple_name(&other)
+        )),
+        Err(e) => Err(e),
+    }
+}
+
+/// Compares the two sides' files and finds the keys the change can touch.
+pub(crate) fn analyse(base: &Tree, head: &Tree) -> Impact {
+    let mut impact = Impact::default();
+    // Each distinct file content is parsed once, whichever side (or path) holds it.
+    let mut parsed: HashMap<gix::ObjectId, Parsed> = HashMap::new();
+    let mut parse_side = |tree: &Tree, rel: &str| -> Option<Parsed> {
+        let id = *tree.listing.get(rel)?;
+        if let Some(p) = parsed.get(&id) {
+            return Some(p.clone());
+        }
+        let p = match tree.read(rel) {
+            Ok(bytes) => parse(rel, &bytes),
+            Err(e) => Err(format!("{rel}: {e}")),
+        };
+        parsed.insert(id, p.clone());
+        Some(p)
+    };
+
+    let paths: BTreeSet<&String> = base.listing.keys().chain(head.listing.keys()).collect();
+    let mut everything: Vec<String> = Vec::new();
+    // Whether a reason in `everything` holds for every node.
+    let mut every_node = false;
+    // Keys that interpolate another key: referenced root key → the keys referring to it.
+    let mut referrers: HashMap<String, BTreeSet<String>> = HashMap::new();
+    let mut dynamic: BTreeSet<String> = BTreeSet::new();
+    for rel in paths {
+        let Some(role) = role(rel) else { continue };
+        let (b, h) = (base.listing.get(rel), head.listing.get(rel));
+        let status = match (b, h) {
+            (Some(x), Some(y)) if x == y => None,
+            (Some(_), Some(_)) => Some(Status::Modified),
+            (None, Some(_)) => Some(Status::Added),
+            _ => Some(Status::Removed),
+        };
+        if role == Role::Config {
+            if status.is_some() {
+                everything.push(format!("{rel} changed"));
+                every_node = true;
+                impact.changed.push(ChangedFile {
+                    path: rel.clone(),
+                    status: status.unwrap_or(Status::Modified),
+                    keys: Vec::new(),
+                });
+            }
+            continue;
+        }
+        let pb = parse_side(base, rel);
+        let ph = if status.is_none() {
+            None
+        } else {
+            parse_side(head, rel)
+        };
+        for p in [&pb, &ph].into_iter().flatten().flatten() {
+            impact
+                .universe
+                .extend(p.keys().filter_map(Value::as_str).map(str::to_string));
+            scan_references(p, &mut referrers, &mut dynamic);
+        }
+        let Some(status) = status else { continue };
+        let empty: Parsed = Ok(Arc::default());
+        let (pb, ph) = (pb.unwrap_or_else(|| empty.clone()), ph.unwrap_or(empty));
+        let keys = match (&pb, &ph) {
+            (Ok(a), Ok(b)) => {
+                let (keys, patterns) = changed_keys(a, b);
+                if patterns {
+                    everything.push(format!("a lookup_options pattern changed in {rel}"));
+                }
+                keys
+            }
+            (Err(e), _) | (_, Err(e)) => {
+                // Every lookup that reaches the file may start or stop failing.
+                let _ = e;
+                everything.push(format!("{rel} does not load on one side"));
+                Vec::new()
+            }
+        };
+        impact.keys.extend(keys.iter().cloned());
+        impact.changed.push(ChangedFile {
+            path: rel.clone(),
+            status,
+            keys,
+        });
+    }
+    impact.universe.remove("lookup_options");
+    if !everything.is_empty() {
+        impact.everything = Some(everything.join("; "));
+        impact.everything_where_reached = !every_node;
+        return impact;
+    }
+    // Keys interpolating a changed key change too, transitively.
+    if !impact.keys.is_empty() {
+        impact.keys.extend(dynamic);
+        let mut todo: Vec<String> = impact.keys.iter().cloned().collect();
+        while let Some(k) = todo.pop() {
+            if let Some(rs) = referrers.get(&k) {
+                for r in rs {
+                    if impact.keys.insert(r.clone()) {
+                        todo.push(r.clone());
+                    }
+                }
+            }
+        }
+    }
+    impact
+}
+
+/// The top-level keys whose values differ between two versions of a file, and whether a
+/// `lookup_options` entry for a `^pattern` changed (which can touch any key).
+fn changed_keys(a: &Map, b: &Map) -> (Vec<String>, bool) {
+    let mut out = BTreeSet::new();
+    let mut pattern = false;
+    let lo = Value::str("lookup_options");
+    for (k, va) in a.iter().chain(b.iter()) {
+        let Some(name) = k.as_str() else { continue };
+        if k == &lo {
+            continue;
+        }
+        if a.get(k) != b.get(k) {
+            out.insert(name.to_string());
+        }
+        let _ = va;
+    }
+    let empty = Map::default();
+    let hash = |m: &Map| -> Map {
+        match m.get(&lo) {
+            Some(Value::Hash(h)) => h.clone(),
+            _ => empty.clone(),
+        }
+    };
+    let (la, lb) = (hash(a), hash(b));
+    if a.get(&lo).is_some_and(|v| !matches!(v, Value::Hash(_)))
+        || b.get(&lo).is_some_and(|v| !matches!(v, Value::Hash(_)))
+    {
+        pattern = a.get(&lo) != b.get(&lo);
+    }
+    for (k, _) in la.iter().chain(lb.iter()) {
+        if la.get(k) == lb.get(k) {
+            continue;
+        }
+        match k.as_str() {
+            Some(p) if p.starts_with('^') => pattern = true,
+            Some(name) => {
+                out.insert(name.to_string());
+            }
+            None => pattern = true,
+        }
+    }
+    (out.into_iter().collect(), pattern)
+}
+
+/// Records which top-level keys interpolate which keys (`lookup`, `hiera`, `alias`); keys
+/// whose interpolated key cannot be parsed (a lookup of it fails, but how may change) go to
+/// `dynamic`.
+fn scan_references(
+    m: &Map,
+    referrers: &mut HashMap<String, BTreeSet<String>>,
+    dynamic: &mut BTreeSet<String>,
+) {
+    for (k, v) in m.iter() {
+        let Some(top) = k.as_str() else { continue };
+        if top == "lookup_options" {
+            continue;
+        }
+        let mut refs = Vec::new();
+        let mut is_dynamic = false;
+        collect_refs(v, &mut refs, &mut is_dynamic, 0);
+        if is_dynamic {
+            dynamic.insert(top.to_string());
+        }
+        for r in refs {
+            referrers.entry(r).or_default().insert(top.to_string());
+        }
+    }
+}
+
+fn collect_refs(v: &Value, refs: &mut Vec<String>, dynamic: &mut bool, depth: usize) {
+    if depth > hiera_value::limits::MAX_VALUE_DEPTH {
+        return;
+    }
+    match v {
+        Value::String(s) => {
+            if !s.contains("%{") {
+                return;
+            }
+            for t in tokenize(s) {
+                if let Token::Expr { expr, .. } = t {
+                    let (method, arg, _) = parse_expr(expr);
+                    if matches!(method, Method::Lookup | Method::Hiera | Method::Alias) {
+                        // `lookup('a.b')` looks up `a`; a quoted first segment is the key.
+                        match hiera_engine::key::LookupKey::parse(arg) {
+                            Ok(k) => refs.push(k.root),
+                            Err(_) => *dynamic = true,
+                        }
+                    }
+                }
+            }
+        }
+        Value::Array(a) => a
+            .iter()
+            .for_each(|x| collect_refs(x, refs, dynamic, depth + 1)),
+        Value::Hash(h) => {
+            for (k, x) in h.iter() {
+                collect_refs(k, refs, dynamic, depth + 1);
+                collect_refs(x, refs, dynamic, depth + 1);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(s: &str) -> Map {
+        match hiera_formats::yaml::load(s).unwrap() {
+            Value::Hash(h) => h,
+            _ => panic!(),
+        }
+    }
+
+    #[test]
+    fn roles() {
+        assert_eq!(role("hiera.yaml"), Some(Role::Config));
+        assert_eq!(role("modules/ntp/hiera.yaml"), Some(Role::Config));
+        assert_eq!(role("environment.conf"), Some(Role::Config));
+        assert_eq!(role("keys/private_key.pkcs7.pem"), Some(Role::Config));
+        assert_eq!(role("data/common.yaml"), Some(Role::Data));
+        assert_eq!(role("data/nodes/web.txt"), Some(Role::Data));
+        assert_eq!(role("manifests/site.pp"), None);
+        assert_eq!(role("README.md"), None);
+    }
+
+    #[test]
+    fn changed_keys_and_lookup_options() {
+        let a = map(
+            "{a: 1, b: [1], c: x, lookup_options: {b: {merge: unique}, '^p::.*': {merge: deep}}}",
+        );
+        let b = map("{a: 1, b: [2], d: y, lookup_options: {b: {merge: unique}, a: {merge: first}, '^p::.*': {merge: deep}}}");
+        assert_eq!(
+            changed_keys(&a, &b),
+            (vec!["a".into(), "b".into(), "c".into(), "d".into()], false)
+        );
+        let c = map("{lookup_options: {'^p::.*': {merge: hash}}}");
+        assert!(changed_keys(&a, &c).1);
+    }
+
+    #[test]
+    fn references_are_found_through_structures() {
+        let m = map("{x: \"%{lookup('a.b')}\", y: [{z: \"%{alias('c')}\"}], w: \"%{facts.os}\", v: \"%{hiera('k_%{facts.x}')}\"}");
+        let (mut r, mut d) = (HashMap::new(), BTreeSet::new());
+        scan_references(&m, &mut r, &mut d);
+        assert_eq!(r["a"], BTreeSet::from(["x".to_string()]));
+        assert_eq!(r["c"], BTreeSet::from(["y".to_string()]));
+        assert!(!r.contains_key("facts.os"));
+        // Interpolations do not nest (`%{` ends at the first `}`, as Ruby's gsub): `v` names
+        // a scope variable, not a key.
+        assert!(d.is_empty(), "{d:?}");
+    }
+}

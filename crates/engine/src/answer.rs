@@ -1,0 +1,201 @@
+//! What `puppet lookup` does with a lookup's outcome before printing it: `--default` when
+//! nothing was found, the `--type` assertion on the found value (or the default), and the
+//! rendering in the `--render-as` format. Single lookups and batch mode both go through
+//! [`Finish::apply`], so a flag cannot mean one thing in one mode and another in the other.
+
+use crate::engine::Outcome;
+use crate::error::Error;
+use hiera_formats::render;
+use hiera_types::Type;
+use hiera_value::value::Value;
+
+/// An output format of `--render-as`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// `s`: Ruby's `to_s` (the default with `--explain`).
+    S,
+    /// `yaml` (the default).
+    Yaml,
+    /// `json` (and its alias `pson`).
+    Json,
+    /// `binary`: Puppet has no binary renderer for lookup values (always an error).
+    Binary,
+    /// `msgpack`: needs a gem Puppet does not ship (always an error).
+    Msgpack,
+}
+
+impl Format {
+    /// Parses `--render-as` as Puppet does (case-insensitive), with its message for unknown
+    /// formats.
+    pub fn parse(s: &str) -> Result<Format, Error> {
+        match s.to_ascii_lowercase().as_str() {
+            "s" => Ok(Format::S),
+            "yaml" => Ok(Format::Yaml),
+            "json" | "pson" => Ok(Format::Json),
+            "binary" => Ok(Format::Binary),
+            "msgpack" => Ok(Format::Msgpack),
+            other => Err(Error::Usage(format!("Unknown rendering format '{other}'"))),
+        }
+    }
+
+    /// `puts renderer.render(value)`: the bytes a single lookup prints for `v`.
+    pub fn render(self, v: &Value) -> Result<String, Error> {
+        let mut s = match self {
+            Format::S => hiera_value::text::to_s(v),
+            Format::Json => render::to_json(v).map_err(|e| Error::run(e.to_string()))?,
+            Format::Yaml => render::to_yaml(v).map_err(|e| Error::run(e.to_string()))?,
+            Format::Binary => {
+                return Err(Error::run(format!(
+                "{} does not respond to to_binary; can not render instances to application/octet-stream",
+                v.ruby_class()
+            )))
+            }
+            Format::Msgpack => {
+                return Err(Error::run(format!(
+                "{} does not respond to to_msgpack; can not render instances to application/x-msgpack",
+                v.ruby_class()
+            )))
+            }
+        };
+        if !s.ends_with('\n') {
+            s.push('\n');
+        }
+        Ok(s)
+    }
+}
+
+/// The steps after the lookup: default, type assertion.
+#[derive(Debug, Clone, Default)]
+pub struct Finish {
+    /// `--default VALUE` (a string, as Puppet's command line gives it).
+    pub default: Option<String>,
+    /// `--type TYPE`, parsed (see [`set_type`](Self::set_type)).
+    pub value_type: Option<Type>,
+}
+
+/// The final answer to one lookup.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    /// A value was found (and passed `--type`).
+    Found(Value),
+    /// Nothing was found and `--default` answered (it passed `--type`).
+    Default(Value),
+    /// Nothing was found and there is no default.
+    NotFound,
+}
+
+impl Answer {
+    /// The value to print, if any.
+    pub fn value(&self) -> Option<&Value> {
+        match self {
+            Answer::Found(v) | Answer::Default(v) => Some(v),
+            Answer::NotFound => None,
+        }
+    }
+
+    /// The same answer with its value passed through `f` (`--redact`).
+    pub fn map_value(self, f: impl FnOnce(&Value) -> Value) -> Answer {
+        match self {
+            Answer::Found(v) => Answer::Found(f(&v)),
+            Answer::Default(v) => Answer::Default(f(&v)),
+            Answer::NotFound => Answer::NotFound,
+        }
+    }
+
+    /// The exit status of a single lookup with this answer: 0 answered, 1 not found.
+    pub fn status(&self) -> i32 {
+        match self {
+            Answer::NotFound => 1,
+            _ => 0,
+        }
+    }
+}
+
+impl Finish {
+    /// Parses `--type` (Puppet's message for a bad type expression).
+    pub fn parse_type(text: &str) -> Result<Type, Error> {
+        hiera_types::parse_cli(text).map_err(|e| Error::run(e.message()))
+    }
+
+    /// `--type TEXT`: the found value (or the default) must be an instance of this Puppet
+    /// type; an invalid type expression is Puppet's error.
+    pub fn set_type(&mut self, text: &str) -> Result<(), Error> {
+        self.value_type = Some(Self::parse_type(text)?);
+        Ok(())
+    }
+
+    /// Applies `--default` and `--type` to a lookup's outcome, as `puppet lookup` does: the
+    /// found value, else the default, must be an instance of the type.
+    pub fn apply(&self, outcome: Outcome) -> Result<Answer, Error> {
+        match outcome {
+            Outcome::Found(v) => {
+                self.check("Found value", &v)?;
+                Ok(Answer::Found(v))
+            }
+            Outcome::NotFound => match &self.default {
+                Some(d) => {
+                    let v = Value::str(d.as_str());
+                    self.check("Default value", &v)?;
+                    Ok(Answer::Default(v))
+                }
+                None => Ok(Answer::NotFound),
+            },
+        }
+    }
+
+    /// The `--type` check alone (a raw error naming the subject, as Puppet words it).
+    pub(crate) fn check(&self, subject: &str, v: &Value) -> Result<(), Error> {
+        let Some(t) = &self.value_type else {
+            return Ok(());
+        };
+        hiera_types::take_regex_limit_error();
+        let ok = t.is_instance(v);
+        if let Some(e) = hiera_types::take_regex_limit_error() {
+            return Err(Error::run(e));
+        }
+        if ok {
+            Ok(())
+        } else {
+            Err(Error::run(hiera_types::describe_mismatch(subject, t, v)))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_and_type() {
+        let f = Finish {
+            default: Some("x".into()),
+            value_type: Some(Finish::parse_type("String[2]").unwrap()),
+        };
+        assert!(f.apply(Outcome::NotFound).is_err());
+        assert_eq!(
+            f.apply(Outcome::Found(Value::str("ab"))).unwrap(),
+            Answer::Found(Value::str("ab"))
+        );
+        let f = Finish {
+            default: Some("xy".into()),
+            value_type: None,
+        };
+        assert_eq!(
+            f.apply(Outcome::NotFound).unwrap(),
+            Answer::Default(Value::str("xy"))
+        );
+        assert_eq!(
+            Finish::default().apply(Outcome::NotFound).unwrap().status(),
+            1
+        );
+    }
+
+    #[test]
+    fn formats() {
+        assert_eq!(Format::parse("JSON").unwrap(), Format::Json);
+        assert_eq!(Format::parse("pson").unwrap(), Format::Json);
+        assert!(Format::parse("xml").is_err());
+        assert_eq!(Format::Json.render(&Value::Int(1)).unwrap(), "1\n");
+        assert!(Format::Binary.render(&Value::Int(1)).is_err());
+    }
+}

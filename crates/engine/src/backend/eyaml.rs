@@ -1,0 +1,424 @@
+//! `eyaml_lookup_key`'s decryption: hiera-eyaml 4.2's PKCS7 encryptor (`ENC[PKCS7,<base64
+//! DER>]`, a PKCS#7 EnvelopedData with RSA PKCS#1 v1.5 key transport and AES-CBC content),
+//! with hiera-eyaml's token grammar and Ruby/OpenSSL's error texts.
+//!
+//! What Puppet does (puppet/functions/eyaml_lookup_key.rb), and so what this module does:
+//! only the found value of the looked-up key is decrypted; strings matching `/.*ENC\[.*?\]/`
+//! (a token opening and closing on one line) are split into tokens by hiera-eyaml's
+//! `hiera_backend_parser`, every `ENC[...]` token is decrypted (whitespace and newlines
+//! inside a token are dropped, so YAML's folded `>` block form works; a `|` literal block
+//! keeps its newlines, fails the one-line test and stays as written), the pieces are joined
+//! and `chomp`ed. Arrays and hash values recurse; hash keys are only interpolated, never
+//! decrypted. The caller interpolates every string and hash key afterwards.
+//!
+//! The key is read the way hiera-eyaml 4 reads it, at every token: option
+//! `pkcs7_private_key_env_var` (the name of an environment variable holding the PEM text,
+//! which must be set) wins over `pkcs7_private_key` (a path as written, relative to the
+//! working directory, like Ruby's `File.read`; a leading `~` is expanded, which Puppet does
+//! not do). The public key (certificate) is not needed to decrypt: hiera-eyaml 4 builds the
+//! recipient from the value's first recipient and the private key.
+//!
+//! Errors name the value, key and file as Puppet does and never contain key material.
+
+use crate::error::Error;
+use hiera_value::value::{Map, Value};
+use regex::Regex;
+use std::sync::OnceLock;
+
+/// Where the key pair of one hierarchy entry comes from (its interpolated options). Cheap to
+/// build: nothing is read until a value needs decrypting, as in hiera-eyaml, so a broken key
+/// setting only fails lookups that meet an encrypted value.
+#[derive(Debug, Clone)]
+pub struct EyamlKeys {
+    #[cfg_attr(not(feature = "eyaml"), allow(dead_code))]
+    private: Source,
+    /// Where key files are read (the lookup's file system).
+    #[cfg_attr(not(feature = "eyaml"), allow(dead_code))]
+    fs: std::sync::Arc<dyn crate::fs::Fs>,
+}
+
+/// One `pkcs7_*_key` setting: the path option and the env-var option (Ruby truthiness: a
+/// missing, `~` or `false` option is not defined).
+#[derive(Debug, Clone)]
+#[cfg_attr(not(feature = "eyaml"), allow(dead_code))]
+struct Source {
+    path: Option<Value>,
+    env_var: Option<Value>,
+}
+
+/// The options of an `eyaml_lookup_key` entry, read lazily. hiera-eyaml has no defaults
+/// when called from Puppet (its `./keys/...` defaults are only the `eyaml` CLI's).
+pub fn load_keys(options: &Map) -> EyamlKeys {
+    load_keys_in(options, crate::fs::disk())
+}
+
+/// [`load_keys`], the key files read from `fs`.
+pub(crate) fn load_keys_in(options: &Map, fs: std::sync::Arc<dyn crate::fs::Fs>) -> EyamlKeys {
+    let opt = |name: &str| {
+        options
+            .get(&hiera_value::value::StrKey(name))
+            .filter(|v| v.truthy())
+            .cloned()
+    };
+    EyamlKeys {
+        private: Source {
+            path: opt("pkcs7_private_key"),
+            env_var: opt("pkcs7_private_key_env_var"),
+        },
+        fs,
+    }
+}
+
+/// True when `v` holds a string that Puppet would hand to hiera-eyaml (hash keys excluded):
+/// the values `--redact` must hide.
+pub(crate) fn contains_encrypted(v: &Value) -> bool {
+    match v {
+        Value::String(s) => is_encrypted(s),
+        Value::Array(a) => a.iter().any(contains_encrypted),
+        Value::Hash(h) => h.values().any(contains_encrypted),
+        Value::Sensitive(inner) => contains_encrypted(inner),
+        _ => false,
+    }
+}
+
+/// Decrypts every token of a found value, as `eyaml_lookup_key`'s `decrypt_value` does
+/// (before its interpolation, which the caller does). `key` is the root key looked up and
+/// `path` the data file, for the message. Decryption failures are LookupErrors
+/// (`hiera-eyaml backend error decrypting <data> when looking up <key> in <path>. Error was
+/// <msg>`); an unknown scheme (`ENC[GPG,...]`) is Ruby's LoadError, which escapes the
+/// function's rescue and aborts the run.
+pub fn decrypt_value(v: &Value, keys: &EyamlKeys, key: &str, path: &str) -> Result<Value, Error> {
+    decrypt_collect(v, keys, key, path, &mut Vec::new())
+}
+
+/// [`decrypt_value`], also pushing onto `plaintexts` what each token decrypted to and each
+/// decrypted string: what `--redact` hides when it is printed.
+pub(crate) fn decrypt_collect(
+    v: &Value,
+    keys: &EyamlKeys,
+    key: &str,
+    path: &str,
+    plaintexts: &mut Vec<String>,
+) -> Result<Value, Error> {
+    match v {
+        Value::String(s) if is_encrypted(s) => match decrypt_string(s, keys, plaintexts) {
+            Ok(plain) => {
+                plaintexts.push(plain.clone());
+                Ok(Value::String(plain))
+            }
+            Err(Failure::Load(msg)) => Err(Error::run(msg)),
+            Err(Failure::Decrypt(msg)) => Err(Error::lookup(format!(
+                "hiera-eyaml backend error decrypting {s} when looking up {key} in {path}. Error was {msg}"
+            ))),
+        },
+        Value::Array(a) => a
+            .iter()
+            .map(|e| decrypt_collect(e, keys, key, path, plaintexts))
+            .collect::<Result<_, _>>()
+            .map(Value::Array),
+        Value::Hash(h) => {
+            let mut out = Map::with_capacity_and_hasher(h.len(), Default::default());
+            for (k, e) in h {
+                out.insert(k.clone(), decrypt_collect(e, keys, key, path, plaintexts)?);
+            }
+            Ok(Value::Hash(out))
+        }
+        other => Ok(other.clone()),
+    }
+}
+
+/// Why a string could not be decrypted.
+#[derive(Debug, Clone, PartialEq)]
+enum Failure {
+    /// A StandardError inside hiera-eyaml: its message.
+    Decrypt(String),
+    /// Ruby's LoadError for an encryptor plugin that is not installed.
+    Load(String),
+}
+
+fn decrypt_err(msg: impl Into<String>) -> Failure {
+    Failure::Decrypt(msg.into())
+}
+
+/// eyaml_lookup_key's `encrypted?`: `/.*ENC\[.*?\]/` (`.` stops at newlines).
+fn is_encrypted(s: &str) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    s.contains("ENC[") && RE.get_or_init(|| re(r"ENC\[.*?\]")).is_match(s)
+}
+
+fn re(pattern: &str) -> Regex {
+    // The patterns are constants of this file; a typo is caught by the unit tests.
+    Regex::new(pattern).unwrap_or_else(|e| panic!("bad built-in regex {pattern}: {e}"))
+}
+
+/// hiera-eyaml's `hiera_backend_parser` + `to_plain_text` + `join.chomp`.
+/// Each token's plaintext is pushed onto `plaintexts`.
+fn decrypt_string(
+    s: &str,
+    keys: &EyamlKeys,
+    plaintexts: &mut Vec<String>,
+) -> Result<String, Failure> {
+    // EncHieraTokenType: spaces and newlines may sit inside the base64 (block form).
+    static HIERA: OnceLock<Regex> = OnceLock::new();
+    // EncStringTokenType, applied to the token with its whitespace removed.
+    static STRING: OnceLock<Regex> = OnceLock::new();
+    let hiera = HIERA.get_or_init(|| re(r"ENC\[([A-Za-z0-9_]+,)?([a-zA-Z0-9+/ =\n]+?)\]"));
+    let string = STRING.get_or_init(|| re(r"ENC\[([A-Za-z0-9_]+,)?([a-zA-Z0-9+/=]+?)\]"));
+    let mut out = String::with_capacity(s.len());
+    let mut last = 0;
+    for m in hiera.find_iter(s) {
+        out.push_str(&s[last..m.start()]);
+        last = m.end();
+        let compact: String = m
+            .as_str()
+            .chars()
+            .filter(|c| !c.is_ascii_whitespace())
+            .collect();
+        let caps = string
+            .captures(&compact)
+            .ok_or_else(|| decrypt_err("undefined method `[]' for nil"))?;
+        let scheme = caps
+            .get(1)
+            .map_or("PKCS7", |g| g.as_str().trim_end_matches(','));
+        // Encryptor.find requires "hiera/backend/eyaml/encryptors/<scheme downcased>";
+        // only pkcs7 ships with hiera-eyaml.
+        if !scheme.eq_ignore_ascii_case("pkcs7") {
+            return Err(Failure::Load(format!(
+                "cannot load such file -- hiera/backend/eyaml/encryptors/{}",
+                scheme.to_ascii_lowercase()
+            )));
+        }
+        let cipher = caps.get(2).map_or("", |g| g.as_str());
+        let plain = pkcs7_decrypt(cipher, keys)?;
+        out.push_str(&plain);
+        plaintexts.push(plain);
+    }
+    out.push_str(&s[last..]);
+    // Ruby's String#chomp: one trailing "\r\n", "\n" or "\r".
+    if out.ends_with("\r\n") {
+        out.truncate(out.len() - 2);
+    } else if out.ends_with('\n') || out.ends_with('\r') {
+        out.pop();
+    }
+    Ok(out)
+}
+
+#[cfg(feature = "eyaml")]
+mod pkcs7;
+#[cfg(feature = "eyaml")]
+use pkcs7::pkcs7_decrypt;
+
+/// Built without the `eyaml` feature: no cryptography, every `ENC[...]` token fails.
+#[cfg(not(feature = "eyaml"))]
+fn pkcs7_decrypt(_cipher_b64: &str, _keys: &EyamlKeys) -> Result<String, Failure> {
+    Err(decrypt_err(
+        "hiera-lookup was built without its `eyaml` feature and cannot decrypt",
+    ))
+}
+
+/// Ruby's lenient `Base64.decode64` (`unpack1("m")`): characters outside the alphabet are
+/// skipped, a `=` in the third or fourth place of a quantum ends the data.
+#[cfg_attr(not(feature = "eyaml"), allow(dead_code))]
+fn ruby_decode64(s: &str) -> Vec<u8> {
+    fn val(c: u8) -> Option<u32> {
+        match c {
+            b'A'..=b'Z' => Some((c - b'A') as u32),
+            b'a'..=b'z' => Some((c - b'a') as u32 + 26),
+            b'0'..=b'9' => Some((c - b'0') as u32 + 52),
+            b'+' => Some(62),
+            b'/' => Some(63),
+            _ => None,
+        }
+    }
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len() * 3 / 4);
+    let mut i = 0;
+    // Next alphabet character; `stop_at_pad` makes a `=` end the data.
+    let next = |i: &mut usize, stop_at_pad: bool| -> Option<u32> {
+        while *i < b.len() {
+            let c = b[*i];
+            *i += 1;
+            if let Some(v) = val(c) {
+                return Some(v);
+            }
+            if stop_at_pad && c == b'=' {
+                *i = b.len();
+                return None;
+            }
+        }
+        None
+    };
+    while let Some(a) = next(&mut i, false) {
+        let Some(b1) = next(&mut i, false) else { break };
+        let Some(c) = next(&mut i, true) else {
+            out.push((a << 2 | b1 >> 4) as u8);
+            break;
+        };
+        let Some(d) = next(&mut i, true) else {
+            out.push((a << 2 | b1 >> 4) as u8);
+            out.push((b1 << 4 | c >> 2) as u8);
+            break;
+        };
+        out.push((a << 2 | b1 >> 4) as u8);
+        out.push((b1 << 4 | c >> 2) as u8);
+        out.push((c << 6 | d) as u8);
+    }
+    out
+}
+
+/// `eyaml_lookup_key`: the key's value in a YAML file, its `ENC[...]` tokens decrypted.
+pub(crate) struct EyamlLookupKey;
+
+impl EyamlLookupKey {
+    fn find(
+        fs: std::sync::Arc<dyn crate::fs::Fs>,
+        key: &str,
+        path: &str,
+        hash: &crate::backend::DataHash,
+        options: &Map,
+        plaintexts: &mut Vec<String>,
+    ) -> crate::Result<Option<Value>> {
+        let Some(v) = hash.get(key)? else {
+            return Ok(None);
+        };
+        crate::backend::validate_data_value(
+            &*fs,
+            hash,
+            key,
+            &v,
+            format_args!("lookup_key function 'eyaml_lookup_key'"),
+            path,
+        )?;
+        Ok(Some(if contains_encrypted(&v) {
+            decrypt_collect(&v, &load_keys_in(options, fs), key, path, plaintexts)?
+        } else {
+            v
+        }))
+    }
+}
+
+impl crate::backend::custom::LookupKeyBackend for EyamlLookupKey {
+    /// Outside the engine: `options` holds `path` and the key options.
+    fn lookup_key(&self, key: &str, options: &Map) -> Result<Option<Value>, String> {
+        let path = options
+            .get(&Value::str("path"))
+            .and_then(Value::as_str)
+            .ok_or("eyaml_lookup_key needs a 'path' option")?;
+        let hash = crate::backend::DataFiles::default()
+            .data_hash(
+                "yaml_data",
+                path,
+                crate::scope::Strict::Error,
+                &mut Vec::new(),
+            )
+            .map_err(|e| e.to_string())?;
+        Self::find(
+            crate::fs::disk(),
+            key,
+            path,
+            &hash,
+            options,
+            &mut Vec::new(),
+        )
+        .map_err(|e| e.to_string())
+    }
+
+    fn lookup_key_call(
+        &self,
+        key: &str,
+        call: &crate::backend::custom::Call,
+        host: &mut dyn crate::backend::custom::Host,
+    ) -> crate::Result<Option<crate::backend::custom::Found>> {
+        let Some(path) = call.path() else {
+            return Err(call.missing_path("lookup_key", ":"));
+        };
+        let hash = host.load_data("yaml_data", path)?;
+        let mut plaintexts = Vec::new();
+        let found = Self::find(host.fs(), key, path, &hash, call.options, &mut plaintexts);
+        // Recorded even when a later token fails: the message must not show the earlier ones.
+        for p in &plaintexts {
+            host.decrypted(p);
+        }
+        let found = found?;
+        // Puppet's function interpolates what it decrypted.
+        Ok(found.map(crate::backend::custom::Found::Interpolate))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ruby_base64_leniency() {
+        // Values from Ruby 3.1's Base64.decode64.
+        assert_eq!(ruby_decode64("QUJD=RA=="), b"ABCD");
+        assert_eq!(ruby_decode64("QUJDRA"), b"ABCD");
+        assert_eq!(ruby_decode64("QUJDR"), b"ABC");
+        assert_eq!(ruby_decode64("Q=UJD"), b"ABC");
+        assert_eq!(ruby_decode64("QU=JD"), b"A");
+        assert_eq!(ruby_decode64(""), b"");
+    }
+
+    #[test]
+    fn encrypted_test_is_one_line() {
+        assert!(is_encrypted("ENC[PKCS7,abc]"));
+        assert!(is_encrypted("x ENC[] y"));
+        assert!(!is_encrypted("ENC[PKCS7,ab\nc]"));
+        assert!(!is_encrypted("ENC[abc"));
+        assert!(!is_encrypted("plain"));
+    }
+
+    #[test]
+    fn non_tokens_pass_through_without_keys() {
+        let keys = load_keys(&Map::default());
+        // Matches encrypted? but holds no hiera-eyaml token: returned as written.
+        assert_eq!(
+            decrypt_string("ENC[]", &keys, &mut Vec::new()).unwrap(),
+            "ENC[]"
+        );
+        assert_eq!(
+            decrypt_string("a ENC[x-y] b\n", &keys, &mut Vec::new()).unwrap(),
+            "a ENC[x-y] b"
+        );
+    }
+
+    #[test]
+    fn token_errors_in_hiera_eyaml_words() {
+        let keys = load_keys(&Map::default());
+        assert_eq!(
+            decrypt_string("ENC[ ]", &keys, &mut Vec::new()),
+            Err(decrypt_err("undefined method `[]' for nil"))
+        );
+        assert_eq!(
+            decrypt_string("ENC[GPG,aGVsbG8=]", &keys, &mut Vec::new()),
+            Err(Failure::Load(
+                "cannot load such file -- hiera/backend/eyaml/encryptors/gpg".into()
+            ))
+        );
+        assert_eq!(
+            decrypt_string("ENC[PKCS7,abc]", &keys, &mut Vec::new()),
+            Err(decrypt_err("pkcs7_private_key is not defined"))
+        );
+        let mut o = Map::default();
+        o.insert(Value::str("pkcs7_public_key"), Value::str("x"));
+        assert_eq!(
+            decrypt_string("ENC[abc]", &load_keys(&o), &mut Vec::new()),
+            Err(decrypt_err("pkcs7_private_key is not defined"))
+        );
+        o.insert(Value::str("pkcs7_private_key"), Value::Int(5));
+        assert_eq!(
+            decrypt_string("ENC[abc]", &load_keys(&o), &mut Vec::new()),
+            Err(decrypt_err("no implicit conversion of Integer into String"))
+        );
+        o.insert(Value::str("pkcs7_private_key"), Value::Bool(false));
+        o.insert(
+            Value::str("pkcs7_private_key_env_var"),
+            Value::str("HIERA_LOOKUP_TEST_UNSET_VAR"),
+        );
+        assert_eq!(
+            decrypt_string("ENC[abc]", &load_keys(&o), &mut Vec::new()),
+            Err(decrypt_err("env HIERA_LOOKUP_TEST_UNSET_VAR is not set"))
+        );
+    }
+}

@@ -1,0 +1,679 @@
+//! The data providers: the global layer, the environment layer and each module, their
+//! hiera.yaml, their resolved hierarchy entries and the backend call at each location.
+
+use super::lookup_options::{
+    compile_patterns, extract_options, validate_lookup_options, CompiledOptions,
+};
+use super::{hash_get, merge_error, Session, LOOKUP_OPTIONS};
+use crate::backend::custom::{Call, Found, Host};
+use crate::backend::{validate_data_value, Builtin, DataHash};
+use crate::config::{Entry, FunctionKind, HieraConfig, Layer, LoadContext};
+use crate::error::{Error, Result};
+use crate::explain::Kind;
+use crate::interpolation::{interpolate, interpolate_str};
+use crate::key::{LookupKey, Segment};
+use crate::location::ResolvedLocation;
+use crate::merge::MergeStrategy;
+use crate::scope::Strict;
+use hiera_value::value::{Map, Value};
+use std::path::Path;
+use std::rc::Rc;
+use std::sync::Arc;
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(super) enum ProviderId {
+    Global,
+    Environment,
+    Module(String),
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct ResolvedEntry {
+    pub(super) entry: Entry,
+    /// `None`: the entry declares no location.
+    pub(super) locations: Option<Vec<ResolvedLocation>>,
+    /// Interpolated options, passed to lookup_key/data_dig backends.
+    #[allow(dead_code)]
+    pub(super) options: Map,
+    /// The hiera.yaml declaring the entry, for error messages.
+    pub(super) config_file: String,
+}
+
+pub(super) type EntriesResult = std::result::Result<Rc<Vec<ResolvedEntry>>, Error>;
+
+impl Session {
+    /// Every layer's data provider, in lookup order: global, environment, then each module's.
+    pub(super) fn layer_providers(&self) -> Vec<ProviderId> {
+        let mut ids = vec![ProviderId::Global, ProviderId::Environment];
+        ids.extend(
+            self.layers
+                .modules
+                .iter()
+                .map(|(n, _)| ProviderId::Module(n.clone())),
+        );
+        ids
+    }
+
+    // ---- layers ----------------------------------------------------------------------
+
+    pub(super) fn lookup_global(
+        &mut self,
+        lk: &LookupKey,
+        strategy: &MergeStrategy,
+    ) -> Result<Option<Value>> {
+        if self.layers.global.is_none() {
+            self.report_not_found(&lk.key);
+            return Ok(None);
+        }
+        let r = self.global_provider_lookup(lk, strategy);
+        r.map_err(|e| match e {
+            Error::Lookup {
+                message,
+                issue: false,
+            } => {
+                let top = self.inv.top_keys.last().cloned().unwrap_or_default();
+                Error::Puppet(format!("Lookup of key '{top}' failed: {message}"))
+            }
+            other => other,
+        })
+    }
+
+    /// `GlobalDataProvider#unchecked_key_lookup`: a Hiera 3 configuration runs in Hiera 3's
+    /// scope and, unless the environment has a version 5 configuration, confines nested
+    /// lookups to the global layer.
+    pub(super) fn global_provider_lookup(
+        &mut self,
+        lk: &LookupKey,
+        strategy: &MergeStrategy,
+    ) -> Result<Option<Value>> {
+        let v3 = !self.inv.v3_scope
+            && match self.provider_path(&ProviderId::Global)? {
+                Some(p) => self
+                    .config_at(&ProviderId::Global, &p)
+                    .is_ok_and(|c| c.version == 3),
+                None => false,
+            };
+        if !v3 {
+            return self.provider_key_lookup(&ProviderId::Global, lk, strategy, false);
+        }
+        let saved = (self.inv.v3_scope, self.inv.global_only);
+        self.inv.v3_scope = true;
+        if !self.inv.global_only && !self.has_environment_v5()? {
+            self.inv.global_only = true;
+        }
+        let r = self.provider_key_lookup(&ProviderId::Global, lk, strategy, false);
+        (self.inv.v3_scope, self.inv.global_only) = saved;
+        r
+    }
+
+    /// `LookupAdapter#has_environment_data_provider?`: an environment layer of version 5.
+    pub(super) fn has_environment_v5(&mut self) -> Result<bool> {
+        match self.provider_path(&ProviderId::Environment)? {
+            Some(p) => Ok(self.config_at(&ProviderId::Environment, &p)?.version >= 5),
+            None => Ok(false),
+        }
+    }
+
+    pub(super) fn lookup_in_environment(
+        &mut self,
+        lk: &LookupKey,
+        strategy: &MergeStrategy,
+    ) -> Result<Option<Value>> {
+        if self.provider_path(&ProviderId::Environment)?.is_none() {
+            return Ok(None);
+        }
+        self.provider_key_lookup(&ProviderId::Environment, lk, strategy, false)
+    }
+
+    pub(super) fn lookup_in_module(
+        &mut self,
+        lk: &LookupKey,
+        strategy: &MergeStrategy,
+    ) -> Result<Option<Value>> {
+        let Some(module) = self.current_module_name(lk) else {
+            return Ok(None);
+        };
+        // A module that is not there has no provider (provider_path's answer, without
+        // building its id: most keys name a module, few repositories have them all).
+        let exists = self.layers.modules.iter().any(|(n, _)| **n == *module);
+        if exists {
+            let id = ProviderId::Module(module.to_string());
+            if self.provider_path(&id)?.is_some() {
+                return self.provider_key_lookup(&id, lk, strategy, false);
+            }
+        }
+        if let Some(ex) = self.ex_mut() {
+            ex.module_not_found(&module, exists);
+        }
+        Ok(None)
+    }
+
+    /// The hiera.yaml of a provider, or `None` when the provider does not exist (no
+    /// environment hiera.yaml, unknown module, module without hiera.yaml, or Puppet 7
+    /// ignoring a version 3 file).
+    pub(super) fn provider_path(&mut self, id: &ProviderId) -> Result<Option<Arc<Path>>> {
+        if let Some(p) = self.cache.provider_paths.get(id) {
+            // Shared, not copied: every lookup asks for two or three of these.
+            return Ok(p.clone());
+        }
+        let (path, what) = match id {
+            ProviderId::Global => (self.layers.global.clone(), ""),
+            ProviderId::Environment => (
+                self.layers
+                    .environment_dir
+                    .as_ref()
+                    .map(|d| d.join("hiera.yaml"))
+                    .filter(|p| self.cache.files.fs().exists(p)),
+                "an environment",
+            ),
+            ProviderId::Module(name) => (
+                self.layers
+                    .modules
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, d)| d.join("hiera.yaml"))
+                    .filter(|p| self.cache.files.fs().exists(p)),
+                "a module",
+            ),
+        };
+        let path = match path {
+            Some(p) if *id != ProviderId::Global => {
+                let cfg = self.config_at(id, &p)?;
+                if cfg.version == 3 {
+                    if self.settings.strict == Strict::Error {
+                        return Err(Error::issue(format!(
+                            "hiera.yaml version 3 cannot be used in {what} (file: {})",
+                            p.display()
+                        )));
+                    }
+                    let root = if *id == ProviderId::Environment {
+                        "the environment root"
+                    } else {
+                        "module root"
+                    };
+                    self.warnings
+                        .push(format!("hiera.yaml version 3 found at {root} was ignored"));
+                    None
+                } else {
+                    Some(p)
+                }
+            }
+            other => other,
+        };
+        let path: Option<Arc<Path>> = path.map(Arc::from);
+        self.cache.provider_paths.insert(id.clone(), path.clone());
+        Ok(path)
+    }
+
+    /// The module an invocation belongs to: the key's, or for lookup_options the module of
+    /// the key whose options are being searched.
+    pub(super) fn current_module_name(&self, lk: &LookupKey) -> Option<Arc<str>> {
+        if &*lk.key == LOOKUP_OPTIONS {
+            return self.inv.invocation_module.clone();
+        }
+        lk.module_name.clone()
+    }
+
+    pub(super) fn lookup_default_in_module(&mut self, lk: &LookupKey) -> Result<Option<Value>> {
+        let Some(module) = lk.module_name.as_deref().map(String::from) else {
+            return Ok(None);
+        };
+        let id = ProviderId::Module(module.clone());
+        let Some(path) = self.provider_path(&id)? else {
+            return Ok(None);
+        };
+        if self.config_at(&id, &path)?.default_hierarchy.is_none() {
+            return Ok(None);
+        }
+        let label = format!("Searching default_hierarchy of module \"{module}\"");
+        self.with(
+            || Kind::Scope(label),
+            |s| -> Result<Option<Value>> {
+                if !s.cache.module_default_options.contains_key(&module) {
+                    let lo = LookupKey::parse(LOOKUP_OPTIONS)?;
+                    let opts = s.with(
+                        || Kind::Scope(format!("Searching for \"{LOOKUP_OPTIONS}\"")),
+                        |s| -> Result<Option<CompiledOptions>> {
+                            match s.provider_key_lookup(&id, &lo, &MergeStrategy::Hash, true)? {
+                                Some(v) => match validate_lookup_options(v, Some(&module))? {
+                                    Some(m) => Ok(Some(compile_patterns(m)?)),
+                                    None => Ok(None),
+                                },
+                                None => Ok(None),
+                            }
+                        },
+                    )?;
+                    s.cache.module_default_options.insert(module.clone(), opts);
+                }
+                let strategy = match s
+                    .cache
+                    .module_default_options
+                    .get(&module)
+                    .cloned()
+                    .flatten()
+                {
+                    Some(o) => {
+                        match extract_options(&o, &lk.root).and_then(|v| hash_get(&v, "merge")) {
+                            Some(m) => MergeStrategy::from_value(&m).map_err(merge_error)?,
+                            None => MergeStrategy::First,
+                        }
+                    }
+                    None => MergeStrategy::First,
+                };
+                let k = lk.key.clone();
+                s.with(
+                    || Kind::Scope(format!("Searching for \"{k}\"")),
+                    |s| s.provider_key_lookup(&id, lk, &strategy, true),
+                )
+            },
+        )
+    }
+
+    // ---- providers -------------------------------------------------------------------
+
+    pub(super) fn config_at(&mut self, id: &ProviderId, path: &Path) -> Result<Rc<HieraConfig>> {
+        if let Some(c) = self.cache.configs.get(path) {
+            return c.clone();
+        }
+        let layer = match id {
+            ProviderId::Global => Layer::Global,
+            ProviderId::Environment => Layer::Environment,
+            ProviderId::Module(_) => Layer::Module,
+        };
+        let ctx = LoadContext {
+            layer,
+            codedir: self.layers.codedir.clone(),
+            strict_off: self.settings.strict == Strict::Off,
+        };
+        let r = HieraConfig::load_in(&**self.cache.files.fs(), path, &ctx, &mut self.warnings)
+            .map(Rc::new);
+        self.cache.configs.insert(path.to_path_buf(), r.clone());
+        r
+    }
+
+    pub(super) fn provider_name(id: &ProviderId, cfg: Option<&HieraConfig>) -> String {
+        let mut n = match id {
+            ProviderId::Global => "Global ".to_string(),
+            ProviderId::Environment => "Environment ".to_string(),
+            ProviderId::Module(m) => format!("Module \"{m}\" "),
+        };
+        n.push_str("Data Provider");
+        if let Some(c) = cfg {
+            n.push_str(&format!(" ({})", c.name()));
+        }
+        n
+    }
+
+    /// `DataProvider#key_lookup`: recursion check, then the configured entries.
+    pub(super) fn provider_key_lookup(
+        &mut self,
+        id: &ProviderId,
+        lk: &LookupKey,
+        strategy: &MergeStrategy,
+        default_hierarchy: bool,
+    ) -> Result<Option<Value>> {
+        self.check(&lk.key, |s| {
+            let r = s.unchecked_provider_lookup(id, lk, strategy, default_hierarchy);
+            match r {
+                Err(Error::Puppet(m)) => Err(Error::lookup(m)),
+                other => other,
+            }
+        })
+    }
+
+    /// `Invocation#check`: detect recursion on `name` while `f` runs.
+    pub(super) fn check<T>(
+        &mut self,
+        name: &str,
+        f: impl FnOnce(&mut Self) -> Result<T>,
+    ) -> Result<T> {
+        if self.inv.name_stack.iter().any(|n| n == name) {
+            return Err(Error::lookup(format!(
+                "Recursive lookup detected in [{}]",
+                self.inv.name_stack.join(", ")
+            )));
+        }
+        self.inv.name_stack.push(name.to_string());
+        let r = f(self);
+        self.inv.name_stack.pop();
+        r
+    }
+
+    /// The resolved entries of a provider, built once.
+    pub(super) fn entries_of(
+        &mut self,
+        id: &ProviderId,
+        cfg: &HieraConfig,
+        default_hierarchy: bool,
+    ) -> Result<Rc<Vec<ResolvedEntry>>> {
+        let k = (id.clone(), default_hierarchy);
+        if let Some(e) = self.cache.entries.get(&k) {
+            return e.clone();
+        }
+        let list = if default_hierarchy {
+            cfg.default_hierarchy.clone().unwrap_or_default()
+        } else {
+            cfg.hierarchy.clone()
+        };
+        let r = self.build_entries(cfg, &list).map(Rc::new);
+        self.cache.entries.insert(k, r.clone());
+        r
+    }
+
+    pub(super) fn unchecked_provider_lookup(
+        &mut self,
+        id: &ProviderId,
+        lk: &LookupKey,
+        strategy: &MergeStrategy,
+        default_hierarchy: bool,
+    ) -> Result<Option<Value>> {
+        let path = match self.provider_path(id)? {
+            Some(p) => p,
+            None => return Ok(None),
+        };
+        if default_hierarchy {
+            let cfg = self.config_at(id, &path)?;
+            if self.entries_of(id, &cfg, true)?.is_empty() {
+                self.report_not_found(&lk.key);
+                return Ok(None);
+            }
+        }
+        // The configuration is read before the provider's explain node opens (Puppet's
+        // global provider reads it first; the others when the provider is created).
+        let cfg = self.config_at(id, &path)?;
+        self.with(
+            || Kind::DataProvider {
+                name: Self::provider_name(id, Some(&cfg)),
+                config_path: cfg.path.as_ref().map(|x| x.display().to_string()),
+                module: match id {
+                    ProviderId::Module(m) => Some(m.clone()),
+                    _ => None,
+                },
+            },
+            |s| -> Result<Option<Value>> {
+                let entries = s.entries_of(id, &cfg, default_hierarchy)?;
+                if entries.is_empty() {
+                    s.report_not_found(&lk.key);
+                    return Ok(None);
+                }
+                s.entries_lookup(&entries, lk, strategy)
+            },
+        )
+    }
+
+    pub(super) fn entries_lookup(
+        &mut self,
+        entries: &[ResolvedEntry],
+        lk: &LookupKey,
+        strategy: &MergeStrategy,
+    ) -> Result<Option<Value>> {
+        self.merge_lookup(strategy, entries, |s, e| s.entry_lookup(e, lk, strategy))
+    }
+
+    /// `HieraConfigV5#create_configured_data_providers`: interpolate datadirs, locations
+    /// and options against the scope.
+    pub(super) fn build_entries(
+        &mut self,
+        cfg: &HieraConfig,
+        entries: &[Entry],
+    ) -> Result<Vec<ResolvedEntry>> {
+        if let Some(e) = &cfg.deferred_error {
+            return Err(e.clone());
+        }
+        // Interpolation here is not part of any explanation.
+        let saved_ex = self.explain.take();
+        let r = self.build_entries_inner(cfg, entries);
+        self.explain = saved_ex;
+        let fs = self.cache.files.fs().clone();
+        let file = cfg
+            .path
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        r.map_err(|e| match &e {
+            // Interpolation issues are reported against the configuration file.
+            Error::Lookup {
+                message,
+                issue: true,
+            } if !message.contains("(file: ") => Error::issue(format!("{message} (file: {file})")),
+            Error::UndefinedVariable(var) => {
+                let line = cfg.path.as_ref().and_then(|p| {
+                    let text = fs.read_text(p).ok()?;
+                    let re = regex::Regex::new(&format!(r#"%\{{['"]?{var}['"]?\}}"#)).ok()?;
+                    crate::config::find_line_matching(&text, &re, 1)
+                });
+                let file = cfg
+                    .path
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default();
+                let loc = match line {
+                    Some(l) => format!(" (file: {file}, line: {l})"),
+                    None => format!(" (file: {file})"),
+                };
+                Error::issue(format!("Undefined variable '{var}'{loc}"))
+            }
+            _ => e,
+        })
+    }
+
+    pub(super) fn build_entries_inner(
+        &mut self,
+        cfg: &HieraConfig,
+        entries: &[Entry],
+    ) -> Result<Vec<ResolvedEntry>> {
+        let mut out = Vec::new();
+        let is_default = cfg.path.is_none();
+        let v3 = cfg.version == 3;
+        for e in entries {
+            let datadir = interpolate_str(self, &e.datadir, false)?;
+            // v3 locations are not covered by Puppet 8's lenient location interpolation.
+            self.interp.in_location = !v3 && self.settings.strict == Strict::Error;
+            let fs = self.cache.files.fs().clone();
+            let locs = crate::location::resolve(self, &*fs, e, &datadir, is_default);
+            self.interp.in_location = false;
+            let locs = locs?;
+            if is_default && matches!(&locs, Some(l) if l.is_empty()) {
+                continue;
+            }
+            let options = match &e.options {
+                Some(o) => match interpolate(self, &Value::Hash(o.clone()), false)? {
+                    Value::Hash(h) => h,
+                    _ => Map::default(),
+                },
+                None => Map::default(),
+            };
+            if e.kind == FunctionKind::Hiera3Backend {
+                // create_hiera3_backend_provider: Puppet 8 ships without Hiera 3.
+                return Err(Error::lookup("Hiera 3 is not installed"));
+            }
+            let config_file = cfg
+                .path
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default();
+            out.push(ResolvedEntry {
+                entry: e.clone(),
+                locations: locs,
+                options,
+                config_file,
+            });
+        }
+        Ok(out)
+    }
+
+    /// One hierarchy entry (`DataHashFunctionProvider#unchecked_key_lookup`).
+    pub(super) fn entry_lookup(
+        &mut self,
+        e: &ResolvedEntry,
+        lk: &LookupKey,
+        strategy: &MergeStrategy,
+    ) -> Result<Option<Value>> {
+        // The explain nodes are built only when explaining: this runs for every entry of
+        // every lookup.
+        self.with(
+            || Kind::DataProvider {
+                name: format!("Hierarchy entry \"{}\"", e.entry.name),
+                config_path: None,
+                module: None,
+            },
+            |s| -> Result<Option<Value>> {
+                match &e.locations {
+                    None => {
+                        let r = s.call_function(e, None, lk)?;
+                        Ok(r)
+                    }
+                    Some(locs) => s.merge_lookup(strategy, locs, |s, loc| {
+                        s.with(
+                            || Kind::Location {
+                                original: loc.original.clone(),
+                                location: loc.location.clone(),
+                                uri: loc.uri,
+                            },
+                            |s| {
+                                if loc.exists {
+                                    s.call_function(e, Some(loc), lk)
+                                } else {
+                                    if let Some(ex) = s.ex_mut() {
+                                        ex.location_not_found();
+                                    }
+                                    Ok(None)
+                                }
+                            },
+                        )
+                    }),
+                }
+            },
+        )
+    }
+
+    /// The parsed hash of a data file (once per session; once per process behind that).
+    pub(super) fn load_data(&mut self, function: &str, path: &str) -> Result<Arc<DataHash>> {
+        if let Some(r) = self.cache.local_files.get(path) {
+            return r.clone();
+        }
+        let r =
+            self.cache
+                .files
+                .data_hash(function, path, self.settings.strict, &mut self.warnings);
+        self.cache.local_files.insert(path.to_string(), r.clone());
+        r
+    }
+
+    /// One hierarchy entry's backend function at one location (`None`: not found): the
+    /// built-in or embedder's backend that hiera.yaml names, through the same traits.
+    pub(super) fn call_function(
+        &mut self,
+        e: &ResolvedEntry,
+        loc: Option<&ResolvedLocation>,
+        lk: &LookupKey,
+    ) -> Result<Option<Value>> {
+        let f = e.entry.function.as_str();
+        let root = lk.root.as_str();
+        let call = Call {
+            function: f,
+            options: &e.options,
+            location: loc,
+            config_file: &e.config_file,
+        };
+        let not_found = || {
+            Error::issue(format!(
+                "Unable to find '{}' function named '{f}' (file: {})",
+                e.entry.kind.tag(),
+                e.config_file
+            ))
+        };
+        let location_name = loc.map_or("", |l| l.location.as_str());
+        // Explain only: the object interpolation made of the value.
+        let mut found_obj = None;
+        let found = match e.entry.kind {
+            FunctionKind::DataHash => {
+                let backend = (e.entry.builtin.as_ref().and_then(Builtin::data_hash))
+                    .or_else(|| self.backends.data_hash(f).cloned())
+                    .ok_or_else(not_found)?;
+                // Once per session, function and location.
+                let cached = (self.cache.data_hashes.get(f))
+                    .and_then(|by_location| by_location.get(location_name));
+                let hash = match cached {
+                    Some(r) => r.clone()?,
+                    None => {
+                        let r = backend.data_hash_call(&call, self);
+                        (self.cache.data_hashes.entry(f.to_string()).or_default())
+                            .insert(location_name.to_string(), r.clone());
+                        r?
+                    }
+                };
+                match hash.get(root)? {
+                    Some(value) => {
+                        validate_data_value(
+                            &**self.cache.files.fs(),
+                            &hash,
+                            root,
+                            &value,
+                            format_args!("data_hash function '{f}'"),
+                            location_name,
+                        )?;
+                        Some(Found::Interpolate(value))
+                    }
+                    None => None,
+                }
+            }
+            FunctionKind::LookupKey => {
+                let backend = (e.entry.builtin.as_ref().and_then(Builtin::lookup_key))
+                    .or_else(|| self.backends.lookup_key(f).cloned())
+                    .ok_or_else(not_found)?;
+                backend.lookup_key_call(root, &call, self)?
+            }
+            FunctionKind::DataDig => {
+                let b = self.backends.data_dig(f).cloned().ok_or_else(not_found)?;
+                let segments: Vec<Value> = std::iter::once(Value::str(root))
+                    .chain(lk.segments.iter().map(Segment::to_value))
+                    .collect();
+                b.data_dig(&segments, &call.options())
+                    .map_err(Error::lookup)?
+                    .map(Found::Raw)
+            }
+            FunctionKind::Hiera3Backend => {
+                return Err(Error::issue(format!(
+                    "Hiera 3 backend '{f}' is not supported by hiera-lookup (file: {})",
+                    e.config_file
+                )))
+            }
+        };
+        let value = match found {
+            None => {
+                self.report_not_found(root);
+                return Ok(None);
+            }
+            Some(Found::Raw(v)) => v,
+            Some(Found::Interpolate(v)) => self.interpolate_found(v, &mut found_obj)?,
+        };
+        self.record_found(e, loc, lk, &value);
+        match (self.ex_mut(), found_obj) {
+            (Some(ex), Some(o)) => ex.found_object(root, o),
+            _ => self.report_found(root, &value),
+        }
+        Ok(Some(value))
+    }
+}
+
+/// What the built-in backends ask of the session running them.
+impl Host for Session {
+    fn load_data(&mut self, function: &str, path: &str) -> Result<Arc<DataHash>> {
+        Session::load_data(self, function, path)
+    }
+
+    fn scope(&self) -> &crate::scope::Scope {
+        &self.scope
+    }
+
+    fn decrypted(&mut self, plaintext: &str) {
+        if self.settings.redact {
+            self.secrets.add(plaintext);
+        }
+    }
+
+    fn fs(&self) -> std::sync::Arc<dyn crate::fs::Fs> {
+        self.cache.files.fs().clone()
+    }
+}

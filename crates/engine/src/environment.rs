@@ -1,0 +1,335 @@
+//! Where the three layers come from: Puppet's settings (`--hiera_config`, `--codedir`,
+//! `--confdir`, `--environmentpath`, `--environment`, `--basemodulepath`), the environment's
+//! `environment.conf`, and control-repo mode.
+
+use crate::engine::Layers;
+use crate::error::{Error, Result};
+use crate::fs::Fs;
+use std::path::{Path, PathBuf};
+
+/// The settings a user can give on the command line.
+#[derive(Debug, Clone, Default)]
+pub struct EnvOptions {
+    /// `--hiera_config`: the global hiera.yaml.
+    pub hiera_config: Option<PathBuf>,
+    /// `--codedir` (default `/etc/puppetlabs/code`).
+    pub codedir: Option<PathBuf>,
+    /// `--confdir` (default `/etc/puppetlabs/puppet`).
+    pub confdir: Option<PathBuf>,
+    /// `--environmentpath` (default `$codedir/environments`).
+    pub environmentpath: Option<PathBuf>,
+    /// `--environment` (default `production`).
+    pub environment: Option<String>,
+    /// `--basemodulepath`: module directories shared by all environments.
+    pub basemodulepath: Option<String>,
+    /// `--modulepath`: overrides the environment's modulepath.
+    pub modulepath: Option<String>,
+    /// The working directory (control-repo mode and relative paths).
+    pub cwd: PathBuf,
+}
+
+pub(crate) const DEFAULT_CODEDIR: &str = "/etc/puppetlabs/code";
+pub(crate) const DEFAULT_CONFDIR: &str = "/etc/puppetlabs/puppet";
+
+/// Makes `p` absolute against `cwd`, as Puppet's file settings are.
+pub fn absolute(cwd: &Path, p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        let s = crate::config::path_plus(&cwd.display().to_string(), &p.display().to_string());
+        PathBuf::from(s)
+    }
+}
+
+impl EnvOptions {
+    /// The environment name (`production` unless `--environment`).
+    pub fn environment_name(&self) -> String {
+        self.environment
+            .clone()
+            .unwrap_or_else(|| "production".to_string())
+    }
+
+    /// `--codedir`, absolute, or Puppet's default.
+    fn codedir_path(&self) -> PathBuf {
+        self.codedir
+            .as_ref()
+            .map(|c| absolute(&self.cwd, c))
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_CODEDIR))
+    }
+
+    /// `--confdir`, absolute, or Puppet's default.
+    fn confdir_path(&self) -> PathBuf {
+        self.confdir
+            .as_ref()
+            .map(|c| absolute(&self.cwd, c))
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_CONFDIR))
+    }
+
+    /// Puppet's settings that data may interpolate as `$settings::NAME`: the ones hiera-lookup
+    /// computes (codedir, confdir, environmentpath, environment), with Puppet's values.
+    pub fn settings_vars(&self) -> Vec<(String, hiera_value::value::Value)> {
+        use hiera_value::value::Value;
+        let cwd = &self.cwd;
+        let (codedir, confdir) = (self.codedir_path(), self.confdir_path());
+        let envpath = self
+            .environmentpath
+            .as_ref()
+            .map(|e| absolute(cwd, e))
+            .unwrap_or_else(|| codedir.join("environments"));
+        let s = |p: &Path| Value::str(p.display().to_string());
+        vec![
+            ("settings::codedir".into(), s(&codedir)),
+            ("settings::confdir".into(), s(&confdir)),
+            ("settings::environmentpath".into(), s(&envpath)),
+            (
+                "settings::environment".into(),
+                Value::str(self.environment_name()),
+            ),
+        ]
+    }
+
+    /// True when no layer setting was given: the working directory is a control repo.
+    pub fn control_repo_mode(&self) -> bool {
+        self.hiera_config.is_none()
+            && self.environmentpath.is_none()
+            && self.codedir.is_none()
+            && self.confdir.is_none()
+    }
+
+    /// Resolves the layers, on the disk.
+    pub fn layers(&self) -> Result<Layers> {
+        self.layers_in(&crate::fs::RealFs)
+    }
+
+    /// Resolves the layers in the files of `fs`.
+    pub fn layers_in(&self, fs: &dyn Fs) -> Result<Layers> {
+        let cwd = &self.cwd;
+        let (codedir, confdir) = (self.codedir_path(), self.confdir_path());
+        // Puppet manages hiera_config as a file when it starts (`Puppet.settings.use`): a
+        // directory (`''` is the working directory) fails there, before anything is read.
+        // (Puppet would create a missing file; here the layer reports it missing instead, as
+        // nothing is written where the user did not ask.)
+        if let Some(h) = &self.hiera_config {
+            let h = absolute(cwd, h);
+            if fs.is_dir(&h) {
+                return Err(Error::SettingsFile(h.display().to_string()));
+            }
+        }
+        if self.control_repo_mode() {
+            return self.control_repo_layers(fs, codedir);
+        }
+        let global = match &self.hiera_config {
+            Some(h) => absolute(cwd, h),
+            None => {
+                let c = codedir.join("hiera.yaml");
+                if fs.exists(&c) {
+                    c
+                } else {
+                    confdir.join("hiera.yaml")
+                }
+            }
+        };
+        let envpath = self
+            .environmentpath
+            .as_ref()
+            .map(|e| absolute(cwd, e))
+            .unwrap_or_else(|| codedir.join("environments"));
+        let name = self.environment_name();
+        let env_dir = envpath.join(&name);
+        // Environment::valid_name? (/\A\w+\Z/): other names are never looked for (an empty
+        // one is not checked, as Puppet does not check it).
+        let body = name.strip_suffix('\n').unwrap_or(&name);
+        let valid = body.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        let (environment_dir, modules) = if valid && fs.is_dir(&env_dir) {
+            let modules = self.modules_of(fs, &env_dir, &codedir)?;
+            (Some(env_dir), modules)
+        } else if name == "production" {
+            // Puppet.base_context: when the configured environment is `production` and no
+            // directory provides it, a bare `production` is created (no environment layer,
+            // modulepath = --modulepath, else the basemodulepath).
+            (None, self.bare_modules(fs, &codedir))
+        } else {
+            return Err(Error::run(format!(
+                "Could not find a directory environment named '{name}' anywhere in the path: {}. Does the directory exist?",
+                envpath.display()
+            )));
+        };
+        Ok(Layers {
+            global: Some(global),
+            environment_dir,
+            modules,
+            codedir,
+        })
+    }
+
+    fn control_repo_layers(&self, fs: &dyn Fs, codedir: PathBuf) -> Result<Layers> {
+        let dir = self.cwd.clone();
+        let hiera = dir.join("hiera.yaml");
+        // A Hiera 3 hiera.yaml at the root is a global configuration (it cannot be an
+        // environment layer); anything else is the environment layer.
+        let is_v3 = fs.is_file(&hiera) && is_v3_config(fs, &hiera);
+        let modules = self.modules_of(fs, &dir, &codedir)?;
+        if is_v3 {
+            Ok(Layers {
+                global: Some(hiera),
+                environment_dir: None,
+                modules,
+                codedir,
+            })
+        } else {
+            Ok(Layers {
+                global: None,
+                environment_dir: Some(dir),
+                modules,
+                codedir,
+            })
+        }
+    }
+
+    /// The basemodulepath, its relative entries made absolute against the working directory
+    /// (as Puppet expands path settings).
+    fn basemodulepath(&self, codedir: &Path) -> String {
+        match &self.basemodulepath {
+            Some(b) => b
+                .split(':')
+                .map(|p| absolute(&self.cwd, Path::new(p)).display().to_string())
+                .collect::<Vec<_>>()
+                .join(":"),
+            None => format!("{}/modules", codedir.display()),
+        }
+    }
+
+    /// Modules of the bare `production` environment: `--modulepath`, else the basemodulepath.
+    fn bare_modules(&self, fs: &dyn Fs, codedir: &Path) -> Vec<(String, PathBuf)> {
+        let path = match &self.modulepath {
+            Some(m) if !m.is_empty() => m.clone(),
+            _ => self.basemodulepath(codedir),
+        };
+        let mut out = Vec::new();
+        add_modules(fs, &mut out, &self.cwd, &path);
+        out
+    }
+
+    /// Modules along the environment's modulepath (environment.conf, else
+    /// `modules:$basemodulepath`), first occurrence of a name wins.
+    fn modules_of(
+        &self,
+        fs: &dyn Fs,
+        env_dir: &Path,
+        codedir: &Path,
+    ) -> Result<Vec<(String, PathBuf)>> {
+        // Puppet expands a relative basemodulepath against the working directory.
+        let base = self.basemodulepath(codedir);
+        // `--modulepath` is a path setting, made absolute against the working directory;
+        // environment.conf's entries are relative to the environment.
+        if let Some(m) = &self.modulepath {
+            let mut out = Vec::new();
+            add_modules(fs, &mut out, &self.cwd, m);
+            return Ok(out);
+        }
+        let conf = read_environment_conf(fs, &env_dir.join("environment.conf"));
+        let modulepath = conf.unwrap_or_else(|| "modules:$basemodulepath".to_string());
+        let mut out: Vec<(String, PathBuf)> = Vec::new();
+        for entry in modulepath.split(':') {
+            let entry = entry.trim();
+            if entry.is_empty() {
+                continue;
+            }
+            let expanded = entry
+                .replace("$basemodulepath", &base)
+                .replace("$codedir", &codedir.display().to_string());
+            add_modules(fs, &mut out, env_dir, &expanded);
+        }
+        Ok(out)
+    }
+}
+
+/// Adds the modules of each directory of a `:`-separated path (relative entries against
+/// `base`); the first occurrence of a module name wins.
+fn add_modules(fs: &dyn Fs, out: &mut Vec<(String, PathBuf)>, base: &Path, path: &str) {
+    for part in path.split(':') {
+        if part.is_empty() {
+            continue;
+        }
+        let dir = absolute(base, Path::new(part));
+        let Ok(rd) = fs.read_dir(&dir) else {
+            continue;
+        };
+        let mut names: Vec<String> = rd
+            .into_iter()
+            .filter(|n| valid_module_name(n) && fs.is_dir(&dir.join(n)))
+            .collect();
+        names.sort();
+        for n in names {
+            if !out.iter().any(|(m, _)| *m == n) {
+                out.push((n.clone(), dir.join(&n)));
+            }
+        }
+    }
+}
+
+/// `modulepath` from an environment.conf (an ini file without sections).
+fn read_environment_conf(fs: &dyn Fs, path: &Path) -> Option<String> {
+    let text = fs.read_text(path).ok()?;
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('#') || line.starts_with(';') {
+            continue;
+        }
+        if let Some((k, v)) = line.split_once('=') {
+            if k.trim() == "modulepath" {
+                return Some(v.trim().to_string());
+            }
+        }
+    }
+    None
+}
+
+/// Puppet's module name rule: lower-case letter, then lower-case letters, digits, `_`.
+fn valid_module_name(n: &str) -> bool {
+    let mut chars = n.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+fn is_v3_config(fs: &dyn Fs, path: &Path) -> bool {
+    let Ok(text) = fs.read_text(path) else {
+        return false;
+    };
+    match hiera_formats::yaml::load(&text) {
+        Ok(hiera_value::value::Value::Hash(h)) => {
+            let v = h
+                .get(&hiera_value::value::Value::str("version"))
+                .or_else(|| h.get(&hiera_value::value::Value::str(":version")));
+            v.is_none()
+        }
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn module_names() {
+        assert!(valid_module_name("ntp"));
+        assert!(valid_module_name("my_mod2"));
+        assert!(!valid_module_name("Ntp"));
+        assert!(!valid_module_name("2x"));
+        assert!(!valid_module_name("my-mod"));
+    }
+
+    #[test]
+    fn environment_conf_modulepath() {
+        let dir = std::env::temp_dir().join(format!("hl-envconf-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("environment.conf");
+        std::fs::write(&f, "# c\nmodulepath = site:modules:$basemodulepath\n").unwrap();
+        assert_eq!(
+            read_environment_conf(&crate::fs::RealFs, &f).as_deref(),
+            Some("site:modules:$basemodulepath")
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

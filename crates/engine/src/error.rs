@@ -1,0 +1,120 @@
+//! Errors, typed by how Puppet delivers them.
+//!
+//! Puppet has three channels and they change what `--explain` prints: a `LookupError` is
+//! appended to the explanation, anything else aborts the run. hiera-lookup exits 2 for all
+//! of them (Puppet exits 1, often silently); the kind only steers the explain output.
+
+use thiserror::Error;
+
+/// Why a lookup (or reading its inputs) failed, classified as Puppet raises it: the class
+/// decides how Puppet words and wraps the message. `Display` is the message.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum Error {
+    /// Puppet's `Puppet::DataBinding::LookupError`. `issue` is true when it carries an issue
+    /// code (hiera.yaml and interpolation issues), which stops the global layer from
+    /// prefixing it with "Lookup of key 'k' failed: ".
+    #[error("{message}")]
+    Lookup {
+        /// Puppet's message.
+        message: String,
+        /// Whether the message carries an issue code.
+        issue: bool,
+    },
+    /// A plain `Puppet::Error`: a data provider turns it into a LookupError on the way out.
+    #[error("{0}")]
+    Puppet(String),
+    /// Any other error (`ArgumentError`, type assertion, parse errors of hiera.yaml): Puppet
+    /// prints `Error: Could not run: <message>`.
+    #[error("{0}")]
+    Run(String),
+    /// A variable the scope does not define, under `strict = error`: a plain Ruby error
+    /// (`Undefined variable 'name'; `) that a hiera.yaml being interpolated turns into an
+    /// issue naming its file and line.
+    #[error("Undefined variable '{0}'; ")]
+    UndefinedVariable(String),
+    /// A command-line usage error.
+    #[error("{0}")]
+    Usage(String),
+    /// A file setting naming a directory (the path): Puppet's start-up fails when it manages
+    /// the file, after two notices on stdout ([`Error::stdout`]).
+    #[error("Could not set 'file' on ensure: Is a directory @ rb_sysopen - {0}")]
+    SettingsFile(String),
+}
+
+impl Error {
+    pub(crate) fn lookup(message: impl Into<String>) -> Error {
+        Error::Lookup {
+            message: message.into(),
+            issue: false,
+        }
+    }
+    pub(crate) fn issue(message: impl Into<String>) -> Error {
+        Error::Lookup {
+            message: message.into(),
+            issue: true,
+        }
+    }
+    /// A plain error (Puppet's `Error: Could not run: <message>`).
+    pub fn run(message: impl Into<String>) -> Error {
+        Error::Run(message.into())
+    }
+    /// True for errors that `--explain` appends to the explanation instead of aborting.
+    pub fn is_lookup_error(&self) -> bool {
+        matches!(self, Error::Lookup { .. })
+    }
+    /// The message, as `Display` gives it.
+    pub fn message(&self) -> String {
+        self.to_string()
+    }
+    /// What Puppet prints on stdout before failing this way (empty for most errors).
+    pub fn stdout(&self) -> String {
+        match self {
+            Error::SettingsFile(path) => {
+                let notice = format!(
+                    "Notice: /File[{path}]: Not removing directory; use 'force' to override\n"
+                );
+                notice.repeat(2)
+            }
+            _ => String::new(),
+        }
+    }
+}
+
+/// A file the user named that could not be read: what happened in plain words and what to do,
+/// then Ruby's errno text as Puppet prints it (`No such file or directory @ rb_sysopen - PATH`,
+/// the part of the message the conformance suite records). `what` names the file ("The facts
+/// file"), `fix` says what to do. Our own refusals (too large, not a regular file, not UTF-8)
+/// are plain words already and carry no Ruby part.
+pub fn unreadable(what: &str, display: &str, e: &std::io::Error, fix: &str) -> Error {
+    let plain = match e.kind() {
+        std::io::ErrorKind::NotFound => "does not exist",
+        std::io::ErrorKind::PermissionDenied => "cannot be read (permission denied)",
+        std::io::ErrorKind::IsADirectory => {
+            return Error::run(format!(
+                "{what} {display} is a directory, not a file: {fix}"
+            ))
+        }
+        _ => {
+            // Rust appends " (os error N)" to the system's text.
+            let text = e.to_string();
+            let text = text.split(" (os error").next().unwrap_or(&text);
+            return Error::run(format!("{what} {display} cannot be read: {text}; {fix}"));
+        }
+    };
+    Error::run(format!(
+        "{what} {display} {plain}: {fix} ({} @ rb_sysopen - {display})",
+        io_reason(e)
+    ))
+}
+
+/// Ruby's wording of an I/O failure (`No such file or directory` …), as messages quote it.
+pub fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "No such file or directory".to_string(),
+        std::io::ErrorKind::PermissionDenied => "Permission denied".to_string(),
+        _ => e.to_string(),
+    }
+}
+
+/// The library's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

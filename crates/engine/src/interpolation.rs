@@ -1,0 +1,361 @@
+//! `%{...}` interpolation: the tokenizer, the expression parser and the evaluation.
+//!
+//! Evaluation needs the scope and full lookups, which the engine owns: it reaches them
+//! through the small `Context` trait, which [`Session`](crate::engine::Session) implements.
+
+use crate::error::{Error, Result};
+use crate::explain::Kind;
+use crate::key::{split_key, Segment};
+use hiera_value::value::{Map, Value};
+
+/// What evaluating an interpolation needs from the engine.
+pub(crate) trait Context {
+    /// `%{lookup('k')}`, `%{hiera('k')}`, `%{alias('k')}`: a full lookup, `''` when not found.
+    fn lookup(&mut self, key: &str) -> Result<Value>;
+    /// A scope variable (a mapped_paths local first), after `strict` has handled an
+    /// undefined one: `None` when it is undefined.
+    fn variable(&mut self, name: &str) -> Result<Option<Value>>;
+    /// Digs the dotted `segments` of `key` into a variable's value.
+    fn dig(&mut self, key: &str, segments: &[Segment], value: Value) -> Result<Option<Value>>;
+    /// Runs `f` with `name` on the recursion guard (`Invocation#check`).
+    fn guarded<T>(&mut self, name: &str, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T>;
+    /// Runs `f` inside an explain node (just runs it without `--explain`).
+    fn explained<T>(&mut self, kind: impl FnOnce() -> Kind, f: impl FnOnce(&mut Self) -> T) -> T;
+    /// Explain only: an `alias` interpolation returned `v`.
+    fn aliased(&mut self, v: &Value);
+    /// Runs `f` with the local variable `name` set (mapped_paths templates).
+    fn with_local<T>(&mut self, name: &str, value: Value, f: impl FnOnce(&mut Self) -> T) -> T;
+}
+
+/// Interpolates a value (strings, array elements, hash keys and values).
+pub(crate) fn interpolate<C: Context>(
+    cx: &mut C,
+    value: &Value,
+    allow_methods: bool,
+) -> Result<Value> {
+    match value {
+        Value::String(s) => {
+            if !s.contains("%{") {
+                return Ok(value.clone());
+            }
+            interpolate_string(cx, s, allow_methods)
+        }
+        Value::Array(a) => {
+            let mut out = Vec::with_capacity(a.len());
+            for v in a {
+                out.push(interpolate(cx, v, allow_methods)?);
+            }
+            Ok(Value::Array(out))
+        }
+        Value::Hash(h) => {
+            let mut out = Map::with_capacity_and_hasher(h.len(), Default::default());
+            for (k, v) in h {
+                let k = interpolate(cx, k, allow_methods)?;
+                let v = interpolate(cx, v, allow_methods)?;
+                out.insert(k, v);
+            }
+            Ok(Value::Hash(out))
+        }
+        other => Ok(other.clone()),
+    }
+}
+
+/// [`interpolate`] of a value we own: returned as is (no copy) when nothing in it holds
+/// `%{`, the usual case for big hashes.
+pub(crate) fn interpolate_owned<C: Context>(
+    cx: &mut C,
+    value: Value,
+    allow_methods: bool,
+) -> Result<Value> {
+    fn has_expr(v: &Value) -> bool {
+        match v {
+            Value::String(s) => s.contains("%{"),
+            Value::Array(a) => a.iter().any(has_expr),
+            Value::Hash(h) => h.iter().any(|(k, v)| has_expr(k) || has_expr(v)),
+            _ => false,
+        }
+    }
+    if has_expr(&value) {
+        let v = interpolate(cx, &value, allow_methods)?;
+        check_depth(&v)?;
+        Ok(v)
+    } else {
+        Ok(value)
+    }
+}
+
+/// Interpolates a string into a string (a non-string `alias` result is converted by `to_s`).
+pub(crate) fn interpolate_str<C: Context>(
+    cx: &mut C,
+    s: &str,
+    allow_methods: bool,
+) -> Result<String> {
+    if !s.contains("%{") {
+        return Ok(s.to_string());
+    }
+    match interpolate_string(cx, s, allow_methods)? {
+        Value::String(s) => Ok(s),
+        other => Ok(hiera_value::ruby::to_s(&other)),
+    }
+}
+
+/// Interpolates a string holding `%{`: a string, or whatever an `alias` returned.
+pub(crate) fn interpolate_string<C: Context>(
+    cx: &mut C,
+    subject: &str,
+    allow_methods: bool,
+) -> Result<Value> {
+    let subj = subject.to_string();
+    cx.explained(
+        || Kind::Interpolate(subj),
+        |s| -> Result<Value> {
+            let mut out = String::new();
+            for tok in tokenize(subject) {
+                match tok {
+                    Token::Text(t) => out.push_str(t),
+                    Token::Empty => {}
+                    Token::Expr { whole, expr } => {
+                        let (method, key, call) = parse_expr(expr);
+                        if call && !allow_methods {
+                            return Err(Error::issue("Interpolation using method syntax is not allowed in this context"));
+                        }
+                        let method = match method {
+                            Method::Unknown(name) => {
+                                return Err(Error::issue(format!("Unknown interpolation method '{name}'")))
+                            }
+                            m => m,
+                        };
+                        if method == Method::Alias && subject != whole {
+                            return Err(Error::issue(
+                                "'alias' interpolation is only permitted if the expression is equal to the entire string",
+                            ));
+                        }
+                        let value = match method {
+                            Method::Scope => scope_lookup(s, key, subject)?,
+                            Method::Literal => Some(Value::str(key)),
+                            _ => Some(s.lookup(key)?),
+                        };
+                        if method == Method::Alias {
+                            let v = value.unwrap_or(Value::Null);
+                            s.aliased(&v);
+                            return Ok(v);
+                        }
+                        let value = match value {
+                            Some(v) => {
+                                let name = if method == Method::Scope { format!("scope:{key}") } else { key.to_string() };
+                                s.guarded(&name, |s| interpolate(s, &v, allow_methods))?
+                            }
+                            None => Value::Null,
+                        };
+                        out.push_str(&hiera_value::ruby::to_s(&value));
+                        if out.len() > hiera_value::limits::MAX_INTERPOLATED_STRING {
+                            return Err(Error::run(format!(
+                                "interpolation result too large (more than {} MiB)",
+                                hiera_value::limits::MAX_INTERPOLATED_STRING >> 20
+                            )));
+                        }
+                    }
+                }
+            }
+            Ok(Value::String(out))
+        },
+    )
+}
+
+/// `%{var}` / `%{scope('var')}`: a scope variable with optional dotted sub-keys.
+pub(crate) fn scope_lookup<C: Context>(
+    cx: &mut C,
+    key: &str,
+    subject: &str,
+) -> Result<Option<Value>> {
+    let mut segments =
+        split_key(key).map_err(|_| Error::lookup(format!("Syntax error in string: {subject}")))?;
+    let root = segments.remove(0).to_string();
+    let value = cx.explained(
+        || Kind::Scope("Global Scope".into()),
+        |cx| cx.variable(&root),
+    )?;
+    match value {
+        Some(v) if !v.is_null() && !segments.is_empty() => cx.dig(key, &segments, v),
+        other => Ok(other),
+    }
+}
+
+/// Interpolation can nest a deep value (`alias`) inside another: the result must still fit the
+/// depth every recursion over values is bounded by.
+pub(crate) fn check_depth(v: &Value) -> Result<()> {
+    if v.deeper_than(hiera_value::limits::MAX_VALUE_DEPTH) {
+        return Err(Error::run(format!(
+            "stack level too deep: interpolation built a value nested more than {} deep",
+            hiera_value::limits::MAX_VALUE_DEPTH
+        )));
+    }
+    Ok(())
+}
+
+/// A piece of a string being interpolated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Token<'a> {
+    /// Literal text.
+    Text(&'a str),
+    /// `%{}`, `%{::}`, `%{""}` …: replaced by nothing.
+    Empty,
+    /// `%{expr}`; `whole` is the token including `%{` and `}`, `expr` is stripped.
+    Expr {
+        /// The token, `%{` and `}` included.
+        whole: &'a str,
+        /// What is inside the braces, stripped.
+        expr: &'a str,
+    },
+}
+
+/// An interpolation method.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Method {
+    /// `%{var}` or `%{scope('var')}`: a variable of the node's scope.
+    Scope,
+    /// `%{lookup('key')}`: another key's value.
+    Lookup,
+    /// `%{hiera('key')}`: another key's value (Hiera 3's name).
+    Hiera,
+    /// `%{alias('key')}`: another key's value, not made a string.
+    Alias,
+    /// `%{literal('text')}`: the text as it is.
+    Literal,
+    /// A function Hiera does not know: an error when used.
+    Unknown(String),
+}
+
+/// Splits `s` as Ruby's `gsub(/%\{([^\}]*)\}/)` sees it.
+pub fn tokenize(s: &str) -> Vec<Token<'_>> {
+    let mut out = Vec::new();
+    let mut rest = s;
+    let mut offset = 0;
+    while let Some(i) = rest.find("%{") {
+        let after = &rest[i + 2..];
+        let Some(close) = after.find('}') else { break };
+        if i > 0 {
+            out.push(Token::Text(&rest[..i]));
+        }
+        let whole = &rest[i..i + 2 + close + 1];
+        // Ruby's strip: ASCII whitespace and NUL.
+        let expr = after[..close].trim_matches(|c: char| c.is_ascii_whitespace() || c == '\0');
+        if matches!(expr, "" | "::" | "\"\"" | "''" | "\"::\"" | "'::'") {
+            out.push(Token::Empty);
+        } else {
+            out.push(Token::Expr { whole, expr });
+        }
+        let consumed = i + 2 + close + 1;
+        offset += consumed;
+        rest = &s[offset..];
+    }
+    if !rest.is_empty() {
+        out.push(Token::Text(rest));
+    }
+    out
+}
+
+/// `/^(\w+)\((?:["]([^"]+)["]|[']([^']+)['])\)$/`: a method call, else a scope key.
+/// The flag tells whether method-call syntax was used (`scope('x')` included).
+pub fn parse_expr(expr: &str) -> (Method, &str, bool) {
+    if let Some(open) = expr.find('(') {
+        let name = &expr[..open];
+        let args = &expr[open + 1..];
+        let word = !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+        if word && args.len() >= 3 && args.ends_with(')') {
+            let inner = &args[..args.len() - 1];
+            let q = inner.as_bytes()[0];
+            if (q == b'"' || q == b'\'')
+                && inner.len() >= 3
+                && inner.as_bytes()[inner.len() - 1] == q
+            {
+                let arg = &inner[1..inner.len() - 1];
+                if !arg.is_empty() && !arg.contains(q as char) {
+                    let m = match name {
+                        "scope" => Method::Scope,
+                        "lookup" => Method::Lookup,
+                        "hiera" => Method::Hiera,
+                        "alias" => Method::Alias,
+                        "literal" => Method::Literal,
+                        other => Method::Unknown(other.to_string()),
+                    };
+                    return (m, arg, true);
+                }
+            }
+        }
+    }
+    (Method::Scope, expr, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens() {
+        assert_eq!(tokenize("plain"), vec![Token::Text("plain")]);
+        assert_eq!(
+            tokenize("a%{ x }b"),
+            vec![
+                Token::Text("a"),
+                Token::Expr {
+                    whole: "%{ x }",
+                    expr: "x"
+                },
+                Token::Text("b")
+            ]
+        );
+        assert_eq!(
+            tokenize("clown%{}shoe"),
+            vec![Token::Text("clown"), Token::Empty, Token::Text("shoe")]
+        );
+        assert_eq!(tokenize("%{::}"), vec![Token::Empty]);
+        assert_eq!(tokenize("%{'::'}"), vec![Token::Empty]);
+        // The escape idiom: %%{}{x} stays %{x} after substitution.
+        assert_eq!(
+            tokenize("%%{}{x}"),
+            vec![Token::Text("%"), Token::Empty, Token::Text("{x}")]
+        );
+        // Unterminated: left as text.
+        assert_eq!(tokenize("a%{b"), vec![Token::Text("a%{b")]);
+        assert_eq!(
+            tokenize("%{a}%{b}"),
+            vec![
+                Token::Expr {
+                    whole: "%{a}",
+                    expr: "a"
+                },
+                Token::Expr {
+                    whole: "%{b}",
+                    expr: "b"
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn methods() {
+        assert_eq!(parse_expr("lookup('a.b')"), (Method::Lookup, "a.b", true));
+        assert_eq!(parse_expr("hiera(\"k\")"), (Method::Hiera, "k", true));
+        assert_eq!(parse_expr("alias('k')"), (Method::Alias, "k", true));
+        assert_eq!(parse_expr("literal('%')"), (Method::Literal, "%", true));
+        assert_eq!(parse_expr("scope('x')"), (Method::Scope, "x", true));
+        assert_eq!(
+            parse_expr("foo('x')"),
+            (Method::Unknown("foo".into()), "x", true)
+        );
+        // Mismatched quotes fall through to a scope key of the whole text.
+        assert_eq!(
+            parse_expr("lookup('a\")"),
+            (Method::Scope, "lookup('a\")", false)
+        );
+        assert_eq!(
+            parse_expr("lookup('')"),
+            (Method::Scope, "lookup('')", false)
+        );
+        assert_eq!(
+            parse_expr("facts.os.family"),
+            (Method::Scope, "facts.os.family", false)
+        );
+    }
+}

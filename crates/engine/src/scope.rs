@@ -1,0 +1,356 @@
+//! The node's scope: facts, `$trusted`, `$facts` and top-scope variables, as the compiler
+//! of `puppet lookup` sets them up (spec §2.3, §5.3).
+
+use crate::error::{Error, Result};
+use hiera_value::value::{Map, Value};
+use indexmap::IndexMap;
+use std::sync::OnceLock;
+
+/// How undefined variables are treated (Puppet's `strict` setting).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Strict {
+    /// Undefined variables are empty strings, silently.
+    Off,
+    /// Undefined variables are empty strings, with a warning (Puppet 7).
+    Warning,
+    /// Puppet 8's default.
+    #[default]
+    Error,
+}
+
+/// Top-scope variables of a node.
+///
+/// The server facts that describe the host (`$servername`, `$serverip`, `$serverip6`, and
+/// `$server_facts`, which holds them) are found only when a lookup reads them: finding the
+/// host's addresses costs more than the rest of a lookup's scope.
+#[derive(Debug, Clone, Default)]
+pub struct Scope {
+    vars: IndexMap<String, Var>,
+    /// The environment the scope was built for (`$server_facts['environment']`).
+    environment: String,
+    /// `$server_facts`, built on first use.
+    server_facts: OnceLock<Value>,
+}
+
+/// A top-scope variable's value, or where to find it when it is first read.
+#[derive(Debug, Clone)]
+enum Var {
+    Value(Value),
+    /// A server fact of the host (`HostFacts`), absent when the host has none.
+    Host(&'static str),
+    /// `$server_facts`: the server facts and the environment's name.
+    ServerFacts,
+}
+
+/// The server facts that describe the host, in `Puppet::Node::ServerFacts.load`'s order.
+const HOST_FACTS: [&str; 3] = ["servername", "serverip", "serverip6"];
+
+impl Scope {
+    /// Builds the scope for a node from its facts, as `generate_scope` does: every fact is a
+    /// top-scope variable, plus `$facts`, `$trusted`, `$environment`, and `$name`/`$title`.
+    pub fn from_facts(facts: Map, environment: &str) -> Scope {
+        let mut vars: IndexMap<String, Var> = IndexMap::default();
+        for (k, v) in &facts {
+            if let Value::String(k) = k {
+                vars.insert(k.clone(), Var::Value(v.clone()));
+            }
+        }
+        let trusted = trusted_from_facts(&facts);
+        // Node#add_server_facts: the server facts become node parameters unless a fact of
+        // the same name is already one; `$server_facts` holds them all plus the environment.
+        vars.entry("serverversion".into())
+            .or_insert_with(|| Var::Value(Value::str(PUPPET_VERSION)));
+        for name in HOST_FACTS {
+            vars.entry(name.into()).or_insert(Var::Host(name));
+        }
+        let value = |v: Value| Var::Value(v);
+        vars.insert("server_facts".into(), Var::ServerFacts);
+        vars.insert("environment".into(), value(Value::str(environment)));
+        vars.insert("facts".into(), value(Value::Hash(facts)));
+        vars.insert("trusted".into(), value(trusted));
+        vars.insert("name".into(), value(Value::str("main")));
+        vars.insert("title".into(), value(Value::str("main")));
+        vars.insert("module_name".into(), value(Value::str("")));
+        Scope {
+            vars,
+            environment: environment.to_string(),
+            server_facts: OnceLock::new(),
+        }
+    }
+
+    /// Facts Puppet refuses as node parameters: `server_facts` is a reserved variable that
+    /// only the compiler may set.
+    pub fn check_facts(facts: &Map) -> Result<()> {
+        if facts.contains_key(&Value::str("server_facts")) {
+            return Err(Error::run(
+                "Attempt to assign to a reserved variable name: 'server_facts'",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Adds or replaces a top-scope variable (`--var NAME=VALUE`).
+    pub fn set(&mut self, name: &str, value: Value) {
+        let name = name.trim_start_matches("::");
+        // A server fact the host does not have was never a variable: setting it adds one
+        // at the end, as for any new name.
+        if let Some(Var::Host(k)) = self.vars.get(name) {
+            if !host_facts().contains_key(&Value::str(*k)) {
+                self.vars.shift_remove(name);
+            }
+        }
+        self.vars.insert(name.to_string(), Var::Value(value));
+    }
+
+    /// A variable by name (`x`, `::x`); `None` when it does not exist.
+    pub(crate) fn get(&self, name: &str) -> Option<&Value> {
+        self.resolve(self.vars.get(name.strip_prefix("::").unwrap_or(name))?)
+    }
+
+    fn resolve<'a>(&'a self, var: &'a Var) -> Option<&'a Value> {
+        match var {
+            Var::Value(v) => Some(v),
+            Var::Host(k) => host_facts().get(&Value::str(*k)),
+            Var::ServerFacts => Some(self.server_facts_value()),
+        }
+    }
+
+    /// `$server_facts`: `serverversion`, the host's server facts, then the environment's name.
+    fn server_facts_value(&self) -> &Value {
+        self.server_facts.get_or_init(|| {
+            let mut m = Map::default();
+            m.insert(Value::str("serverversion"), Value::str(PUPPET_VERSION));
+            m.extend(host_facts().iter().map(|(k, v)| (k.clone(), v.clone())));
+            m.insert(
+                Value::str("environment"),
+                Value::str(self.environment.as_str()),
+            );
+            Value::Hash(m)
+        })
+    }
+
+    /// Every top-scope variable, as a hash (for external backends).
+    pub(crate) fn to_value(&self) -> Value {
+        Value::Hash(
+            self.vars
+                .iter()
+                .filter_map(|(k, var)| Some((Value::str(k.as_str()), self.resolve(var)?.clone())))
+                .collect(),
+        )
+    }
+}
+
+/// The Puppet version whose answers hiera-lookup gives (`$serverversion`).
+pub(crate) const PUPPET_VERSION: &str = "8.10.0";
+
+/// What `Puppet::Node::ServerFacts.load` says of the host `puppet lookup` runs on, found
+/// once per process: the host's name (`servername`: the fqdn, else hostname + domain, else
+/// the hostname) and the addresses of its primary interface (`serverip`, `serverip6`).
+fn host_facts() -> &'static Map {
+    static HOST: OnceLock<Map> = OnceLock::new();
+    HOST.get_or_init(|| {
+        let mut h = Map::default();
+        let (ip, ip6) = crate::hostinfo::primary_addresses();
+        let found = [host_name(), ip, ip6];
+        for (name, value) in HOST_FACTS.into_iter().zip(found) {
+            if let Some(v) = value {
+                h.insert(Value::str(name), Value::str(v));
+            }
+        }
+        h
+    })
+}
+
+/// The host's name as Facter's `networking.fqdn` would give it on Linux: the kernel's
+/// hostname, with the domain of /etc/resolv.conf (`domain`, else the first `search`) when
+/// the hostname has none.
+pub fn host_name() -> Option<String> {
+    let read = |p: &str| {
+        std::fs::read_to_string(p)
+            .ok()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty() && s != "(none)")
+    };
+    let host = read("/proc/sys/kernel/hostname")?;
+    if host.contains('.') {
+        return Some(host);
+    }
+    let resolv = std::fs::read_to_string("/etc/resolv.conf").unwrap_or_default();
+    let word = |key: &str| {
+        resolv.lines().find_map(|l| {
+            let mut w = l.split_whitespace();
+            (w.next() == Some(key)).then(|| w.next().map(str::to_string))?
+        })
+    };
+    match word("domain").or_else(|| word("search")) {
+        Some(d) => Some(format!("{host}.{d}")),
+        None => Some(host),
+    }
+}
+
+/// `$trusted`: a complete `trusted` hash in the facts is used as is; otherwise Puppet builds
+/// the "local" trusted information from the clientcert fact.
+pub fn trusted_from_facts(facts: &Map) -> Value {
+    if let Some(Value::Hash(t)) = facts.get(&Value::str("trusted")) {
+        let has = |k: &str| t.contains_key(&Value::str(k));
+        if has("authenticated") && has("certname") && has("extensions") {
+            return Value::Hash(t.clone());
+        }
+    }
+    let certname = facts
+        .get(&Value::str("clientcert"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    let (hostname, domain) = match &certname {
+        Value::String(c) => match c.split_once('.') {
+            Some((h, d)) => (Value::str(h), Value::str(d)),
+            None => (Value::str(c.as_str()), Value::Null),
+        },
+        _ => (Value::Null, Value::Null),
+    };
+    let mut t = Map::default();
+    t.insert(Value::str("authenticated"), Value::str("local"));
+    t.insert(Value::str("certname"), certname);
+    t.insert(Value::str("extensions"), Value::Hash(Map::default()));
+    t.insert(Value::str("hostname"), hostname);
+    t.insert(Value::str("domain"), domain);
+    t.insert(Value::str("external"), Value::Hash(Map::default()));
+    Value::Hash(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(pairs: &[(&str, Value)]) -> Map {
+        pairs
+            .iter()
+            .map(|(k, v)| (Value::str(*k), v.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn trusted_is_derived_from_clientcert() {
+        let s = Scope::from_facts(
+            facts(&[("clientcert", Value::str("web01.example.com"))]),
+            "production",
+        );
+        let t = s.get("trusted").unwrap();
+        assert_eq!(t.get("certname"), Some(&Value::str("web01.example.com")));
+        assert_eq!(t.get("hostname"), Some(&Value::str("web01")));
+        assert_eq!(t.get("domain"), Some(&Value::str("example.com")));
+        assert_eq!(t.get("authenticated"), Some(&Value::str("local")));
+    }
+
+    #[test]
+    fn trusted_without_clientcert_has_nil_certname() {
+        let s = Scope::from_facts(Map::default(), "production");
+        assert_eq!(
+            s.get("trusted").unwrap().get("certname"),
+            Some(&Value::Null)
+        );
+    }
+
+    #[test]
+    fn complete_trusted_hash_is_used_verbatim() {
+        let mut t = Map::default();
+        t.insert(Value::str("authenticated"), Value::str("remote"));
+        t.insert(Value::str("certname"), Value::str("x"));
+        t.insert(Value::str("extensions"), Value::Hash(Map::default()));
+        let s = Scope::from_facts(facts(&[("trusted", Value::Hash(t.clone()))]), "production");
+        assert_eq!(s.get("trusted"), Some(&Value::Hash(t)));
+    }
+
+    #[test]
+    fn top_scope_names() {
+        let s = Scope::from_facts(facts(&[("fqdn", Value::str("a.b"))]), "dev");
+        assert_eq!(s.get("::fqdn"), Some(&Value::str("a.b")));
+        assert_eq!(s.get("fqdn"), Some(&Value::str("a.b")));
+        assert_eq!(s.get("environment"), Some(&Value::str("dev")));
+        assert!(s.get("nope").is_none());
+    }
+
+    fn names(v: &Value) -> Vec<String> {
+        match v {
+            Value::Hash(h) => h.keys().map(|k| k.as_str().unwrap().to_string()).collect(),
+            _ => panic!("not a hash"),
+        }
+    }
+
+    #[test]
+    fn server_facts_follow_the_facts_in_puppets_order() {
+        let s = Scope::from_facts(facts(&[("a", Value::str("1"))]), "dev");
+        let mut want: Vec<String> = vec!["a".into(), "serverversion".into()];
+        want.extend(names(&Value::Hash(host_facts().clone())));
+        want.extend(
+            [
+                "server_facts",
+                "environment",
+                "facts",
+                "trusted",
+                "name",
+                "title",
+                "module_name",
+            ]
+            .map(String::from),
+        );
+        assert_eq!(names(&s.to_value()), want);
+        let sf = s.get("server_facts").unwrap();
+        let mut want: Vec<String> = vec!["serverversion".into()];
+        want.extend(names(&Value::Hash(host_facts().clone())));
+        want.push("environment".into());
+        assert_eq!(names(sf), want);
+        assert_eq!(sf.get("environment"), Some(&Value::str("dev")));
+        assert_eq!(s.get("serverversion"), Some(&Value::str(PUPPET_VERSION)));
+        for name in HOST_FACTS {
+            assert_eq!(s.get(name), host_facts().get(&Value::str(name)));
+        }
+    }
+
+    #[test]
+    fn a_fact_named_like_a_server_fact_wins() {
+        let s = Scope::from_facts(
+            facts(&[
+                ("servername", Value::str("mine")),
+                ("serverversion", Value::str("1")),
+            ]),
+            "production",
+        );
+        assert_eq!(s.get("servername"), Some(&Value::str("mine")));
+        assert_eq!(s.get("serverversion"), Some(&Value::str("1")));
+        // $server_facts keeps the server's own values.
+        let sf = s.get("server_facts").unwrap();
+        assert_eq!(sf.get("serverversion"), Some(&Value::str(PUPPET_VERSION)));
+        assert_eq!(
+            sf.get("servername"),
+            host_facts().get(&Value::str("servername"))
+        );
+    }
+
+    #[test]
+    fn setting_a_server_fact_keeps_its_place_only_when_the_host_has_it() {
+        for name in HOST_FACTS {
+            let mut s = Scope::from_facts(Map::default(), "production");
+            let before = names(&s.to_value());
+            s.set(name, Value::str("x"));
+            let after = names(&s.to_value());
+            assert_eq!(s.get(name), Some(&Value::str("x")));
+            if before.iter().any(|n| n == name) {
+                assert_eq!(before, after);
+            } else {
+                assert_eq!(after.last().map(String::as_str), Some(name));
+            }
+        }
+    }
+
+    #[test]
+    fn setting_the_environment_leaves_server_facts_as_built() {
+        let mut s = Scope::from_facts(Map::default(), "production");
+        s.set("environment", Value::str("other"));
+        assert_eq!(s.get("environment"), Some(&Value::str("other")));
+        assert_eq!(
+            s.get("server_facts").unwrap().get("environment"),
+            Some(&Value::str("production"))
+        );
+    }
+}

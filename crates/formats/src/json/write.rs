@@ -1,0 +1,186 @@
+//! json gem 2.6 `generate` as Puppet's `--render-as json` calls it: the writer beside the
+//! reader (`json/mod.rs`).
+
+use crate::render::RenderError;
+use hiera_value::text::{float_to_s, to_s, SENSITIVE_TO_S};
+use hiera_value::value::Value;
+use std::fmt::Write as _;
+
+/// json gem 2.6 `to_json` (Puppet's `--render-as json`): compact, UTF-8 raw, non-string keys via
+/// `to_s`, NaN/Infinity and nesting deeper than 100 are errors.
+pub fn to_json(v: &Value) -> Result<String, RenderError> {
+    let mut out = String::new();
+    write_json(&mut out, v, 0)?;
+    Ok(out)
+}
+
+/// Appends `v` to `out` as the json gem writes it inside `depth` enclosing arrays or
+/// hashes (their nesting counts against the limit). On an error `out` is left as it was.
+pub fn write_json_at(out: &mut String, v: &Value, depth: usize) -> Result<(), RenderError> {
+    let start = out.len();
+    write_json(out, v, depth).inspect_err(|_| out.truncate(start))
+}
+
+/// json gem's default `max_nesting`.
+const JSON_MAX_NESTING: usize = 100;
+
+fn write_json(out: &mut String, v: &Value, depth: usize) -> Result<(), RenderError> {
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Int(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Value::BigInt(d) => out.push_str(d),
+        Value::Float(f) => {
+            // generator.c reports its own source line in the message.
+            if f.is_nan() {
+                return Err(RenderError::Json("NaN not allowed in JSON".into()));
+            }
+            if f.is_infinite() {
+                let msg = format!("{} not allowed in JSON", float_to_s(*f));
+                return Err(RenderError::Json(msg));
+            }
+            out.push_str(&float_to_s(*f));
+        }
+        Value::String(s) => json_str(out, s),
+        Value::Sensitive(_) => json_str(out, SENSITIVE_TO_S),
+        Value::Object(o) => json_str(out, &o.to_s),
+        Value::Array(a) => {
+            if depth + 1 > JSON_MAX_NESTING {
+                return Err(nesting_error());
+            }
+            out.push('[');
+            for (i, e) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_json(out, e, depth + 1)?;
+            }
+            out.push(']');
+        }
+        Value::Hash(h) => {
+            if depth + 1 > JSON_MAX_NESTING {
+                return Err(nesting_error());
+            }
+            out.push('{');
+            for (i, (k, e)) in h.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                match k {
+                    Value::String(s) => json_str(out, s),
+                    _ => json_str(out, &to_s(k)),
+                }
+                out.push(':');
+                write_json(out, e, depth + 1)?;
+            }
+            out.push('}');
+        }
+    }
+    Ok(())
+}
+
+fn nesting_error() -> RenderError {
+    RenderError::Json(format!("nesting of {JSON_MAX_NESTING} is too deep"))
+}
+
+/// json gem string escaping (script_safe off): `"`, `\`, and C0 controls only.
+pub fn json_str(out: &mut String, s: &str) {
+    out.push('"');
+    // Runs of characters that need no escape are copied whole (most strings are one run).
+    let mut rest = s;
+    while let Some(at) = first_to_escape(rest.as_bytes()) {
+        out.push_str(&rest[..at]);
+        // An ASCII byte: the escape is one character.
+        let c = rest.as_bytes()[at] as char;
+        rest = &rest[at + 1..];
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\x0C' => out.push_str("\\f"),
+            '\x08' => out.push_str("\\b"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push_str(rest);
+    out.push('"');
+}
+
+/// The first byte JSON must escape (`"`, `\\`, below 0x20). Eight bytes at a time: a
+/// word with none of them is passed over with a few arithmetic operations (the classic
+/// "has a zero byte / a byte below n" tests, which may flag a word falsely but never miss
+/// one; a flagged word is then scanned byte by byte).
+fn first_to_escape(b: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let mut i = 0;
+    while let Some(chunk) = b.get(i..i + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(word);
+        let below_space = x.wrapping_sub(ONES * 0x20) & !x & HIGHS;
+        let flagged = below_space
+            | zero_byte(x ^ (ONES * b'"' as u64))
+            | zero_byte(x ^ (ONES * b'\\' as u64));
+        if flagged != 0 {
+            break;
+        }
+        i += 8;
+    }
+    b[i..]
+        .iter()
+        .position(|&c| c < 0x20 || c == b'"' || c == b'\\')
+        .map(|p| p + i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::json_str;
+
+    /// An independent writer with the json gem's escaping for strings (`"`, `\\`, and
+    /// controls as `\n`-style or lowercase `\u00xx` escapes; nothing else escaped).
+    fn reference(s: &str) -> String {
+        serde_json::to_string(s).unwrap()
+    }
+
+    #[test]
+    fn strings_escape_as_the_json_gem_does() {
+        let mut cases: Vec<String> = [
+            "",
+            "plain",
+            "\"",
+            "a\"b\\c",
+            "é\u{1}ü\n\t\r\x0c\x08\x1f\x7f",
+            "日本語\"\\",
+            "\\\\\"\"",
+            "end\n",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        // Every character below 0x80, alone and between multi-byte ones.
+        cases.extend((0u8..0x80).map(|b| format!("€{}ß", b as char)));
+        // Each escape at every place of a word and after it, among bytes that look alike
+        // to the word-at-a-time scan (0x20, 0x21, 0x5b, 0xa2 …).
+        for c in ['"', '\\', '\n', '\u{0}', '\u{1f}'] {
+            for at in 0..20 {
+                let mut s: Vec<char> = "! [¢]#".chars().cycle().take(20).collect();
+                s.insert(at, c);
+                cases.push(s.into_iter().collect());
+            }
+        }
+        for s in &cases {
+            let mut out = String::new();
+            json_str(&mut out, s);
+            assert_eq!(out, reference(s), "{s:?}");
+        }
+    }
+}

@@ -1,0 +1,242 @@
+//! `hiera-lookup lint`: the checks a control repo's CI should run on its Hiera data.
+//!
+//! The linter is a client of the library: hiera.yaml files are loaded by `hiera_engine::config`,
+//! data files read by the same readers the lookups use, interpolations tokenized by
+//! `hiera_engine::interpolation`, types parsed by `hiera_types`, and fleet rules drive the
+//! `hiera_engine::engine` node by node. One file per rule group:
+//!
+//! | file | rules |
+//! |---|---|
+//! | `parse.rs` | 1. every data file parses; eyaml values are well-formed and decrypt |
+//! | `hiera_config.rs` | 2. every hiera.yaml is valid; v3/v4/hiera3_backend deprecations |
+//! | `classes.rs` (+ `manifests.rs`) | 3. keys no class parameter matches |
+//! | `interpolations.rs` | 4. interpolations |
+//! | `lookup_options.rs` | 5. lookup_options |
+//! | `fleet.rs` | 6. rules that need the nodes (`--facts-dir`) |
+//! | `hygiene.rs` | 7. YAML hygiene |
+//!
+//! `repo.rs` finds the layers and every data file their hierarchies can reach, `positions.rs`
+//! finds keys in the text, `settings.rs` reads `.hiera-lookup.toml` and the per-line
+//! `# hiera-lookup: disable=RULE` comments, `output.rs` prints text, JSON, GitHub and SARIF.
+#![warn(missing_docs)]
+
+mod classes;
+mod fleet;
+mod hiera_config;
+mod hygiene;
+mod interpolations;
+mod lookup_options;
+mod manifests;
+pub mod output;
+mod parse;
+mod positions;
+mod repo;
+pub(crate) mod rules;
+pub(crate) mod settings;
+
+use hiera_engine::error::{Error, Result};
+use std::path::{Path, PathBuf};
+
+pub use rules::{Rule, RULES};
+
+/// How serious a finding is; `--fail-on` picks the lowest that fails the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    /// Worth knowing; never fails a run unless `--fail-on info`.
+    Info,
+    /// Probably a mistake.
+    Warning,
+    /// Breaks lookups for some node.
+    Error,
+}
+
+impl Severity {
+    /// `info`, `warning` or `error`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+
+    /// The severity named `s` (as [`name`](Self::name) gives it).
+    pub fn parse(s: &str) -> Option<Severity> {
+        match s {
+            "info" => Some(Severity::Info),
+            "warning" => Some(Severity::Warning),
+            "error" => Some(Severity::Error),
+            _ => None,
+        }
+    }
+}
+
+/// One problem, at a place in a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Finding {
+    /// The file, relative to the linted directory where it is inside it.
+    pub file: String,
+    /// 1-based; 0 when the finding is about the whole file (printed as 1).
+    pub line: usize,
+    pub column: usize,
+    pub severity: Severity,
+    pub rule: &'static str,
+    pub message: String,
+}
+
+impl Finding {
+    /// `file:line:col: severity rule-id: message`.
+    pub(crate) fn to_text(&self) -> String {
+        format!(
+            "{}:{}:{}: {} {}: {}",
+            self.file,
+            self.line.max(1),
+            self.column.max(1),
+            self.severity.name(),
+            self.rule,
+            self.message
+        )
+    }
+}
+
+/// What to lint.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// The control repo (the environment directory).
+    pub root: PathBuf,
+    /// A global hiera.yaml to lint with it (else only a Hiera 3 `./hiera.yaml` is global).
+    /// Relative paths here and below are relative to `root`.
+    pub hiera_config: Option<PathBuf>,
+    /// Overrides the modulepath of `environment.conf` (`:`-separated, relative to `root`).
+    pub modulepath: Option<String>,
+    /// One facts file per node: enables the fleet rules.
+    pub facts_dir: Option<PathBuf>,
+    /// PuppetDB's nodes as the fleet instead (every active node, or those of
+    /// `nodes_query`): enables the fleet rules.
+    pub puppetdb: Option<hiera_facts::puppetdb::Options>,
+    /// A PQL query choosing PuppetDB's nodes (`inventory[certname] { … }`).
+    pub nodes_query: Option<String>,
+    /// The lint settings file; default `ROOT/.hiera-lookup.toml` when it exists.
+    pub config: Option<PathBuf>,
+}
+
+/// The findings of a run, sorted by file and position, disabled rules removed.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    pub(crate) findings: Vec<Finding>,
+    /// `fail-on` from the settings file, if any (the command line wins over it).
+    pub fail_on: Option<Severity>,
+}
+
+impl Report {
+    /// True when a finding is at or above `fail_on`.
+    pub fn fails(&self, fail_on: Severity) -> bool {
+        self.findings.iter().any(|f| f.severity >= fail_on)
+    }
+}
+
+/// Collects findings as the rules run.
+#[derive(Debug, Default)]
+pub(crate) struct Sink {
+    root: PathBuf,
+    findings: Vec<Finding>,
+}
+
+impl Sink {
+    pub(crate) fn new(root: &Path) -> Sink {
+        Sink {
+            root: root.to_path_buf(),
+            findings: Vec::new(),
+        }
+    }
+
+    /// The name a file is reported under: relative to the root when inside it.
+    pub(crate) fn display(&self, path: &Path) -> String {
+        match path.strip_prefix(&self.root) {
+            Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
+            _ => path.display().to_string(),
+        }
+    }
+
+    pub(crate) fn add(
+        &mut self,
+        path: &Path,
+        (line, column): (usize, usize),
+        rule: &'static str,
+        message: impl Into<String>,
+    ) {
+        let severity = rules::severity(rule);
+        self.findings.push(Finding {
+            file: self.display(path),
+            line,
+            column,
+            severity,
+            rule,
+            message: message.into(),
+        });
+    }
+}
+
+/// Lints the control repo at `opts.root`.
+pub fn lint(opts: &Options) -> Result<Report> {
+    let root = opts.root.canonicalize().map_err(|e| {
+        Error::run(format!(
+            "Could not lint {}: {}",
+            opts.root.display(),
+            hiera_engine::error::io_reason(&e)
+        ))
+    })?;
+    if !root.is_dir() {
+        return Err(Error::run(format!(
+            "Could not lint {}: not a directory",
+            opts.root.display()
+        )));
+    }
+    let settings_path = opts
+        .config
+        .clone()
+        .unwrap_or_else(|| root.join(settings::FILE_NAME));
+    let lint_settings = if opts.config.is_some() || settings_path.is_file() {
+        settings::Settings::load(&settings_path)?
+    } else {
+        settings::Settings::default()
+    };
+    let mut sink = Sink::new(&root);
+    let repo = repo::Repo::load(&root, opts, &mut sink)?;
+    hiera_config::check(&repo, &mut sink);
+    parse::check(&repo, &mut sink);
+    hygiene::check(&repo, &mut sink);
+    let code = manifests::Code::load(&repo);
+    let known = interpolations::check(&repo, &code, &mut sink);
+    lookup_options::check(&repo, &known, &mut sink);
+    classes::check(&repo, &code, &known, &mut sink);
+    if let Some(fleet) = fleet::Fleet::from_options(&root, opts)? {
+        interpolations::check_facts(&repo, &fleet, &mut sink);
+        fleet::check(&repo, &fleet, &mut sink);
+    }
+    let mut findings = sink.findings;
+    // Per-line and per-file disables written in the data files themselves.
+    findings.retain(|f| !lint_settings.disabled.iter().any(|d| d == f.rule));
+    findings.retain(|f| !lint_settings.excludes(&f.file));
+    let mut inline: std::collections::HashMap<String, repo::InlineDisables> = Default::default();
+    findings.retain(|f| {
+        let d = inline.entry(f.file.clone()).or_insert_with(|| {
+            repo.text_of(&root.join(&f.file))
+                .map(|t| repo::InlineDisables::parse(&t))
+                .unwrap_or_default()
+        });
+        !d.covers(f)
+    });
+    findings.sort_by(|a, b| {
+        (&a.file, a.line, a.column, a.rule, &a.message)
+            .cmp(&(&b.file, b.line, b.column, b.rule, &b.message))
+    });
+    findings.dedup();
+    Ok(Report {
+        findings,
+        fail_on: lint_settings.fail_on,
+    })
+}
+
+#[cfg(test)]
+mod tests;

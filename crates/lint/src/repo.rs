@@ -1,0 +1,417 @@
+//! The linted repo: its layers (global if configured, environment, every module on the
+//! modulepath), their hiera.yaml loaded by [`hiera_engine::config`], and every data file each
+//! hierarchy level can reach. A location with `%{...}` placeholders is expanded over the files
+//! that exist (each placeholder matches any one path component's text), so files that no node
+//! of a given fleet reaches are read too.
+
+use super::positions::{self, Scan};
+use super::{Finding, Options, Sink};
+use hiera_engine::config::{Entry, FunctionKind, HieraConfig, Layer, LoadContext, Locations};
+use hiera_engine::error::Result;
+use hiera_engine::interpolation::{tokenize, Token};
+use hiera_value::value::{Map, Value};
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+/// One layer: the global hiera.yaml, the environment's, or one module's.
+#[derive(Debug)]
+pub(crate) struct LayerInfo {
+    pub kind: Layer,
+    pub module: Option<String>,
+    /// The environment or module directory (the global layer: the hiera.yaml's directory).
+    pub dir: PathBuf,
+    /// The hiera.yaml, when it exists.
+    pub hiera_yaml: Option<PathBuf>,
+    pub config: Option<HieraConfig>,
+    /// Why the hiera.yaml did not load.
+    pub error: Option<hiera_engine::Error>,
+    /// Deprecation warnings from loading it.
+    pub warnings: Vec<String>,
+    pub levels: Vec<Level>,
+}
+
+/// One hierarchy level of a layer and the files it can reach.
+#[derive(Debug)]
+pub(crate) struct Level {
+    pub entry: Entry,
+    /// From `default_hierarchy` (modules only).
+    pub default_hierarchy: bool,
+    /// The absolute location templates (placeholders kept), in declaration order.
+    pub templates: Vec<String>,
+    /// Indexes into [`Repo::files`], per template.
+    pub files: Vec<Vec<usize>>,
+}
+
+/// The reader a data file is read with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Format {
+    Yaml,
+    Json,
+    Hocon,
+}
+
+/// A data file some hierarchy level can reach.
+#[derive(Debug)]
+pub(crate) struct DataFile {
+    pub path: PathBuf,
+    pub format: Format,
+    /// The layer it belongs to (first level that reaches it).
+    pub layer: usize,
+    /// The options of an `eyaml_lookup_key` level that reads it.
+    pub eyaml: Option<Map>,
+    pub bytes: Vec<u8>,
+    pub text: String,
+    pub read_error: Option<String>,
+    /// The parse error: message and 1-based position (0 when unknown).
+    pub parse_error: Option<(String, (usize, usize))>,
+    /// The top-level hash (empty when the file is empty or did not parse).
+    pub data: Map,
+    /// Top-level keys holding Ruby-only objects.
+    pub ruby_values: Vec<hiera_formats::yaml::RubyValue>,
+    /// The top-level value when it is not a hash (Puppet rejects it).
+    pub not_a_hash: Option<&'static str>,
+    /// Key positions (YAML only).
+    pub scan: Scan,
+}
+
+impl DataFile {
+    /// The position of top-level `key`.
+    pub(crate) fn key_pos(&self, key: &str) -> (usize, usize) {
+        let p = match self.format {
+            Format::Yaml => self.scan.top_key(key),
+            _ => positions::find_key_any(&self.text, key),
+        };
+        p.unwrap_or((1, 1))
+    }
+
+    /// The position of `needle` in the value of top-level `key` (else of the key).
+    pub(crate) fn pos_in_key(&self, key: &str, needle: &str) -> (usize, usize) {
+        let (line, col) = self.key_pos(key);
+        positions::find_text(&self.text, needle, line).unwrap_or((line, col))
+    }
+
+    /// Whether the file is in a module layer, and which module.
+    pub(crate) fn module<'a>(&self, repo: &'a Repo) -> Option<&'a str> {
+        repo.layers[self.layer].module.as_deref()
+    }
+}
+
+/// The whole repo as the rules see it.
+#[derive(Debug)]
+pub(crate) struct Repo {
+    pub root: PathBuf,
+    pub layers: Vec<LayerInfo>,
+    pub files: Vec<DataFile>,
+    /// Every top-level key of every data file (lookup_options excluded).
+    pub defined: HashSet<String>,
+    pub modules: Vec<(String, PathBuf)>,
+    /// The layers as the engine takes them (fleet lookups).
+    pub layers_spec: hiera_engine::engine::Layers,
+}
+
+impl Repo {
+    pub(crate) fn load(root: &Path, opts: &Options, _sink: &mut Sink) -> Result<Repo> {
+        let env = hiera_engine::environment::EnvOptions {
+            cwd: root.to_path_buf(),
+            modulepath: opts.modulepath.clone(),
+            ..Default::default()
+        };
+        let mut layers = env.layers()?;
+        if let Some(g) = &opts.hiera_config {
+            layers.global = Some(hiera_engine::environment::absolute(root, g));
+        }
+        let ctx = |layer| LoadContext {
+            layer,
+            codedir: layers.codedir.clone(),
+            strict_off: false,
+        };
+        let mut infos = Vec::new();
+        if let Some(g) = &layers.global {
+            infos.push(load_layer(
+                Layer::Global,
+                None,
+                g.clone(),
+                &ctx(Layer::Global),
+            ));
+        }
+        if let Some(dir) = &layers.environment_dir {
+            infos.push(load_layer(
+                Layer::Environment,
+                None,
+                dir.join("hiera.yaml"),
+                &ctx(Layer::Environment),
+            ));
+        }
+        for (name, dir) in &layers.modules {
+            infos.push(load_layer(
+                Layer::Module,
+                Some(name.clone()),
+                dir.join("hiera.yaml"),
+                &ctx(Layer::Module),
+            ));
+        }
+        let mut repo = Repo {
+            root: root.to_path_buf(),
+            layers: infos,
+            files: Vec::new(),
+            defined: HashSet::new(),
+            modules: layers.modules.clone(),
+            layers_spec: layers.clone(),
+        };
+        repo.find_files();
+        for f in &repo.files {
+            for k in f.data.keys() {
+                if let Value::String(k) = k {
+                    if k != "lookup_options" {
+                        repo.defined.insert(k.clone());
+                    }
+                }
+            }
+        }
+        Ok(repo)
+    }
+
+    fn find_files(&mut self) {
+        let mut by_path: HashMap<PathBuf, usize> = HashMap::new();
+        for li in 0..self.layers.len() {
+            let Some(cfg) = self.layers[li].config.clone() else {
+                continue;
+            };
+            let mut entries: Vec<(Entry, bool)> =
+                cfg.hierarchy.iter().map(|e| (e.clone(), false)).collect();
+            if let Some(d) = &cfg.default_hierarchy {
+                entries.extend(d.iter().map(|e| (e.clone(), true)));
+            }
+            for (entry, default_hierarchy) in entries {
+                let format = match (entry.kind, entry.function.as_str()) {
+                    (FunctionKind::DataHash, "yaml_data") => Some(Format::Yaml),
+                    (FunctionKind::DataHash, "json_data") => Some(Format::Json),
+                    (FunctionKind::DataHash, "hocon_data") => Some(Format::Hocon),
+                    (FunctionKind::LookupKey, "eyaml_lookup_key") => Some(Format::Yaml),
+                    _ => None,
+                };
+                let templates = templates(&entry);
+                let mut level_files = Vec::new();
+                for t in &templates {
+                    let mut found = Vec::new();
+                    if let Some(format) = format {
+                        for p in expand(t) {
+                            let idx = *by_path.entry(p.clone()).or_insert_with(|| {
+                                self.files.push(read_file(p.clone(), format, li));
+                                self.files.len() - 1
+                            });
+                            if entry.function == "eyaml_lookup_key" {
+                                self.files[idx].eyaml =
+                                    Some(entry.options.clone().unwrap_or_default());
+                            }
+                            found.push(idx);
+                        }
+                    }
+                    level_files.push(found);
+                }
+                self.layers[li].levels.push(Level {
+                    entry,
+                    default_hierarchy,
+                    templates,
+                    files: level_files,
+                });
+            }
+        }
+    }
+
+    /// The text of a file findings are reported in: a data file's, or read from disk
+    /// (hiera.yaml).
+    pub(crate) fn text_of(&self, path: &Path) -> Option<String> {
+        match self.files.iter().find(|d| d.path == path) {
+            Some(d) => Some(d.text.clone()),
+            None => hiera_value::limits::read_text(path).ok(),
+        }
+    }
+}
+
+/// The `# hiera-lookup: disable…` comments of one file: rules off for the whole file, and
+/// per line (a comment on the line, or on the comment-only lines just above it).
+#[derive(Debug, Default)]
+pub(crate) struct InlineDisables {
+    file: Vec<String>,
+    lines: HashMap<usize, Vec<String>>,
+}
+
+impl InlineDisables {
+    pub(crate) fn parse(text: &str) -> InlineDisables {
+        let mut out = InlineDisables::default();
+        let mut pending: Vec<String> = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let parsed = super::settings::inline_disable(line);
+            let comment_only = line.trim_start().starts_with('#');
+            match parsed {
+                Some((true, ids)) => out.file.extend(ids),
+                Some((false, ids)) if comment_only => pending.extend(ids),
+                Some((false, ids)) => {
+                    let e = out.lines.entry(i + 1).or_default();
+                    e.extend(ids);
+                    e.append(&mut pending);
+                }
+                None if comment_only => {}
+                None => {
+                    if !pending.is_empty() {
+                        out.lines.entry(i + 1).or_default().append(&mut pending);
+                    }
+                }
+            }
+            if line.trim().is_empty() {
+                pending.clear();
+            }
+        }
+        out
+    }
+
+    pub(crate) fn covers(&self, f: &Finding) -> bool {
+        let hit = |ids: &Vec<String>| ids.iter().any(|i| i == f.rule || i == "all");
+        hit(&self.file) || self.lines.get(&f.line.max(1)).is_some_and(hit)
+    }
+}
+
+fn load_layer(kind: Layer, module: Option<String>, path: PathBuf, ctx: &LoadContext) -> LayerInfo {
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let exists = path.is_file();
+    let mut info = LayerInfo {
+        kind,
+        module,
+        dir,
+        hiera_yaml: exists.then(|| path.clone()),
+        config: None,
+        error: None,
+        warnings: Vec::new(),
+        levels: Vec::new(),
+    };
+    // An environment or module without hiera.yaml has no data provider (as in the engine);
+    // a missing global hiera.yaml is Puppet's default configuration.
+    if !exists && kind != Layer::Global {
+        return info;
+    }
+    match HieraConfig::load(&path, ctx, &mut info.warnings) {
+        Ok(cfg) => info.config = Some(cfg),
+        Err(e) => info.error = Some(e),
+    }
+    info
+}
+
+/// The absolute location templates of an entry, placeholders kept (v3/v4 extensions added).
+pub(crate) fn templates(e: &Entry) -> Vec<String> {
+    let with_ext = |p: &str| {
+        let mut p = p.to_string();
+        if let Some(ext) = &e.extension {
+            if !p.ends_with(ext.as_str()) {
+                p.push_str(ext);
+            }
+        }
+        hiera_engine::config::path_plus(&e.datadir, &p)
+    };
+    match &e.locations {
+        Locations::None | Locations::Uris(_) => Vec::new(),
+        Locations::Paths(ps) => ps.iter().map(|p| with_ext(p)).collect(),
+        Locations::Globs(gs) => gs
+            .iter()
+            .map(|g| hiera_engine::config::path_plus(&e.datadir, g))
+            .collect(),
+        Locations::Mapped(_, _, t) => vec![hiera_engine::config::path_plus(&e.datadir, t)],
+    }
+}
+
+/// Whether a template has placeholders.
+pub(crate) fn has_placeholders(t: &str) -> bool {
+    tokenize(t)
+        .iter()
+        .any(|tok| matches!(tok, Token::Expr { .. } | Token::Empty))
+}
+
+/// The existing files a template can name: placeholders become `*`, glob characters of the
+/// literal text are escaped unless the template is a glob itself.
+fn expand(template: &str) -> Vec<PathBuf> {
+    let mut pattern = String::new();
+    for tok in tokenize(template) {
+        match tok {
+            Token::Text(t) => pattern.push_str(t),
+            Token::Empty => {}
+            Token::Expr { .. } => pattern.push('*'),
+        }
+    }
+    let mut out: Vec<PathBuf> = hiera_engine::location::glob(&hiera_engine::fs::RealFs, &pattern)
+        .unwrap_or_default()
+        .into_iter()
+        .map(PathBuf::from)
+        .filter(|p| p.is_file())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn read_file(path: PathBuf, format: Format, layer: usize) -> DataFile {
+    let mut f = DataFile {
+        path,
+        format,
+        layer,
+        eyaml: None,
+        bytes: Vec::new(),
+        text: String::new(),
+        read_error: None,
+        parse_error: None,
+        data: Map::default(),
+        ruby_values: Vec::new(),
+        not_a_hash: None,
+        scan: Scan::default(),
+    };
+    match hiera_value::limits::read_file(&f.path) {
+        Ok(b) => f.bytes = b,
+        Err(e) => {
+            f.read_error = Some(hiera_engine::error::io_reason(&e));
+            return f;
+        }
+    }
+    f.text = String::from_utf8_lossy(&f.bytes).into_owned();
+    let parsed: std::result::Result<Value, (String, (usize, usize))> = match format {
+        Format::Yaml => match hiera_formats::yaml::load_document(&f.bytes) {
+            Ok(doc) => {
+                f.ruby_values = doc.ruby_values;
+                f.scan = positions::scan(&f.text);
+                Ok(doc.value)
+            }
+            Err(e) => Err((e.to_string(), e.position())),
+        },
+        Format::Json => hiera_formats::json::parse(&f.text).map_err(|m| {
+            let p = position_in_message(&m);
+            (m, p)
+        }),
+        Format::Hocon => hiera_formats::hocon::parse_hocon(&f.text).map_err(|m| {
+            let p = position_in_message(&m);
+            (m, p)
+        }),
+    };
+    match parsed {
+        Ok(Value::Hash(h)) => f.data = h,
+        // An empty file (YAML) is no data; Puppet reads it as an empty hash.
+        Ok(Value::Null) | Ok(Value::Bool(false)) => {}
+        Ok(other) => f.not_a_hash = Some(other.ruby_class()),
+        Err(e) => f.parse_error = Some(e),
+    }
+    f
+}
+
+/// `line N` / `column M` in a reader's message.
+fn position_in_message(m: &str) -> (usize, usize) {
+    let num_after = |word: &str| {
+        let i = m.find(word)? + word.len();
+        let digits: String = m[i..]
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_digit())
+            .collect();
+        digits.parse::<usize>().ok()
+    };
+    match num_after("line") {
+        Some(l) => (l, num_after("column").unwrap_or(1)),
+        None => (1, 1),
+    }
+}

@@ -1,0 +1,228 @@
+//! Turning rules off: the `[lint]` table of `.hiera-lookup.toml` for a whole repo, and
+//! `# hiera-lookup: disable=RULE[,RULE…]` comments in data files and hiera.yaml for a line
+//! (`disable-file=` for the whole file).
+//!
+//! ```toml
+//! [lint]
+//! disable = ["yaml11-value", "level-no-files"]
+//! fail-on = "warning"
+//! exclude = ["modules/vendored", "data/legacy/**/*.yaml"]
+//! ```
+
+use super::Severity;
+use hiera_engine::error::{Error, Result};
+use std::path::Path;
+
+/// The settings file looked for at the root of the linted repo.
+pub(crate) const FILE_NAME: &str = ".hiera-lookup.toml";
+
+/// The repo's lint settings.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Settings {
+    pub disabled: Vec<String>,
+    pub fail_on: Option<Severity>,
+    /// Paths (relative to the repo, `*`, `?`, `[…]` within a name, `**` for any number of
+    /// directories) whose findings are not reported: vendored modules. A directory excludes
+    /// everything under it. The files are still read: their keys and classes count.
+    pub exclude: Vec<String>,
+}
+
+impl Settings {
+    pub(crate) fn load(path: &Path) -> Result<Settings> {
+        let text = hiera_value::limits::read_text(path).map_err(|e| {
+            Error::run(format!(
+                "Could not read {}: {}",
+                path.display(),
+                hiera_engine::error::io_reason(&e)
+            ))
+        })?;
+        Settings::parse(&text).map_err(|m| Error::run(format!("{}: {m}", path.display())))
+    }
+
+    /// Reads the `[lint]` table; other tables belong to other commands and are left alone.
+    pub(crate) fn parse(text: &str) -> std::result::Result<Settings, String> {
+        let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+            e.to_string().lines().next().unwrap_or_default().to_string()
+        })?;
+        let mut out = Settings::default();
+        let Some(lint) = table.get("lint") else {
+            return Ok(out);
+        };
+        let lint = lint
+            .as_table()
+            .ok_or_else(|| "`lint` must be a table ([lint])".to_string())?;
+        for (k, v) in lint {
+            match k.as_str() {
+                "disable" => {
+                    let list = v
+                        .as_array()
+                        .ok_or_else(|| "lint.disable must be an array of rule ids".to_string())?;
+                    for item in list {
+                        let id = item.as_str().ok_or_else(|| {
+                            "lint.disable must be an array of rule ids".to_string()
+                        })?;
+                        if super::rules::find(id).is_none() {
+                            return Err(format!("lint.disable: unknown rule '{id}'"));
+                        }
+                        out.disabled.push(id.to_string());
+                    }
+                }
+                "fail-on" | "fail_on" => {
+                    let s = v.as_str().unwrap_or_default();
+                    out.fail_on = Some(Severity::parse(s).ok_or_else(|| {
+                        format!("lint.{k} must be \"error\", \"warning\" or \"info\", not {v}")
+                    })?);
+                }
+                "exclude" => {
+                    let list = v
+                        .as_array()
+                        .ok_or_else(|| "lint.exclude must be an array of paths".to_string())?;
+                    for item in list {
+                        let p = item
+                            .as_str()
+                            .ok_or_else(|| "lint.exclude must be an array of paths".to_string())?;
+                        let p = p.trim_start_matches("./").trim_end_matches('/');
+                        if p.is_empty() || p.starts_with('/') {
+                            return Err(format!(
+                                "lint.exclude: '{p}' must be a path relative to the repo"
+                            ));
+                        }
+                        out.exclude.push(p.to_string());
+                    }
+                }
+                other => return Err(format!("unknown setting lint.{other}")),
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl Settings {
+    /// Whether findings in `file` (relative to the repo, `/`-separated) are excluded.
+    pub fn excludes(&self, file: &str) -> bool {
+        let parts: Vec<&str> = file.split('/').collect();
+        self.exclude.iter().any(|pattern| {
+            let pat: Vec<&str> = pattern.split('/').collect();
+            // The pattern names the file, or a directory above it.
+            (1..=parts.len()).any(|n| path_match(&pat, &parts[..n]))
+        })
+    }
+}
+
+/// Matches path components: `**` stands for any number of them (none included).
+fn path_match(pat: &[&str], path: &[&str]) -> bool {
+    match pat.split_first() {
+        None => path.is_empty(),
+        Some((&"**", rest)) => (0..=path.len()).any(|skip| path_match(rest, &path[skip..])),
+        Some((p, rest)) => match path.split_first() {
+            Some((name, more)) => {
+                hiera_engine::location::fnmatch(p.as_bytes(), name.as_bytes())
+                    && path_match(rest, more)
+            }
+            None => false,
+        },
+    }
+}
+
+/// The rules a `# hiera-lookup: disable=…` comment on `line` names, and whether it is
+/// `disable-file`. `None` when the line has no such comment.
+pub(crate) fn inline_disable(line: &str) -> Option<(bool, Vec<String>)> {
+    let at = line.find("hiera-lookup:")?;
+    // Only inside a comment.
+    let hash = line[..at].rfind('#')?;
+    if !line[hash + 1..at].trim().is_empty() {
+        return None;
+    }
+    let rest = line[at + "hiera-lookup:".len()..].trim_start();
+    let (file, list) = if let Some(r) = rest.strip_prefix("disable-file=") {
+        (true, r)
+    } else if let Some(r) = rest.strip_prefix("disable=") {
+        (false, r)
+    } else {
+        return None;
+    };
+    // The first word is the list; anything after it is the reason.
+    let ids = list
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect();
+    Some((file, ids))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exclude_paths() {
+        let s = Settings::parse(
+            "[lint]\nexclude = [\"modules/vendored/\", \"./data/legacy/**/*.yaml\", \"site/*/data\"]\n",
+        )
+        .unwrap();
+        assert_eq!(
+            s.exclude,
+            ["modules/vendored", "data/legacy/**/*.yaml", "site/*/data"]
+        );
+        for (file, excluded) in [
+            ("modules/vendored/data/common.yaml", true),
+            ("modules/vendored/hiera.yaml", true),
+            ("modules/vendored", true),
+            ("modules/vendored2/data/common.yaml", false),
+            ("modules/ours/data/common.yaml", false),
+            ("data/legacy/a.yaml", true),
+            ("data/legacy/x/y/b.yaml", true),
+            ("data/legacy/x/b.json", false),
+            ("data/common.yaml", false),
+            ("site/web/data/common.yaml", true),
+            ("site/web/manifests/init.pp", false),
+        ] {
+            assert_eq!(s.excludes(file), excluded, "{file}");
+        }
+        for bad in [
+            "exclude = \"x\"",
+            "exclude = [1]",
+            "exclude = [\"/abs\"]",
+            "exclude = [\"\"]",
+        ] {
+            assert!(
+                Settings::parse(&format!("[lint]\n{bad}\n")).is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn table() {
+        let s = Settings::parse(
+            "[lint]\ndisable = [\"tab\", \"bom\"]\nfail-on = \"warning\"\n[other]\nx=1\n",
+        )
+        .unwrap();
+        assert_eq!(s.disabled, vec!["tab", "bom"]);
+        assert_eq!(s.fail_on, Some(Severity::Warning));
+        assert_eq!(Settings::parse("").unwrap(), Settings::default());
+        assert!(Settings::parse("[lint]\ndisable = [\"nope\"]\n")
+            .unwrap_err()
+            .contains("unknown rule 'nope'"));
+        assert!(Settings::parse("[lint]\nfoo = 1\n").is_err());
+        assert!(Settings::parse("[lint\n").is_err());
+        assert!(Settings::parse("[lint]\nfail-on = \"sometimes\"\n").is_err());
+    }
+
+    #[test]
+    fn comments() {
+        assert_eq!(
+            inline_disable("a: no # hiera-lookup: disable=yaml11-value"),
+            Some((false, vec!["yaml11-value".to_string()]))
+        );
+        assert_eq!(
+            inline_disable("# hiera-lookup: disable-file=tab,bom"),
+            Some((true, vec!["tab".to_string(), "bom".to_string()]))
+        );
+        assert_eq!(inline_disable("a: 'hiera-lookup: disable=tab'"), None);
+        assert_eq!(inline_disable("a: b"), None);
+    }
+}

@@ -1,0 +1,544 @@
+//! One fixture per rule: the finding, and the nearest case that is not one.
+
+use super::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A control repo written into a fresh temporary directory, removed on drop.
+struct Fixture {
+    dir: PathBuf,
+}
+
+impl Fixture {
+    fn new(files: &[(&str, &str)]) -> Fixture {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "hl-lint-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        for (name, text) in files {
+            let p = dir.join(name);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, text).unwrap();
+        }
+        std::fs::create_dir_all(&dir).unwrap();
+        Fixture { dir }
+    }
+
+    fn lint(&self) -> Vec<Finding> {
+        lint(&Options {
+            root: self.dir.clone(),
+            ..Default::default()
+        })
+        .unwrap()
+        .findings
+    }
+
+    fn lint_fleet(&self) -> Vec<Finding> {
+        lint(&Options {
+            root: self.dir.clone(),
+            facts_dir: Some(self.dir.join("facts")),
+            ..Default::default()
+        })
+        .unwrap()
+        .findings
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+const HIERA: &str = "version: 5\ndefaults:\n  datadir: data\n  data_hash: yaml_data\nhierarchy:\n  - name: Nodes\n    path: \"nodes/%{trusted.certname}.yaml\"\n  - name: OS\n    path: \"os/%{facts.os.family}.yaml\"\n  - name: Common\n    path: common.yaml\n";
+
+/// The findings of `rule`, as `file:line:col`.
+fn of(findings: &[Finding], rule: &str) -> Vec<String> {
+    findings
+        .iter()
+        .filter(|f| f.rule == rule)
+        .map(|f| format!("{}:{}:{}", f.file, f.line, f.column))
+        .collect()
+}
+
+fn message<'a>(findings: &'a [Finding], rule: &str) -> &'a str {
+    &findings
+        .iter()
+        .find(|f| f.rule == rule)
+        .unwrap_or_else(|| panic!("no {rule} in {findings:#?}"))
+        .message
+}
+
+#[test]
+fn every_rule_is_documented() {
+    let doc = include_str!("../../../docs/lint.md");
+    for r in RULES {
+        assert!(
+            doc.contains(&format!("### `{}`", r.id)),
+            "docs/lint.md lacks a section for {}",
+            r.id
+        );
+    }
+}
+
+#[test]
+fn clean_repo_has_no_finding() {
+    let fx = Fixture::new(&[
+        ("hiera.yaml", HIERA),
+        (
+            "data/common.yaml",
+            "---\nntp::servers:\n  - a\nmode: '0755'\nenabled: true\n",
+        ),
+        ("data/os/Debian.yaml", "ntp::servers: [b]\n"),
+        ("data/nodes/web01.yaml", "ntp::servers: [c]\n"),
+    ]);
+    assert_eq!(fx.lint(), vec![]);
+}
+
+#[test]
+fn group1_data_files() {
+    let fx = Fixture::new(&[
+        ("hiera.yaml", HIERA),
+        ("data/common.yaml", "a: 1\n"),
+        // Reached by no node of any fleet given: still read.
+        ("data/os/Debian.yaml", "a: [1\n"),
+        ("data/os/RedHat.yaml", "- just a list\n"),
+        ("data/nodes/n1.yaml", "a: :sym\nb: 2\n"),
+        ("data/nodes/n2.yaml", ""),
+    ]);
+    let f = fx.lint();
+    assert_eq!(of(&f, "data-syntax"), vec!["data/os/Debian.yaml:1:4"]);
+    assert!(message(&f, "data-syntax").contains("did not find expected ',' or ']'"));
+    assert_eq!(of(&f, "data-not-a-hash"), vec!["data/os/RedHat.yaml:1:1"]);
+    assert_eq!(of(&f, "data-ruby-object"), vec!["data/nodes/n1.yaml:1:4"]);
+    assert!(message(&f, "data-ruby-object").contains("Symbol"));
+    // The empty file and common.yaml are fine.
+    assert_eq!(
+        f.iter()
+            .filter(|x| x.file.ends_with("n2.yaml") || x.file.ends_with("common.yaml"))
+            .count(),
+        0
+    );
+}
+
+#[test]
+fn group1_json_and_hocon() {
+    let fx = Fixture::new(&[
+        (
+            "hiera.yaml",
+            "version: 5\nhierarchy:\n  - name: J\n    data_hash: json_data\n    path: a.json\n  - name: H\n    data_hash: hocon_data\n    path: b.conf\n",
+        ),
+        ("data/a.json", "{\"a\": 1,}"),
+        ("data/b.conf", "b = 1\n"),
+    ]);
+    let f = fx.lint();
+    assert_eq!(of(&f, "data-syntax").len(), 1);
+    assert!(of(&f, "data-syntax")[0].starts_with("data/a.json:"));
+}
+
+#[test]
+fn group1_eyaml() {
+    let fx = Fixture::new(&[
+        (
+            "hiera.yaml",
+            "version: 5\nhierarchy:\n  - name: Secrets\n    lookup_key: eyaml_lookup_key\n    path: secrets.eyaml\n    options:\n      pkcs7_private_key: /nonexistent/private_key.pkcs7.pem\n",
+        ),
+        (
+            "data/secrets.eyaml",
+            "good: ENC[PKCS7,QUJDRA==]\nbad: ENC[PKCS7,not base64!]\ngpg: ENC[GPG,QUJDRA==]\nplain: hello\n",
+        ),
+    ]);
+    let f = fx.lint();
+    assert_eq!(
+        of(&f, "eyaml-malformed"),
+        vec!["data/secrets.eyaml:2:6", "data/secrets.eyaml:3:6"]
+    );
+    // Keys that are not there are not tried.
+    assert_eq!(of(&f, "eyaml-decrypt"), Vec::<String>::new());
+}
+
+#[test]
+fn group1_eyaml_decrypt_with_keys() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/conformance/backends");
+    // A real key pair from the conformance suite, if present: a value encrypted for
+    // another key does not decrypt, and the message holds no plaintext.
+    let Some(key) = find_file(&fixtures, "private_key.pkcs7.pem") else {
+        return;
+    };
+    let hiera = format!(
+        "version: 5\nhierarchy:\n  - name: Secrets\n    lookup_key: eyaml_lookup_key\n    path: secrets.eyaml\n    options:\n      pkcs7_private_key: {}\n",
+        key.display()
+    );
+    let fx = Fixture::new(&[
+        ("hiera.yaml", hiera.as_str()),
+        ("data/secrets.eyaml", "wrong: ENC[PKCS7,QUJDRA==]\n"),
+    ]);
+    let f = fx.lint();
+    assert_eq!(of(&f, "eyaml-decrypt"), vec!["data/secrets.eyaml:1:8"]);
+    assert!(!message(&f, "eyaml-decrypt").contains("QUJDRA"));
+}
+
+fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
+    for e in std::fs::read_dir(dir).ok()?.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            if let Some(f) = find_file(&p, name) {
+                return Some(f);
+            }
+        } else if p.file_name().is_some_and(|n| n == name) {
+            return Some(p);
+        }
+    }
+    None
+}
+
+#[test]
+fn group2_hiera_config() {
+    let fx = Fixture::new(&[(
+        "hiera.yaml",
+        "version: 5\nhierarchy:\n  - name: X\n    pth: x.yaml\n",
+    )]);
+    let f = fx.lint();
+    assert_eq!(of(&f, "hiera-config-invalid").len(), 1, "{f:#?}");
+
+    // Version 4 in the environment: a warning with the version 5 form.
+    let fx = Fixture::new(&[
+        (
+            "hiera.yaml",
+            "version: 4\ndatadir: data\nhierarchy:\n  - name: Common\n    backend: yaml\n    path: common\n",
+        ),
+        ("data/common.yaml", "a: 1\n"),
+    ]);
+    let f = fx.lint();
+    assert_eq!(of(&f, "hiera-config-deprecated"), vec!["hiera.yaml:1:1"]);
+    assert!(
+        message(&f, "hiera-config-deprecated")
+            .contains("{name: \"Common\", data_hash: yaml_data, path: \"common.yaml\"}"),
+        "{}",
+        message(&f, "hiera-config-deprecated")
+    );
+
+    // Version 3 in the global layer: deprecated, spelled out.
+    let fx = Fixture::new(&[
+        (
+            "hiera.yaml",
+            ":backends:\n  - yaml\n:yaml:\n  :datadir: /nonexistent/hieradata\n:hierarchy:\n  - \"nodes/%{::trusted.certname}\"\n  - common\n",
+        ),
+    ]);
+    let f = fx.lint();
+    assert_eq!(of(&f, "hiera-config-deprecated").len(), 1, "{f:#?}");
+    assert!(message(&f, "hiera-config-deprecated")
+        .contains("paths: [\"nodes/%{::trusted.certname}.yaml\", \"common.yaml\"]"));
+
+    // hiera3_backend, in the global layer (the only one allowing it).
+    let fx = Fixture::new(&[(
+        "global/hiera.yaml",
+        "version: 5\nhierarchy:\n  - name: Old\n    hiera3_backend: eyaml\n    path: x\n",
+    )]);
+    let f = lint(&Options {
+        root: fx.dir.clone(),
+        hiera_config: Some("global/hiera.yaml".into()),
+        ..Default::default()
+    })
+    .unwrap()
+    .findings;
+    assert_eq!(of(&f, "hiera3-backend"), vec!["global/hiera.yaml:4:5"]);
+    assert!(message(&f, "hiera3-backend").contains("eyaml_lookup_key"));
+}
+
+#[test]
+fn group2_levels_without_files() {
+    let fx = Fixture::new(&[("hiera.yaml", HIERA), ("data/common.yaml", "a: 1\n")]);
+    let f = fx.lint();
+    assert_eq!(
+        of(&f, "level-no-files"),
+        vec!["hiera.yaml:6:5", "hiera.yaml:8:5"]
+    );
+    assert_eq!(f[0].severity, Severity::Info);
+}
+
+#[test]
+fn group3_classes() {
+    let fx = Fixture::new(&[
+        ("hiera.yaml", HIERA),
+        ("environment.conf", "modulepath = site:modules\n"),
+        (
+            "site/profile/manifests/base.pp",
+            "class profile::base (\n  Array $users = [],\n  $packages = [],\n) {\n  $x = lookup('profile::base::extra')\n}\n",
+        ),
+        ("site/profile/manifests/web.pp", "class profile::web { }\n"),
+        (
+            "data/common.yaml",
+            "profile::base::users: []\nprofile::base::user: []\nprofile::base::extra: 1\nprofile::bse::users: []\nprofile::base::via_data: 1\nother::thing: 1\nref: \"%{lookup('profile::base::via_data')}\"\n",
+        ),
+        (
+            "site/profile/hiera.yaml",
+            "version: 5\nhierarchy:\n  - name: common\n    path: common.yaml\n",
+        ),
+        ("site/profile/data/common.yaml", "profile::base::packages: []\nntp::servers: []\n"),
+    ]);
+    let f = fx.lint();
+    assert_eq!(
+        of(&f, "unknown-class-parameter"),
+        vec!["data/common.yaml:2:1"]
+    );
+    assert!(message(&f, "unknown-class-parameter").contains("did you mean 'profile::base::users'?"));
+    assert_eq!(of(&f, "unknown-class"), vec!["data/common.yaml:4:1"]);
+    assert!(message(&f, "unknown-class").contains("did you mean 'profile::base::users'?"));
+    assert_eq!(
+        of(&f, "module-key-outside-namespace"),
+        vec!["site/profile/data/common.yaml:2:1"]
+    );
+}
+
+#[test]
+fn group4_interpolations() {
+    let fx = Fixture::new(&[
+        ("hiera.yaml", HIERA),
+        (
+            "data/common.yaml",
+            "a: \"%{foo('x')}\"\nb: \"%{lookup('nope')}\"\nc: \"x %{alias('d')}\"\nd: [1]\ne: \"%{alias('d')}\"\nf: \"%{lookup('g')}\"\ng: \"%{hiera('f')}\"\nh: \"%{::osfamily}\"\ni: \"%{facts.os.family} %{literal('%')} %{lookup('d.0')}\"\n",
+        ),
+    ]);
+    let f = fx.lint();
+    assert_eq!(
+        of(&f, "interpolation-unknown-function"),
+        vec!["data/common.yaml:1:5"]
+    );
+    assert_eq!(
+        of(&f, "interpolation-undefined-key"),
+        vec!["data/common.yaml:2:5"]
+    );
+    assert_eq!(of(&f, "alias-not-alone"), vec!["data/common.yaml:3:7"]);
+    assert_eq!(
+        of(&f, "interpolation-recursion"),
+        vec!["data/common.yaml:6:1"]
+    );
+    assert!(message(&f, "interpolation-recursion").contains("'f' → 'g' → 'f'"));
+    assert_eq!(of(&f, "legacy-fact"), vec!["data/common.yaml:8:5"]);
+    assert!(message(&f, "legacy-fact").contains("%{facts.os.family}"));
+    assert_eq!(
+        f.iter().filter(|x| x.rule != "level-no-files").count(),
+        5,
+        "{f:#?}"
+    );
+}
+
+#[test]
+fn group4_facts_of_the_fleet() {
+    let fx = Fixture::new(&[
+        ("hiera.yaml", HIERA),
+        (
+            "data/common.yaml",
+            "a: \"%{facts.os.family}\"\nb: \"%{facts.role}\"\nc: \"%{datacenter}\"\nd: \"%{trusted.certname} %{environment}\"\ne: \"%{::os.name}\"\n",
+        ),
+        ("facts/n1.yaml", "os: {family: Debian, name: Debian}\n"),
+    ]);
+    let f = fx.lint_fleet();
+    assert_eq!(of(&f, "unknown-fact"), vec!["data/common.yaml:2:5"]);
+    assert_eq!(of(&f, "undefined-variable"), vec!["data/common.yaml:3:5"]);
+}
+
+#[test]
+fn group5_lookup_options() {
+    let fx = Fixture::new(&[
+        ("hiera.yaml", HIERA),
+        (
+            "data/common.yaml",
+            "lookup_options:\n  a:\n    merge: deep\n  nope:\n    merge: unique\n  '^zz::':\n    merge: hash\n  '^b(':\n    merge: hash\n  c:\n    merge: deeper\n  d:\n    convert_to: 'Array[String'\n  e:\n    merge: first\n    convert_to: Sensitive\n    mrege: deep\n  f: 1\na: {}\nb: 1\nc: []\nd: []\ne: x\nf: 1\n",
+        ),
+    ]);
+    let f = fx.lint();
+    assert_eq!(
+        of(&f, "lookup-options-undefined-key"),
+        vec!["data/common.yaml:4:3"]
+    );
+    assert_eq!(
+        of(&f, "lookup-options-pattern-unused"),
+        vec!["data/common.yaml:6:3"]
+    );
+    assert_eq!(
+        of(&f, "lookup-options-invalid-pattern"),
+        vec!["data/common.yaml:8:3"]
+    );
+    assert_eq!(
+        of(&f, "lookup-options-merge"),
+        vec!["data/common.yaml:11:5"]
+    );
+    assert_eq!(
+        of(&f, "lookup-options-convert-to"),
+        vec!["data/common.yaml:13:5"]
+    );
+    assert_eq!(
+        of(&f, "lookup-options-unknown-option"),
+        vec!["data/common.yaml:17:5"]
+    );
+    assert_eq!(
+        of(&f, "lookup-options-not-a-hash"),
+        vec!["data/common.yaml:18:3"]
+    );
+}
+
+#[test]
+fn group6_fleet() {
+    let fx = Fixture::new(&[
+        ("hiera.yaml", HIERA),
+        ("data/nodes/n1.yaml", "a: node\nsame: 1\n"),
+        ("data/nodes/gone.yaml", "a: x\n"),
+        ("data/os/Debian.yaml", "a: debian\nsame: 1\nm: [x]\n"),
+        ("data/os/RedHat.yaml", "a: redhat\n"),
+        (
+            "data/common.yaml",
+            "lookup_options:\n  m:\n    merge: unique\na: common\nsame: 1\nm: {x: 1}\n",
+        ),
+        ("facts/n1.yaml", "os: {family: Debian}\n"),
+        ("facts/n2.yaml", "os: {family: RedHat}\n"),
+    ]);
+    let f = fx.lint_fleet();
+    assert_eq!(of(&f, "unreached-file"), vec!["data/nodes/gone.yaml:1:1"]);
+    // n1 reads node, Debian, common: Debian's `same` equals common's.
+    // n1 reads its node file, Debian, common; n2 reads RedHat, common. The node file's
+    // `same` is what Debian gives; Debian's `same` is never used (the node file is above).
+    assert_eq!(of(&f, "redundant-value"), vec!["data/nodes/n1.yaml:2:1"]);
+    // common's `a` is under the node file for n1 and under RedHat for n2; common's `same`
+    // is used by n2.
+    assert_eq!(
+        of(&f, "shadowed-key"),
+        vec![
+            "data/common.yaml:4:1",
+            "data/os/Debian.yaml:1:1",
+            "data/os/Debian.yaml:2:1"
+        ]
+    );
+    assert_eq!(of(&f, "lookup-fails"), vec!["data/os/Debian.yaml:3:1"]);
+    assert!(message(&f, "lookup-fails").contains("node n1"));
+}
+
+#[test]
+fn group7_hygiene() {
+    let fx = Fixture::new(&[
+        ("hiera.yaml", HIERA),
+        (
+            "data/common.yaml",
+            "::ntp::servers: []\nmode: 0755\nenabled: no\nwhen: 1:30\nsize: 1e3\nversion: 1.10\nok: '0755'\nfine: true\nlist:\n  - on\n  - off # hiera-lookup: disable=yaml11-value\nh:\n  x: 1\n  x: 2\nk:\tv\non: 1\n",
+        ),
+        ("data/os/Debian.yaml", "x: 1\nx: 2\n"),
+    ]);
+    let f = fx.lint();
+    assert_eq!(of(&f, "leading-colons"), vec!["data/common.yaml:1:1"]);
+    assert_eq!(
+        of(&f, "yaml11-value"),
+        vec![
+            "data/common.yaml:2:7",
+            "data/common.yaml:3:10",
+            "data/common.yaml:4:7",
+            "data/common.yaml:5:7",
+            "data/common.yaml:6:10",
+            "data/common.yaml:10:5",
+            "data/common.yaml:16:1"
+        ]
+    );
+    assert!(f
+        .iter()
+        .any(|x| x.message.contains("the integer 493 (octal)")));
+    assert!(f.iter().any(|x| x.message.contains("the float 1.1")));
+    assert_eq!(
+        of(&f, "duplicate-key"),
+        vec!["data/common.yaml:14:3", "data/os/Debian.yaml:2:1"]
+    );
+    assert_eq!(of(&f, "tab"), vec!["data/common.yaml:15:3"]);
+}
+
+#[test]
+fn disabling_rules() {
+    let files = [
+        ("hiera.yaml", HIERA),
+        (
+            "data/common.yaml",
+            "# hiera-lookup: disable=duplicate-key\na: no\na: yes\nb: on # hiera-lookup: disable=yaml11-value\n",
+        ),
+        (".hiera-lookup.toml", "[lint]\ndisable = [\"level-no-files\"]\n"),
+    ];
+    let fx = Fixture::new(&files);
+    let f = fx.lint();
+    // Line 2's comment-only line above it covers `a: no` (line 2) only.
+    assert_eq!(of(&f, "duplicate-key"), vec!["data/common.yaml:3:1"]);
+    assert_eq!(
+        of(&f, "yaml11-value"),
+        vec!["data/common.yaml:2:4", "data/common.yaml:3:4"]
+    );
+    assert_eq!(of(&f, "level-no-files"), Vec::<String>::new());
+
+    let fx = Fixture::new(&[
+        ("hiera.yaml", HIERA),
+        (
+            "data/common.yaml",
+            "# hiera-lookup: disable-file=yaml11-value\na: no\n",
+        ),
+        (".hiera-lookup.toml", "[lint]\ndisable = [\"nope\"]\n"),
+    ]);
+    let err = lint(&Options {
+        root: fx.dir.clone(),
+        ..Default::default()
+    })
+    .unwrap_err();
+    assert!(err.to_string().contains("unknown rule 'nope'"), "{err}");
+}
+
+#[test]
+fn missing_repo_is_an_error() {
+    let err = lint(&Options {
+        root: PathBuf::from("/nonexistent/repo"),
+        ..Default::default()
+    })
+    .unwrap_err();
+    assert!(err.to_string().contains("/nonexistent/repo"));
+}
+
+#[test]
+fn group7_bom() {
+    // Puppet 8.10 answers `a` and misses `b` here: libyaml counts the BOM as a column.
+    let fx = Fixture::new(&[
+        ("hiera.yaml", HIERA),
+        ("data/common.yaml", "\u{feff}a: 1\nb: 2\n"),
+        ("data/os/Debian.yaml", "\u{feff}a: 1\n"),
+        ("data/nodes/n1.yaml", "a: 1\n"),
+    ]);
+    let f = fx.lint();
+    assert_eq!(
+        of(&f, "bom"),
+        vec!["data/common.yaml:1:1", "data/os/Debian.yaml:1:1"]
+    );
+    assert!(
+        f[0].message.contains("the 1 other top-level key"),
+        "{}",
+        f[0].message
+    );
+    assert!(!f[1].message.contains("other top-level"));
+}
+
+#[test]
+fn inline_disable_comments() {
+    let d = repo::InlineDisables::parse(
+        "# hiera-lookup: disable=tab\n# a reason\na: 1\nb: 2 # hiera-lookup: disable=bom,yaml11-value\n\n# hiera-lookup: disable=tab\n\nc: 3\n",
+    );
+    let f = |line, rule| Finding {
+        file: String::new(),
+        line,
+        column: 1,
+        severity: Severity::Warning,
+        rule,
+        message: String::new(),
+    };
+    assert!(d.covers(&f(3, "tab")));
+    assert!(!d.covers(&f(3, "bom")));
+    assert!(d.covers(&f(4, "bom")));
+    assert!(d.covers(&f(4, "yaml11-value")));
+    assert!(!d.covers(&f(4, "tab")));
+    // A blank line ends the comment's reach.
+    assert!(!d.covers(&f(8, "tab")));
+    let d = repo::InlineDisables::parse("a: 1\n# hiera-lookup: disable-file=all\n");
+    assert!(d.covers(&f(1, "duplicate-key")));
+}

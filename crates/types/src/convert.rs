@@ -1,0 +1,1777 @@
+//! `lookup_options` `convert_to`: Puppet's `new(Type, value, args...)` for the types data uses.
+//!
+//! Timestamp, Timespan, SemVer and URI results are `Value::Object`s: their `to_s` for JSON and
+//! `--render-as s`, their instance variables for YAML, as Ruby renders them. Timestamp strings
+//! are parsed in [`super::timestamp`], URIs in [`super::uri`].
+
+use super::{parse, puppet_quote, ruby_float, Type};
+use hiera_value::value::Value;
+
+/// Why a `convert_to` failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConvertError {
+    /// The type string did not parse: TypeParser's message.
+    Parse { source: String, message: String },
+    /// `new` failed: its message.
+    New(String),
+}
+
+impl ConvertError {
+    /// The LookupError text Puppet reports for key `key`.
+    pub fn lookup_message(&self, key: &str) -> String {
+        match self {
+            ConvertError::Parse { source, message } => format!(
+                "Invalid data type in lookup_options for key '{key}' could not parse '{source}', error: '{message}"
+            ),
+            ConvertError::New(m) => format!("The convert_to lookup_option for key '{key}' raised error: {m}"),
+        }
+    }
+}
+
+/// Apply a `convert_to` option (`"Type"` or `["Type", args...]`) to a looked-up value
+/// (`LookupAdapter#convert_result`).
+pub fn convert(value: Value, target: &Value) -> Result<Value, ConvertError> {
+    let (type_str, args): (&Value, &[Value]) = match target {
+        Value::Array(a) if !a.is_empty() => (&a[0], &a[1..]),
+        // `new(*[])`: the type parameter is missing, so it is undef.
+        Value::Array(_) => {
+            return Err(ConvertError::New(
+                "'new' parameter 'type' expects a Type value, got Undef".into(),
+            ))
+        }
+        t => (t, &[]),
+    };
+    let ty = match type_str {
+        Value::String(s) => match parse(s) {
+            Ok(t) => t,
+            Err(super::TypeError::Unknown(name)) => {
+                // An unknown name is a TypeReference, which has no `new`.
+                return Err(ConvertError::New(format!(
+                    "Creation of new instance of type 'TypeReference[{}]' is not supported",
+                    puppet_quote(&name)
+                )));
+            }
+            Err(e) => {
+                return Err(ConvertError::Parse {
+                    source: s.clone(),
+                    message: e.message(),
+                })
+            }
+        },
+        other => {
+            return Err(ConvertError::New(format!(
+                "'new' parameter 'type' expects a Type value, got {}",
+                type_name_of(other)
+            )))
+        }
+    };
+    let result = convert_with_type(value, &ty, args).map_err(ConvertError::New)?;
+    // `new` of a parameterised type asserts its result against the type.
+    if !ty.is_instance(&result) {
+        let subject = format!("Converted value from {ty}.new()");
+        return Err(ConvertError::New(super::describe::describe_mismatch(
+            &subject, &ty, &result,
+        )));
+    }
+    Ok(result)
+}
+
+/// The `Applying convert_to lookup_option with arguments ...` text (StringConverter of the option).
+pub fn convert_args_string(target: &Value) -> String {
+    let items: Vec<Value> = match target {
+        Value::Array(a) => a.clone(),
+        t => vec![t.clone()],
+    };
+    let parts: Vec<String> = items
+        .iter()
+        .enumerate()
+        .map(|(i, v)| match (i, v) {
+            (0, Value::String(s)) => parse(s)
+                .map(|t| t.to_string())
+                .unwrap_or_else(|_| s.clone()),
+            (_, v) => puppet_string(v, true),
+        })
+        .collect();
+    format!("[{}]", parts.join(", "))
+}
+
+/// The `new` function of a type and the most arguments any of its dispatches takes (the
+/// value counts): more is an arity error before any dispatch is tried.
+fn new_arity(ty: &Type) -> Option<(&'static str, usize)> {
+    Some(match ty {
+        Type::String { .. } | Type::Enum(..) | Type::Pattern(_) => ("new_string", 2),
+        Type::Integer(_) | Type::IntegerF(..) => ("new", 3),
+        Type::Float(_) => ("new_float", 2),
+        Type::Numeric => ("new_numeric", 2),
+        Type::Boolean(_) => ("new_boolean", 1),
+        Type::Array(..) | Type::Tuple(..) => ("new_array", 2),
+        Type::Hash(..) | Type::Struct(_) => ("new_hash", 2),
+        Type::Sensitive(_) => ("new_Sensitive", 1),
+        // PRegexpType's new function is created under the name `new_float`.
+        Type::Regexp(_) => ("new_float", 2),
+        Type::Other(t) if t == "Binary" => ("new_Binary", 2),
+        // PURIType's new function is created under the name `new_error`.
+        Type::Uri(_) => ("new_error", 1),
+        _ => return None,
+    })
+}
+
+/// `new(type, value, *args)`.
+pub(crate) fn convert_with_type(value: Value, ty: &Type, args: &[Value]) -> Result<Value, String> {
+    if let Some((func, max)) = new_arity(ty) {
+        let got = args.len() + 1;
+        if got > max {
+            return Err(if max == 1 {
+                format!("'{func}' expects 1 argument, got {got}")
+            } else {
+                format!("'{func}' expects between 1 and {max} arguments, got {got}")
+            });
+        }
+    }
+    match ty {
+        Type::Sensitive(_) => Ok(match value {
+            Value::Sensitive(_) => value,
+            v => Value::Sensitive(Box::new(v)),
+        }),
+        // Enum and Pattern make a String (checked against the type afterwards).
+        Type::String { .. } | Type::Enum(..) | Type::Pattern(_) => to_string(value, args.first()),
+        Type::Integer(_) | Type::IntegerF(..) => to_integer(value, args),
+        Type::Float(_) => to_float(value, args.first()).map_err(|e| prefixed("new_float", e)),
+        Type::Numeric => to_numeric(value, args.first()).map_err(|e| prefixed("new_numeric", e)),
+        Type::Boolean(_) => to_boolean(value).map_err(|e| format!("'new_boolean' {e}")),
+        Type::Array(..) | Type::Tuple(..) => to_array(value, args.first()),
+        Type::Hash(..) | Type::Struct(_) => match (args.first(), tree_entries(&value)) {
+            (Some(Value::String(opt)), true) if opt == "tree" || opt == "hash_tree" => {
+                hash_from_tree(value, opt == "hash_tree")
+            }
+            (None, _) => to_hash(value),
+            // No dispatch takes this pair: Puppet lists each signature and why it was
+            // rejected, over several lines.
+            (Some(opt), _) => Err(new_hash_rejected(&value, opt)),
+        },
+        Type::Timestamp(..) => to_timestamp(value, args.first(), args.get(1)),
+        Type::Timespan(..) => to_timespan(value, args.first()),
+        Type::SemVer(_) => to_semver(value, args),
+        Type::SemVerRange => to_semver_range(value, args),
+        Type::Regexp(_) => to_regexp(value, args.first()),
+        Type::Other(t) if t == "Binary" => to_binary(value, args.first()),
+        Type::Uri(_) => to_uri(value),
+        Type::Optional(_) if value.is_null() => Ok(Value::Null),
+        Type::Optional(Some(inner)) | Type::NotUndef(Some(inner)) => {
+            convert_with_type(value, inner, args)
+        }
+        Type::Data | Type::RichData | Type::Any | Type::NotUndef(None) => Ok(value),
+        t => Err(format!(
+            "Creation of new instance of type '{}' is not supported",
+            t
+        )),
+    }
+}
+
+/// `new_hash(from, build_option)` that no signature accepts: Puppet's list of the signatures,
+/// each with why it rejected the arguments.
+fn new_hash_rejected(from: &Value, opt: &Value) -> String {
+    const TREE_ARRAY: &str = "TreeArray = Array[Tuple[Array, Any], 1]";
+    const OPTION: &str = "NewHashOption = Enum['hash_tree', 'tree']";
+    let tree_array = Type::Array(
+        Box::new(Type::Tuple(
+            vec![Type::Array(Box::new(Type::Any), None), Type::Any],
+            None,
+        )),
+        Some(super::Range::new(Some(1), None)),
+    );
+    let mut first: Vec<String> = match from {
+        Value::Array(_) => super::describe::describe_lines("parameter 'from'", &tree_array, from),
+        other => vec![format!(
+            "parameter 'from' expects a {TREE_ARRAY} value, got {}",
+            super::describe::simple_type_name(other)
+        )],
+    };
+    if first.is_empty() {
+        let got = match opt {
+            Value::String(s) => format!("'{s}'"),
+            other => super::describe::simple_type_name(other),
+        };
+        first.push(format!(
+            "parameter 'build_option' expects a match for {OPTION}, got {got}"
+        ));
+    }
+    let mut out = String::from(
+        "The function 'new_hash' was called with arguments it does not accept. It expects one of:",
+    );
+    out.push_str(&format!("\n  ({TREE_ARRAY} from, {OPTION} build_option?)"));
+    for line in first {
+        out.push_str(&format!("\n    rejected: {line}"));
+    }
+    out.push_str("\n  (KeyValueArray = Array[Tuple[Any, Any], 1] from)\n    rejected: expects 1 argument, got 2");
+    out.push_str("\n  (Any from)\n    rejected: expects 1 argument, got 2");
+    out
+}
+
+/// Dispatch failures (argument_mismatch handlers) carry the function name; conversion errors not.
+fn prefixed(func: &str, e: String) -> String {
+    if e.starts_with("The string '") || e.starts_with("Value of type ") {
+        format!("'{func}' {e}")
+    } else {
+        e
+    }
+}
+
+fn type_name_of(v: &Value) -> String {
+    super::calc::generalize(&super::infer_plain(v)).to_string()
+}
+
+fn cannot(v: &Value, target: &str) -> String {
+    match v {
+        Value::String(s) => format!("The string '{s}' cannot be converted to {target}"),
+        v => format!(
+            "Value of type {} cannot be converted to {target}",
+            type_name_of(v)
+        ),
+    }
+}
+
+/// Ruby `Integer(str, radix)` (strict: optional sign, prefix, digits with single underscores).
+fn ruby_integer(s: &str, radix: Option<u32>) -> Option<i64> {
+    let t = s.trim_matches(|c: char| c.is_ascii_whitespace());
+    let (neg, rest) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let lower = rest.to_ascii_lowercase();
+    let (base, digits) = match radix {
+        None => {
+            if let Some(d) = lower.strip_prefix("0x") {
+                (16, d.to_string())
+            } else if let Some(d) = lower.strip_prefix("0b") {
+                (2, d.to_string())
+            } else if let Some(d) = lower.strip_prefix("0o") {
+                (8, d.to_string())
+            } else if lower.len() > 1 && lower.starts_with('0') {
+                (8, lower[1..].to_string())
+            } else {
+                (10, lower.clone())
+            }
+        }
+        Some(r) => {
+            let d = match r {
+                16 => lower.strip_prefix("0x").unwrap_or(&lower),
+                2 => lower.strip_prefix("0b").unwrap_or(&lower),
+                8 => lower
+                    .strip_prefix("0o")
+                    .or_else(|| lower.strip_prefix('0').filter(|x| !x.is_empty()))
+                    .unwrap_or(&lower),
+                _ => &lower,
+            };
+            (r, d.to_string())
+        }
+    };
+    if digits.is_empty()
+        || digits.starts_with('_')
+        || digits.ends_with('_')
+        || digits.contains("__")
+    {
+        return None;
+    }
+    let clean: String = digits.chars().filter(|c| *c != '_').collect();
+    let n = i64::from_str_radix(&clean, base).ok()?;
+    Some(if neg { -n } else { n })
+}
+
+/// INTEGER_PATTERN_LENIENT: `\A[+-]?\s*(?:\d+|0[xX][0-9A-Fa-f]+|0[bB][01]+)\z`.
+fn integer_lenient(s: &str) -> bool {
+    let b = s
+        .strip_prefix(['+', '-'])
+        .unwrap_or(s)
+        .trim_start_matches([' ', '\t', '\n', '\r', '\x0c', '\x0b']);
+    let hex = b.len() > 2
+        && (b.starts_with("0x") || b.starts_with("0X"))
+        && b[2..].bytes().all(|c| c.is_ascii_hexdigit());
+    let bin = b.len() > 2
+        && (b.starts_with("0b") || b.starts_with("0B"))
+        && b[2..].bytes().all(|c| c == b'0' || c == b'1');
+    let dec = !b.is_empty() && b.bytes().all(|c| c.is_ascii_digit());
+    hex || bin || dec
+}
+
+/// FLOAT_PATTERN: sign, then decimal float, hex, octal or binary integer.
+fn float_pattern(s: &str) -> bool {
+    let b = s
+        .strip_prefix(['+', '-'])
+        .unwrap_or(s)
+        .trim_start_matches([' ', '\t', '\n', '\r', '\x0c', '\x0b']);
+    let bytes = b.as_bytes();
+    let hex = b.len() > 2
+        && (b.starts_with("0x") || b.starts_with("0X"))
+        && b[2..].bytes().all(|c| c.is_ascii_hexdigit());
+    let bin = b.len() > 2
+        && (b.starts_with("0b") || b.starts_with("0B"))
+        && b[2..].bytes().all(|c| c == b'0' || c == b'1');
+    let oct =
+        b.len() > 1 && b.starts_with('0') && b[1..].bytes().all(|c| (b'0'..=b'7').contains(&c));
+    // (?:0|[1-9]\d*)(?:\.\d+)?(?:[eE]-?\d+)?
+    let mut i = 0;
+    let dec = (|| {
+        if bytes.first() == Some(&b'0') {
+            i = 1;
+        } else if bytes.first().is_some_and(|c| (b'1'..=b'9').contains(c)) {
+            while i < bytes.len() && bytes[i].is_ascii_digit() {
+                i += 1;
+            }
+        } else {
+            return false;
+        }
+        if bytes.get(i) == Some(&b'.') {
+            let s = i + 1;
+            i += 1;
+            while i < bytes.len() && bytes[i].is_ascii_digit() {
+                i += 1;
+            }
+            if i == s {
+                return false;
+            }
+        }
+        if matches!(bytes.get(i), Some(b'e' | b'E')) {
+            i += 1;
+            if bytes.get(i) == Some(&b'-') {
+                i += 1;
+            }
+            let s = i;
+            while i < bytes.len() && bytes[i].is_ascii_digit() {
+                i += 1;
+            }
+            if i == s {
+                return false;
+            }
+        }
+        i == bytes.len()
+    })();
+    dec || hex || oct || bin
+}
+
+fn to_integer(v: Value, args: &[Value]) -> Result<Value, String> {
+    if let Value::Hash(h) = &v {
+        return integer_from_hash(h);
+    }
+    to_integer_args(v, args).map_err(|e| prefixed("new", e))
+}
+
+/// `Integer.new({from => ..., radix => ..., abs => ...})`.
+fn integer_from_hash(h: &hiera_value::value::Map) -> Result<Value, String> {
+    let get = |k: &str| h.get(&Value::String(k.to_string())).cloned();
+    let allowed = ["from", "radix", "abs"];
+    if let Some(from) = get("from") {
+        if h.keys()
+            .all(|k| matches!(k, Value::String(s) if allowed.contains(&s.as_str())))
+        {
+            let mut args = vec![get("radix").unwrap_or(Value::String("default".into()))];
+            if let Some(a) = get("abs") {
+                args.push(a);
+            }
+            return to_integer(from, &args);
+        }
+    }
+    let mut errs = Vec::new();
+    if get("from").is_none() {
+        errs.push(" Integer.new has wrong type, expects a value for key 'from'".to_string());
+    }
+    for k in h.keys() {
+        match k {
+            Value::String(s) if allowed.contains(&s.as_str()) => {}
+            k => errs.push(format!(
+                " Integer.new has wrong type, unrecognized key '{}'",
+                puppet_string(k, false)
+            )),
+        }
+    }
+    Err(if errs.len() == 1 {
+        errs.remove(0).trim().to_string()
+    } else {
+        errs.join("\n ")
+    })
+}
+
+fn to_integer_args(v: Value, args: &[Value]) -> Result<Value, String> {
+    let radix = match args.first() {
+        None => None,
+        Some(Value::String(d)) if d == "default" => None,
+        Some(Value::Int(r)) => Some(*r),
+        // A radix no signature takes, with a value the first one would: Puppet's rejection.
+        Some(other) if integer_convertible(&v) => {
+            return Err(new_integer_rejected(other, args.len() + 1))
+        }
+        Some(_) => return Err(cannot(&v, "Integer")),
+    };
+    let abs = matches!(args.get(1), Some(Value::Bool(true)));
+    if let Some(r) = radix {
+        if ![2, 8, 10, 16].contains(&r) {
+            return Err(format!(
+                "Illegal radix: {r}, expected 2, 8, 10, 16, or default"
+            ));
+        }
+    }
+    let n = match &v {
+        Value::Int(i) => *i,
+        Value::Float(f) => f.trunc() as i64,
+        Value::Bool(b) => i64::from(*b),
+        Value::String(s) if integer_lenient(s) => {
+            match ruby_integer(&close_sign(s), radix.map(|r| r as u32)) {
+                Some(n) => n,
+                None => {
+                    return Err(format!(
+                        "invalid value for Integer(): {}",
+                        ruby_inspect_str(s)
+                    ))
+                }
+            }
+        }
+        other => return Err(cannot(other, "Integer")),
+    };
+    Ok(Value::Int(if abs { n.abs() } else { n }))
+}
+
+/// `Convertible = Variant[Numeric, Boolean, Pattern[INTEGER_PATTERN_LENIENT], Timespan, Timestamp]`.
+fn integer_convertible(v: &Value) -> bool {
+    match v {
+        Value::Int(_) | Value::BigInt(_) | Value::Float(_) | Value::Bool(_) => true,
+        Value::String(s) => integer_lenient(s),
+        Value::Object(o) => matches!(o.type_name, "Timespan" | "Timestamp"),
+        _ => false,
+    }
+}
+
+/// `Integer.new(from, radix, ...)` with a radix `Radix` does not accept.
+fn new_integer_rejected(radix: &Value, n: usize) -> String {
+    const CONVERTIBLE: &str = r"Convertible = Variant[Numeric, Boolean, Pattern[/\A[+-]?\s*(?:(?:\d+)|(?:0[xX][0-9A-Fa-f]+)|(?:0[bB][01]+))\z/], Timespan, Timestamp]";
+    const RADIX: &str =
+        "Radix = Variant[Default, Integer[2, 2], Integer[8, 8], Integer[10, 10], Integer[16, 16]]";
+    format!(
+        "The function 'new' was called with arguments it does not accept. It expects one of:\n  ({CONVERTIBLE} from, {RADIX} radix?, Boolean abs?)\n    rejected: parameter 'radix' expects a {RADIX} value, got {}\n  (NamedArgs = Struct[{{'from' => {CONVERTIBLE}, Optional['radix'] => {RADIX}, Optional['abs'] => Boolean}}] hash_args)\n    rejected: expects 1 argument, got {n}",
+        super::describe::simple_type_name(radix)
+    )
+}
+
+fn ruby_inspect_str(s: &str) -> String {
+    hiera_value::ruby::inspect(&Value::String(s.to_string()))
+}
+
+/// Puppet's WS_BETWEEN_SIGN_AND_NUMBER retry: `"- 5"` reads as `"-5"`.
+fn close_sign(s: &str) -> String {
+    let t = s.trim_start();
+    match t.strip_prefix(['+', '-']) {
+        Some(rest) => format!("{}{}", &t[..1], rest.trim_start()),
+        None => t.to_string(),
+    }
+}
+
+fn to_float(v: Value, abs: Option<&Value>) -> Result<Value, String> {
+    let abs = matches!(abs, Some(Value::Bool(true)));
+    let f = match &v {
+        Value::Float(f) => *f,
+        Value::Int(i) => *i as f64,
+        Value::BigInt(_) => hiera_value::value::int_to_f64(&v),
+        Value::Bool(b) => f64::from(u8::from(*b)),
+        Value::String(s) if float_pattern(s) => {
+            let t = close_sign(s);
+            let body = t.trim_start_matches(['+', '-']);
+            let neg = t.starts_with('-');
+            let lower = body.to_ascii_lowercase();
+            let mag = if lower.starts_with("0b") || lower.starts_with("0x") {
+                ruby_integer(body, None).map(|n| n as f64)
+            } else {
+                // Ruby Float() reads "010" as decimal 10.0.
+                lower.parse::<f64>().ok()
+            };
+            match mag {
+                Some(m) => {
+                    if neg {
+                        -m
+                    } else {
+                        m
+                    }
+                }
+                None => {
+                    return Err(format!(
+                        "invalid value for Float(): {}",
+                        ruby_inspect_str(s)
+                    ))
+                }
+            }
+        }
+        other => return Err(cannot(other, "Float")),
+    };
+    Ok(Value::Float(if abs { f.abs() } else { f }))
+}
+
+fn to_numeric(v: Value, abs: Option<&Value>) -> Result<Value, String> {
+    let abs = matches!(abs, Some(Value::Bool(true)));
+    let r = match &v {
+        Value::Float(_) | Value::Int(_) => v.clone(),
+        Value::Bool(b) => Value::Int(i64::from(*b)),
+        Value::String(s) if float_pattern(s) => {
+            let lower = s.to_ascii_lowercase();
+            if lower.starts_with("0b") || lower.starts_with("0x") {
+                ruby_integer(s, None)
+                    .map(Value::Int)
+                    .ok_or_else(|| cannot(&v, "Numeric"))?
+            } else {
+                to_n(s).ok_or_else(|| cannot(&v, "Numeric"))?
+            }
+        }
+        other => return Err(cannot(other, "Numeric")),
+    };
+    Ok(match r {
+        Value::Int(i) if abs => Value::Int(i.abs()),
+        Value::Float(f) if abs => Value::Float(f.abs()),
+        r => r,
+    })
+}
+
+/// `Puppet::Pops::Utils.to_n`: integers (0x, 0 octal) or floats.
+fn to_n(s: &str) -> Option<Value> {
+    let t: String = s.chars().filter(|c| !c.is_whitespace()).collect();
+    let (neg, body) = match t.strip_prefix('-') {
+        Some(b) => (true, b.to_string()),
+        None => (false, t.trim_start_matches('+').to_string()),
+    };
+    if body.contains(['.', 'e', 'E']) && !body.starts_with("0x") {
+        let f: f64 = body.parse().ok()?;
+        return Some(Value::Float(if neg { -f } else { f }));
+    }
+    let n = ruby_integer(&body, None)?;
+    Some(Value::Int(if neg { -n } else { n }))
+}
+
+fn to_boolean(v: Value) -> Result<Value, String> {
+    Ok(Value::Bool(match &v {
+        Value::Bool(b) => *b,
+        Value::Int(i) => *i != 0,
+        Value::Float(f) => *f != 0.0,
+        Value::String(s) => match s.to_ascii_lowercase().as_str() {
+            "true" | "yes" | "y" => true,
+            "false" | "no" | "n" => false,
+            _ => return Err(cannot(&v, "Boolean")),
+        },
+        other => return Err(cannot(other, "Boolean")),
+    }))
+}
+
+fn to_array(v: Value, wrap: Option<&Value>) -> Result<Value, String> {
+    if matches!(wrap, Some(Value::Bool(true))) {
+        return Ok(match v {
+            Value::Array(_) => v,
+            v => Value::Array(vec![v]),
+        });
+    }
+    match v {
+        Value::Array(_) => Ok(v),
+        Value::Hash(h) => Ok(Value::Array(
+            h.into_iter()
+                .map(|(k, x)| Value::Array(vec![k, x]))
+                .collect(),
+        )),
+        Value::String(s) => Ok(Value::Array(
+            s.chars().map(|c| Value::String(c.to_string())).collect(),
+        )),
+        Value::Int(n) if n >= 0 => Ok(Value::Array((0..n.min(1 << 24)).map(Value::Int).collect())),
+        other => Err(format!(
+            "Value of type {} cannot be converted to Array",
+            type_name_of(&other)
+        )),
+    }
+}
+
+/// `TreeArray = Array[Tuple[Array, Any], 1]`: what `new_hash`'s `from_tree` dispatch takes.
+fn tree_entries(v: &Value) -> bool {
+    matches!(v, Value::Array(a) if !a.is_empty()
+        && a.iter().all(|e| matches!(e, Value::Array(p) if p.len() == 2 && matches!(p[0], Value::Array(_)))))
+}
+
+/// `PHashType.array_as_hash`: arrays (nested ones too) become index-keyed hashes.
+fn array_as_hash(v: Value) -> Value {
+    match v {
+        Value::Array(a) => Value::Hash(
+            a.into_iter()
+                .enumerate()
+                .map(|(i, x)| (Value::Int(i as i64), array_as_hash(x)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+/// Ruby's NoMethodError receiver wording (Ruby 3.3).
+fn no_method(method: &str, recv: &Value) -> String {
+    let who = match recv {
+        Value::Null => "nil".to_string(),
+        Value::Bool(b) => b.to_string(),
+        other => format!("an instance of {}", other.ruby_class()),
+    };
+    format!("undefined method `{method}' for {who}")
+}
+
+/// `new_hash`'s `from_tree`: each `[path, value]` is stored at its path, missing hashes made
+/// on the way (`hash_tree`: array values become index-keyed hashes).
+fn hash_from_tree(v: Value, all_hashes: bool) -> Result<Value, String> {
+    let Value::Array(entries) = v else {
+        return Err("not a tree".into());
+    };
+    let mut result = Value::Hash(hiera_value::value::Map::default());
+    for e in entries {
+        let Value::Array(mut pair) = e else { continue };
+        let value = pair.pop().unwrap_or(Value::Null);
+        let Some(Value::Array(path)) = pair.pop() else {
+            continue;
+        };
+        let Some((last, init)) = path.split_last() else {
+            // The root: an array's items by index, a hash merged in.
+            let Value::Hash(r) = &mut result else {
+                unreachable!()
+            };
+            match value {
+                Value::Array(a) => {
+                    for (i, x) in a.into_iter().enumerate() {
+                        r.insert(Value::Int(i as i64), x);
+                    }
+                }
+                Value::Hash(h) => r.extend(h),
+                other => {
+                    return Err(format!(
+                        "no implicit conversion of {} into Hash",
+                        other.ruby_class()
+                    ))
+                }
+            }
+            continue;
+        };
+        let mut node = &mut result;
+        for idx in init {
+            node = match node {
+                Value::Array(a) => {
+                    let i = array_index(a.len(), idx)?;
+                    match i {
+                        Some(i) => &mut a[i],
+                        None => return Err(no_method("has_key?", &Value::Null)),
+                    }
+                }
+                Value::Hash(h) => h
+                    .entry(idx.clone())
+                    .or_insert_with(|| Value::Hash(hiera_value::value::Map::default())),
+                other => return Err(no_method("has_key?", other)),
+            };
+        }
+        let value = if all_hashes {
+            array_as_hash(value)
+        } else {
+            value
+        };
+        match node {
+            Value::Hash(h) => {
+                h.insert(last.clone(), value);
+            }
+            Value::Array(a) => match array_index(a.len(), last)? {
+                Some(i) => a[i] = value,
+                None => {
+                    let Value::Int(i) = last else { unreachable!() };
+                    let i = usize::try_from(*i).map_err(|_| "index out of array".to_string())?;
+                    if i > 1 << 20 {
+                        return Err("index too big".into());
+                    }
+                    a.resize(i, Value::Null);
+                    a.push(value);
+                }
+            },
+            other => return Err(no_method("[]=", other)),
+        }
+    }
+    Ok(result)
+}
+
+/// Ruby's `array[idx]` index: `Some(i)` inside the array, `None` past its end; a non-Integer
+/// index is Ruby's TypeError.
+fn array_index(len: usize, idx: &Value) -> Result<Option<usize>, String> {
+    let Value::Int(i) = idx else {
+        return Err(format!(
+            "no implicit conversion of {} into Integer",
+            idx.ruby_class()
+        ));
+    };
+    let i = if *i < 0 { len as i64 + i } else { *i };
+    Ok((0..len as i64).contains(&i).then_some(i as usize))
+}
+
+fn to_hash(v: Value) -> Result<Value, String> {
+    match v {
+        Value::Hash(_) => Ok(v),
+        Value::Array(a) => {
+            let pairs = !a.is_empty()
+                && a.iter()
+                    .all(|e| matches!(e, Value::Array(p) if p.len() == 2));
+            let mut h = hiera_value::value::Map::default();
+            if pairs {
+                for e in a {
+                    if let Value::Array(mut p) = e {
+                        let x = p.pop().unwrap_or(Value::Null);
+                        let k = p.pop().unwrap_or(Value::Null);
+                        h.insert(k, x);
+                    }
+                }
+                return Ok(Value::Hash(h));
+            }
+            if a.len() % 2 != 0 {
+                return Err("odd number of arguments for Hash".into());
+            }
+            let mut it = a.into_iter();
+            while let (Some(k), Some(x)) = (it.next(), it.next()) {
+                h.insert(k, x);
+            }
+            Ok(Value::Hash(h))
+        }
+        Value::String(s) => {
+            let chars: Vec<Value> = s.chars().map(|c| Value::String(c.to_string())).collect();
+            if chars.len() % 2 != 0 {
+                return Err("odd number of arguments for Hash".into());
+            }
+            to_hash(Value::Array(chars))
+        }
+        // Hash[*Array(v)]: one element is always an odd number.
+        other if !other.is_null() => Err("odd number of arguments for Hash".into()),
+        other => Err(format!(
+            "Value of type {} cannot be converted to Hash",
+            type_name_of(&other)
+        )),
+    }
+}
+
+// ---- String conversion (StringConverter, default formats) ----
+
+/// Puppet's default string form of a value; `quoted` for values nested in containers.
+pub(crate) fn puppet_string(v: &Value, quoted: bool) -> String {
+    match v {
+        Value::Null => {
+            if quoted {
+                "undef".into()
+            } else {
+                String::new()
+            }
+        }
+        Value::Bool(b) => b.to_string(),
+        Value::Int(i) => i.to_string(),
+        Value::BigInt(d) => d.clone(),
+        Value::Float(f) => float_p(*f),
+        Value::String(s) => {
+            if quoted {
+                puppet_quote(s)
+            } else {
+                s.clone()
+            }
+        }
+        Value::Array(a) => format!(
+            "[{}]",
+            a.iter()
+                .map(|x| puppet_string(x, true))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Value::Hash(h) => format!(
+            "{{{}}}",
+            h.iter()
+                .map(|(k, x)| format!("{} => {}", puppet_string(k, true), puppet_string(x, true)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Value::Sensitive(_) => "Sensitive [value redacted]".into(),
+        Value::Object(o) => o.to_s.clone(),
+    }
+}
+
+/// Float `%p`: Ruby's shortest round-trip form.
+fn float_p(f: f64) -> String {
+    ruby_float(f)
+}
+
+fn to_string(v: Value, fmt: Option<&Value>) -> Result<Value, String> {
+    let fmt = match fmt {
+        // StringConverter's default for a top-level Float is '%f'.
+        None if matches!(v, Value::Float(_)) => return format_value(&v, "%f").map(Value::String),
+        None => return Ok(Value::String(puppet_string(&v, false))),
+        Some(Value::String(f)) => f.clone(),
+        // An empty TypeMap formats nothing differently.
+        Some(Value::Hash(h)) if h.is_empty() => return to_string(v, None),
+        Some(other) => return Err(new_string_rejected(other)),
+    };
+    format_value(&v, &fmt).map(Value::String)
+}
+
+/// `Format`, as Puppet prints the local type.
+const FORMAT: &str =
+    r"Format = Pattern[/^%([\s\[+#0{<(|-]*)([1-9][0-9]*)?(?:\.([0-9]+))?([a-zA-Z])$/]";
+
+/// `new_string(from, string_formats)` with formats no variant of `Formats` accepts: a hash
+/// from data has String keys where a TypeMap needs types.
+fn new_string_rejected(formats: &Value) -> String {
+    let got = super::describe::simple_type_name(formats);
+    let map_line = match formats {
+        Value::Hash(h) => {
+            let key = h.keys().next().cloned().unwrap_or(Value::Null);
+            format!(
+                "variant 2 key of entry {} expects a Type value, got {}",
+                puppet_string(&key, true),
+                super::describe::simple_type_name(&key)
+            )
+        }
+        _ => format!(
+            "variant 2 expects a TypeMap = Hash[Type, Variant[{FORMAT}, ContainerFormat = Struct[{{Optional['format'] => {FORMAT}, Optional['separator'] => String, Optional['separator2'] => String, Optional['string_formats'] => Hash[Type, {FORMAT}]}}]]] value, got {got}"
+        ),
+    };
+    format!(
+        "'new_string' expects (Convertible = Any from, Formats = Variant[Default, String[1], TypeMap = Hash[Type, Variant[{FORMAT}, ContainerFormat = Struct[{{Optional['format'] => {FORMAT}, Optional['separator'] => String, Optional['separator2'] => String, Optional['string_formats'] => Hash[Type, {FORMAT}]}}]]]] string_formats?)\n  rejected: parameter 'string_formats' variant 0 expects a Default value, got {got}\n  rejected: parameter 'string_formats' variant 1 expects a String value, got {got}\n  rejected: parameter 'string_formats' {map_line}"
+    )
+}
+
+struct Spec {
+    flags: String,
+    width: Option<usize>,
+    prec: Option<usize>,
+    conv: char,
+}
+
+fn parse_spec(f: &str) -> Option<Spec> {
+    let rest = f.strip_prefix('%')?;
+    let mut chars = rest.chars().peekable();
+    let mut flags = String::new();
+    while let Some(&c) = chars.peek() {
+        if " +-#0<>[{(|".contains(c) {
+            flags.push(c);
+            chars.next();
+        } else {
+            break;
+        }
+    }
+    let mut width = String::new();
+    while let Some(&c) = chars.peek() {
+        if c.is_ascii_digit() {
+            width.push(c);
+            chars.next();
+        } else {
+            break;
+        }
+    }
+    let mut prec = None;
+    if chars.peek() == Some(&'.') {
+        chars.next();
+        let mut p = String::new();
+        while let Some(&c) = chars.peek() {
+            if c.is_ascii_digit() {
+                p.push(c);
+                chars.next();
+            } else {
+                break;
+            }
+        }
+        prec = Some(p.parse().unwrap_or(0));
+    }
+    let conv = chars.next()?;
+    if chars.next().is_some() || !conv.is_ascii_alphabetic() {
+        return None;
+    }
+    Some(Spec {
+        flags,
+        width: width.parse().ok(),
+        prec,
+        conv,
+    })
+}
+
+fn pad(s: String, spec: &Spec) -> String {
+    let w = spec.width.unwrap_or(0);
+    let len = s.chars().count();
+    if len >= w {
+        return s;
+    }
+    if spec.flags.contains('-') {
+        format!("{}{}", s, " ".repeat(w - len))
+    } else if spec.flags.contains('0') && !matches!(spec.conv, 's' | 'p') {
+        let (sign, digits) = if s.starts_with(['-', '+']) {
+            s.split_at(1)
+        } else {
+            ("", s.as_str())
+        };
+        format!("{}{}{}", sign, "0".repeat(w - len), digits)
+    } else {
+        format!("{}{}", " ".repeat(w - len), s)
+    }
+}
+
+fn format_value(v: &Value, fmt: &str) -> Result<String, String> {
+    let bad = || {
+        format!(
+            "The format '{}' is not a valid format on the form '%<flags><width>.<prec><format>'",
+            fmt
+        )
+    };
+    let spec = parse_spec(fmt).ok_or_else(bad)?;
+    let sign = |neg: bool| {
+        if neg {
+            "-"
+        } else if spec.flags.contains('+') {
+            "+"
+        } else if spec.flags.contains(' ') {
+            " "
+        } else {
+            ""
+        }
+    };
+    let s = match (v, spec.conv) {
+        (Value::Int(i), 'd' | 'i' | 'x' | 'X' | 'o' | 'b' | 'B') => {
+            let m = i.unsigned_abs();
+            let alt = spec.flags.contains('#');
+            let digits = match spec.conv {
+                'x' => format!("{}{:x}", if alt { "0x" } else { "" }, m),
+                'X' => format!("{}{:X}", if alt { "0X" } else { "" }, m),
+                'o' => format!("{}{:o}", if alt { "0" } else { "" }, m),
+                'b' => format!("{}{:b}", if alt { "0b" } else { "" }, m),
+                'B' => format!("{}{:b}", if alt { "0B" } else { "" }, m),
+                _ => m.to_string(),
+            };
+            format!("{}{}", sign(*i < 0), digits)
+        }
+        (Value::Int(i), 'e' | 'E' | 'f' | 'g' | 'G' | 'a' | 'A') => return format_value(&Value::Float(*i as f64), fmt),
+        (Value::Float(f), 'f' | 'e' | 'E' | 'g' | 'G') => {
+            let p = spec.prec.unwrap_or(6);
+            let body = match spec.conv {
+                'f' => format!("{:.*}", p, f.abs()),
+                'e' | 'E' => {
+                    let s = format!("{:.*e}", p, f.abs());
+                    let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
+                    let e: i32 = e.parse().unwrap_or(0);
+                    let r = format!("{}e{}{:02}", m, if e < 0 { '-' } else { '+' }, e.abs());
+                    if spec.conv == 'E' {
+                        r.to_uppercase()
+                    } else {
+                        r
+                    }
+                }
+                _ => ruby_float(f.abs()),
+            };
+            format!("{}{}", sign(f.is_sign_negative() && *f != 0.0), body)
+        }
+        (Value::Float(f), 'd' | 'x' | 'X' | 'o' | 'b' | 'B') => return format_value(&Value::Int(f.trunc() as i64), fmt),
+        (Value::Bool(b), 't' | 's') => b.to_string(),
+        (Value::Bool(b), 'T') => if *b { "True" } else { "False" }.into(),
+        (Value::Bool(b), 'y') => if *b { "yes" } else { "no" }.into(),
+        (Value::Bool(b), 'Y') => if *b { "Yes" } else { "No" }.into(),
+        (Value::Bool(b), 'p') => b.to_string(),
+        (Value::String(s), 's') => s.clone(),
+        (Value::String(s), 'p') => puppet_quote(s),
+        (Value::String(s), 'C' | 'c' | 'u' | 'd') => match spec.conv {
+            'C' => s.split("::").map(capitalize).collect::<Vec<_>>().join("::"),
+            'c' => capitalize(s),
+            'u' => s.to_uppercase(),
+            _ => s.to_lowercase(),
+        },
+        (v, 's') => puppet_string(v, false),
+        (v, 'p') => puppet_string(v, true),
+        (Value::Array(_) | Value::Hash(_), 'a' | 'h') => {
+            let s = puppet_string(v, true);
+            // A delimiter flag replaces the outer brackets.
+            let delims = spec.flags.chars().find_map(|c| match c {
+                '(' => Some(('(', ')')),
+                '[' => Some(('[', ']')),
+                '{' => Some(('{', '}')),
+                '<' => Some(('<', '>')),
+                '|' => Some(('|', '|')),
+                _ => None,
+            });
+            match delims {
+                Some((open, close)) if s.len() >= 2 => format!("{open}{}{close}", &s[1..s.len() - 1]),
+                _ => s,
+            }
+        }
+        _ => {
+            return Err(format!(
+                "Illegal format '{}' specified for value of {} type - expected one of the characters '{}'",
+                spec.conv,
+                type_name_of(v),
+                valid_chars(v)
+            ))
+        }
+    };
+    let s = match spec.prec {
+        Some(p) if matches!(spec.conv, 's' | 'p') => s.chars().take(p).collect(),
+        _ => s,
+    };
+    Ok(pad(s, &spec))
+}
+
+fn valid_chars(v: &Value) -> &'static str {
+    match v {
+        Value::Int(_) => "dxXobBeEfgGaAspc",
+        Value::Float(_) => "dxXobBeEfgGaAsp",
+        Value::String(_) => "cCudspt",
+        Value::Bool(_) => "tTyYdxXobBeEfgGaAsp",
+        Value::Array(_) => "asp",
+        Value::Hash(_) => "hasp",
+        _ => "sp",
+    }
+}
+
+fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().collect::<String>() + &c.as_str().to_lowercase(),
+        None => String::new(),
+    }
+}
+
+// ---- Time and version types ----
+
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719468;
+    let era = if z >= 0 { z } else { z - 146096 } / 146097;
+    let doe = z - era * 146097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// Timestamp `to_s`: `%FT%T.%N UTC`.
+fn timestamp_to_s(secs: i64, nanos: u32) -> String {
+    let days = secs.div_euclid(86400);
+    let rem = secs.rem_euclid(86400);
+    let (y, m, d) = civil_from_days(days);
+    // strftime's %Y: at least four digits, the sign counting as a fifth (`-0005`).
+    let year = if y < 0 {
+        format!("{y:05}")
+    } else {
+        format!("{y:04}")
+    };
+    format!(
+        "{}-{:02}-{:02}T{:02}:{:02}:{:02}.{:09} UTC",
+        year,
+        m,
+        d,
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        nanos
+    )
+}
+
+/// `new(Timestamp, value, format, timezone)`: dispatched as Puppet's `new_timestamp` does
+/// (see [`super::timestamp::new_timestamp`]).
+fn to_timestamp(v: Value, fmt: Option<&Value>, tz: Option<&Value>) -> Result<Value, String> {
+    let total = super::timestamp::new_timestamp(&v, fmt, tz, type_name_of)?;
+    let (secs, nanos) = (
+        total.div_euclid(1_000_000_000),
+        total.rem_euclid(1_000_000_000),
+    );
+    Ok(object(
+        "Timestamp",
+        "Puppet::Pops::Time::Timestamp",
+        total,
+        timestamp_to_s(secs as i64, nanos as u32),
+    ))
+}
+
+/// `new(URI, string)`: `URI.parse(string)` (see [`super::uri`]). Building one from a hash of
+/// members (`URI::Generic.build`) is not supported.
+fn to_uri(v: Value) -> Result<Value, String> {
+    match &v {
+        Value::String(s) if !s.is_empty() => super::uri::Uri::parse(s).map(|u| u.to_value()),
+        Value::Hash(_) => Err("hiera-lookup cannot build a URI from a hash of its parts (URI::Generic.build); give the URI as a string".into()),
+        // Neither signature takes it: Puppet lists both, each with why it was rejected.
+        other => {
+            let got = type_name_of(other);
+            Err(format!(
+                "The function 'new_error' was called with arguments it does not accept. It expects one of:\n  (String[1] uri)\n    rejected: parameter 'uri' expects a String value, got {got}\n  (Struct[{{Optional['scheme'] => String[1], Optional['userinfo'] => String[1], Optional['host'] => String[1], Optional['port'] => Integer[0], Optional['path'] => String[1], Optional['query'] => String[1], Optional['fragment'] => String[1], Optional['opaque'] => String[1]}}] hash)\n    rejected: parameter 'hash' expects a Struct value, got {got}"
+            ))
+        }
+    }
+}
+
+/// A Timestamp or Timespan: Ruby objects holding `@nsecs`.
+fn object(type_name: &'static str, class: &'static str, nsecs: i128, to_s: String) -> Value {
+    // Ruby's Integer: a Bignum beyond 64 bits.
+    let n = i64::try_from(nsecs)
+        .map(Value::Int)
+        .unwrap_or_else(|_| Value::BigInt(nsecs.to_string()));
+    Value::Object(Box::new(hiera_value::value::RubyObject {
+        type_name,
+        class,
+        fields: vec![("nsecs".to_string(), n)],
+        to_s,
+        scalar: None,
+    }))
+}
+
+/// Timespan `to_s`: `%D-%H:%M:%S.%N` with trailing zeros of the fraction removed (at least one digit).
+fn timespan_to_s(total_nanos: i128) -> String {
+    let neg = total_nanos < 0;
+    let n = total_nanos.abs();
+    let secs = n / 1_000_000_000;
+    let frac = n % 1_000_000_000;
+    let mut f = format!("{:09}", frac);
+    while f.len() > 1 && f.ends_with('0') {
+        f.pop();
+    }
+    format!(
+        "{}{}-{:02}:{:02}:{:02}.{}",
+        if neg { "-" } else { "" },
+        secs / 86400,
+        secs % 86400 / 3600,
+        secs % 3600 / 60,
+        secs % 60,
+        f
+    )
+}
+
+/// Timespan's default parse formats, tried in order.
+const TIMESPAN_FORMATS: [&str; 8] = [
+    "%D-%H:%M:%S.%-N",
+    "%H:%M:%S.%-N",
+    "%M:%S.%-N",
+    "%S.%-N",
+    "%D-%H:%M:%S",
+    "%H:%M:%S",
+    "%D-%H:%M",
+    "%S",
+];
+
+/// One piece of a Timespan format (`Puppet::Pops::Time::Timespan::Format`).
+enum SpanSeg {
+    Literal(String),
+    /// Nanoseconds per unit (0 for a fraction), pad char (None for `-`), width, default width,
+    /// and whether it holds the total (the highest unit of the format).
+    Value {
+        unit: i128,
+        fraction: bool,
+        pad: Option<char>,
+        width: Option<usize>,
+        default_width: usize,
+        total: bool,
+    },
+}
+
+/// `FormatParser#internal_parse`; the error is Ruby's ArgumentError text.
+fn timespan_format(fmt: &str) -> Result<Vec<SpanSeg>, String> {
+    let bad = |start: usize, pos: usize| {
+        let expr: String = fmt.chars().skip(start).take(pos - start).collect();
+        format!("Bad format specifier '{expr}' in '{fmt}', at position {pos}")
+    };
+    let mut segs: Vec<SpanSeg> = Vec::new();
+    // (unit order: 0 ns, 1 ms, 2 s, 3 min, 4 h, 5 d)
+    let mut highest: i32 = -1;
+    let mut orders: Vec<i32> = Vec::new();
+    let (mut in_spec, mut pad_state, mut pad, mut width) = (false, false, Some('0'), None::<usize>);
+    let mut fstart = 0;
+    let mut pos = 0;
+    for (i, c) in fmt.chars().enumerate() {
+        pos = i;
+        if !in_spec {
+            if c == '%' {
+                (in_spec, pad_state, pad, width, fstart) = (true, true, Some('0'), None, i);
+            } else if let Some(SpanSeg::Literal(l)) = segs.last_mut() {
+                l.push(c);
+            } else {
+                segs.push(SpanSeg::Literal(c.to_string()));
+                orders.push(-1);
+            }
+            continue;
+        }
+        let spec = match c {
+            '%' => {
+                if let Some(SpanSeg::Literal(l)) = segs.last_mut() {
+                    l.push('%');
+                } else {
+                    segs.push(SpanSeg::Literal("%".into()));
+                    orders.push(-1);
+                }
+                in_spec = false;
+                continue;
+            }
+            '-' | '_' if pad_state => {
+                pad = if c == '-' { None } else { Some(' ') };
+                pad_state = false;
+                continue;
+            }
+            'D' => (5, 86_400_000_000_000i128, 1, false),
+            'H' => (4, 3_600_000_000_000, 2, false),
+            'M' => (3, 60_000_000_000, 2, false),
+            'S' => (2, 1_000_000_000, 2, false),
+            'L' => (1, 0, 3, true),
+            'N' => (0, 0, 9, true),
+            d if d.is_ascii_digit() => {
+                let n = d as usize - '0' as usize;
+                if pad_state && n == 0 {
+                    pad = Some('0');
+                } else {
+                    width = Some(width.unwrap_or(0) * 10 + n);
+                }
+                pad_state = false;
+                continue;
+            }
+            _ => return Err(bad(fstart, i)),
+        };
+        let (order, unit, default_width, fraction) = spec;
+        highest = highest.max(order);
+        segs.push(SpanSeg::Value {
+            unit,
+            fraction,
+            pad,
+            width,
+            default_width,
+            total: false,
+        });
+        orders.push(order);
+        in_spec = false;
+    }
+    if in_spec {
+        return Err(bad(fstart, pos + 1));
+    }
+    if highest >= 0 {
+        if let Some(k) = orders.iter().position(|&o| o == highest) {
+            if let Some(SpanSeg::Value { total, .. }) = segs.get_mut(k) {
+                *total = true;
+            }
+        }
+    }
+    Ok(segs)
+}
+
+/// `Format#parse`: nanoseconds, or `None` where Ruby raises.
+fn parse_timespan_with(s: &str, segs: &[SpanSeg]) -> Option<i128> {
+    let mut re = String::from(r"\A-?");
+    for seg in segs {
+        match seg {
+            SpanSeg::Literal(l) => re.push_str(&format!("({})", regex::escape(l))),
+            SpanSeg::Value {
+                pad,
+                width,
+                default_width,
+                total,
+                ..
+            } => re.push_str(&match (width, pad) {
+                (None, Some(' ')) if *total => r"\s*([0-9]+)".to_string(),
+                (None, Some(' ')) => format!(r"([0-9\s]{{1,{default_width}}})"),
+                (None, _) if *total => "([0-9]+)".to_string(),
+                (None, _) => format!("([0-9]{{1,{default_width}}})"),
+                (Some(w), None) => format!("([0-9]{{1,{w}}})"),
+                (Some(w), Some('0')) => format!("([0-9]{{{w}}})"),
+                (Some(w), Some(_)) => format!(r"([0-9\s]{{{w}}})"),
+            }),
+        }
+    }
+    re.push_str(r"\z");
+    let caps = regex::Regex::new(&re).ok()?.captures(s)?;
+    let mut nanos: i128 = 0;
+    for (k, seg) in segs.iter().enumerate() {
+        let SpanSeg::Value {
+            unit,
+            fraction,
+            total,
+            ..
+        } = seg
+        else {
+            continue;
+        };
+        let g = caps.get(k + 1)?.as_str().trim_start();
+        if g.is_empty() || !g.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let n: i128 = g.parse().ok()?;
+        nanos += if *fraction {
+            if *total {
+                return None;
+            }
+            let p = 9 - g.len() as i32;
+            if p <= 0 {
+                n
+            } else {
+                n * 10i128.pow(p as u32)
+            }
+        } else {
+            n.checked_mul(*unit)?
+        };
+    }
+    Some(if s.starts_with('-') { -nanos } else { nanos })
+}
+
+fn to_timespan(v: Value, fmt: Option<&Value>) -> Result<Value, String> {
+    let nanos = match &v {
+        Value::Int(i) => i128::from(*i) * 1_000_000_000,
+        Value::Float(f) => (f * 1e9).round() as i128,
+        Value::String(s) => match fmt {
+            // One format: its own error.
+            Some(Value::String(f)) => {
+                let segs = timespan_format(f)?;
+                parse_timespan_with(s, &segs)
+                    .ok_or_else(|| format!("Unable to parse '{s}' using format '{f}'"))?
+            }
+            _ => {
+                let list: Vec<String> = match fmt {
+                    Some(Value::Array(a)) => a.iter().map(hiera_value::ruby::to_s).collect(),
+                    _ => TIMESPAN_FORMATS.iter().map(|f| f.to_string()).collect(),
+                };
+                let mut found = None;
+                for f in &list {
+                    let segs = timespan_format(f)?;
+                    if let Some(n) = parse_timespan_with(s, &segs) {
+                        found = Some(n);
+                        break;
+                    }
+                }
+                found.ok_or_else(|| {
+                    format!(
+                        "Unable to parse '{s}' using any of the formats {}",
+                        list.join(", ")
+                    )
+                })?
+            }
+        },
+        other => {
+            return Err(format!(
+                "Value of type {} cannot be converted to Timespan",
+                type_name_of(other)
+            ))
+        }
+    };
+    Ok(object(
+        "Timespan",
+        "Puppet::Pops::Time::Timespan",
+        nanos,
+        timespan_to_s(nanos),
+    ))
+}
+
+/// Is `v` a Timespan (`span`) or Timestamp within the bounds a `Timespan[...]`/`Timestamp[...]`
+/// type keeps (their quoted `to_s`, None for unbounded)?
+pub(crate) fn time_within(v: &Value, span: bool, from: Option<&str>, to: Option<&str>) -> bool {
+    let kind = if span { "Timespan" } else { "Timestamp" };
+    let Value::Object(o) = v else { return false };
+    if o.type_name != kind {
+        return false;
+    }
+    let Some(n) = time_nsecs(v) else { return false };
+    from.is_none_or(|f| time_bound(span, f).is_some_and(|f| n >= f))
+        && to.is_none_or(|t| time_bound(span, t).is_some_and(|t| n <= t))
+}
+
+/// PAbstractTimeDataType#_assignable?: `a` (from, to) covers `b`.
+pub(crate) fn time_range_covers(
+    span: bool,
+    a: [&Option<String>; 2],
+    b: [&Option<String>; 2],
+) -> bool {
+    let n = |x: &Option<String>| x.as_deref().and_then(|s| time_bound(span, s));
+    let (b_from, b_to) = (n(b[0]), n(b[1]));
+    let from_ok = match (n(a[0]), b_from) {
+        (None, _) => true,
+        (Some(_), None) => false,
+        (Some(x), Some(y)) => x <= y,
+    };
+    let to_ok = match (n(a[1]), b_to) {
+        (None, _) => true,
+        (Some(_), None) => false,
+        (Some(x), Some(y)) => x >= y,
+    };
+    from_ok && to_ok
+}
+
+/// The nanoseconds of a quoted `Timespan`/`Timestamp` bound.
+fn time_bound(span: bool, b: &str) -> Option<i128> {
+    let text = Value::String(b.trim_matches('\'').to_string());
+    let parsed = if span {
+        to_timespan(text, None)
+    } else {
+        to_timestamp(text, None, None)
+    };
+    parsed.ok().as_ref().and_then(time_nsecs)
+}
+
+/// The `@nsecs` of a Timestamp or Timespan object.
+fn time_nsecs(v: &Value) -> Option<i128> {
+    let Value::Object(o) = v else { return None };
+    o.fields
+        .iter()
+        .find(|(k, _)| k == "nsecs")
+        .and_then(|(_, n)| match n {
+            Value::Int(i) => Some(i128::from(*i)),
+            Value::BigInt(d) => d.parse().ok(),
+            Value::Float(f) => Some(*f as i128),
+            _ => None,
+        })
+}
+
+/// Used by the parser for `Timestamp[...]` / `Timespan[...]` parameters.
+pub(crate) fn time_param_to_s(span: bool, v: Value) -> Result<String, super::TypeError> {
+    let r = if span {
+        to_timespan(v, None)
+    } else {
+        to_timestamp(v, None, None)
+    };
+    match r {
+        Ok(Value::Object(o)) => Ok(o.to_s),
+        Ok(Value::String(s)) => Ok(s),
+        Ok(_) => Err(super::TypeError::Invalid("invalid time parameter".into())),
+        Err(e) => Err(super::TypeError::Invalid(e)),
+    }
+}
+
+/// A Ruby Regexp made by `Regexp.new(source)`: `to_s` `(?-mix:...)`, dumped as
+/// `!ruby/regexp /source/`. Its source is kept as the `source` field (for `Regexp[...]` checks).
+pub(crate) fn regexp_value(source: &str) -> Value {
+    Value::Object(Box::new(hiera_value::value::RubyObject {
+        type_name: "Regexp",
+        class: "Regexp",
+        fields: vec![("source".to_string(), Value::String(source.to_string()))],
+        to_s: hiera_value::ruby::regexp_to_s(source),
+        scalar: Some(hiera_value::value::TaggedScalar {
+            tag: Some("!ruby/regexp"),
+            text: format!("/{}/", hiera_value::ruby::regexp_expr(source)),
+            literal: false,
+        }),
+    }))
+}
+
+/// The source of a Regexp value.
+pub(crate) fn regexp_source(v: &Value) -> Option<&str> {
+    match v {
+        Value::Object(o) if o.type_name == "Regexp" => o
+            .fields
+            .iter()
+            .find(|(k, _)| k == "source")
+            .and_then(|(_, s)| s.as_str()),
+        _ => None,
+    }
+}
+
+/// `new(Regexp, pattern, escape = false)`: `Regexp.new(escape ? Regexp.escape(pattern) : pattern)`.
+fn to_regexp(v: Value, escape: Option<&Value>) -> Result<Value, String> {
+    let escape = match escape {
+        None | Some(Value::Bool(false)) => false,
+        Some(Value::Bool(true)) => true,
+        Some(other) => {
+            return Err(format!(
+                "'new_float' parameter 'escape' expects a Boolean value, got {}",
+                super::describe::simple_type_name(other)
+            ))
+        }
+    };
+    match &v {
+        Value::String(s) => {
+            let source = if escape {
+                hiera_value::ruby::regexp_escape(s)
+            } else {
+                s.clone()
+            };
+            // An invalid pattern is Ruby's RegexpError.
+            hiera_value::ruby::pattern_source(&source)?;
+            Ok(regexp_value(&source))
+        }
+        other => Err(format!(
+            "'new_float' parameter 'pattern' expects a String value, got {}",
+            super::describe::simple_type_name(other)
+        )),
+    }
+}
+
+/// A `Puppet::Pops::Types::PBinaryType::Binary` holding `bytes`: `to_s` is their strict
+/// base64; Psych dumps the buffer as a String (ASCII) or a `!binary` literal.
+fn binary_value(bytes: &[u8]) -> Value {
+    let b64 = hiera_value::ruby::strict_encode64(bytes);
+    let buffer = match std::str::from_utf8(bytes) {
+        Ok(s) if s.is_ascii() => Value::String(s.to_string()),
+        _ => Value::Object(Box::new(hiera_value::value::RubyObject {
+            type_name: "String",
+            class: "String",
+            fields: Vec::new(),
+            to_s: b64.clone(),
+            scalar: Some(hiera_value::value::TaggedScalar {
+                tag: Some("!binary"),
+                text: b64.clone(),
+                literal: true,
+            }),
+        })),
+    };
+    Value::Object(Box::new(hiera_value::value::RubyObject {
+        type_name: "Binary",
+        class: "Puppet::Pops::Types::PBinaryType::Binary",
+        fields: vec![("binary_buffer".to_string(), buffer)],
+        to_s: b64,
+        scalar: None,
+    }))
+}
+
+const BASE64_FORMAT: &str = "Base64Format = Enum['%B', '%b', '%r', '%s', '%u']";
+const BYTE_INTEGER: &str = "ByteInteger = Integer[0, 255]";
+
+/// `BinaryArgsHash`, as Puppet prints the local type.
+fn binary_args_hash() -> String {
+    format!(
+        "BinaryArgsHash = Variant[StringHash = Struct[{{'value' => String, 'format' => Optional[{BASE64_FORMAT}]}}], ArrayHash = Struct[{{'value' => Array[{BYTE_INTEGER}]}}]]"
+    )
+}
+
+/// `from_string(str, format)`.
+fn binary_from_string(s: &str, format: &str) -> Result<Vec<u8>, String> {
+    Ok(match format {
+        "%B" => {
+            hiera_value::ruby::strict_decode64(s).ok_or_else(|| "invalid base64".to_string())?
+        }
+        "%b" => {
+            let padded = format!("{s}{}", "=".repeat(s.chars().count() % 3));
+            hiera_value::ruby::decode64(&padded)
+        }
+        "%u" => {
+            hiera_value::ruby::urlsafe_decode64(s).ok_or_else(|| "invalid base64".to_string())?
+        }
+        _ => s.as_bytes().to_vec(),
+    })
+}
+
+/// The bytes of an `Array[ByteInteger]`, or None.
+fn byte_array(a: &[Value]) -> Option<Vec<u8>> {
+    a.iter()
+        .map(|x| match x {
+            Value::Int(n) => u8::try_from(*n).ok(),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `new(Binary, ...)`: a base64 string (`%B` strict by default, `%b` lenient, `%u` URL-safe),
+/// a string's own bytes (`%s`, `%r`), an array of bytes, or a hash of `value` (and `format`).
+fn to_binary(v: Value, format: Option<&Value>) -> Result<Value, String> {
+    let is_format = |f: &str| ["%B", "%b", "%r", "%s", "%u"].contains(&f);
+    let bytes = match (&v, format) {
+        (Value::String(s), None) => binary_from_string(s, "%B")?,
+        (Value::String(s), Some(Value::String(f))) if is_format(f) => binary_from_string(s, f)?,
+        (Value::Array(a), None) if byte_array(a).is_some() => byte_array(a).unwrap_or_default(),
+        (Value::Hash(h), None) => {
+            let value = h.get(&Value::String("value".into()));
+            let fmt = h.get(&Value::String("format".into()));
+            let known = h
+                .keys()
+                .all(|k| matches!(k, Value::String(k) if k == "value" || k == "format"));
+            match (value, fmt) {
+                (Some(Value::String(s)), None | Some(Value::Null)) if known => {
+                    binary_from_string(s, "%B")?
+                }
+                (Some(Value::String(s)), Some(Value::String(f))) if known && is_format(f) => {
+                    binary_from_string(s, f)?
+                }
+                (Some(Value::Array(a)), None) if known && byte_array(a).is_some() => {
+                    byte_array(a).unwrap_or_default()
+                }
+                _ => return Err(new_binary_rejected(&v, format)),
+            }
+        }
+        _ => return Err(new_binary_rejected(&v, format)),
+    };
+    Ok(binary_value(&bytes))
+}
+
+/// No `new_Binary` signature accepts the arguments: Puppet lists each with why it rejected them.
+fn new_binary_rejected(v: &Value, format: Option<&Value>) -> String {
+    let got = super::describe::simple_type_name(v);
+    let str_line = match (v, format) {
+        (Value::String(_), Some(f)) => {
+            let got_f = match f {
+                Value::String(s) => format!("'{s}'"),
+                other => super::describe::simple_type_name(other),
+            };
+            format!("parameter 'format' expects a match for {BASE64_FORMAT}, got {got_f}")
+        }
+        _ => format!("parameter 'str' expects a String value, got {got}"),
+    };
+    let byte_type = Type::Array(
+        Box::new(Type::Integer(super::Range::new(Some(0), Some(255)))),
+        None,
+    );
+    let arr_lines: Vec<String> = match (v, format) {
+        (_, Some(_)) => vec!["expects 1 argument, got 2".to_string()],
+        (Value::Array(_), None) => {
+            super::describe::describe_lines("parameter 'byte_array'", &byte_type, v)
+                .into_iter()
+                .map(|l| {
+                    l.replace(
+                        "expects an Integer[0, 255] value",
+                        &format!("expects a {BYTE_INTEGER} value"),
+                    )
+                })
+                .collect()
+        }
+        _ => vec![format!(
+            "parameter 'byte_array' expects an Array value, got {got}"
+        )],
+    };
+    let hash_line = match format {
+        Some(_) => "expects 1 argument, got 2".to_string(),
+        None => format!(
+            "parameter 'hash_args' expects a {} value, got {got}",
+            binary_args_hash()
+        ),
+    };
+    let mut out = String::from(
+        "The function 'new_Binary' was called with arguments it does not accept. It expects one of:",
+    );
+    out.push_str(&format!(
+        "\n  (String str, {BASE64_FORMAT} format?)\n    rejected: {str_line}"
+    ));
+    out.push_str("\n  (Array[ByteInteger] byte_array)");
+    for l in arr_lines {
+        out.push_str(&format!("\n    rejected: {l}"));
+    }
+    out.push_str(&format!(
+        "\n  ({} hash_args)\n    rejected: {hash_line}",
+        binary_args_hash()
+    ));
+    out
+}
+
+/// `new_VersionRange` from a string (`SemVerRangeString = String[1]`). Its other signatures
+/// take SemVer values, which data cannot hold: anything else is rejected by all three.
+fn to_semver_range(v: Value, args: &[Value]) -> Result<Value, String> {
+    match &v {
+        Value::String(s) if !s.is_empty() && args.is_empty() => {
+            super::semver::VersionRange::parse(s).map(|r| r.to_value())
+        }
+        other => {
+            const HASH: &str = "SemVerRangeHash = Struct[{'min' => Variant[Default, SemVer], Optional['max'] => Variant[Default, SemVer], Optional['exclude_max'] => Boolean}]";
+            let got = super::describe::simple_type_name(other);
+            let n = args.len() + 1;
+            let (str_line, hash_line) = if n == 1 {
+                (
+                    format!(
+                        "parameter 'str' expects a SemVerRangeString = String[1] value, got {got}"
+                    ),
+                    format!("parameter 'hash_args' expects a {HASH} value, got {got}"),
+                )
+            } else {
+                (
+                    format!("expects 1 argument, got {n}"),
+                    format!("expects 1 argument, got {n}"),
+                )
+            };
+            let versions_line = if (2..=3).contains(&n) {
+                format!("parameter 'min' expects a value of type Default or SemVer, got {got}")
+            } else {
+                format!("expects between 2 and 3 arguments, got {n}")
+            };
+            Err(format!(
+                "The function 'new_VersionRange' was called with arguments it does not accept. It expects one of:\n  (SemVerRangeString = String[1] str)\n    rejected: {str_line}\n  (Variant[Default, SemVer] min, Variant[Default, SemVer] max, Boolean exclude_max?)\n    rejected: {versions_line}\n  ({HASH} hash_args)\n    rejected: {hash_line}"
+            ))
+        }
+    }
+}
+
+/// `new(SemVer, ...)`: a version string, `major, minor, patch[, prerelease[, build]]`, or a
+/// hash of those (a qualifier given this way is one identifier, as Puppet wraps it).
+fn to_semver(v: Value, args: &[Value]) -> Result<Value, String> {
+    use super::semver::{Ident, Version};
+    let positive = |x: &Value| match x {
+        Value::Int(n) => u128::try_from(*n).ok(),
+        _ => None,
+    };
+    let qualifier = |x: Option<&Value>| -> Result<Option<Option<Vec<String>>>, ()> {
+        match x {
+            None | Some(Value::Null) => Ok(Some(None)),
+            Some(Value::String(q))
+                if q.split('.').all(|p| {
+                    !p.is_empty() && p.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-')
+                }) =>
+            {
+                Ok(Some(Some(vec![q.clone()])))
+            }
+            _ => Err(()),
+        }
+    };
+    let build = |nums: [Option<u128>; 3], pre: Option<&Value>, b: Option<&Value>| {
+        let [Some(major), Some(minor), Some(patch)] = nums else {
+            return None;
+        };
+        let pre = qualifier(pre).ok()??;
+        let b = qualifier(b).ok()??;
+        Some(Version {
+            major,
+            minor,
+            patch,
+            pre: pre.map(|p| p.into_iter().map(Ident::Str).collect()),
+            build: b,
+        })
+    };
+    match (&v, args.len()) {
+        (Value::String(s), 0) => {
+            if !semver_pattern(s) {
+                return Err(format!(
+                    "'new_Version' The string '{s}' cannot be converted to a SemVer"
+                ));
+            }
+            Version::parse(s).map(|v| v.to_value())
+        }
+        (Value::Hash(h), 0) => {
+            let get = |k: &str| h.get(&Value::String(k.to_string()));
+            let known = h.keys().all(|k| {
+                matches!(k, Value::String(k) if ["major", "minor", "patch", "prerelease", "build"].contains(&k.as_str()))
+            });
+            let nums = [get("major"), get("minor"), get("patch")].map(|x| x.and_then(positive));
+            match build(nums, get("prerelease"), get("build")) {
+                Some(ver) if known => Ok(ver.to_value()),
+                _ => Err(new_version_rejected(&v, 1)),
+            }
+        }
+        (_, 2..=4) => {
+            let nums = [Some(&v), args.first(), args.get(1)].map(|x| x.and_then(positive));
+            build(nums, args.get(2), args.get(3))
+                .map(|ver| ver.to_value())
+                .ok_or_else(|| new_version_rejected(&v, args.len() + 1))
+        }
+        (_, n) if n > 4 => Err(format!(
+            "'new_Version' expects between 1 and 5 arguments, got {}",
+            n + 1
+        )),
+        _ => Err(new_version_rejected(&v, args.len() + 1)),
+    }
+}
+
+/// `SemVerPattern`: `\A` REGEX_FULL `\Z`.
+fn semver_pattern(s: &str) -> bool {
+    super::semver::match_parts(s).is_some()
+}
+
+/// No `new_Version` signature accepts the arguments (`n` of them, the value included).
+fn new_version_rejected(v: &Value, n: usize) -> String {
+    const PATTERN: &str = r"SemVerPattern = Pattern[/\A(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?(?:\+([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?\Z/]";
+    const QUALIFIER: &str =
+        r"SemVerQualifier = Pattern[/\A(?<part>[0-9A-Za-z-]+)(?:\.\g<part>)*\Z/]";
+    const POSITIVE: &str = "PositiveInteger = Integer[0]";
+    let hash = format!(
+        "SemVerHash = Struct[{{'major' => {POSITIVE}, 'minor' => {POSITIVE}, 'patch' => {POSITIVE}, Optional['prerelease'] => {QUALIFIER}, Optional['build'] => {QUALIFIER}}}]"
+    );
+    let got = super::describe::simple_type_name(v);
+    let (str_line, hash_line) = if n == 1 {
+        (
+            format!("parameter 'str' expects a match for {PATTERN}, got {got}"),
+            format!("parameter 'hash_args' expects a {hash} value, got {got}"),
+        )
+    } else {
+        (
+            format!("expects 1 argument, got {n}"),
+            format!("expects 1 argument, got {n}"),
+        )
+    };
+    let args_line = if (3..=5).contains(&n) {
+        format!("parameter 'major' expects a {POSITIVE} value, got {got}")
+    } else {
+        format!("expects between 3 and 5 arguments, got {n}")
+    };
+    format!(
+        "The function 'new_Version' was called with arguments it does not accept. It expects one of:\n  ({PATTERN} str)\n    rejected: {str_line}\n  ({POSITIVE} major, {POSITIVE} minor, {POSITIVE} patch, {QUALIFIER} prerelease?, {QUALIFIER} build?)\n    rejected: {args_line}\n  ({hash} hash_args)\n    rejected: {hash_line}"
+    )
+}

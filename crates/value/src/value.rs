@@ -1,0 +1,299 @@
+//! The value model: what a Hiera data file can hold, as Puppet sees it.
+
+use indexmap::IndexMap;
+use std::hash::{Hash, Hasher};
+
+/// An ordered hash, as Ruby's: insertion order is kept and observable.
+pub type Map = IndexMap<Value, Value, rustc_hash::FxBuildHasher>;
+
+/// A Puppet value (Ruby object) that lookups can produce.
+#[derive(Clone, Debug)]
+pub enum Value {
+    /// Ruby `nil` (Puppet `undef`).
+    Null,
+    /// `true` / `false`.
+    Bool(bool),
+    /// An Integer within 64 bits.
+    Int(i64),
+    /// An Integer beyond 64 bits (a Ruby Bignum): its decimal digits, with `-` when negative.
+    BigInt(String),
+    /// A Float.
+    Float(f64),
+    /// A String.
+    String(String),
+    /// An Array.
+    Array(Vec<Value>),
+    /// A Hash, in insertion order.
+    Hash(Map),
+    /// `Sensitive[T]`, produced by `convert_to: Sensitive`.
+    Sensitive(Box<Value>),
+    /// A Puppet runtime object made by `convert_to` (Timestamp, Timespan, SemVer).
+    Object(Box<RubyObject>),
+}
+
+/// A Ruby object a lookup can produce: rendered by its `to_s`, and by `to_yaml` as a tagged
+/// mapping of its instance variables.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RubyObject {
+    /// Puppet's type name: `Timestamp`, `Timespan`, `SemVer`.
+    pub type_name: &'static str,
+    /// The Ruby class `to_yaml` tags it with.
+    pub class: &'static str,
+    /// The instance variables, in the order `to_yaml` lists them.
+    pub fields: Vec<(String, Value)>,
+    /// Ruby's `to_s` (also what JSON and `--render-as s` print).
+    pub to_s: String,
+    /// Set when Psych dumps the object as one tagged scalar rather than a mapping of
+    /// `fields`: a Regexp (`!ruby/regexp /a.b/`), a Symbol (`:name`), a binary String.
+    pub scalar: Option<TaggedScalar>,
+}
+
+/// A scalar as Psych emits it for a Ruby object: its tag (None: untagged), its text, and
+/// whether it is a literal block (`|`, binary data) rather than a style libyaml picks.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaggedScalar {
+    /// The YAML tag (`!ruby/regexp`, `!binary`), None for an untagged plain scalar.
+    pub tag: Option<&'static str>,
+    /// The scalar's text.
+    pub text: String,
+    /// A literal block (`|-`) rather than a style libyaml picks.
+    pub literal: bool,
+}
+
+impl RubyObject {
+    /// Ruby's `inspect` (explain output): a Regexp's `/source/`, a URI's `#<URI::HTTP url>`,
+    /// otherwise `to_s`.
+    pub fn inspect(&self) -> String {
+        match (self.type_name, &self.scalar) {
+            ("Regexp", Some(s)) => s.text.clone(),
+            ("URI", _) => format!("#<{} {}>", self.class, self.to_s),
+            _ => self.to_s.clone(),
+        }
+    }
+}
+
+impl Value {
+    /// True when arrays and hashes nest more than `limit` deep in this value (counted without
+    /// recursion, so any value can be asked).
+    pub fn deeper_than(&self, limit: usize) -> bool {
+        let mut stack: Vec<(&Value, usize)> = vec![(self, 0)];
+        while let Some((v, d)) = stack.pop() {
+            let children: Box<dyn Iterator<Item = &Value>> = match v {
+                Value::Array(a) => Box::new(a.iter()),
+                Value::Hash(h) => Box::new(h.iter().flat_map(|(k, v)| [k, v])),
+                Value::Sensitive(b) => Box::new(std::iter::once(&**b)),
+                _ => continue,
+            };
+            if d + 1 > limit {
+                return true;
+            }
+            stack.extend(children.map(|c| (c, d + 1)));
+        }
+        false
+    }
+
+    /// A String value.
+    pub fn str(s: impl Into<String>) -> Value {
+        Value::String(s.into())
+    }
+    /// The text of a String value.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+    /// The entries of a Hash; `None` for any other value.
+    pub fn as_hash(&self) -> Option<&Map> {
+        match self {
+            Value::Hash(h) => Some(h),
+            _ => None,
+        }
+    }
+    /// Whether this is `nil` (Puppet's `undef`).
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+    /// Ruby truthiness: only nil and false are falsy.
+    pub fn truthy(&self) -> bool {
+        !matches!(self, Value::Null | Value::Bool(false))
+    }
+    /// The Ruby class name Puppet's messages use for this value.
+    pub fn ruby_class(&self) -> &'static str {
+        match self {
+            Value::Null => "NilClass",
+            Value::Bool(true) => "TrueClass",
+            Value::Bool(false) => "FalseClass",
+            Value::Int(_) | Value::BigInt(_) => "Integer",
+            Value::Float(_) => "Float",
+            Value::String(_) => "String",
+            Value::Array(_) => "Array",
+            Value::Hash(_) => "Hash",
+            Value::Sensitive(_) => "Puppet::Pops::Types::PSensitiveType::Sensitive",
+            Value::Object(o) => o.class,
+        }
+    }
+    /// Look up a string key in a hash value.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        match self {
+            Value::Hash(h) => h.get(&StrKey(key)),
+            _ => None,
+        }
+    }
+}
+
+// Ruby `eql?` semantics for hash keys and `==` for uniqueness: 1 and 1.0 differ,
+// floats compare by bit pattern so that a Value can be a map key.
+impl PartialEq for Value {
+    fn eq(&self, other: &Value) -> bool {
+        use Value::*;
+        match (self, other) {
+            (Null, Null) => true,
+            (Bool(a), Bool(b)) => a == b,
+            (Int(a), Int(b)) => a == b,
+            (BigInt(a), BigInt(b)) => a == b,
+            (Float(a), Float(b)) => a.to_bits() == b.to_bits() || a == b,
+            (String(a), String(b)) => a == b,
+            (Array(a), Array(b)) => a == b,
+            (Hash(a), Hash(b)) => a.len() == b.len() && a.iter().all(|(k, v)| b.get(k) == Some(v)),
+            (Sensitive(a), Sensitive(b)) => a == b,
+            (Object(a), Object(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+impl Eq for Value {}
+
+/// Ruby's `<=>` of two integers (Int or BigInt).
+pub fn int_cmp(a: &Value, b: &Value) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    fn digits(v: &Value) -> (bool, String) {
+        let t = match v {
+            Value::Int(i) => i.to_string(),
+            Value::BigInt(d) => d.clone(),
+            _ => String::from("0"),
+        };
+        match t.strip_prefix('-') {
+            Some(m) => (true, m.to_string()),
+            None => (false, t),
+        }
+    }
+    let ((na, ma), (nb, mb)) = (digits(a), digits(b));
+    // Canonical digits: a longer magnitude is larger.
+    let mag = ma.len().cmp(&mb.len()).then_with(|| ma.cmp(&mb));
+    match (na, nb) {
+        (false, false) => mag,
+        (true, true) => mag.reverse(),
+        (true, false) => Ordering::Less,
+        (false, true) => Ordering::Greater,
+    }
+}
+
+/// An integer (Int or BigInt) as the nearest Float, as Ruby converts it to compare.
+pub fn int_to_f64(v: &Value) -> f64 {
+    match v {
+        Value::Int(i) => *i as f64,
+        Value::BigInt(d) => d.parse().unwrap_or(0.0),
+        _ => 0.0,
+    }
+}
+
+/// Hash tags of the variants; `StrKey` must hash like `Value::String`.
+const TAG_STRING: u8 = 4;
+
+impl Hash for Value {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        use Value::*;
+        let tag: u8 = match self {
+            Null => 0,
+            Bool(_) => 1,
+            Int(_) => 2,
+            Float(_) => 3,
+            String(_) => TAG_STRING,
+            Array(_) => 5,
+            Hash(_) => 6,
+            Sensitive(_) => 7,
+            Object(_) => 8,
+            BigInt(_) => 9,
+        };
+        tag.hash(state);
+        match self {
+            Null => {}
+            Bool(b) => b.hash(state),
+            Int(i) => i.hash(state),
+            BigInt(d) => d.hash(state),
+            Float(f) => {
+                // 0.0 == -0.0 must hash alike.
+                let f = if *f == 0.0 { 0.0f64 } else { *f };
+                f.to_bits().hash(state)
+            }
+            String(s) => s.hash(state),
+            Array(a) => a.hash(state),
+            // Order-independent, like Ruby's Hash#hash.
+            Hash(h) => h.len().hash(state),
+            Sensitive(v) => v.hash(state),
+            Object(o) => o.to_s.hash(state),
+        }
+    }
+}
+
+/// A borrowed string key: finds `Value::String` keys in a [`Map`] without allocating.
+#[derive(Debug, Clone, Copy)]
+pub struct StrKey<'a>(pub &'a str);
+
+impl Hash for StrKey<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        TAG_STRING.hash(state);
+        self.0.hash(state);
+    }
+}
+
+impl indexmap::Equivalent<Value> for StrKey<'_> {
+    fn equivalent(&self, key: &Value) -> bool {
+        matches!(key, Value::String(s) if s == self.0)
+    }
+}
+
+impl From<&str> for Value {
+    fn from(s: &str) -> Value {
+        Value::String(s.to_string())
+    }
+}
+impl From<String> for Value {
+    fn from(s: String) -> Value {
+        Value::String(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn str_key_finds_string_keys_only() {
+        let mut m = Map::default();
+        m.insert(Value::str("a"), Value::Int(1));
+        m.insert(Value::Int(1), Value::Int(2));
+        assert_eq!(m.get(&StrKey("a")), Some(&Value::Int(1)));
+        assert_eq!(m.get(&StrKey("1")), None);
+    }
+
+    #[test]
+    fn ruby_key_equality() {
+        assert_ne!(Value::Int(1), Value::Float(1.0));
+        assert_eq!(Value::Float(0.0), Value::Float(-0.0));
+        let a: Map = [
+            (Value::str("x"), Value::Int(1)),
+            (Value::str("y"), Value::Int(2)),
+        ]
+        .into_iter()
+        .collect();
+        let b: Map = [
+            (Value::str("y"), Value::Int(2)),
+            (Value::str("x"), Value::Int(1)),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(Value::Hash(a), Value::Hash(b));
+    }
+}
