@@ -408,6 +408,16 @@ impl Resolved {
 
     /// The PuppetDB client the flags (or Puppet's routes.yaml and puppetdb.conf) ask for.
     pub fn puppetdb(&self) -> Result<Option<puppetdb::Client>> {
+        match self.puppetdb_options()? {
+            Some(opts) => puppetdb::Client::new(&opts).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// How to reach the PuppetDB the flags (or Puppet's routes.yaml and puppetdb.conf) ask
+    /// for: its URLs, and the certificates, Puppet's `$ssldir` ones unless the flags name
+    /// others. The one place every command turns PuppetDB's flags into the library's terms.
+    pub fn puppetdb_options(&self) -> Result<Option<puppetdb::Options>> {
         let s = &self.sources;
         let conf = &self.conf;
         let urls = if let Some(u) = &s.puppetdb {
@@ -431,15 +441,16 @@ impl Resolved {
             return Ok(None);
         };
         let abs = |p: &Option<PathBuf>| p.as_deref().map(|p| absolute(&self.cwd, p));
-        let opts = puppetdb::Options {
-            urls,
-            cacert: abs(&s.puppetdb_cacert),
-            cert: abs(&s.puppetdb_cert),
-            key: abs(&s.puppetdb_key),
-            timeout: std::time::Duration::from_secs(s.puppetdb_timeout.max(1)),
-        }
-        .with_ssldir(&conf.ssldir, conf.raw.get("certname").map(String::as_str));
-        puppetdb::Client::new(&opts).map(Some)
+        Ok(Some(
+            puppetdb::Options {
+                urls,
+                cacert: abs(&s.puppetdb_cacert),
+                cert: abs(&s.puppetdb_cert),
+                key: abs(&s.puppetdb_key),
+                timeout: std::time::Duration::from_secs(s.puppetdb_timeout.max(1)),
+            }
+            .with_ssldir(&conf.ssldir, conf.raw.get("certname").map(String::as_str)),
+        ))
     }
 
     /// The scope of the one node of `facts`, with the environment's `$settings::` variables

@@ -1,7 +1,8 @@
 //! `hiera-lookup lint [PATH]`: flags → [`hiera_lint::lint`] → findings and exit status.
 
-use hiera_lint::{self as lint, output, Severity};
-use std::io::Write;
+use crate::flags::groups::PuppetDbArgs;
+use crate::output::{self, ExitCode};
+use hiera_lint::{self as lint, Severity};
 use std::path::PathBuf;
 
 const AFTER_HELP: &str = "\
@@ -33,31 +34,10 @@ pub struct LintArgs {
     /// One facts file per node (.yaml, .yml, .json): enables the fleet rules.
     #[arg(long = "facts-dir", visible_alias = "facts_dir", value_name = "DIR")]
     facts_dir: Option<PathBuf>,
-    /// PuppetDB's nodes as the fleet (`https://puppetdb:8081`; several, comma-separated, are
-    /// tried in order): every active node, or those of --nodes-query. Enables the fleet rules.
-    #[arg(long, value_name = "URL", conflicts_with = "facts_dir")]
-    puppetdb: Option<String>,
-    /// With --puppetdb: the nodes of a PQL query, e.g.
-    /// 'inventory[certname] { facts.os.family = "RedHat" }'.
-    #[arg(
-        long = "nodes-query",
-        visible_alias = "nodes_query",
-        value_name = "PQL",
-        requires = "puppetdb"
-    )]
-    nodes_query: Option<String>,
-    /// CA certificate of PuppetDB's certificate (PEM).
-    #[arg(long = "puppetdb-cacert", value_name = "FILE")]
-    puppetdb_cacert: Option<PathBuf>,
-    /// Client certificate for PuppetDB (PEM).
-    #[arg(long = "puppetdb-cert", value_name = "FILE")]
-    puppetdb_cert: Option<PathBuf>,
-    /// Client key for PuppetDB (PEM).
-    #[arg(long = "puppetdb-key", value_name = "FILE")]
-    puppetdb_key: Option<PathBuf>,
-    /// Seconds each PuppetDB request may take.
-    #[arg(long = "puppetdb-timeout", value_name = "SECS", default_value = "30")]
-    puppetdb_timeout: u64,
+    /// PuppetDB's nodes as the fleet (every active node, or those of --nodes-query): enables
+    /// the fleet rules.
+    #[command(flatten)]
+    pdb: PuppetDbArgs,
     /// A global hiera.yaml to lint with the repo.
     #[arg(long = "hiera_config", visible_aliases = ["hiera-config"], value_name = "FILE")]
     hiera_config: Option<PathBuf>,
@@ -72,78 +52,56 @@ pub struct LintArgs {
     list_rules: bool,
 }
 
-/// Runs the command; the return value is the exit status.
-pub fn main(args: &LintArgs) -> i32 {
+/// Runs the lint and prints its findings: 0 none at or above --fail-on, 1 some.
+pub fn exec(args: &LintArgs) -> output::Result<ExitCode> {
     if args.list_rules {
         let text: String = lint::RULES
             .iter()
             .map(|r| format!("{:<32} {:<8} {}\n", r.id, r.severity.name(), r.summary))
             .collect();
-        return write_out(&text, 0);
+        return output::stdout(&text, ExitCode::Success);
     }
     // File flags are relative to the working directory (the library takes them relative
     // to the repo).
-    let cwd = std::env::current_dir().unwrap_or_default();
+    let cwd =
+        std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
     let abs = |p: &Option<PathBuf>| {
         p.as_ref()
             .map(|p| hiera_engine::environment::absolute(&cwd, p))
+    };
+    if args.facts_dir.is_some() && args.pdb.puppetdb.is_some() {
+        return Err(
+            "--facts-dir and --puppetdb cannot be combined: pick one fleet"
+                .to_string()
+                .into(),
+        );
+    }
+    if args.pdb.nodes_query.is_some() && args.pdb.puppetdb.is_none() {
+        return Err("--nodes-query needs --puppetdb URL".to_string().into());
+    }
+    // PuppetDB's flags mean what they mean for a lookup, Puppet's $ssldir certificates
+    // included.
+    let puppetdb = match &args.pdb.puppetdb {
+        Some(_) => args.pdb.sources().resolve_in(&cwd)?.puppetdb_options()?,
+        None => None,
     };
     let opts = lint::Options {
         root: args.path.clone(),
         hiera_config: abs(&args.hiera_config),
         modulepath: args.modulepath.clone(),
         facts_dir: abs(&args.facts_dir),
-        puppetdb: args
-            .puppetdb
-            .as_deref()
-            .map(|urls| hiera_facts::puppetdb::Options {
-                urls: hiera_facts::puppetdb::split_urls(urls),
-                cacert: abs(&args.puppetdb_cacert),
-                cert: abs(&args.puppetdb_cert),
-                key: abs(&args.puppetdb_key),
-                timeout: std::time::Duration::from_secs(args.puppetdb_timeout.max(1)),
-            }),
-        nodes_query: args.nodes_query.clone(),
+        puppetdb,
+        nodes_query: args.pdb.nodes_query.clone(),
         config: abs(&args.config),
     };
-    let result = std::thread::Builder::new()
-        .stack_size(hiera_value::limits::LOOKUP_STACK_SIZE)
-        .spawn(move || lint::lint(&opts))
-        .map_err(|e| e.to_string())
-        .and_then(|h| h.join().map_err(|_| "the lint thread panicked".to_string()));
-    let report = match result {
-        Ok(Ok(r)) => r,
-        Ok(Err(e)) => {
-            eprintln!("Error: {e}");
-            return 2;
-        }
-        Err(e) => {
-            eprintln!("Error: {e}");
-            return 2;
-        }
-    };
+    let report = lint::lint(&opts)?;
     let fail_on = args
         .fail_on
         .as_deref()
         .and_then(Severity::parse)
         .or(report.fail_on)
         .unwrap_or(Severity::Error);
-    let format = output::OutputFormat::parse(&args.format).unwrap_or_default();
-    let code = if report.fails(fail_on) { 1 } else { 0 };
-    write_out(&output::render(&report, format), code)
-}
-
-fn write_out(text: &str, code: i32) -> i32 {
-    let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|_| stdout.flush())
-    {
-        Ok(()) => code,
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => code,
-        Err(e) => {
-            eprintln!("Error: Could not write to stdout: {e}");
-            2
-        }
-    }
+    let format = lint::output::OutputFormat::parse(&args.format).unwrap_or_default();
+    let code = ExitCode::negative_if(report.fails(fail_on));
+    output::stdout(&lint::output::render(&report, format), code)
 }

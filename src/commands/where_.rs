@@ -1,8 +1,8 @@
 //! `hiera-lookup where KEY`: the lookup's flags, a report of where the key is defined
 //! instead of its value (the library's [`hiera_engine::where_`] does the work).
 
-use crate::cli::Args;
-use crate::run::Output;
+use crate::commands::lookup::Args;
+use crate::output::{self, ExitCode};
 use hiera_engine::redact::Redactor;
 use hiera_engine::where_::{self, fleet::FleetReport, render, Request};
 use hiera_engine::{Error, Session};
@@ -34,27 +34,19 @@ pub struct WhereArgs {
     pub format: Option<String>,
 }
 
-/// Runs `where`: what to print, warnings, error and exit status.
-pub fn run(w: &WhereArgs) -> Output {
+/// Runs `where` and prints its report.
+pub fn exec(w: &WhereArgs) -> output::Result<ExitCode> {
     let mut warnings = Vec::new();
     // --redact: what the lookups decrypted, hidden in everything printed.
     let mut secrets = Redactor::default();
     let result = run_inner(w, &mut warnings, &mut secrets);
     let hide = |s: &str| secrets.text(s).into_owned();
-    let warnings = warnings.iter().map(|w| hide(w)).collect();
+    for w in &warnings {
+        output::warn(&hide(w));
+    }
     match result {
-        Ok((stdout, code)) => Output {
-            stdout: hide(&stdout),
-            warnings,
-            error: None,
-            code,
-        },
-        Err(e) => Output {
-            stdout: String::new(),
-            warnings,
-            error: Some(hide(&e.to_string().lines().collect::<Vec<_>>().join(" "))),
-            code: 2,
-        },
+        Ok((stdout, code)) => output::stdout(&hide(&stdout), ExitCode::from_status(code)),
+        Err(e) => Err(hide(&e.to_string()).into()),
     }
 }
 
@@ -94,16 +86,16 @@ fn run_inner(
     };
     let lookup = crate::request::Request::new(&crate::request::Flags {
         keys: vec![key.clone()],
-        merge: args.merge.clone(),
-        knock_out_prefix: args.knock_out_prefix.clone(),
-        sort_merged_arrays: args.sort_merged_arrays,
-        merge_hash_arrays: args.merge_hash_arrays,
-        strict: args.strict.clone(),
+        merge: args.merge.merge.clone(),
+        knock_out_prefix: args.merge.knock_out_prefix.clone(),
+        sort_merged_arrays: args.merge.sort_merged_arrays,
+        merge_hash_arrays: args.merge.merge_hash_arrays,
+        strict: args.strict.strict.clone(),
         redact: args.redact,
         ..Default::default()
     })?;
     let (merge, strict) = (lookup.merge.clone(), lookup.strict);
-    let sources = crate::run::sources(args).resolve()?;
+    let sources = args.sources().resolve()?;
     let cwd = sources.cwd.clone();
     let layers = sources.env.layers()?;
     let facts = sources.facts_request()?;
@@ -115,13 +107,13 @@ fn run_inner(
         reachable_only: w.reachable_only,
     };
     let style = render::Style {
-        color: crate::run::use_color(args)?,
+        color: output::use_color(args.color.as_deref())?,
         base: Some(cwd.clone()),
     };
     let files = hiera_engine::backend::DataFiles::default();
     if !sources.sources.many_nodes() {
         let scope = sources.single_scope(&facts, db.as_ref(), warnings)?;
-        let node = args.node.clone();
+        let node = args.node.node.clone();
         let mut session = Session::with_files(scope, layers, settings, files.clone());
         let report = where_::Reporter::new(files, strict).report(&mut session, &request, node);
         if let Some(r) = session.redactor() {

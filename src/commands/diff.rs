@@ -1,6 +1,7 @@
 //! `hiera-lookup diff`: its flags, and the library calls they make.
 
-use crate::request::Sources;
+use crate::flags::groups::{FactsArgs, StrictArgs};
+use crate::output::{self, ExitCode};
 use hiera_diff::{self as diff, git::Repo, output::Format, Keys, Tree};
 use hiera_engine::{Error, Settings};
 use std::path::{Path, PathBuf};
@@ -31,45 +32,33 @@ pub struct DiffArgs {
     /// Every key either side can see
     #[arg(long)]
     pub all: bool,
-    /// A node's facts (repeatable)
-    #[arg(long, value_name = "FILE")]
-    pub facts: Vec<PathBuf>,
-    /// Every facts file (*.yaml, *.yml, *.json) of a directory is a node
-    #[arg(long, value_name = "DIR")]
-    pub facts_dir: Option<PathBuf>,
     /// text, json, github (workflow annotations) or markdown (a pull-request comment)
     #[arg(long, default_value = "text", value_name = "FORMAT")]
     pub format: String,
     /// The control repo (default: the current directory)
     #[arg(short = 'C', long = "repo", value_name = "DIR")]
     pub repo: Option<PathBuf>,
-    /// An extra top-scope variable, VALUE read as YAML (repeatable)
-    #[arg(long = "var", value_name = "NAME=VALUE")]
-    pub vars: Vec<String>,
-    /// Undefined variables in data: error (Puppet 8), warning or off
-    #[arg(long, default_value = "error")]
-    pub strict: String,
+    #[command(flatten)]
+    pub facts: FactsArgs,
+    #[command(flatten)]
+    pub strict: StrictArgs,
     /// Worker threads (default: every core)
     #[arg(long)]
     pub threads: Option<usize>,
     /// Look up every key, even those the change cannot touch (checks the analysis)
     #[arg(long)]
     pub no_skip: bool,
-    #[command(flatten)]
-    pub pdb: crate::cli::PuppetDbArgs,
 }
 
-/// Runs `diff`: what to print, the error line, and the exit status.
-pub fn run(args: &DiffArgs) -> (String, Option<String>, i32) {
-    match run_args(args) {
-        Ok((text, changed)) => (text, None, if changed { 1 } else { 0 }),
-        Err(e) => (String::new(), Some(format!("Error: {e}")), 2),
-    }
+/// Runs `diff` and prints its report: 0 no change, 1 changes.
+pub fn exec(args: &DiffArgs) -> output::Result<ExitCode> {
+    let (text, changed) = run(args)?;
+    output::stdout(&text, ExitCode::negative_if(changed))
 }
 
-fn run_args(args: &DiffArgs) -> Result<(String, bool), Error> {
+fn run(args: &DiffArgs) -> Result<(String, bool), Error> {
     let format = Format::parse(&args.format).map_err(Error::Usage)?;
-    let strict = crate::request::parse_strict(&args.strict)?;
+    let strict = crate::request::parse_strict(&args.strict.strict)?;
     let cwd = std::env::current_dir()
         .map_err(|e| Error::run(format!("cannot read the current directory: {e}")))?;
     let abs = |p: &Path| hiera_engine::environment::absolute(&cwd, p);
@@ -119,13 +108,8 @@ fn run_args(args: &DiffArgs) -> Result<(String, bool), Error> {
     };
 
     // The nodes, as batch mode finds them: facts files, or PuppetDB's.
-    let sources = Sources {
-        facts: args.facts.clone(),
-        facts_dir: args.facts_dir.clone(),
-        vars: args.vars.clone(),
-        ..args.pdb.sources()
-    };
-    if args.facts.is_empty() && !sources.many_nodes() {
+    let sources = args.facts.sources();
+    if args.facts.facts.is_empty() && !sources.many_nodes() {
         return Err(Error::Usage(
             "diff needs nodes: --facts-dir DIR, --facts FILE, or PuppetDB's (--puppetdb URL, --nodes-query PQL)"
                 .into(),
@@ -146,13 +130,9 @@ fn run_args(args: &DiffArgs) -> Result<(String, bool), Error> {
         .map(|n| resolved.batch_node(n))
         .collect();
     for w in warnings {
-        eprintln!("Warning: {}", hiera_value::limits::printable(&w));
+        output::warn(&w);
     }
-    let threads = args.threads.unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-    });
+    let threads = output::threads(args.threads);
     let report = diff::run(&diff::Request {
         base,
         head,

@@ -1,0 +1,288 @@
+//! `hiera-lookup [FLAGS] KEY…`: the lookup, as `puppet lookup` takes it. One node: flags →
+//! scope and layers → lookup → rendered answer (or `--explain`'s trace). Many nodes (several
+//! `--facts`, `--facts-dir`, PuppetDB's, `--all`): batch mode, JSON Lines.
+
+use crate::flags::groups::{self, FactsArgs, LayoutArgs, MergeArgs, NodeArgs, StrictArgs};
+use crate::output::{self, ExitCode};
+use crate::request::{Flags, Mode, Request, Resolved};
+use hiera_engine::{Error, Session};
+
+/// The lookup's flags: `puppet lookup`'s, and hiera-lookup's own.
+#[derive(clap::Parser, Debug)]
+#[command(
+    name = "hiera-lookup",
+    version,
+    about = "Resolve Hiera keys exactly as `puppet lookup` does, without Puppet",
+    infer_long_args = true,
+    // Puppet's option parser lets a repeated option win: `--render-as s --render-as json`.
+    args_override_self = true
+)]
+pub struct Args {
+    /// Keys to look up; the first one found wins. Dotted keys dig into the value.
+    pub keys: Vec<String>,
+
+    #[command(flatten)]
+    pub layout: LayoutArgs,
+
+    #[command(flatten)]
+    pub facts: FactsArgs,
+
+    #[command(flatten)]
+    pub node: NodeArgs,
+
+    #[command(flatten)]
+    pub merge: MergeArgs,
+
+    #[command(flatten)]
+    pub strict: StrictArgs,
+
+    /// Batch mode: every key each node can see in its data, instead of named keys.
+    #[arg(long, help_heading = "Fleet")]
+    pub all: bool,
+
+    /// Batch mode: worker threads (default: the number of CPUs).
+    #[arg(long, value_name = "N", help_heading = "Fleet")]
+    pub threads: Option<usize>,
+
+    /// Print Puppet's explanation of the lookup instead of the value.
+    #[arg(long, help_heading = "Output")]
+    pub explain: bool,
+
+    /// Explain the lookup_options search.
+    #[arg(
+        long = "explain-options",
+        visible_alias = "explain_options",
+        help_heading = "Output"
+    )]
+    pub explain_options: bool,
+
+    /// Value (a string) to answer when no key is found.
+    #[arg(
+        long,
+        value_name = "VALUE",
+        allow_hyphen_values = true,
+        help_heading = "Output"
+    )]
+    pub default: Option<String>,
+
+    /// Assert the type of the found value (Puppet type expression).
+    #[arg(long = "type", value_name = "TYPE", help_heading = "Output")]
+    pub type_: Option<String>,
+
+    /// Output format: yaml (default), json, s.
+    #[arg(
+        long = "render-as",
+        visible_alias = "render_as",
+        value_name = "FORMAT",
+        help_heading = "Output"
+    )]
+    pub render_as: Option<String>,
+
+    /// Print `[redacted]` wherever a plaintext decrypted from an eyaml `ENC[...]` token would
+    /// appear: values, --explain traces, batch lines, messages (beyond Puppet). Lookups,
+    /// interpolation and --type still use the real value.
+    #[arg(long, help_heading = "Output")]
+    pub redact: bool,
+
+    /// Colour the --explain text: always, never or auto (a terminal, unless NO_COLOR is
+    /// set). Default never, so the trace stays byte-identical to Puppet's. Puppet's
+    /// true/false are accepted too.
+    #[arg(long, value_name = "WHEN", help_heading = "Output")]
+    pub color: Option<String>,
+
+    /// Puppet's --compile needs a Puppet compiler; not supported.
+    #[arg(long, short = 'c')]
+    pub compile: bool,
+
+    /// Accepted for compatibility (logging flags of Puppet).
+    #[arg(long, short = 'd')]
+    pub debug: bool,
+
+    #[arg(long, short = 'v', hide = true)]
+    pub verbose: bool,
+
+    /// Puppet settings we accept and ignore (logdir, rundir).
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub logdir: Option<std::path::PathBuf>,
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub rundir: Option<std::path::PathBuf>,
+}
+
+impl Args {
+    /// The command line's flags, as the library's request takes them.
+    pub fn flags(&self) -> Flags {
+        let pdb = &self.facts.pdb;
+        let puppetdb_batch =
+            pdb.nodes_query.is_some() || (pdb.puppetdb.is_some() && self.node.node.is_none());
+        Flags {
+            keys: self.keys.clone(),
+            merge: self.merge.merge.clone(),
+            knock_out_prefix: self.merge.knock_out_prefix.clone(),
+            sort_merged_arrays: self.merge.sort_merged_arrays,
+            merge_hash_arrays: self.merge.merge_hash_arrays,
+            strict: self.strict.strict.clone(),
+            render_as: self.render_as.clone(),
+            explain: self.explain,
+            explain_options: self.explain_options,
+            compile: self.compile,
+            default: self.default.clone(),
+            value_type: self.type_.clone(),
+            redact: self.redact,
+            batch: self.facts.facts.len() > 1
+                || self.facts.facts_dir.is_some()
+                || self.all
+                || puppetdb_batch,
+            all: self.all,
+        }
+    }
+
+    /// Where the layers and nodes come from, as the library's request takes them.
+    pub fn sources(&self) -> crate::request::Sources {
+        groups::sources(&self.layout, &self.facts, &self.node)
+    }
+}
+
+/// Runs the lookup (or the batch) and prints its answer.
+pub fn exec(args: &Args) -> output::Result<ExitCode> {
+    let mut warnings = Vec::new();
+    // What Puppet would have printed on stdout before an error (merge_debug's trace).
+    let mut before_error = String::new();
+    let result = run(args, &mut warnings, &mut before_error);
+    for w in &warnings {
+        output::warn(w);
+    }
+    match result {
+        Ok((stdout, code)) => output::stdout(&stdout, code),
+        Err(e) => {
+            output::stdout(&(before_error + &e.stdout()), ExitCode::Error)?;
+            Err(e.into())
+        }
+    }
+}
+
+fn run(
+    args: &Args,
+    warnings: &mut Vec<String>,
+    before_error: &mut String,
+) -> Result<(String, ExitCode), Error> {
+    let flags = args.flags();
+    let request = Request::new(&flags)?;
+    let sources = args.sources().resolve()?;
+    let layers = sources.env.layers()?;
+
+    if request.mode == Mode::Batch {
+        let facts = sources.facts_request()?;
+        let db = sources.puppetdb()?;
+        request.check_batch(&flags)?;
+        return run_batch(args, &sources, layers, &request, (facts, db));
+    }
+    let db = sources.puppetdb()?;
+    let scope = sources.single_scope(&sources.facts_request()?, db.as_ref(), warnings)?;
+
+    let mut session = Session::with_files(
+        scope,
+        layers,
+        request.settings(),
+        hiera_engine::backend::DataFiles::default(),
+    );
+    let out = request.answer(&mut session, warnings).inspect_err(|_| {
+        let trace = session.take_merge_trace();
+        // --redact hides decrypted plaintexts there too.
+        *before_error = match session.redactor() {
+            Some(r) => r.text(&trace).into_owned(),
+            None => trace,
+        };
+    })?;
+    let code = ExitCode::from_status(out.code);
+    if out.explanation && output::use_color(args.color.as_deref())? {
+        return Ok((output::colorize_explanation(&out.text), code));
+    }
+    Ok((out.text, code))
+}
+
+/// Batch mode: JSON Lines for every node × key, streamed in node order.
+fn run_batch(
+    args: &Args,
+    sources: &Resolved,
+    layers: hiera_engine::Layers,
+    lookup: &Request,
+    (request, db): (
+        hiera_facts::FactsRequest,
+        Option<hiera_facts::puppetdb::Client>,
+    ),
+) -> Result<(String, ExitCode), Error> {
+    use hiera_engine::batch::{Batch, Keys};
+    use std::io::{IsTerminal, Write};
+    let mut facts_warnings = Vec::new();
+    let chunks = sources.node_chunks(&request, db.as_ref(), &mut facts_warnings)?;
+    // Printed now, before the answers stream out.
+    for w in facts_warnings {
+        output::warn(&w);
+    }
+    let batch = Batch {
+        layers,
+        settings: lookup.settings(),
+        merge: lookup.merge.clone(),
+        keys: if args.all {
+            Keys::All
+        } else {
+            Keys::List(args.keys.clone())
+        },
+        threads: output::threads(args.threads),
+        finish: lookup.finish()?,
+        format: lookup.format_given.then_some(lookup.format),
+    };
+    let progress = std::io::stderr().is_terminal();
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout());
+    let (mut missed, mut errors) = (false, false);
+    let mut broken: Option<std::io::Error> = None;
+    let files = hiera_engine::backend::DataFiles::default();
+    let mut done = 0usize;
+    for chunk in chunks {
+        let nodes: Vec<_> = chunk.into_iter().map(|n| sources.batch_node(n)).collect();
+        let count = nodes.len();
+        let show = progress && (done > 0 || count >= 50);
+        batch.run_lines(nodes, files.clone(), |i, lines| {
+            if broken.is_some() {
+                return;
+            }
+            errors |= lines.errors;
+            missed |= lines.missed;
+            if let Err(e) = out.write_all(lines.text.as_bytes()) {
+                broken = Some(e);
+                return;
+            }
+            if show {
+                eprint!("\rhiera-lookup: {} nodes", done + i + 1);
+            }
+        });
+        done += count;
+        if broken.is_some() {
+            break;
+        }
+        // What a chunk answered is out before the next chunk is fetched.
+        if let Err(e) = out.flush() {
+            broken = Some(e);
+            break;
+        }
+    }
+    let progress = progress && done >= 50;
+    if progress {
+        eprintln!();
+    }
+    if let Err(e) = out.flush() {
+        broken.get_or_insert(e);
+    }
+    let code = if errors {
+        ExitCode::Error
+    } else {
+        ExitCode::negative_if(missed)
+    };
+    match broken {
+        // `hiera-lookup … | head` ends quietly, as a broken pipe does for one lookup.
+        Some(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(Error::run(output::write_error(&e).0))
+        }
+        _ => Ok((String::new(), code)),
+    }
+}

@@ -1,0 +1,10 @@
+//! One file per command, each with its flags and one `exec(&Args) -> output::Result<ExitCode>`
+//! that prints through [`crate::output`]. A new command is a new file here, a variant of
+//! [`crate::flags::Command`] and an arm in `main`.
+
+pub mod completions;
+pub mod diff;
+pub mod lint;
+pub mod lookup;
+pub mod man;
+pub mod where_;

@@ -1,0 +1,242 @@
+//! Everything the binary prints goes through here: stdout (a closed pipe ends the program
+//! quietly, a full disk or a closed stdout is an error), warnings and errors on stderr (one
+//! line each, terminal escapes made visible), colour, and the exit status.
+
+use hiera_value::limits::printable;
+use std::io::Write;
+
+/// How a command ended. Every command says what 1 means for it in its `--help`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitCode {
+    /// 0: answered (found, no change, no finding).
+    Success = 0,
+    /// 1: the negative answer (not found, changes, findings).
+    Negative = 1,
+    /// 2: the command could not do its job.
+    Error = 2,
+}
+
+impl ExitCode {
+    /// The status for a lookup-style boolean: found → 0, else 1.
+    pub fn negative_if(negative: bool) -> ExitCode {
+        if negative {
+            ExitCode::Negative
+        } else {
+            ExitCode::Success
+        }
+    }
+
+    /// From the library's numeric statuses (0, 1, 2).
+    pub fn from_status(code: i32) -> ExitCode {
+        match code {
+            0 => ExitCode::Success,
+            1 => ExitCode::Negative,
+            _ => ExitCode::Error,
+        }
+    }
+}
+
+/// Why a command failed: the message printed after `Error: `.
+#[derive(Debug)]
+pub struct Failure(pub String);
+
+impl From<hiera_engine::Error> for Failure {
+    fn from(e: hiera_engine::Error) -> Failure {
+        Failure(e.to_string())
+    }
+}
+
+impl From<String> for Failure {
+    fn from(s: String) -> Failure {
+        Failure(s)
+    }
+}
+
+/// What every command's `exec` returns.
+pub type Result<T> = std::result::Result<T, Failure>;
+
+/// Prints `text` on stdout. A reader that left (`| head`) is not an error: the program ends
+/// quietly with `code`, as `puppet lookup | head` does. Any other failure is.
+pub fn stdout(text: &str, code: ExitCode) -> Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => Ok(code),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => exit(code),
+        Err(e) => Err(write_error(&e)),
+    }
+}
+
+/// The error for output that could not be written to stdout.
+pub fn write_error(e: &std::io::Error) -> Failure {
+    Failure(format!("Could not write to stdout: {e}"))
+}
+
+/// A warning on stderr, on one line.
+pub fn warn(message: &str) {
+    let _ = writeln!(std::io::stderr(), "Warning: {}", printable(message));
+}
+
+/// Prints a failure on stderr, on one line (Puppet's multi-line messages are joined).
+pub fn error(failure: &Failure) {
+    let one_line = failure.0.lines().collect::<Vec<_>>().join(" ");
+    let _ = writeln!(std::io::stderr(), "Error: {}", printable(&one_line));
+}
+
+/// Ends the process with `code`.
+pub fn exit(code: ExitCode) -> ! {
+    std::process::exit(code as i32)
+}
+
+/// Ends the process the way a command's result says: its status, or its error and 2.
+pub fn finish(result: Result<ExitCode>) -> ! {
+    match result {
+        Ok(code) => exit(code),
+        Err(failure) => {
+            error(&failure);
+            exit(ExitCode::Error)
+        }
+    }
+}
+
+/// The worker threads a fleet command uses: `--threads`, else one per CPU.
+pub fn threads(flag: Option<usize>) -> usize {
+    flag.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    })
+}
+
+/// Whether `--color` asks for colour on stdout: always, never (the default) or auto (a
+/// terminal, unless NO_COLOR is set); Puppet's true/false too.
+pub fn use_color(flag: Option<&str>) -> std::result::Result<bool, hiera_engine::Error> {
+    use std::io::IsTerminal;
+    match flag {
+        None | Some("never" | "false") => Ok(false),
+        Some("always" | "true" | "ansi") => Ok(true),
+        Some("auto") => {
+            Ok(std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal())
+        }
+        Some(other) => Err(hiera_engine::Error::Usage(format!(
+            "--color expects always, never or auto, got '{other}'"
+        ))),
+    }
+}
+
+/// Runs `f` (a lookup, `where`, lint, diff) on a stack whose size is known, whatever
+/// `ulimit -s` says: the depth limits of hiera_value::limits were measured against it. The
+/// main thread switches onto a fresh stack of that size (a thread would cost more than the
+/// rest of a lookup's start). A panic is one error line and exit 2.
+pub fn on_lookup_stack<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
+    if stdout_was_closed() {
+        return Err(Failure(
+            "Could not write to stdout: Bad file descriptor (os error 9)".into(),
+        ));
+    }
+    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        stacker::grow(hiera_value::limits::LOOKUP_STACK_SIZE, f)
+    }));
+    out.unwrap_or_else(|_| Err(Failure("the lookup panicked".into())))
+}
+
+/// Whether fd 1 was closed when the process started. Rust's runtime opens /dev/null on a
+/// closed stdout before `main`, so that writes "succeed" and the answer is lost; a function
+/// in `.init_array` runs before that and sees the descriptor as it was given.
+#[cfg(target_os = "linux")]
+static STDOUT_CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+#[cfg(target_os = "linux")]
+#[used]
+#[link_section = ".init_array"]
+static CHECK_STDOUT: extern "C" fn() = {
+    extern "C" fn check_stdout() {
+        // SAFETY: fcntl(F_GETFD) on fd 1 only reads its descriptor flags.
+        let closed = unsafe { libc::fcntl(1, libc::F_GETFD) } == -1;
+        STDOUT_CLOSED.store(closed, std::sync::atomic::Ordering::Relaxed);
+    }
+    check_stdout
+};
+
+/// Whether the process was started with stdout closed (`>&-`). A /dev/null opened by the
+/// caller, read-write as Python's `subprocess.DEVNULL` opens it, is an open stdout.
+#[cfg(target_os = "linux")]
+pub fn stdout_was_closed() -> bool {
+    STDOUT_CLOSED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Elsewhere: a stdout that is /dev/null opened read-write is taken for one the runtime
+/// opened (a shell's `>/dev/null` opens it write-only).
+#[cfg(not(target_os = "linux"))]
+pub fn stdout_was_closed() -> bool {
+    // SAFETY: fcntl and fstat on fd 1 only read its status into a local.
+    unsafe {
+        let flags = libc::fcntl(1, libc::F_GETFL);
+        if flags < 0 || flags & libc::O_ACCMODE != libc::O_RDWR {
+            return false;
+        }
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::fstat(1, &mut st) != 0 {
+            return false;
+        }
+        let mut null: libc::stat = std::mem::zeroed();
+        let path = c"/dev/null";
+        libc::stat(path.as_ptr(), &mut null) == 0
+            && st.st_mode & libc::S_IFMT == libc::S_IFCHR
+            && st.st_rdev == null.st_rdev
+    }
+}
+
+/// Highlights an explanation: what was found in green (the merged result in bold), the
+/// files it came from in cyan, misses dimmed, errors and the final miss in red.
+pub fn colorize_explanation(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = String::with_capacity(text.len() + lines.len() * 12);
+    // A multi-line value keeps its line's colour down to its closing bracket.
+    let mut open: Option<(&str, usize)> = None;
+    for (i, line) in lines.iter().enumerate() {
+        let t = line.trim_start();
+        let indent = line.len() - t.len();
+        if let Some((code, at)) = open {
+            if indent == at && (t.starts_with('}') || t.starts_with(']')) {
+                open = None;
+            }
+            out.push_str(&format!("\x1b[{code}m{line}\x1b[0m\n"));
+            continue;
+        }
+        let style = if t.starts_with("Found key:") {
+            Some("32")
+        } else if t.starts_with("Merged result:") {
+            Some("1;32")
+        } else if t.starts_with("Path \"") || t.starts_with("URI \"") {
+            // The location a value was found in: its "Found key" follows further down.
+            let found = lines[i + 1..]
+                .iter()
+                .take_while(|l| l.len() - l.trim_start().len() > indent)
+                .any(|l| l.trim_start().starts_with("Found key:"));
+            found.then_some("36")
+        } else if t.starts_with("No such key:") || t == "Path not found" {
+            Some("2")
+        } else if !line.starts_with(' ')
+            && !t.starts_with("Searching for")
+            && !t.starts_with("Merge strategy")
+            && !t.starts_with("Using merge options")
+        {
+            Some("31")
+        } else {
+            None
+        };
+        match style {
+            Some(code) => {
+                if t.ends_with('{') || t.ends_with('[') {
+                    open = Some((code, indent));
+                }
+                out.push_str(&format!("\x1b[{code}m{line}\x1b[0m\n"))
+            }
+            None => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
