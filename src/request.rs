@@ -4,10 +4,11 @@
 //! and [`Mode`]. [`Request::answer`] then runs a single lookup (or an explanation) and
 //! applies `--default`, `--type` and the format, so every command prints through one path.
 
-use hiera_engine::answer::{Answer, Finish, Format};
+use hiera_engine::answer::{Answer, Finish};
 use hiera_engine::engine::{Session, Settings};
 use hiera_engine::environment::{absolute, EnvOptions};
 use hiera_engine::error::{Error, Result};
+use hiera_engine::format::Format;
 use hiera_engine::merge::MergeStrategy;
 use hiera_engine::scope::Scope;
 use hiera_engine::scope::Strict;

@@ -3,8 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-#[path = "common/scratch.rs"]
-mod scratch_tree;
+use crate::scratch_tree;
 
 fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_hiera-lookup"));

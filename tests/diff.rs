@@ -17,8 +17,7 @@ fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance/layers/realworld")
 }
 
-#[path = "common/scratch.rs"]
-mod scratch_tree;
+use crate::scratch_tree;
 use scratch_tree::Tree;
 
 fn temp(name: &str) -> Tree {

@@ -20,8 +20,8 @@ pub struct CompletionsArgs {
     pub shell: String,
 }
 
-/// Prints the completion script.
-pub fn exec(args: &CompletionsArgs) -> output::Result<ExitCode> {
+/// Prints the completion script for `command_line` (every command hiera-lookup takes).
+pub fn exec(args: &CompletionsArgs, mut command_line: clap::Command) -> output::Result<ExitCode> {
     use clap_complete::Shell;
     let shell: Shell = args.shell.parse().map_err(|_| {
         format!(
@@ -30,12 +30,7 @@ pub fn exec(args: &CompletionsArgs) -> output::Result<ExitCode> {
         )
     })?;
     let mut out = Vec::new();
-    clap_complete::generate(
-        shell,
-        &mut crate::flags::full_command(),
-        "hiera-lookup",
-        &mut out,
-    );
+    clap_complete::generate(shell, &mut command_line, "hiera-lookup", &mut out);
     let text = String::from_utf8(out).map_err(|e| e.to_string())?;
     output::stdout(&text, ExitCode::Success)
 }

@@ -93,7 +93,7 @@ static BUILTINS: LazyLock<[Builtin; 5]> = LazyLock::new(|| {
 
 /// A built-in backend function, resolved from its name when hiera.yaml is loaded.
 #[derive(Clone)]
-pub struct Builtin {
+pub(crate) struct Builtin {
     /// The function name hiera.yaml uses.
     pub name: &'static str,
     /// What the function is.
@@ -102,7 +102,7 @@ pub struct Builtin {
 
 /// A built-in backend: the same traits embedders implement.
 #[derive(Clone)]
-pub enum BuiltinBackend {
+pub(crate) enum BuiltinBackend {
     /// A `data_hash` function.
     DataHash(Arc<dyn custom::DataHashBackend>),
     /// A `lookup_key` function.
@@ -141,19 +141,17 @@ impl Builtin {
     }
 
     /// The built-in `kind` function called `name`, if there is one (else an embedder's
-    /// backend must provide it).
-    pub(crate) fn resolve(kind: FunctionKind, name: &str) -> Option<Builtin> {
-        BUILTINS
-            .iter()
-            .find(|b| {
-                b.name == name
-                    && matches!(
-                        (kind, &b.backend),
-                        (FunctionKind::DataHash, BuiltinBackend::DataHash(_))
-                            | (FunctionKind::LookupKey, BuiltinBackend::LookupKey(_))
-                    )
-            })
-            .cloned()
+    /// backend must provide it). Resolved where a level is searched, so that hiera.yaml's
+    /// model (`config`) knows function names only.
+    pub(crate) fn resolve(kind: FunctionKind, name: &str) -> Option<&'static Builtin> {
+        BUILTINS.iter().find(|b| {
+            b.name == name
+                && matches!(
+                    (kind, &b.backend),
+                    (FunctionKind::DataHash, BuiltinBackend::DataHash(_))
+                        | (FunctionKind::LookupKey, BuiltinBackend::LookupKey(_))
+                )
+        })
     }
 }
 
@@ -452,8 +450,8 @@ mod tests {
     #[test]
     fn builtins_resolve_by_kind_and_name() {
         let yaml = Builtin::resolve(FunctionKind::DataHash, "yaml_data");
-        assert!(yaml.as_ref().and_then(Builtin::data_hash).is_some());
-        assert!(yaml.as_ref().and_then(Builtin::lookup_key).is_none());
+        assert!(yaml.and_then(Builtin::data_hash).is_some());
+        assert!(yaml.and_then(Builtin::lookup_key).is_none());
         assert_eq!(format!("{yaml:?}"), "Some(Builtin(yaml_data))");
         assert_ne!(yaml, Builtin::resolve(FunctionKind::DataHash, "json_data"));
         assert!(

@@ -1,10 +1,11 @@
 //! Batch mode: many nodes × many keys in one process. Data files are parsed once and
 //! shared; nodes are answered in parallel; results come out in node order.
 
-use crate::answer::{Answer, Finish, Format};
+use crate::answer::{Answer, Finish};
 use crate::backend::DataFiles;
 use crate::engine::{Layers, Session, Settings};
 use crate::error::Error;
+use crate::format::Format;
 use crate::merge::MergeStrategy;
 use crate::scope::Scope;
 use hiera_value::value::{Map, Value};

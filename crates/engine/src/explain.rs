@@ -379,8 +379,8 @@ impl Explainer {
     /// The explanation as `puppet lookup --explain --render-as FORMAT` prints it: the text
     /// trace for `s`, Psych's dump of the hash for `yaml` (symbols, and anchors for objects
     /// that appear more than once), the hash for `json`.
-    pub fn render(&self, format: crate::answer::Format) -> crate::Result<String> {
-        use crate::answer::Format;
+    pub fn render(&self, format: crate::format::Format) -> crate::Result<String> {
+        use crate::format::Format;
         match format {
             Format::S => Ok(self.explain()),
             Format::Yaml => hiera_formats::render::tree_to_yaml(&self.to_tree())

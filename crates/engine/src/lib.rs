@@ -146,6 +146,7 @@ pub mod engine;
 pub mod environment;
 pub mod error;
 pub mod explain;
+pub mod format;
 pub mod fs;
 /// The fuzz targets' bodies (fuzz/, tests/fuzz_smoke.rs): not part of the API.
 #[doc(hidden)]
@@ -160,10 +161,11 @@ pub mod scope;
 pub mod where_;
 pub mod workers;
 
-pub use answer::{Answer, Finish, Format};
+pub use answer::{Answer, Finish};
 pub use engine::{Layers, Outcome, Session, Settings};
 pub use environment::EnvOptions;
 pub use error::{Error, Result};
 pub use explain::Explainer;
+pub use format::Format;
 pub use merge::MergeStrategy;
 pub use scope::{Scope, Strict};

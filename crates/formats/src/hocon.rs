@@ -61,7 +61,7 @@ pub fn parse_hocon(text: &str) -> Result<Value, String> {
 
 /// Where each key of a HOCON document is written (keys of included files are not), or
 /// ruby-hocon's message for a document Puppet refuses.
-pub fn positions(text: &str) -> Result<crate::position::PosNode, String> {
+pub fn positions(text: &str) -> Result<crate::position::tree::PosNode, String> {
     parse_hocon(text)?;
     let mut p = Parser {
         fields: Some(Vec::new()),
@@ -69,10 +69,10 @@ pub fn positions(text: &str) -> Result<crate::position::PosNode, String> {
     };
     p.parse_root()?;
     let fields = p.fields.take().unwrap_or_default();
-    Ok(crate::position::PosNode::from_paths(
+    Ok(crate::position::tree::PosNode::from_paths(
         fields.into_iter().map(|(path, start)| {
             let path = path.into_iter().map(Value::String).collect();
-            (path, crate::position::char_pos(&p.s, start))
+            (path, crate::position::tree::char_pos(&p.s, start))
         }),
     ))
 }

@@ -588,7 +588,7 @@ impl Session {
         let mut found_obj = None;
         let found = match e.entry.kind {
             FunctionKind::DataHash => {
-                let backend = (e.entry.builtin.as_ref().and_then(Builtin::data_hash))
+                let backend = (Builtin::resolve(e.entry.kind, f).and_then(Builtin::data_hash))
                     .or_else(|| self.backends.data_hash(f).cloned())
                     .ok_or_else(not_found)?;
                 // Once per session, function and location.
@@ -619,7 +619,7 @@ impl Session {
                 }
             }
             FunctionKind::LookupKey => {
-                let backend = (e.entry.builtin.as_ref().and_then(Builtin::lookup_key))
+                let backend = (Builtin::resolve(e.entry.kind, f).and_then(Builtin::lookup_key))
                     .or_else(|| self.backends.lookup_key(f).cloned())
                     .ok_or_else(not_found)?;
                 backend.lookup_key_call(root, &call, self)?

@@ -1,7 +1,7 @@
 //! json gem 2.6 `generate` as Puppet's `--render-as json` calls it: the writer beside the
 //! reader (`json/mod.rs`).
 
-use crate::render::RenderError;
+use crate::render::document::RenderError;
 use hiera_value::text::{float_to_s, to_s, SENSITIVE_TO_S};
 use hiera_value::value::Value;
 use std::fmt::Write as _;
