@@ -1,9 +1,9 @@
 //! Integration tests of the binary for behaviour that Puppet cannot record: where
 //! hiera-lookup deliberately differs (exit codes, facts handling) or goes beyond Puppet.
 
+use crate::scratch_tree;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use crate::scratch_tree;
 
 fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_hiera-lookup"));

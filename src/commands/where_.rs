@@ -5,7 +5,7 @@ use crate::commands::lookup::Args;
 use crate::output::{self, ExitCode};
 use hiera_engine::redact::Redactor;
 use hiera_engine::where_::{self, fleet::FleetReport, render, Request};
-use hiera_engine::{Error, Session};
+use hiera_engine::{Error, Workspace};
 
 const AFTER_HELP: &str = "\
 EXAMPLES:
@@ -97,10 +97,9 @@ fn run_inner(
     let (merge, strict) = (lookup.merge.clone(), lookup.strict);
     let sources = args.sources().resolve()?;
     let cwd = sources.cwd.clone();
-    let layers = sources.env.layers()?;
+    let workspace = Workspace::open(sources.env.clone(), lookup.settings())?;
     let facts = sources.facts_request()?;
     let db = sources.puppetdb()?;
-    let settings = lookup.settings();
     let request = Request {
         key,
         merge,
@@ -110,12 +109,12 @@ fn run_inner(
         color: output::use_color(args.color.as_deref())?,
         base: Some(cwd.clone()),
     };
-    let files = hiera_engine::backend::DataFiles::default();
     if !sources.sources.many_nodes() {
         let scope = sources.single_scope(&facts, db.as_ref(), warnings)?;
         let node = args.node.node.clone();
-        let mut session = Session::with_files(scope, layers, settings, files.clone());
-        let report = where_::Reporter::new(files, strict).report(&mut session, &request, node);
+        let mut session = workspace.session_unrefreshed(scope);
+        let report =
+            where_::Reporter::new(workspace.files(), strict).report(&mut session, &request, node);
         if let Some(r) = session.redactor() {
             secrets.merge(r);
         }
@@ -134,7 +133,7 @@ fn run_inner(
         return Ok((out, code));
     }
     let mut fleet = FleetReport::new(&request.key);
-    let mut reporter = where_::Reporter::new(files.clone(), strict);
+    let mut reporter = where_::Reporter::new(workspace.files(), strict);
     let nodes = sources
         .node_chunks(&facts, db.as_ref(), warnings)?
         .flatten()
@@ -145,8 +144,7 @@ fn run_inner(
             fleet.errors.push((n.name.clone(), e.to_string()));
             continue;
         }
-        let mut session =
-            Session::with_files(n.scope, layers.clone(), settings.clone(), files.clone());
+        let mut session = workspace.session_unrefreshed(n.scope);
         let report = reporter.report(&mut session, &request, Some(n.name.clone()));
         if let Some(r) = session.redactor() {
             secrets.merge(r);

@@ -9,12 +9,12 @@ pub(crate) mod impact;
 pub mod output;
 pub(crate) mod paths;
 
-use hiera_engine::backend::DataFiles;
 use hiera_engine::batch::Node;
 use hiera_engine::engine::{Outcome, Session, Settings};
 use hiera_engine::environment::EnvOptions;
 use hiera_engine::error::{Error, Result};
 use hiera_engine::fs::Fs;
+use hiera_engine::workspace::Workspace;
 use hiera_value::value::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -253,24 +253,23 @@ pub struct Request {
     pub no_skip: bool,
 }
 
-/// One side, ready for lookups.
+/// One side, ready for lookups: a workspace over the side's tree.
 struct Side<'a> {
     tree: &'a Tree,
-    layers: hiera_engine::engine::Layers,
-    files: DataFiles,
+    workspace: Workspace,
 }
 
 impl<'a> Side<'a> {
     /// The tree's layers, in control-repo mode (its root is the environment).
-    fn new(tree: &'a Tree) -> Result<Side<'a>> {
+    fn new(tree: &'a Tree, settings: &Settings) -> Result<Side<'a>> {
         let env = EnvOptions {
             cwd: tree.root.clone(),
             ..Default::default()
         };
+        let layers = env.layers_in(&*tree.fs)?;
         Ok(Side {
             tree,
-            layers: env.layers_in(&*tree.fs)?,
-            files: DataFiles::with_fs(tree.fs.clone()),
+            workspace: Workspace::with_fs(layers, settings.clone(), tree.fs.clone()),
         })
     }
 
@@ -288,7 +287,7 @@ impl<'a> Side<'a> {
             .filter(|(rel, id)| self.tree.listing.get(*rel) == Some(id))
             .map(|(rel, _)| other.tree.root.join(rel).display().to_string())
             .collect();
-        other.files = other.files.clone().sharing_with(&self.files, same);
+        other.workspace.share_parses_with(&self.workspace, same);
     }
 
     /// The changed files, as this side's canonical paths.
@@ -312,13 +311,8 @@ impl<'a> Side<'a> {
         }
     }
 
-    fn session(&self, node: &Node, settings: &Settings) -> Session {
-        Session::with_files(
-            node.scope.clone(),
-            self.layers.clone(),
-            settings.clone(),
-            self.files.clone(),
-        )
+    fn session(&self, node: &Node) -> Session {
+        self.workspace.session_unrefreshed(node.scope.clone())
     }
 
     fn answer(&self, session: &mut Session, key: &str) -> Resolved {
@@ -354,7 +348,10 @@ pub fn run(req: &Request) -> Result<Report> {
         return Err(Error::run(format!("node {}: {e}", n.name)));
     }
     let impact = impact::analyse(&req.base, &req.head);
-    let (base, mut head) = (Side::new(&req.base)?, Side::new(&req.head)?);
+    let (base, mut head) = (
+        Side::new(&req.base, &req.settings)?,
+        Side::new(&req.head, &req.settings)?,
+    );
     base.share_unchanged(&mut head);
     // Every key on every node, or every key on the nodes that reach a changed file.
     let everywhere =
@@ -411,8 +408,8 @@ pub fn run(req: &Request) -> Result<Report> {
     let mut looked_up: rustc_hash::FxHashSet<String> = Default::default();
     let (mut lookups, mut nodes_skipped) = (0usize, 0usize);
     let compare = |node: &Node| -> NodeDiff {
-        let mut sb = base.session(node, &req.settings);
-        let mut sh = head.session(node, &req.settings);
+        let mut sb = base.session(node);
+        let mut sh = head.session(node);
         let (node_keys, seen) = match &keys {
             Some(k) => (k.clone(), Vec::new()),
             None => {

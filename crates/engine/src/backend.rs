@@ -319,6 +319,13 @@ impl DataFiles {
         }
     }
 
+    /// Forgets the parses of the file at `path` (as lookups name it), by every function:
+    /// the next lookup reads it again. The twin store, another tree's, is not touched.
+    pub fn invalidate(&self, path: &str) {
+        let mut map = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+        map.retain(|k, _| k.split_once('\0').is_none_or(|(_, p)| p != path));
+    }
+
     /// The file system every lookup of these sessions reads.
     pub(crate) fn fs(&self) -> &Arc<dyn Fs> {
         &self.fs

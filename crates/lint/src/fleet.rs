@@ -7,11 +7,11 @@
 
 use super::repo::{has_placeholders, Repo};
 use super::Sink;
-use hiera_engine::backend::DataFiles;
 use hiera_engine::config::Locations;
 use hiera_engine::engine::{Layers, Session, Settings};
 use hiera_engine::error::{Error, Result};
 use hiera_engine::scope::{Scope, Strict};
+use hiera_engine::workspace::Workspace;
 use hiera_value::value::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -287,17 +287,16 @@ fn lookups(repo: &Repo, fleet: &Fleet, merged: &HashSet<String>, sink: &mut Sink
     }
     let mut keys: Vec<&String> = merged.iter().collect();
     keys.sort();
-    let files = DataFiles::default();
-    let settings = Settings::default();
+    // One workspace for the fleet: every node shares its parses.
+    let workspace = Workspace::with_fs(
+        repo.layers_spec.clone(),
+        Settings::default(),
+        hiera_engine::fs::disk(),
+    );
     // key -> (first failing node, error, how many nodes fail)
     let mut failures: HashMap<&str, (String, String, usize)> = HashMap::new();
     for node in &fleet.nodes {
-        let mut session = Session::with_files(
-            scope_of(node),
-            repo.layers_spec.clone(),
-            settings.clone(),
-            files.clone(),
-        );
+        let mut session = workspace.session_unrefreshed(scope_of(node));
         for k in &keys {
             if let Err(e) = session.lookup(&[k.to_string()], None) {
                 let entry = failures
