@@ -11,6 +11,7 @@ pub mod semver;
 mod strptime;
 mod timestamp;
 pub(crate) mod uri;
+mod zonetab;
 
 pub use convert::{convert, convert_args_string};
 #[cfg(test)]

@@ -1,6 +1,10 @@
-// Generated from Ruby 3.3's date_core.so: every zone name Date._strptime(name, '%z')
-// (or name + ' standard time') gives an offset for, with that offset in seconds.
-[
+//! Ruby's zone table (ext/date/zonetab.list), generated from Ruby 3.3's date_core.so: every zone
+//! name `Date._strptime(name, '%z')` (or name + ' standard time') gives an offset for, with that
+//! offset in seconds; lower-case names, sorted.
+
+/// Zone name → offset in seconds, sorted by name.
+#[rustfmt::skip]
+pub(crate) const ZONES: &[(&str, i32)] = &[
     ("a", 3600),
     ("acdt", 37800),
     ("acst", 34200),
@@ -313,4 +317,4 @@
     ("yekt", 18000),
     ("yst", -32400),
     ("z", 0),
-]
+];
