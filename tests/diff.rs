@@ -670,3 +670,131 @@ fn bad_input_exits_2() {
         );
     }
 }
+
+const NODE: &str =
+    "clientcert: n1.example.com\nhostname: n1\ndomain: example.com\nfqdn: n1.example.com\n";
+
+/// Issue 26, items 3 and 5: a committed file name holding a line break, a workflow command
+/// and a terminal escape, and a key holding Markdown, HTML and a terminal escape: every
+/// format keeps each on its line, in its cell, as text.
+#[test]
+fn what_the_tree_names_stays_in_its_place() {
+    let hiera = "version: 5\nhierarchy:\n  - name: extra\n    glob: \"extra/*.yaml\"\n  - name: common\n    path: common.yaml\n";
+    // As YAML writes it (`\e` is ESC).
+    let key = "k|`<img src=x>`*b*\\e[2J";
+    let t = scratch_tree::tree(
+        "diff",
+        "hostile-names",
+        &[
+            ("facts.yaml", NODE),
+            ("r/hiera.yaml", hiera),
+            ("r/data/common.yaml", &format!("\"{key}\": 1\nplain: 1\n")),
+        ],
+    );
+    let repo = t.join("r");
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "base"]);
+    std::fs::write(
+        repo.join("data/common.yaml"),
+        format!("\"{key}\": 2\nplain: 1\n"),
+    )
+    .unwrap();
+    git(&repo, &["commit", "-qam", "key"]);
+    let evil = "x\n::error file=README.md,line=1::injected\x1b[31m\r\n.yaml";
+    std::fs::write(repo.join("data/extra").join(evil), "a: [unclosed\n").ok();
+    if !repo.join("data/extra").join(evil).exists() {
+        std::fs::create_dir_all(repo.join("data/extra")).unwrap();
+        std::fs::write(repo.join("data/extra").join(evil), "a: [unclosed\n").unwrap();
+    }
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "evil"]);
+    let facts = t.join("facts.yaml");
+    let run = |range: [&str; 2], format: &str| {
+        let o = bin()
+            .current_dir(&repo)
+            .args(["diff", range[0], range[1], "--all", "--format", format])
+            .args(["--facts", facts.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let (out, err) = (
+            String::from_utf8(o.stdout).unwrap(),
+            String::from_utf8(o.stderr).unwrap(),
+        );
+        assert!(!err.contains('\x1b'), "{err}");
+        assert!(!out.contains(['\x1b', '\r']), "{format}: {out}");
+        out
+    };
+    for range in [["HEAD~2", "HEAD~1"], ["HEAD~1", "HEAD"], ["HEAD~2", "HEAD"]] {
+        let gh = run(range, "github");
+        let lines: Vec<&str> = gh.lines().collect();
+        // Annotations, then the summary: no line of the tree's making.
+        for l in &lines[..lines.len() - 1] {
+            assert!(
+                l.starts_with("::warning ") || l.starts_with("::error "),
+                "{range:?}: {gh}"
+            );
+        }
+        assert!(
+            !lines.last().unwrap().trim_start().starts_with("::"),
+            "{gh}"
+        );
+        for format in ["text", "markdown"] {
+            let out = run(range, format);
+            assert!(
+                !out.lines().any(|l| l.trim_start().starts_with("::")),
+                "{range:?} {format}: {out}"
+            );
+        }
+    }
+    let text = run(["HEAD~2", "HEAD~1"], "text");
+    assert!(
+        text.contains("k|`<img src=x>`*b*\\e[2J  (1 node)"),
+        "{text}"
+    );
+    let gh = run(["HEAD~1", "HEAD"], "github");
+    assert!(gh.contains("x\\n%3A%3Aerror file=README.md"), "{gh}");
+    let md = run(["HEAD~2", "HEAD~1"], "markdown");
+    // Raw only inside a `~~~` block, where Markdown reads nothing.
+    let outside_fences: String = md
+        .split("\n~~~\n")
+        .step_by(2)
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(!outside_fences.contains("<img"), "{md}");
+    assert!(
+        md.contains("\n~~~\nk|`<img src=x>`*b*\\e[2J: 1 → 2\n~~~\n"),
+        "{md}"
+    );
+    assert!(
+        md.contains(
+            "| <code>k&#124;&#96;&lt;img src=x&gt;&#96;&#42;b&#42;&#92;e&#91;2J</code> | 1 |"
+        ),
+        "{md}"
+    );
+    let md = run(["HEAD~1", "HEAD"], "markdown");
+    assert!(md.contains("x\\n::error file=README.md"), "{md}");
+}
+
+/// Issue 26, item 5: an error message that quotes a file name holding a line break and a
+/// terminal escape stays one line, escaped.
+#[test]
+fn diff_errors_are_one_printable_line() {
+    let t = scratch_tree::tree(
+        "diff",
+        "error-line",
+        &[
+            ("a/hiera.yaml", "version: 5\n"),
+            ("b/hiera.yaml", "version: 5\n"),
+        ],
+    );
+    let o = bin()
+        .current_dir(&t)
+        .args(["diff", "a", "b", "--all", "--facts", "no\x1b[2J\nsuch.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("no\\e[2J"), "{err}");
+}
