@@ -798,3 +798,53 @@ fn diff_errors_are_one_printable_line() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("no\\e[2J"), "{err}");
 }
+
+/// Issue 26, item 4: a JSON data file that is a link to /proc/self/environ: the parse error
+/// quotes what the json gem's message quotes, up to the first NUL, never the environment.
+#[test]
+fn json_errors_do_not_quote_past_a_nul() {
+    let hiera = "version: 5\nhierarchy:\n  - name: common\n    data_hash: json_data\n    path: common.json\n";
+    let t = scratch_tree::tree(
+        "diff",
+        "environ",
+        &[
+            ("facts.yaml", NODE),
+            ("a/hiera.yaml", hiera),
+            ("a/data/common.json", "{\"k\": 1}"),
+            ("b/hiera.yaml", hiera),
+        ],
+    );
+    std::fs::create_dir_all(t.join("b/data")).unwrap();
+    std::os::unix::fs::symlink("/proc/self/environ", t.join("b/data/common.json")).unwrap();
+    for format in ["json", "text"] {
+        let o = bin()
+            .current_dir(&t)
+            .env_clear()
+            .env("A_FIRST", "1")
+            .env("Z_SECRET", "hunter2")
+            .args([
+                "diff",
+                "a",
+                "b",
+                "--facts",
+                "facts.yaml",
+                "k",
+                "--format",
+                format,
+            ])
+            .output()
+            .unwrap();
+        let (out, err) = (
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr),
+        );
+        assert!(
+            !out.contains("hunter2") && !err.contains("hunter2"),
+            "{out}{err}"
+        );
+        assert!(
+            out.contains("unexpected token at 'A_FIRST=1'"),
+            "{out}{err}"
+        );
+    }
+}
