@@ -848,3 +848,77 @@ fn json_errors_do_not_quote_past_a_nul() {
         );
     }
 }
+
+/// `diff OLD_DIR NEW_DIR` in `dir` with one node; stdout, stderr and the exit status.
+fn diff_dirs(dir: &Path, args: &[&str]) -> (String, String, i32) {
+    let o = bin()
+        .current_dir(dir)
+        .args(["diff", "a", "b", "--facts", "facts.yaml"])
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        o.status.code().unwrap_or(-1),
+    )
+}
+
+/// Issue 26, item 12: a value JSON cannot hold (NaN, nesting over 100) is reported in its
+/// place; the rest of the report is written.
+#[test]
+fn json_report_keeps_every_value_it_can_write() {
+    let deep = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
+    let hiera = "version: 5\nhierarchy:\n  - name: common\n    path: common.yaml\n";
+    let t = scratch_tree::tree(
+        "diff",
+        "json-values",
+        &[
+            ("facts.yaml", NODE),
+            ("a/hiera.yaml", hiera),
+            (
+                "a/data/common.yaml",
+                "nan: 1\ndeep: 1\nok_deep: 1\nplain: 1\n",
+            ),
+            ("b/hiera.yaml", hiera),
+            (
+                "b/data/common.yaml",
+                &format!(
+                    "nan: .nan\ndeep: {}\nok_deep: {}\nplain: 2\n",
+                    deep(101),
+                    deep(100)
+                ),
+            ),
+        ],
+    );
+    let (out, err, code) = diff_dirs(&t, &["--all", "--format", "json"]);
+    assert_eq!(code, 1, "{err}");
+    let v: Json = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let edit = |key: &str| {
+        v["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["key"] == key)
+            .unwrap_or_else(|| panic!("{key}: {out}"))["groups"][0]["edits"][0]
+            .clone()
+    };
+    assert_eq!(
+        edit("plain"),
+        serde_json::json!({"path": "", "before": 1, "after": 2})
+    );
+    assert_eq!(
+        edit("nan"),
+        serde_json::json!({"path": "", "before": 1, "after_error": "NaN not allowed in JSON"})
+    );
+    assert_eq!(
+        edit("deep"),
+        serde_json::json!({"path": "", "before": 1, "after_error": "nesting of 100 is too deep"})
+    );
+    // As deep as a lookup may print it: written whole.
+    let mut inner = &edit("ok_deep")["after"];
+    for _ in 0..100 {
+        inner = &inner[0];
+    }
+    assert_eq!(inner, &Json::from(1), "{out}");
+}

@@ -268,12 +268,30 @@ fn text(r: &Report) -> String {
     out
 }
 
+/// Hashes and arrays of the report around the values it holds (the report, `changes`, a
+/// change, `groups`, a group, `edits`, an edit): each value may nest as deep as JSON lets a
+/// lookup print it.
+const REPORT_LEVELS: usize = 7;
+
+/// `v` under `field`, or, when JSON cannot hold it (NaN, Infinity, nesting over 100), why
+/// under `<field>_error`: one value that cannot be written does not take the rest of the
+/// report with it.
+fn put(m: &mut Map, field: &str, v: &Value) {
+    match hiera_formats::render::to_json(v) {
+        Ok(_) => m.insert(Value::str(field), v.clone()),
+        Err(e) => m.insert(
+            Value::str(format!("{field}_error")),
+            Value::str(e.to_string()),
+        ),
+    };
+}
+
 fn resolved_value(r: &Resolved) -> Value {
     let mut m = Map::default();
     match r {
         Resolved::Found(v) => {
             m.insert(Value::str("found"), Value::Bool(true));
-            m.insert(Value::str("value"), v.clone());
+            put(&mut m, "value", v);
         }
         Resolved::NotFound => {
             m.insert(Value::str("found"), Value::Bool(false));
@@ -290,15 +308,11 @@ fn edit_value(e: &Edit) -> Value {
     m.insert(Value::str("path"), Value::str(e.path()));
     match e {
         Edit::Changed { before, after, .. } => {
-            m.insert(Value::str("before"), before.clone());
-            m.insert(Value::str("after"), after.clone());
+            put(&mut m, "before", before);
+            put(&mut m, "after", after);
         }
-        Edit::Added { value, .. } => {
-            m.insert(Value::str("added"), value.clone());
-        }
-        Edit::Removed { value, .. } => {
-            m.insert(Value::str("removed"), value.clone());
-        }
+        Edit::Added { value, .. } => put(&mut m, "added", value),
+        Edit::Removed { value, .. } => put(&mut m, "removed", value),
     }
     Value::Hash(m)
 }
@@ -393,13 +407,15 @@ pub(crate) fn to_value(r: &Report) -> Value {
 }
 
 fn json(r: &Report) -> String {
-    let mut s = hiera_formats::render::to_json(&to_value(r)).unwrap_or_else(|e| {
-        // A value JSON cannot hold (nested too deep …): say so rather than print half.
-        format!(
-            "{{\"error\":{}}}",
-            hiera_formats::render::to_json(&Value::str(e.to_string())).unwrap_or_default()
-        )
-    });
+    let report = to_value(r);
+    let mut s =
+        hiera_formats::json::write::to_json_around(&report, REPORT_LEVELS).unwrap_or_else(|e| {
+            // Not reached: every value was checked by `put`. Say so rather than print half.
+            format!(
+                "{{\"error\":{}}}",
+                hiera_formats::render::to_json(&Value::str(e.to_string())).unwrap_or_default()
+            )
+        });
     s.push('\n');
     s
 }
