@@ -922,3 +922,84 @@ fn json_report_keeps_every_value_it_can_write() {
     }
     assert_eq!(inner, &Json::from(1), "{out}");
 }
+
+use crate::eyaml;
+
+/// Issue 26, item 2: a rotated eyaml secret, used whole, interpolated and in an error
+/// message, on both sides.
+#[test]
+fn diff_never_prints_what_eyaml_decrypted() {
+    let hiera = eyaml::hiera_yaml();
+    let common = "dsn: \"db://app:%{lookup('secret')}@db\"\n";
+    let secrets = |token: &str| {
+        format!(
+            "secret: {token}\nlookup_options:\n  check:\n    merge: unique\n    convert_to: \"Array[Enum[x]]\"\ncheck: {token}\n"
+        )
+    };
+    let (old, new) = (secrets(eyaml::OLD), secrets(eyaml::NEW));
+    let t = scratch_tree::tree(
+        "diff",
+        "secrets",
+        &[
+            ("facts.yaml", NODE),
+            ("a/hiera.yaml", &hiera),
+            ("a/data/common.yaml", common),
+            ("a/data/secrets.eyaml", &old),
+            ("b/hiera.yaml", &hiera),
+            ("b/data/common.yaml", common),
+            ("b/data/secrets.eyaml", &new),
+        ],
+    );
+    let plain = [eyaml::OLD_PLAIN, eyaml::NEW_PLAIN];
+    for format in ["text", "json", "github", "markdown"] {
+        for extra in [&[][..], &["--redact"][..]] {
+            let mut args = vec!["--all", "--format", format];
+            args.extend(extra);
+            let (out, err, code) = diff_dirs(&t, &args);
+            assert_eq!(code, 1, "{format}: {err}");
+            for p in plain {
+                assert!(
+                    !out.contains(p) && !err.contains(p),
+                    "{format} shows {p}:\n{out}{err}"
+                );
+            }
+            assert!(
+                out.contains("[redacted]") || out.contains("encrypted value"),
+                "{out}"
+            );
+            if format != "json" {
+                assert!(out.contains("secret: changed (encrypted value)"), "{out}");
+                assert!(out.contains("dsn: changed (encrypted value)"), "{out}");
+            }
+        }
+    }
+    let (json, _, _) = diff_dirs(&t, &["--all", "--format", "json"]);
+    let v: Json = serde_json::from_str(&json).unwrap();
+    let secret = v["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["key"] == "secret")
+        .unwrap();
+    assert_eq!(
+        secret["groups"][0]["edits"][0],
+        serde_json::json!({"path": "", "before": "[redacted]", "after": "[redacted]", "redacted": true}),
+        "{json}"
+    );
+    // The error quoting the plaintext, on both sides.
+    let (text, _, _) = diff_dirs(&t, &["--all"]);
+    assert!(text.contains("got '[redacted]'"), "{text}");
+    assert!(
+        text.contains("(was the same error about another encrypted value)"),
+        "{text}"
+    );
+    // Shown when asked for.
+    let (shown, _, code) = diff_dirs(&t, &["--all", "--show-secrets"]);
+    assert_eq!(code, 1);
+    assert!(
+        shown.contains("secret: \"OLDSECRET1\" → \"NEWSECRET2\""),
+        "{shown}"
+    );
+    let (_, err, code) = diff_dirs(&t, &["--all", "--show-secrets", "--redact"]);
+    assert_eq!(code, 2, "{err}");
+}

@@ -278,3 +278,34 @@ fn hostile_file_names_stay_on_their_line() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("no\\e[2J"), "{err}");
 }
+
+use crate::eyaml;
+
+/// Issue 26, item 2: a lookup that fails on what eyaml decrypted is reported without it.
+#[test]
+fn lookup_fails_hides_decrypted_secrets() {
+    let secrets = format!(
+        "lookup_options:\n  check:\n    merge: unique\n    convert_to: \"Array[Enum[x]]\"\ncheck: {}\n",
+        eyaml::OLD
+    );
+    let t = Tmp::new(
+        "secrets",
+        &[
+            ("hiera.yaml", &eyaml::hiera_yaml()),
+            ("data/secrets.eyaml", &secrets),
+            ("data/common.yaml", "other: 1\n"),
+            ("facts/n1.yaml", "clientcert: n1\n"),
+        ],
+    );
+    for format in ["text", "json", "github", "sarif"] {
+        let o = lint(&t.0, &["--facts-dir", "facts", "--format", format]);
+        let (out, err) = (stdout(&o), String::from_utf8_lossy(&o.stderr));
+        assert_eq!(o.status.code(), Some(1), "{format}: {out}{err}");
+        assert!(out.contains("lookup-fails"), "{format}: {out}");
+        assert!(out.contains("got '[redacted]'"), "{format}: {out}");
+        assert!(
+            !out.contains(eyaml::OLD_PLAIN) && !err.contains(eyaml::OLD_PLAIN),
+            "{format}: {out}{err}"
+        );
+    }
+}

@@ -152,6 +152,10 @@ fn raw_change_lines(key: &str, g: &Group) -> Vec<String> {
             match before {
                 Resolved::Found(v) => out.push(format!("  (was {})", compact(v))),
                 Resolved::NotFound => out.push("  (was not found)".into()),
+                // Two errors that print the same differ in what was redacted.
+                Resolved::Error(old) if old == e => {
+                    out.push("  (was the same error about another encrypted value)".into())
+                }
                 Resolved::Error(old) => out.push(format!("  (was the error: {old})")),
             }
         }
@@ -310,6 +314,10 @@ fn edit_value(e: &Edit) -> Value {
         Edit::Changed { before, after, .. } => {
             put(&mut m, "before", before);
             put(&mut m, "after", after);
+            if before == after {
+                // What differed was redacted (a secret decrypted from eyaml changed).
+                m.insert(Value::str("redacted"), Value::Bool(true));
+            }
         }
         Edit::Added { value, .. } => put(&mut m, "added", value),
         Edit::Removed { value, .. } => put(&mut m, "removed", value),
