@@ -923,3 +923,31 @@ fn hiera_config_naming_a_directory_fails_as_puppet_starts() {
     assert_eq!(names, ["keep"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 26, item 4: a JSON data file linked to /proc/self/environ is quoted as Puppet's
+/// message quotes it, up to the first NUL: the first variable, not the environment.
+#[test]
+fn json_error_stops_at_the_first_nul() {
+    let t = scratch(
+        "environ",
+        &[(
+            "hiera.yaml",
+            "version: 5\nhierarchy:\n  - name: common\n    data_hash: json_data\n    path: common.json\n",
+        )],
+    );
+    std::fs::create_dir_all(t.join("data")).unwrap();
+    std::os::unix::fs::symlink("/proc/self/environ", t.join("data/common.json")).unwrap();
+    let o = bin()
+        .current_dir(&t)
+        .env_clear()
+        .env("A_FIRST", "1")
+        .env("HIERA_LOOKUP_PUPPET_CONF", "/dev/null")
+        .env("Z_SECRET", "hunter2")
+        .args(["--hiera_config", "hiera.yaml", "k"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.ends_with("unexpected token at 'A_FIRST=1'\n"), "{err}");
+    assert!(!err.contains("hunter2"), "{err}");
+}

@@ -670,3 +670,336 @@ fn bad_input_exits_2() {
         );
     }
 }
+
+const NODE: &str =
+    "clientcert: n1.example.com\nhostname: n1\ndomain: example.com\nfqdn: n1.example.com\n";
+
+/// Issue 26, items 3 and 5: a committed file name holding a line break, a workflow command
+/// and a terminal escape, and a key holding Markdown, HTML and a terminal escape: every
+/// format keeps each on its line, in its cell, as text.
+#[test]
+fn what_the_tree_names_stays_in_its_place() {
+    let hiera = "version: 5\nhierarchy:\n  - name: extra\n    glob: \"extra/*.yaml\"\n  - name: common\n    path: common.yaml\n";
+    // As YAML writes it (`\e` is ESC).
+    let key = "k|`<img src=x>`*b*\\e[2J";
+    let t = scratch_tree::tree(
+        "diff",
+        "hostile-names",
+        &[
+            ("facts.yaml", NODE),
+            ("r/hiera.yaml", hiera),
+            ("r/data/common.yaml", &format!("\"{key}\": 1\nplain: 1\n")),
+        ],
+    );
+    let repo = t.join("r");
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "base"]);
+    std::fs::write(
+        repo.join("data/common.yaml"),
+        format!("\"{key}\": 2\nplain: 1\n"),
+    )
+    .unwrap();
+    git(&repo, &["commit", "-qam", "key"]);
+    let evil = "x\n::error file=README.md,line=1::injected\x1b[31m\r\n.yaml";
+    std::fs::write(repo.join("data/extra").join(evil), "a: [unclosed\n").ok();
+    if !repo.join("data/extra").join(evil).exists() {
+        std::fs::create_dir_all(repo.join("data/extra")).unwrap();
+        std::fs::write(repo.join("data/extra").join(evil), "a: [unclosed\n").unwrap();
+    }
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "evil"]);
+    let facts = t.join("facts.yaml");
+    let run = |range: [&str; 2], format: &str| {
+        let o = bin()
+            .current_dir(&repo)
+            .args(["diff", range[0], range[1], "--all", "--format", format])
+            .args(["--facts", facts.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let (out, err) = (
+            String::from_utf8(o.stdout).unwrap(),
+            String::from_utf8(o.stderr).unwrap(),
+        );
+        assert!(!err.contains('\x1b'), "{err}");
+        assert!(!out.contains(['\x1b', '\r']), "{format}: {out}");
+        out
+    };
+    for range in [["HEAD~2", "HEAD~1"], ["HEAD~1", "HEAD"], ["HEAD~2", "HEAD"]] {
+        let gh = run(range, "github");
+        let lines: Vec<&str> = gh.lines().collect();
+        // Annotations, then the summary: no line of the tree's making.
+        for l in &lines[..lines.len() - 1] {
+            assert!(
+                l.starts_with("::warning ") || l.starts_with("::error "),
+                "{range:?}: {gh}"
+            );
+        }
+        assert!(
+            !lines.last().unwrap().trim_start().starts_with("::"),
+            "{gh}"
+        );
+        for format in ["text", "markdown"] {
+            let out = run(range, format);
+            assert!(
+                !out.lines().any(|l| l.trim_start().starts_with("::")),
+                "{range:?} {format}: {out}"
+            );
+        }
+    }
+    let text = run(["HEAD~2", "HEAD~1"], "text");
+    assert!(
+        text.contains("k|`<img src=x>`*b*\\e[2J  (1 node)"),
+        "{text}"
+    );
+    let gh = run(["HEAD~1", "HEAD"], "github");
+    assert!(gh.contains("x\\n%3A%3Aerror file=README.md"), "{gh}");
+    let md = run(["HEAD~2", "HEAD~1"], "markdown");
+    // Raw only inside a `~~~` block, where Markdown reads nothing.
+    let outside_fences: String = md
+        .split("\n~~~\n")
+        .step_by(2)
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(!outside_fences.contains("<img"), "{md}");
+    assert!(
+        md.contains("\n~~~\nk|`<img src=x>`*b*\\e[2J: 1 → 2\n~~~\n"),
+        "{md}"
+    );
+    assert!(
+        md.contains(
+            "| <code>k&#124;&#96;&lt;img src=x&gt;&#96;&#42;b&#42;&#92;e&#91;2J</code> | 1 |"
+        ),
+        "{md}"
+    );
+    let md = run(["HEAD~1", "HEAD"], "markdown");
+    assert!(md.contains("x\\n::error file=README.md"), "{md}");
+}
+
+/// Issue 26, item 5: an error message that quotes a file name holding a line break and a
+/// terminal escape stays one line, escaped.
+#[test]
+fn diff_errors_are_one_printable_line() {
+    let t = scratch_tree::tree(
+        "diff",
+        "error-line",
+        &[
+            ("a/hiera.yaml", "version: 5\n"),
+            ("b/hiera.yaml", "version: 5\n"),
+        ],
+    );
+    let o = bin()
+        .current_dir(&t)
+        .args(["diff", "a", "b", "--all", "--facts", "no\x1b[2J\nsuch.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("no\\e[2J"), "{err}");
+}
+
+/// Issue 26, item 4: a JSON data file that is a link to /proc/self/environ: the parse error
+/// quotes what the json gem's message quotes, up to the first NUL, never the environment.
+#[test]
+fn json_errors_do_not_quote_past_a_nul() {
+    let hiera = "version: 5\nhierarchy:\n  - name: common\n    data_hash: json_data\n    path: common.json\n";
+    let t = scratch_tree::tree(
+        "diff",
+        "environ",
+        &[
+            ("facts.yaml", NODE),
+            ("a/hiera.yaml", hiera),
+            ("a/data/common.json", "{\"k\": 1}"),
+            ("b/hiera.yaml", hiera),
+        ],
+    );
+    std::fs::create_dir_all(t.join("b/data")).unwrap();
+    std::os::unix::fs::symlink("/proc/self/environ", t.join("b/data/common.json")).unwrap();
+    for format in ["json", "text"] {
+        let o = bin()
+            .current_dir(&t)
+            .env_clear()
+            .env("A_FIRST", "1")
+            .env("Z_SECRET", "hunter2")
+            .args([
+                "diff",
+                "a",
+                "b",
+                "--facts",
+                "facts.yaml",
+                "k",
+                "--format",
+                format,
+            ])
+            .output()
+            .unwrap();
+        let (out, err) = (
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr),
+        );
+        assert!(
+            !out.contains("hunter2") && !err.contains("hunter2"),
+            "{out}{err}"
+        );
+        assert!(
+            out.contains("unexpected token at 'A_FIRST=1'"),
+            "{out}{err}"
+        );
+    }
+}
+
+/// `diff OLD_DIR NEW_DIR` in `dir` with one node; stdout, stderr and the exit status.
+fn diff_dirs(dir: &Path, args: &[&str]) -> (String, String, i32) {
+    let o = bin()
+        .current_dir(dir)
+        .args(["diff", "a", "b", "--facts", "facts.yaml"])
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        o.status.code().unwrap_or(-1),
+    )
+}
+
+/// Issue 26, item 12: a value JSON cannot hold (NaN, nesting over 100) is reported in its
+/// place; the rest of the report is written.
+#[test]
+fn json_report_keeps_every_value_it_can_write() {
+    let deep = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
+    let hiera = "version: 5\nhierarchy:\n  - name: common\n    path: common.yaml\n";
+    let t = scratch_tree::tree(
+        "diff",
+        "json-values",
+        &[
+            ("facts.yaml", NODE),
+            ("a/hiera.yaml", hiera),
+            (
+                "a/data/common.yaml",
+                "nan: 1\ndeep: 1\nok_deep: 1\nplain: 1\n",
+            ),
+            ("b/hiera.yaml", hiera),
+            (
+                "b/data/common.yaml",
+                &format!(
+                    "nan: .nan\ndeep: {}\nok_deep: {}\nplain: 2\n",
+                    deep(101),
+                    deep(100)
+                ),
+            ),
+        ],
+    );
+    let (out, err, code) = diff_dirs(&t, &["--all", "--format", "json"]);
+    assert_eq!(code, 1, "{err}");
+    let v: Json = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let edit = |key: &str| {
+        v["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["key"] == key)
+            .unwrap_or_else(|| panic!("{key}: {out}"))["groups"][0]["edits"][0]
+            .clone()
+    };
+    assert_eq!(
+        edit("plain"),
+        serde_json::json!({"path": "", "before": 1, "after": 2})
+    );
+    assert_eq!(
+        edit("nan"),
+        serde_json::json!({"path": "", "before": 1, "after_error": "NaN not allowed in JSON"})
+    );
+    assert_eq!(
+        edit("deep"),
+        serde_json::json!({"path": "", "before": 1, "after_error": "nesting of 100 is too deep"})
+    );
+    // As deep as a lookup may print it: written whole.
+    let mut inner = &edit("ok_deep")["after"];
+    for _ in 0..100 {
+        inner = &inner[0];
+    }
+    assert_eq!(inner, &Json::from(1), "{out}");
+}
+
+use crate::eyaml;
+
+/// Issue 26, item 2: a rotated eyaml secret, used whole, interpolated and in an error
+/// message, on both sides.
+#[test]
+fn diff_never_prints_what_eyaml_decrypted() {
+    let hiera = eyaml::hiera_yaml();
+    let common = "dsn: \"db://app:%{lookup('secret')}@db\"\n";
+    let secrets = |token: &str| {
+        format!(
+            "secret: {token}\nlookup_options:\n  check:\n    merge: unique\n    convert_to: \"Array[Enum[x]]\"\ncheck: {token}\n"
+        )
+    };
+    let (old, new) = (secrets(eyaml::OLD), secrets(eyaml::NEW));
+    let t = scratch_tree::tree(
+        "diff",
+        "secrets",
+        &[
+            ("facts.yaml", NODE),
+            ("a/hiera.yaml", &hiera),
+            ("a/data/common.yaml", common),
+            ("a/data/secrets.eyaml", &old),
+            ("b/hiera.yaml", &hiera),
+            ("b/data/common.yaml", common),
+            ("b/data/secrets.eyaml", &new),
+        ],
+    );
+    let plain = [eyaml::OLD_PLAIN, eyaml::NEW_PLAIN];
+    for format in ["text", "json", "github", "markdown"] {
+        for extra in [&[][..], &["--redact"][..]] {
+            let mut args = vec!["--all", "--format", format];
+            args.extend(extra);
+            let (out, err, code) = diff_dirs(&t, &args);
+            assert_eq!(code, 1, "{format}: {err}");
+            for p in plain {
+                assert!(
+                    !out.contains(p) && !err.contains(p),
+                    "{format} shows {p}:\n{out}{err}"
+                );
+            }
+            assert!(
+                out.contains("[redacted]") || out.contains("encrypted value"),
+                "{out}"
+            );
+            if format != "json" {
+                assert!(out.contains("secret: changed (encrypted value)"), "{out}");
+                assert!(out.contains("dsn: changed (encrypted value)"), "{out}");
+            }
+        }
+    }
+    let (json, _, _) = diff_dirs(&t, &["--all", "--format", "json"]);
+    let v: Json = serde_json::from_str(&json).unwrap();
+    let secret = v["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["key"] == "secret")
+        .unwrap();
+    assert_eq!(
+        secret["groups"][0]["edits"][0],
+        serde_json::json!({"path": "", "before": "[redacted]", "after": "[redacted]", "redacted": true}),
+        "{json}"
+    );
+    // The error quoting the plaintext, on both sides.
+    let (text, _, _) = diff_dirs(&t, &["--all"]);
+    assert!(text.contains("got '[redacted]'"), "{text}");
+    assert!(
+        text.contains("(was the same error about another encrypted value)"),
+        "{text}"
+    );
+    // Shown when asked for.
+    let (shown, _, code) = diff_dirs(&t, &["--all", "--show-secrets"]);
+    assert_eq!(code, 1);
+    assert!(
+        shown.contains("secret: \"OLDSECRET1\" → \"NEWSECRET2\""),
+        "{shown}"
+    );
+    let (_, err, code) = diff_dirs(&t, &["--all", "--show-secrets", "--redact"]);
+    assert_eq!(code, 2, "{err}");
+}

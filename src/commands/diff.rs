@@ -48,6 +48,12 @@ pub struct DiffArgs {
     /// Look up every key, even those the change cannot touch (checks the analysis)
     #[arg(long)]
     pub no_skip: bool,
+    /// Show what eyaml decrypted (by default every decrypted plaintext is [redacted])
+    #[arg(long, conflicts_with = "redact")]
+    pub show_secrets: bool,
+    /// Hide what eyaml decrypted (the default; accepted as a lookup accepts it)
+    #[arg(long)]
+    pub redact: bool,
 }
 
 /// Runs `diff` and prints its report: 0 no change, 1 changes.
@@ -144,6 +150,7 @@ fn run(args: &DiffArgs) -> Result<(String, bool), Error> {
         },
         threads,
         no_skip: args.no_skip,
+        show_secrets: args.show_secrets,
     })?;
     Ok((format.render(&report), report.has_changes()))
 }

@@ -14,6 +14,7 @@ use hiera_engine::engine::{Outcome, Session, Settings};
 use hiera_engine::environment::EnvOptions;
 use hiera_engine::error::{Error, Result};
 use hiera_engine::fs::Fs;
+use hiera_engine::redact::Redactor;
 use hiera_engine::workspace::Workspace;
 use hiera_value::value::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -178,6 +179,25 @@ impl KeyChange {
     pub(crate) fn node_count(&self) -> usize {
         self.groups.iter().map(|g| g.nodes.len()).sum()
     }
+
+    /// Everything the report shows of the change as `r` prints it: the key, the answers
+    /// and error messages of each side, each edit's path and values. (Grouping was done on
+    /// the real values: two nodes whose secrets differ stay apart.)
+    fn redact(&mut self, r: &Redactor) {
+        let resolved = |x: &Resolved| match x {
+            Resolved::Found(v) => Resolved::Found(r.value(v)),
+            Resolved::NotFound => Resolved::NotFound,
+            Resolved::Error(e) => Resolved::Error(r.text(e).into_owned()),
+        };
+        self.key = r.text(&self.key).into_owned();
+        for g in &mut self.groups {
+            g.before = resolved(&g.before);
+            g.after = resolved(&g.after);
+            for e in &mut g.edits {
+                e.redact(r);
+            }
+        }
+    }
 }
 
 /// What `diff` found: render it with [`output::Format::render`].
@@ -251,6 +271,11 @@ pub struct Request {
     pub threads: usize,
     /// Look up every key even where the change cannot touch it (a check of the analysis).
     pub no_skip: bool,
+    /// Print what eyaml decrypted. By default every plaintext a lookup decrypted (on either
+    /// side, for any node) is `[redacted]` wherever the report would show it (values, edits,
+    /// error messages), as `--redact` does for a lookup; a secret that changed reads
+    /// "changed (encrypted value)". The comparison itself is on the real values.
+    pub show_secrets: bool,
 }
 
 /// One side, ready for lookups: a workspace over the side's tree.
@@ -335,6 +360,8 @@ struct NodeDiff {
     lookups: usize,
     /// The keys whose answers differ: before, after, and the edits by path.
     changes: Vec<(String, Resolved, Resolved, Vec<paths::Edit>)>,
+    /// What the node's lookups decrypted, on both sides.
+    secrets: Redactor,
 }
 
 /// Compares the two trees for every node.
@@ -348,9 +375,14 @@ pub fn run(req: &Request) -> Result<Report> {
         return Err(Error::run(format!("node {}: {e}", n.name)));
     }
     let impact = impact::analyse(&req.base, &req.head);
+    // Decrypted plaintexts are recorded (and later hidden) unless asked for.
+    let settings = Settings {
+        redact: !req.show_secrets,
+        ..req.settings.clone()
+    };
     let (base, mut head) = (
-        Side::new(&req.base, &req.settings)?,
-        Side::new(&req.head, &req.settings)?,
+        Side::new(&req.base, &settings)?,
+        Side::new(&req.head, &settings)?,
     );
     base.share_unchanged(&mut head);
     // Every key on every node, or every key on the nodes that reach a changed file.
@@ -431,6 +463,7 @@ pub fn run(req: &Request) -> Result<Report> {
                 skipped: true,
                 lookups: 0,
                 changes: Vec::new(),
+                secrets: Redactor::default(),
             };
         }
         let mut changes = Vec::new();
@@ -446,13 +479,19 @@ pub fn run(req: &Request) -> Result<Report> {
                 changes.push((key, before, after, edits));
             }
         }
+        let mut secrets = Redactor::default();
+        for r in [sb.redactor(), sh.redactor()].into_iter().flatten() {
+            secrets.merge(r);
+        }
         NodeDiff {
             seen,
             skipped: false,
             lookups,
             changes,
+            secrets,
         }
     };
+    let mut secrets = Redactor::default();
     hiera_engine::workers::in_order(&req.nodes, req.threads, compare, |i, d| {
         for k in d.seen {
             if !looked_up.contains(&k) {
@@ -461,6 +500,7 @@ pub fn run(req: &Request) -> Result<Report> {
         }
         nodes_skipped += usize::from(d.skipped);
         lookups += d.lookups;
+        secrets.merge(&d.secrets);
         // Group by key, then by identical change.
         let name = &req.nodes[i].name;
         for (key, before, after, edits) in d.changes {
@@ -488,7 +528,11 @@ pub fn run(req: &Request) -> Result<Report> {
         .map(|(key, mut groups)| {
             groups.sort_by_key(|g| std::cmp::Reverse(g.nodes.len()));
             let sites = sites_of(&req.base, &req.head, &impact, &key);
-            KeyChange { key, groups, sites }
+            let mut change = KeyChange { key, groups, sites };
+            if !secrets.is_empty() {
+                change.redact(&secrets);
+            }
+            change
         })
         .collect();
     let recomputed = match &keys {

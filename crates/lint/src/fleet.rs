@@ -287,10 +287,14 @@ fn lookups(repo: &Repo, fleet: &Fleet, merged: &HashSet<String>, sink: &mut Sink
     }
     let mut keys: Vec<&String> = merged.iter().collect();
     keys.sort();
-    // One workspace for the fleet: every node shares its parses.
+    // One workspace for the fleet: every node shares its parses. A message may quote what
+    // eyaml decrypted ("got 'hunter2'"): the lint has no need to show it.
     let workspace = Workspace::with_fs(
         repo.layers_spec.clone(),
-        Settings::default(),
+        Settings {
+            redact: true,
+            ..Settings::default()
+        },
         hiera_engine::fs::disk(),
     );
     // key -> (first failing node, error, how many nodes fail)
@@ -299,9 +303,13 @@ fn lookups(repo: &Repo, fleet: &Fleet, merged: &HashSet<String>, sink: &mut Sink
         let mut session = workspace.session_unrefreshed(scope_of(node));
         for k in &keys {
             if let Err(e) = session.lookup(&[k.to_string()], None) {
+                let message = match session.redactor() {
+                    Some(r) => r.text(&e.to_string()).into_owned(),
+                    None => e.to_string(),
+                };
                 let entry = failures
                     .entry(k.as_str())
-                    .or_insert_with(|| (node.name.clone(), e.to_string(), 0));
+                    .or_insert_with(|| (node.name.clone(), message, 0));
                 entry.2 += 1;
             }
         }

@@ -86,15 +86,18 @@ pub(crate) struct Finding {
 
 impl Finding {
     /// `file:line:col: severity rule-id: message`.
+    /// `file:line:col: severity rule: message`, one line whatever the file name and the
+    /// message quote ([`hiera_value::escape::printable`]).
     pub(crate) fn to_text(&self) -> String {
+        use hiera_value::escape::printable;
         format!(
             "{}:{}:{}: {} {}: {}",
-            self.file,
+            printable(&self.file),
             self.line.max(1),
             self.column.max(1),
             self.severity.name(),
             self.rule,
-            self.message
+            printable(&self.message)
         )
     }
 }
