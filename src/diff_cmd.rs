@@ -55,6 +55,9 @@ pub struct DiffArgs {
     /// Look up every key, even those the change cannot touch (checks the analysis)
     #[arg(long)]
     pub no_skip: bool,
+    /// Run the programs `lookup_key: command` levels of the compared trees name
+    #[arg(long)]
+    pub allow_exec: bool,
     #[command(flatten)]
     pub pdb: crate::cli::PuppetDbArgs,
 }
@@ -164,6 +167,7 @@ fn run_args(args: &DiffArgs) -> Result<(String, bool), Error> {
         },
         threads,
         no_skip: args.no_skip,
+        allow_exec: args.allow_exec,
     })?;
     Ok((format.render(&report), report.has_changes()))
 }

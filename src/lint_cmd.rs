@@ -67,6 +67,9 @@ pub struct LintArgs {
     /// The lint settings file (default: PATH/.hiera-lookup.toml when it exists).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// Run the programs `lookup_key: command` levels name (the fleet's lookups).
+    #[arg(long = "allow-exec")]
+    allow_exec: bool,
     /// Print every rule (id, severity, summary) and exit.
     #[arg(long = "list-rules")]
     list_rules: bool,
@@ -105,6 +108,7 @@ pub fn main(args: &LintArgs) -> i32 {
             }),
         nodes_query: args.nodes_query.clone(),
         config: abs(&args.config),
+        allow_exec: args.allow_exec,
     };
     let result = std::thread::Builder::new()
         .stack_size(hiera_value::limits::LOOKUP_STACK_SIZE)

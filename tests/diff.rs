@@ -671,3 +671,120 @@ fn bad_input_exits_2() {
         );
     }
 }
+
+/// A repository of its own in `t`: `files` committed on `main`.
+fn small_repo(t: &Tree, files: &[(&str, &str)]) -> PathBuf {
+    let repo = t.join("r");
+    for (path, text) in files {
+        let p = repo.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "base"]);
+    repo
+}
+
+fn run_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let o = bin().current_dir(dir).args(args).output().unwrap();
+    (
+        o.status.code().unwrap(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+const NODE_FACTS: &str = "clientcert: web01.example.com\nrole: web\n";
+
+/// A branch whose hiera.yaml adds a `command` level (a program that leaves a mark, found in
+/// PATH) is compared, linted and asked `where` without running it; each says so in one line
+/// naming the file and the flag, and runs it only when given the flag. The repo's own
+/// .hiera-lookup.toml cannot give it.
+#[test]
+fn analysing_a_tree_runs_none_of_its_programs() {
+    let t = temp("exec");
+    let base_hiera = "version: 5\nhierarchy:\n  - name: common\n    path: common.yaml\n";
+    let repo = small_repo(
+        &t,
+        &[
+            ("hiera.yaml", base_hiera),
+            (
+                "data/common.yaml",
+                "k: 1\nm: [a]\nlookup_options:\n  m:\n    merge: unique\n",
+            ),
+            ("facts/web01.yaml", NODE_FACTS),
+        ],
+    );
+    let mark = repo.join("ran");
+    let evil = "version: 5\nhierarchy:\n  - name: vault\n    lookup_key: command\n    options:\n      command: [sh, -c, \"touch ran; echo '{\\\"found\\\":false}'\"]\n  - name: common\n    path: common.yaml\n";
+    git(&repo, &["checkout", "-qb", "evil"]);
+    std::fs::write(repo.join("hiera.yaml"), evil).unwrap();
+    std::fs::write(
+        repo.join(".hiera-lookup.toml"),
+        "[diff]\nallow-exec = true\n[where]\nallow-exec = true\n",
+    )
+    .unwrap();
+    git(&repo, &["commit", "-qam", "evil"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "settings"]);
+    git(&repo, &["checkout", "-q", "main"]);
+
+    let refused = |args: &[&str], cwd: &Path, who: &str| {
+        let (code, out, err) = run_in(cwd, args);
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert!(!mark.exists(), "{args:?} ran the program");
+        let line = (err.lines().chain(out.lines()))
+            .find(|l| l.contains("Not running"))
+            .unwrap_or_else(|| {
+                panic!("{args:?}: no refusal in {err}{out}");
+            });
+        assert!(
+            line.contains("hierarchy level 'vault' (lookup_key: command) in ")
+                && line.contains("hiera.yaml")
+                && line.ends_with(&format!(
+                    "{who} runs no program {} unless given --allow-exec",
+                    match who {
+                        "diff" => "a compared tree names",
+                        "lint" => "the linted tree names",
+                        _ => "a hierarchy names",
+                    }
+                )),
+            "{args:?}: {line}"
+        );
+    };
+    let diff = ["diff", "main", "evil", "--facts", "facts/web01.yaml", "k"];
+    refused(&diff, &repo, "diff");
+    refused(
+        &["diff", "main", "evil", "--facts-dir", "facts", "--all"],
+        &repo,
+        "diff",
+    );
+    // The checked-out branch: lint over a fleet, where over a fleet.
+    git(&repo, &["checkout", "-q", "evil"]);
+    refused(&["lint", ".", "--facts-dir", "facts"], &repo, "lint");
+    refused(
+        &["where", "m", "--facts-dir", "facts"],
+        &repo,
+        "where over a fleet",
+    );
+    // The settings file of the tree is not asked (its [lint] table cannot say it either).
+    std::fs::write(
+        repo.join(".hiera-lookup.toml"),
+        "[lint]\nallow-exec = true\n",
+    )
+    .unwrap();
+    let (code, _, err) = run_in(&repo, &["lint", ".", "--facts-dir", "facts"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("unknown setting lint.allow-exec") && !mark.exists(),
+        "{err}"
+    );
+    git(&repo, &["checkout", "-q", "."]);
+    git(&repo, &["checkout", "-q", "main"]);
+
+    // Given the flag, it runs.
+    let (code, _, err) = run_in(&repo, &[&diff[..], &["--allow-exec"]].concat());
+    assert_eq!(code, 0, "{err}");
+    assert!(mark.exists());
+}

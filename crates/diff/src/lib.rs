@@ -11,7 +11,7 @@ pub(crate) mod paths;
 
 use hiera_engine::backend::DataFiles;
 use hiera_engine::batch::Node;
-use hiera_engine::engine::{Outcome, Session, Settings};
+use hiera_engine::engine::{Exec, Outcome, Session, Settings};
 use hiera_engine::environment::EnvOptions;
 use hiera_engine::error::{Error, Result};
 use hiera_engine::fs::Fs;
@@ -251,7 +251,14 @@ pub struct Request {
     pub threads: usize,
     /// Look up every key even where the change cannot touch it (a check of the analysis).
     pub no_skip: bool,
+    /// Run the programs of `lookup_key: command` levels (`--allow-exec`). Off, a lookup
+    /// reaching one fails the diff: the trees compared are a branch nobody may have read,
+    /// and nothing they name runs unless the user says so.
+    pub allow_exec: bool,
 }
+
+/// What the refusal to run a `command` level adds to its error.
+const HOW_TO_ALLOW: &str = "diff runs no program a compared tree names unless given --allow-exec";
 
 /// One side, ready for lookups.
 struct Side<'a> {
@@ -312,13 +319,19 @@ impl<'a> Side<'a> {
         }
     }
 
-    fn session(&self, node: &Node, settings: &Settings) -> Session {
-        Session::with_files(
+    fn session(&self, node: &Node, settings: &Settings, allow_exec: bool) -> Session {
+        let mut s = Session::with_files(
             node.scope.clone(),
             self.layers.clone(),
             settings.clone(),
             self.files.clone(),
-        )
+        );
+        if !allow_exec {
+            s.set_exec(Exec::Refused {
+                how_to_allow: HOW_TO_ALLOW,
+            });
+        }
+        s
     }
 
     fn answer(&self, session: &mut Session, key: &str) -> Resolved {
@@ -341,6 +354,8 @@ struct NodeDiff {
     lookups: usize,
     /// The keys whose answers differ: before, after, and the edits by path.
     changes: Vec<(String, Resolved, Resolved, Vec<paths::Edit>)>,
+    /// A `command` level a lookup reached and did not run: the diff fails with it.
+    refused: Option<String>,
 }
 
 /// Compares the two trees for every node.
@@ -411,8 +426,8 @@ pub fn run(req: &Request) -> Result<Report> {
     let mut looked_up: rustc_hash::FxHashSet<String> = Default::default();
     let (mut lookups, mut nodes_skipped) = (0usize, 0usize);
     let compare = |node: &Node| -> NodeDiff {
-        let mut sb = base.session(node, &req.settings);
-        let mut sh = head.session(node, &req.settings);
+        let mut sb = base.session(node, &req.settings, req.allow_exec);
+        let mut sh = head.session(node, &req.settings, req.allow_exec);
         let (node_keys, seen) = match &keys {
             Some(k) => (k.clone(), Vec::new()),
             None => {
@@ -434,6 +449,7 @@ pub fn run(req: &Request) -> Result<Report> {
                 skipped: true,
                 lookups: 0,
                 changes: Vec::new(),
+                refused: None,
             };
         }
         let mut changes = Vec::new();
@@ -441,6 +457,17 @@ pub fn run(req: &Request) -> Result<Report> {
         for key in node_keys {
             let before = base.answer(&mut sb, &key);
             let after = head.answer(&mut sh, &key);
+            let refused = (sb.refused_exec().map(|m| base.tree.relative_message(m)))
+                .or_else(|| sh.refused_exec().map(|m| head.tree.relative_message(m)));
+            if refused.is_some() {
+                return NodeDiff {
+                    seen,
+                    skipped: false,
+                    lookups,
+                    changes,
+                    refused,
+                };
+            }
             if before != after {
                 let edits = match (&before, &after) {
                     (Resolved::Found(a), Resolved::Found(b)) => paths::diff(a, b),
@@ -454,9 +481,15 @@ pub fn run(req: &Request) -> Result<Report> {
             skipped: false,
             lookups,
             changes,
+            refused: None,
         }
     };
+    // The first refusal, in node order (the same whatever the threads).
+    let mut refused: Option<String> = None;
     hiera_engine::workers::in_order(&req.nodes, req.threads, compare, |i, d| {
+        if refused.is_none() {
+            refused = d.refused;
+        }
         for k in d.seen {
             if !looked_up.contains(&k) {
                 looked_up.insert(k);
@@ -486,6 +519,9 @@ pub fn run(req: &Request) -> Result<Report> {
             }
         }
     });
+    if let Some(m) = refused {
+        return Err(Error::run(m));
+    }
     let changes = by_key
         .into_iter()
         .map(|(key, mut groups)| {

@@ -161,7 +161,7 @@ pub mod where_;
 pub mod workers;
 
 pub use answer::{Answer, Finish, Format};
-pub use engine::{Layers, Outcome, Session, Settings};
+pub use engine::{Exec, Layers, Outcome, Session, Settings};
 pub use environment::EnvOptions;
 pub use error::{Error, Result};
 pub use explain::Explainer;
