@@ -695,7 +695,7 @@ fn run_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
     )
 }
 
-const NODE_FACTS: &str = "clientcert: web01.example.com\nrole: web\n";
+const NODE_FACTS: &str = "hostname: web01\ndomain: example.com\nfqdn: web01.example.com\nclientcert: web01.example.com\nrole: web\n";
 
 /// A branch whose hiera.yaml adds a `command` level (a program that leaves a mark, found in
 /// PATH) is compared, linted and asked `where` without running it; each says so in one line
@@ -787,4 +787,55 @@ fn analysing_a_tree_runs_none_of_its_programs() {
     let (code, _, err) = run_in(&repo, &[&diff[..], &["--allow-exec"]].concat());
     assert_eq!(code, 0, "{err}");
     assert!(mark.exists());
+}
+
+/// The change of one key, as the JSON report gives it for its first group: (before, after)
+/// of the answers, or of the first edit inside the values (`[0]: "a"`) when both were found.
+fn one_change(report: &Json, key: &str) -> Option<(String, String)> {
+    let side = |s: &Json| {
+        s.get("value")
+            .map_or_else(|| s.to_string(), |v| v.to_string())
+    };
+    let c = report["changes"]
+        .as_array()?
+        .iter()
+        .find(|c| c["key"] == key)?;
+    let g = &c["groups"][0];
+    if g.get("before").is_some() {
+        return Some((side(&g["before"]), side(&g["after"])));
+    }
+    let e = &g["edits"][0];
+    let at = |v: &Json| match e["path"].as_str() {
+        Some("") | None => v.to_string(),
+        Some(p) => format!("{p}: {v}"),
+    };
+    Some((at(&e["before"]), at(&e["after"])))
+}
+
+/// `include file(…)` in HOCON data is read from the revision compared, not from the work
+/// tree.
+#[test]
+fn hocon_includes_come_from_the_revision() {
+    let t = temp("hocon");
+    let repo = small_repo(
+        &t,
+        &[
+            (
+                "hiera.yaml",
+                "version: 5\nhierarchy:\n  - name: common\n    data_hash: hocon_data\n    path: common.conf\n",
+            ),
+            ("data/common.conf", "include file(\"data/inc.conf\")\nj = 1\n"),
+            ("data/inc.conf", "k = 1\n"),
+            ("facts/web01.yaml", NODE_FACTS),
+        ],
+    );
+    std::fs::write(repo.join("data/inc.conf"), "k = 2\n").unwrap();
+    git(&repo, &["commit", "-qam", "include"]);
+    // The work tree says something else again.
+    std::fs::write(repo.join("data/inc.conf"), "k = 3\n").unwrap();
+    let args = ["--facts", "facts/web01.yaml", "k", "--format", "json"];
+    let r = run_diff(&repo, &[&["HEAD~1", "HEAD"][..], &args].concat()).1;
+    assert_eq!(one_change(&r, "k"), Some(("1".into(), "2".into())), "{r}");
+    let r = run_diff(&repo, &[&["HEAD"][..], &args].concat()).1;
+    assert_eq!(one_change(&r, "k"), Some(("2".into(), "3".into())), "{r}");
 }

@@ -293,6 +293,8 @@ impl<'a> Side<'a> {
             .listing
             .iter()
             .filter(|(rel, id)| self.tree.listing.get(*rel) == Some(id))
+            // A HOCON file may include others, which may have changed.
+            .filter(|(rel, _)| !rel.ends_with(".conf"))
             .map(|(rel, _)| other.tree.root.join(rel).display().to_string())
             .collect();
         other.files = other.files.clone().sharing_with(&self.files, same);
@@ -567,10 +569,9 @@ fn sites_of(base: &Tree, head: &Tree, impact: &impact::Impact, key: &str) -> Vec
         .iter()
         .filter(|f| f.keys.contains(&root))
         .map(|f| {
-            let pos = head
-                .read(&f.path)
-                .ok()
-                .and_then(|new| changed_position(base.read(&f.path).ok(), &new, &f.path, &root));
+            let pos = head.read(&f.path).ok().and_then(|new| {
+                changed_position(base.read(&f.path).ok(), &new, &f.path, &root, &*head.fs)
+            });
             Site {
                 file: f.path.clone(),
                 line: pos.map(|p| p.line),
@@ -588,11 +589,19 @@ fn changed_position(
     new: &[u8],
     rel: &str,
     root: &str,
+    fs: &dyn Fs,
 ) -> Option<hiera_formats::position::Pos> {
     use hiera_formats::position::{positions_of, DataFormat};
-    let tree = positions_of(DataFormat::of_path(Path::new(rel))?, new).ok()??;
+    let tree = match DataFormat::of_path(Path::new(rel))? {
+        // Includes from the side's own files.
+        DataFormat::Hocon => {
+            let includes = impact::hocon_includes(fs);
+            hiera_formats::hocon::positions_with(&String::from_utf8_lossy(new), &includes).ok()?
+        }
+        format => positions_of(format, new).ok()??,
+    };
     let value_of = |bytes: &[u8]| {
-        impact::parse(rel, bytes)
+        impact::parse(rel, bytes, fs)
             .ok()
             .and_then(|m| m.get(&Value::str(root)).cloned())
     };
@@ -639,8 +648,14 @@ mod tests {
     use super::*;
 
     fn at(old: &str, new: &str, rel: &str, root: &str) -> Option<(usize, usize)> {
-        changed_position(Some(old.as_bytes().to_vec()), new.as_bytes(), rel, root)
-            .map(|p| (p.line, p.column))
+        changed_position(
+            Some(old.as_bytes().to_vec()),
+            new.as_bytes(),
+            rel,
+            root,
+            &hiera_engine::fs::RealFs,
+        )
+        .map(|p| (p.line, p.column))
     }
 
     #[test]
@@ -666,7 +681,8 @@ mod tests {
         );
         // A new key; no old file.
         assert_eq!(
-            changed_position(None, b"c: 1\n", "d.yaml", "c").map(|p| p.line),
+            changed_position(None, b"c: 1\n", "d.yaml", "c", &hiera_engine::fs::RealFs)
+                .map(|p| p.line),
             Some(1)
         );
         // Flow style and quoted keys: the element inside the line.
