@@ -62,6 +62,12 @@ pub const MAX_GLOB_PATTERNS: usize = 1024;
 /// Hashes of up to about 150,000 entries (a hash, a string and an array in each) explain.
 pub const MAX_EXPLAIN_VALUES: usize = 500_000;
 
+/// Bytes of an `--explain` trace's text. A value nested 1,495 deep reached through a fact
+/// path (`%{facts.a.a.a…}`) is dumped once for each segment, each time indented deeper: the
+/// text grows with the cube of the depth (several gigabytes), where Puppet stops with "stack
+/// level too deep". Past this, `--explain` stops with that error.
+pub const MAX_EXPLAIN_BYTES: usize = 128 << 20;
+
 /// Bytes kept of a `command` backend program's stdout and stderr; more is an error.
 pub const MAX_COMMAND_OUTPUT: usize = 16 << 20;
 
