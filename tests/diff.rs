@@ -839,3 +839,35 @@ fn hocon_includes_come_from_the_revision() {
     let r = run_diff(&repo, &[&["HEAD"][..], &args].concat()).1;
     assert_eq!(one_change(&r, "k"), Some(("2".into(), "3".into())), "{r}");
 }
+
+/// `diff --all` compares the keys of eyaml (lookup_key) levels too: a changed secret and a
+/// comment in hiera.yaml (which makes every key be recomputed) is a change.
+#[test]
+fn all_keys_include_eyaml_levels() {
+    let t = temp("eyaml-all");
+    let hiera = "version: 5\nhierarchy:\n  - name: secrets\n    lookup_key: eyaml_lookup_key\n    path: secrets.eyaml\n  - name: common\n    path: common.yaml\n";
+    let repo = small_repo(
+        &t,
+        &[
+            ("hiera.yaml", hiera),
+            ("data/secrets.eyaml", "secret: old\n"),
+            ("data/common.yaml", "k: 1\n"),
+            ("facts/web01.yaml", NODE_FACTS),
+        ],
+    );
+    std::fs::write(repo.join("hiera.yaml"), format!("# reviewed\n{hiera}")).unwrap();
+    std::fs::write(repo.join("data/secrets.eyaml"), "secret: new\n").unwrap();
+    git(&repo, &["commit", "-qam", "secret"]);
+    let args = [
+        "HEAD~1",
+        "HEAD",
+        "--facts",
+        "facts/web01.yaml",
+        "--all",
+        "--format",
+        "json",
+    ];
+    let r = run_diff(&repo, &args).1;
+    assert!(r["recomputed_everything"].is_string(), "{r}");
+    assert!(one_change(&r, "secret").is_some(), "{r}");
+}

@@ -360,6 +360,17 @@ impl Session {
     /// `lookup_options`. Files that fail to load are skipped here; looking their keys up
     /// reports the error.
     pub fn all_keys(&mut self) -> Result<Vec<String>> {
+        self.keys_in_files(false)
+    }
+
+    /// [`all_keys`](Self::all_keys), and the keys of the files `eyaml_lookup_key` levels
+    /// read (YAML hashes, some values encrypted): every key a change to the data can touch,
+    /// which `diff --all` compares. No other lookup_key function can list its keys.
+    pub fn all_keys_with_eyaml(&mut self) -> Result<Vec<String>> {
+        self.keys_in_files(true)
+    }
+
+    fn keys_in_files(&mut self, eyaml: bool) -> Result<Vec<String>> {
         let ids = self.layer_providers();
         let mut seen: indexmap::IndexSet<String, rustc_hash::FxBuildHasher> = Default::default();
         for id in ids {
@@ -379,13 +390,22 @@ impl Session {
             }
             for entries in lists.into_iter().flatten() {
                 for e in entries.iter() {
-                    if e.entry.kind != FunctionKind::DataHash {
-                        continue;
-                    }
+                    // eyaml_lookup_key reads its files as yaml_data does.
+                    let function = match e.entry.kind {
+                        FunctionKind::DataHash => e.entry.function.as_str(),
+                        FunctionKind::LookupKey
+                            if eyaml
+                                && e.entry.builtin.as_ref().map(|b| b.name)
+                                    == Some("eyaml_lookup_key") =>
+                        {
+                            "yaml_data"
+                        }
+                        _ => continue,
+                    };
                     for loc in e.locations.iter().flatten().filter(|l| l.exists && !l.uri) {
                         let mut w = Vec::new();
                         let Ok(hash) = self.cache.files.data_hash(
-                            &e.entry.function,
+                            function,
                             &loc.location,
                             self.settings.strict,
                             &mut w,
