@@ -871,3 +871,36 @@ fn all_keys_include_eyaml_levels() {
     assert!(r["recomputed_everything"].is_string(), "{r}");
     assert!(one_change(&r, "secret").is_some(), "{r}");
 }
+
+/// Two facts files naming the same certname are two nodes: counted as two, and listed by
+/// name and facts file.
+#[test]
+fn nodes_of_the_same_name_are_told_apart() {
+    let t = temp("dupnames");
+    let repo = small_repo(
+        &t,
+        &[
+            (
+                "hiera.yaml",
+                "version: 5\nhierarchy:\n  - name: role\n    path: \"%{facts.role}.yaml\"\n",
+            ),
+            ("data/web.yaml", "k: 1\n"),
+            ("data/db.yaml", "k: 1\n"),
+            ("facts/a.yaml", "clientcert: foo\nrole: web\n"),
+            ("facts/b.yaml", "clientcert: foo\nrole: db\n"),
+        ],
+    );
+    std::fs::write(repo.join("data/web.yaml"), "k: 2\n").unwrap();
+    std::fs::write(repo.join("data/db.yaml"), "k: 2\n").unwrap();
+    git(&repo, &["commit", "-qam", "both"]);
+    let (code, out, err) = run_in(
+        &repo,
+        &["diff", "HEAD~1", "HEAD", "--facts-dir", "facts", "k"],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(out.contains("2 of 2 nodes"), "{out}");
+    assert!(
+        out.contains("foo (facts/a.yaml), foo (facts/b.yaml)"),
+        "{out}"
+    );
+}

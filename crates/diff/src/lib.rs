@@ -491,6 +491,8 @@ pub fn run(req: &Request) -> Result<Report> {
     };
     // The first refusal, in node order (the same whatever the threads).
     let mut refused: Option<String> = None;
+    // Nodes of the same name (two facts files of one certname) are told apart by source.
+    let names = hiera_engine::batch::distinct_names(&req.nodes);
     hiera_engine::workers::in_order(&req.nodes, req.threads, compare, |i, d| {
         if refused.is_none() {
             refused = d.refused;
@@ -503,7 +505,7 @@ pub fn run(req: &Request) -> Result<Report> {
         nodes_skipped += usize::from(d.skipped);
         lookups += d.lookups;
         // Group by key, then by identical change.
-        let name = &req.nodes[i].name;
+        let name = &names[i];
         for (key, before, after, edits) in d.changes {
             let groups = by_key.entry(key).or_default();
             let same = |g: &&mut Group| {
