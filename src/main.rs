@@ -100,7 +100,11 @@ fn run_command(command: Command) -> i32 {
         Command::Where(args) => emit(on_lookup_stack(move || where_cmd::run(&args))),
         Command::Lint(args) => return lint_cmd::main(&args),
         Command::Diff(args) => {
-            let (stdout, stderr, code) = diff_cmd::run(&args);
+            // Rendering and dropping the report recurse over the data too.
+            let (stdout, stderr, code) =
+                stacker::grow(hiera_value::limits::LOOKUP_STACK_SIZE, || {
+                    diff_cmd::run(&args)
+                });
             return match write_stdout(&stdout) {
                 Ok(()) => {
                     if let Some(e) = stderr {

@@ -360,8 +360,16 @@ struct NodeDiff {
     refused: Option<String>,
 }
 
-/// Compares the two trees for every node.
+/// Compares the two trees for every node. The analysis recurses over the data as lookups
+/// do (parsing, comparing and locating values nested up to
+/// [`MAX_VALUE_DEPTH`](hiera_value::limits::MAX_VALUE_DEPTH)), so it runs on a stack of the
+/// lookups' size, [`LOOKUP_STACK_SIZE`](hiera_value::limits::LOOKUP_STACK_SIZE), whatever
+/// the caller's thread has (`ulimit -s 512`).
 pub fn run(req: &Request) -> Result<Report> {
+    stacker::grow(hiera_value::limits::LOOKUP_STACK_SIZE, || diff_trees(req))
+}
+
+fn diff_trees(req: &Request) -> Result<Report> {
     if let Some(n) = req.nodes.iter().find(|n| n.facts_error.is_some()) {
         let e = n
             .facts_error
@@ -651,6 +659,57 @@ fn first_change(before: &Value, after: &Value, path: &mut Vec<Value>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A change inside a value nested 1,490 deep (legal: the limit is 1,500), compared from
+    /// a thread with a 128 KiB stack: the analysis does not run on the caller's stack.
+    #[test]
+    fn deep_data_is_compared_on_the_lookup_stack() {
+        let t = std::env::temp_dir().join(format!("hl-diff-deep-{}", std::process::id()));
+        let nested = |leaf: &str| format!("k: {}{leaf}{}\n", "[".repeat(1490), "]".repeat(1490));
+        for (side, leaf) in [("old", "1"), ("new", "2")] {
+            let d = t.join(side);
+            std::fs::create_dir_all(d.join("data")).unwrap();
+            std::fs::write(
+                d.join("hiera.yaml"),
+                "version: 5\nhierarchy:\n  - name: common\n    path: common.yaml\n",
+            )
+            .unwrap();
+            std::fs::write(d.join("data/common.yaml"), nested(leaf)).unwrap();
+        }
+        let req = Request {
+            base: Tree::dir(&t.join("old"), "old").unwrap(),
+            head: Tree::dir(&t.join("new"), "new").unwrap(),
+            nodes: vec![Node {
+                name: "n".into(),
+                source: None,
+                scope: hiera_engine::scope::Scope::from_facts(Default::default(), "production"),
+                facts_error: None,
+            }],
+            keys: Keys::List(vec!["k".into()]),
+            settings: Settings::default(),
+            threads: 1,
+            no_skip: false,
+            allow_exec: false,
+        };
+        let report = std::thread::Builder::new()
+            .stack_size(128 << 10)
+            .spawn(move || {
+                let r = run(&req);
+                let changed = match &r {
+                    Ok(r) => Ok(r.changed_nodes()),
+                    Err(e) => Err(e.to_string()),
+                };
+                // Dropping the deep values is the caller's business (the binary runs the
+                // whole command on the lookup stack); not on this thread.
+                std::mem::forget(r);
+                changed
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        std::fs::remove_dir_all(&t).unwrap();
+        assert_eq!(report.unwrap(), 1);
+    }
 
     fn at(old: &str, new: &str, rel: &str, root: &str) -> Option<(usize, usize)> {
         changed_position(
