@@ -29,16 +29,16 @@ pub struct Tree {
     /// layer, as in control-repo mode).
     pub(crate) root: PathBuf,
     pub(crate) fs: Arc<dyn Fs>,
-    /// The files a lookup may read ([`impact::role`]), relative to `root`, with their git
-    /// object ids (computed for files on disk).
+    /// The revision read, when the tree is one.
+    pub(crate) git: Option<Arc<git::GitFs>>,
+    /// The files a lookup may read ([`impact::role`]), relative to `root` (`../` first for
+    /// those outside it), with the git object ids of their contents (computed for files on
+    /// disk; a symbolic link has its target's).
     pub(crate) listing: BTreeMap<String, gix::ObjectId>,
     /// `root` relative to the git work tree ("" at its top, or outside git), for the file
     /// names of annotations.
     pub prefix: String,
 }
-
-/// Directory entries a listing may visit: a runaway tree is an error, not a hang.
-const MAX_LISTING: usize = 1_000_000;
 
 impl Tree {
     /// A directory on disk.
@@ -49,48 +49,12 @@ impl Tree {
             return Err(Error::run(format!("{} is not a directory", root.display())));
         }
         let mut listing = BTreeMap::new();
-        let mut seen = 0usize;
-        let mut stack = vec![String::new()];
-        while let Some(rel) = stack.pop() {
-            let dir = if rel.is_empty() {
-                root.clone()
-            } else {
-                root.join(&rel)
-            };
-            let Ok(rd) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for e in rd.filter_map(|e| e.ok()) {
-                seen += 1;
-                if seen > MAX_LISTING {
-                    return Err(Error::run(format!(
-                        "{} has more than {MAX_LISTING} entries",
-                        root.display()
-                    )));
-                }
-                let name = e.file_name().to_string_lossy().into_owned();
-                let path = if rel.is_empty() {
-                    name.clone()
-                } else {
-                    format!("{rel}/{name}")
-                };
-                let Ok(ft) = e.file_type() else { continue };
-                if ft.is_dir() {
-                    if name != ".git" {
-                        stack.push(path);
-                    }
-                } else if impact::role(&path).is_some() {
-                    let bytes = hiera_value::limits::read_file(e.path()).unwrap_or_default();
-                    if let Some(id) = git::blob_id(&bytes) {
-                        listing.insert(path, id);
-                    }
-                }
-            }
-        }
+        list_dir(&root, &root, None, &mut listing, &mut Budget::default())?;
         Ok(Tree {
             label: label.into(),
             root,
             fs: hiera_engine::fs::disk(),
+            git: None,
             listing,
             prefix: String::new(),
         })
@@ -98,7 +62,7 @@ impl Tree {
 
     /// Revision `rev` of `repo`, with the control repo at `root` (in the work tree).
     pub fn revision(repo: &git::Repo, rev: &str, root: &Path) -> Result<Tree> {
-        let fs = repo.revision(rev).map_err(Error::run)?;
+        let fs = Arc::new(repo.revision(rev).map_err(Error::run)?);
         let root = std::fs::canonicalize(root)
             .map_err(|e| Error::run(format!("{}: {e}", root.display())))?;
         let prefix = fs.relative(&root).ok_or_else(|| {
@@ -109,17 +73,62 @@ impl Tree {
             ))
         })?;
         let listing = fs
-            .files_under(&prefix)
+            .files()
             .into_iter()
-            .filter(|(p, _)| impact::role(p).is_some())
+            .filter_map(|(p, id)| {
+                let rel = if prefix.is_empty() {
+                    p
+                } else {
+                    p.strip_prefix(&format!("{prefix}/"))?.to_string()
+                };
+                impact::role(&rel).map(|_| (rel, id))
+            })
             .collect();
         Ok(Tree {
             label: rev.to_string(),
             root,
-            fs: Arc::new(fs),
+            fs: fs.clone(),
+            git: Some(fs),
             listing,
             prefix,
         })
+    }
+
+    /// Adds to the listing the files under `dirs` (absolute, canonical) that are outside
+    /// the control repo: what its hierarchies and modulepath read elsewhere in the
+    /// repository (`datadir: ../shared`, `modulepath = ../modules`).
+    fn list_outside(&mut self, dirs: &[PathBuf]) -> Result<()> {
+        let outside = |abs: &Path| -> Option<String> {
+            if abs.starts_with(&self.root) || !dirs.iter().any(|d| abs.starts_with(d)) {
+                return None;
+            }
+            let rel = relative_path(&self.root, abs);
+            let name = rel.rsplit('/').next().unwrap_or_default();
+            (name != "environment.conf" && impact::role(&rel).is_some()).then_some(rel)
+        };
+        match &self.git {
+            Some(git) => {
+                let workdir = git.workdir().to_path_buf();
+                for (p, id) in git.files() {
+                    if let Some(rel) = outside(&workdir.join(&p)) {
+                        self.listing.insert(rel, id);
+                    }
+                }
+            }
+            None => {
+                let mut budget = Budget::default();
+                let mut found = BTreeMap::new();
+                for d in dirs {
+                    list_dir(d, &self.root, Some(&self.root), &mut found, &mut budget)?;
+                }
+                for (rel, id) in found {
+                    if outside(&lexical(&self.root.join(&rel))).is_some() {
+                        self.listing.insert(rel, id);
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// A file of the tree, by its path relative to the root.
@@ -132,6 +141,207 @@ impl Tree {
     fn relative_message(&self, m: &str) -> String {
         let prefix = format!("{}/", self.root.display());
         m.replace(&prefix, "")
+    }
+}
+
+/// Entries and path bytes a listing may take
+/// ([`MAX_TREE_ENTRIES`](hiera_value::limits::MAX_TREE_ENTRIES),
+/// [`MAX_TREE_PATH_BYTES`](hiera_value::limits::MAX_TREE_PATH_BYTES)): a runaway tree is an
+/// error, not a hang or an abort.
+#[derive(Default)]
+struct Budget {
+    entries: usize,
+    bytes: usize,
+}
+
+/// Lists the files of directory `dir` on disk that a lookup may read, keyed by their path
+/// relative to `root`, skipping `.git` and `skip` (a tree listed already). Links to
+/// directories are not followed (their targets are listed where they are); a link to a
+/// file has its target's content.
+fn list_dir(
+    dir: &Path,
+    root: &Path,
+    skip: Option<&Path>,
+    listing: &mut BTreeMap<String, gix::ObjectId>,
+    budget: &mut Budget,
+) -> Result<()> {
+    use hiera_value::limits::{MAX_TREE_ENTRIES, MAX_TREE_PATH_BYTES};
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&at) else {
+            continue;
+        };
+        for e in rd.filter_map(|e| e.ok()) {
+            let path = e.path();
+            budget.entries += 1;
+            budget.bytes += path.as_os_str().len();
+            if budget.entries > MAX_TREE_ENTRIES || budget.bytes > MAX_TREE_PATH_BYTES {
+                return Err(Error::run(format!(
+                    "{} has more than {MAX_TREE_ENTRIES} files and directories, or more than {} MiB of path names (the limits): diff cannot list it",
+                    dir.display(),
+                    MAX_TREE_PATH_BYTES >> 20
+                )));
+            }
+            let Ok(ft) = e.file_type() else { continue };
+            if ft.is_dir() {
+                if e.file_name() != ".git" && skip != Some(path.as_path()) {
+                    stack.push(path);
+                }
+                continue;
+            }
+            let rel = relative_path(root, &path);
+            if impact::role(&rel).is_none() {
+                continue;
+            }
+            match hiera_value::limits::read_file(&path) {
+                // A link to a directory.
+                Err(e) if e.raw_os_error() == Some(libc::EISDIR) => {}
+                bytes => {
+                    if let Some(id) = git::blob_id(&bytes.unwrap_or_default()) {
+                        listing.insert(rel, id);
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `path` relative to `root` (both absolute), `/`-separated, with `..` for each directory
+/// of `root` it is outside of.
+fn relative_path(root: &Path, path: &Path) -> String {
+    let (r, p): (Vec<_>, Vec<_>) = (root.components().collect(), path.components().collect());
+    let common = r.iter().zip(&p).take_while(|(a, b)| a == b).count();
+    let ups = std::iter::repeat_n("..".to_string(), r.len() - common);
+    let downs = p[common..]
+        .iter()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned());
+    ups.chain(downs).collect::<Vec<_>>().join("/")
+}
+
+/// `path` with `.` and `..` resolved lexically.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// The directories lookups with `layers` may read in `tree`: module directories of the
+/// modulepath, and the data directories of every level of the environment's and the
+/// modules' hiera.yaml (up to the first interpolation or glob character of each path).
+/// Canonical: a directory reached through a link is named where it is.
+fn read_dirs(tree: &Tree, layers: &hiera_engine::engine::Layers) -> Vec<PathBuf> {
+    use hiera_engine::config::{HieraConfig, Layer, LoadContext, Locations};
+    let fs = &*tree.fs;
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let mut configs = Vec::new();
+    if let Some(d) = &layers.environment_dir {
+        configs.push((Layer::Environment, d.join("hiera.yaml")));
+    }
+    for (_, d) in &layers.modules {
+        dirs.push(d.clone());
+        configs.push((Layer::Module, d.join("hiera.yaml")));
+    }
+    for (layer, path) in configs {
+        let ctx = LoadContext {
+            layer,
+            codedir: layers.codedir.clone(),
+            strict_off: true,
+        };
+        let Ok(cfg) = HieraConfig::load_in(fs, &path, &ctx, &mut Vec::new()) else {
+            continue;
+        };
+        for e in cfg
+            .hierarchy
+            .iter()
+            .chain(cfg.default_hierarchy.iter().flatten())
+        {
+            let templates: Vec<&String> = match &e.locations {
+                Locations::Paths(v) | Locations::Globs(v) => v.iter().collect(),
+                Locations::Mapped(_, _, t) => vec![t],
+                Locations::None | Locations::Uris(_) => Vec::new(),
+            };
+            if templates.is_empty() {
+                dirs.push(static_dir(&e.datadir));
+            }
+            for t in templates {
+                let full = Path::new(&e.datadir).join(t);
+                dirs.push(static_dir(&full.to_string_lossy()));
+            }
+        }
+    }
+    let mut out: Vec<PathBuf> = (dirs.iter().filter(|d| d.is_absolute()))
+        .map(|d| fs.canonical(d))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Of `dirs`, the parts outside `root` and inside the git work tree `git_root` (a directory
+/// above the work tree reads only the work tree's part of it), none inside another.
+fn outside(dirs: &[PathBuf], root: &Path, git_root: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = dirs
+        .iter()
+        .map(|d| {
+            if git_root.starts_with(d) {
+                git_root.to_path_buf()
+            } else {
+                d.clone()
+            }
+        })
+        .filter(|d| d.starts_with(git_root) && !d.starts_with(root))
+        .collect();
+    out.sort();
+    let mut kept: Vec<PathBuf> = Vec::new();
+    for d in out {
+        if !kept.iter().any(|k| d.starts_with(k)) {
+            kept.push(d);
+        }
+    }
+    kept
+}
+
+/// The first submodule of `tree` whose commit is not at hand where lookups may read (a
+/// directory of `dirs` in it, or it in one, or the control repo in it), unless `other` is
+/// a revision missing the same commit there (the same unknown content on both sides).
+fn unreadable_submodule(tree: &Tree, other: &Tree, dirs: &[PathBuf]) -> Option<String> {
+    let git = tree.git.as_ref()?;
+    let same_in_other = |path: &str, commit| {
+        (other.git.as_ref()).is_some_and(|o| {
+            (o.missing_submodules().iter()).any(|(_, p, c)| *p == path && *c == commit)
+        })
+    };
+    git.missing_submodules()
+        .into_iter()
+        .find(|(_, path, commit)| {
+            let abs = git.workdir().join(path);
+            let read = tree.root.starts_with(&abs)
+                || dirs
+                    .iter()
+                    .any(|d| d.starts_with(&abs) || abs.starts_with(d));
+            read && !same_in_other(path, *commit)
+        })
+        .map(|(i, _, _)| git.missing_message(i))
+}
+
+/// The directory a path template names before its first interpolation or glob character.
+fn static_dir(template: &str) -> PathBuf {
+    let cut = template
+        .find(['%', '*', '?', '[', '{'])
+        .unwrap_or(template.len());
+    match template[..cut].rfind('/') {
+        Some(0) => PathBuf::from("/"),
+        Some(i) => PathBuf::from(&template[..i]),
+        None => PathBuf::from("."),
     }
 }
 
@@ -268,17 +478,12 @@ struct Side<'a> {
 }
 
 impl<'a> Side<'a> {
-    /// The tree's layers, in control-repo mode (its root is the environment).
-    fn new(tree: &'a Tree) -> Result<Side<'a>> {
-        let env = EnvOptions {
-            cwd: tree.root.clone(),
-            ..Default::default()
-        };
-        Ok(Side {
+    fn new(tree: &'a Tree, layers: hiera_engine::engine::Layers) -> Side<'a> {
+        Side {
             tree,
-            layers: env.layers_in(&*tree.fs)?,
+            layers,
             files: DataFiles::with_fs(tree.fs.clone()),
-        })
+        }
     }
 
     /// The other side, taking this side's parse of every file whose git object id (its
@@ -378,8 +583,38 @@ fn diff_trees(req: &Request) -> Result<Report> {
             .unwrap_or_default();
         return Err(Error::run(format!("node {}: {e}", n.name)));
     }
-    let impact = impact::analyse(&req.base, &req.head);
-    let (base, mut head) = (Side::new(&req.base)?, Side::new(&req.head)?);
+    // Each side's layers, in control-repo mode (its root is the environment).
+    let layers_of = |tree: &Tree| {
+        EnvOptions {
+            cwd: tree.root.clone(),
+            ..Default::default()
+        }
+        .layers_in(&*tree.fs)
+    };
+    let (base_layers, head_layers) = (layers_of(&req.base)?, layers_of(&req.head)?);
+    let mut dirs = read_dirs(&req.base, &base_layers);
+    dirs.extend(read_dirs(&req.head, &head_layers));
+    // A submodule neither side can read, where lookups read: its change cannot be seen.
+    if let Some(m) = unreadable_submodule(&req.base, &req.head, &dirs)
+        .or_else(|| unreadable_submodule(&req.head, &req.base, &dirs))
+    {
+        return Err(Error::run(m));
+    }
+    // What the hierarchies read elsewhere in the same git work tree is compared too.
+    let (mut base_tree, mut head_tree) = (req.base.clone(), req.head.clone());
+    let git_root = (req.base.git.as_ref().or(req.head.git.as_ref())).map(|g| g.workdir());
+    if let (Some(git_root), true) = (git_root, base_tree.root == head_tree.root) {
+        let elsewhere = outside(&dirs, &base_tree.root, git_root);
+        if !elsewhere.is_empty() {
+            base_tree.list_outside(&elsewhere)?;
+            head_tree.list_outside(&elsewhere)?;
+        }
+    }
+    let impact = impact::analyse(&base_tree, &head_tree);
+    let (base, mut head) = (
+        Side::new(&base_tree, base_layers),
+        Side::new(&head_tree, head_layers),
+    );
     base.share_unchanged(&mut head);
     // Every key on every node, or every key on the nodes that reach a changed file.
     let everywhere =
@@ -541,7 +776,7 @@ fn diff_trees(req: &Request) -> Result<Report> {
         .into_iter()
         .map(|(key, mut groups)| {
             groups.sort_by_key(|g| std::cmp::Reverse(g.nodes.len()));
-            let sites = sites_of(&req.base, &req.head, &impact, &key);
+            let sites = sites_of(&base_tree, &head_tree, &impact, &key);
             KeyChange { key, groups, sites }
         })
         .collect();

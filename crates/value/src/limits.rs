@@ -41,6 +41,19 @@ pub const MAX_HOCON_VALUES: usize = 10_000_000;
 /// Directory entries a hierarchy `glob` (`**` included) may visit.
 pub const MAX_GLOB_STEPS: usize = 1_000_000;
 
+/// Files and directories `diff` lists of one side: a git revision's tree (its submodules'
+/// included) or a directory walked on disk. A 300 KB repository can hold 10^8 paths (one tree
+/// referenced from many); past this, the diff stops with "… has more than N files and
+/// directories" instead of exhausting memory.
+pub const MAX_TREE_ENTRIES: usize = 1_000_000;
+
+/// Bytes of all the paths of one side's listing together: 20,000 nested directories make
+/// paths of every length up to 20,000 names (800 MB of text) in only 20,000 entries.
+pub const MAX_TREE_PATH_BYTES: usize = 64 << 20;
+
+/// Git submodules nested inside one another that `diff` reads.
+pub const MAX_SUBMODULE_DEPTH: usize = 8;
+
 /// Largest file read: data files, facts files, eyaml keys, hiera.yaml. Only regular files (and
 /// /dev/null, read as empty) are read: a FIFO or another device is refused without a blocking
 /// open or read.
