@@ -208,9 +208,9 @@ mod tests {
     /// Many `**` against a deep path that does not match: answered at once.
     #[test]
     fn exclude_globs_match_in_polynomial_time() {
-        let pattern = vec!["**"; 12].join("/") + "/x.yaml";
+        let pattern = ["**"; 12].join("/") + "/x.yaml";
         let s = Settings::parse(&format!("[lint]\nexclude = [\"{pattern}\"]\n")).unwrap();
-        let deep = vec!["d"; 40].join("/");
+        let deep = ["d"; 40].join("/");
         let start = std::time::Instant::now();
         assert!(!s.excludes(&format!("{deep}/y.yaml")));
         assert!(s.excludes(&format!("{deep}/x.yaml")));
