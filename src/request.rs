@@ -243,6 +243,7 @@ impl Request {
                 let text = session
                     .explainer()
                     .map(|ex| ex.explain())
+                    .transpose()?
                     .unwrap_or_default();
                 return Ok(Rendered {
                     text: format!("{trace}{}", hide(text)),

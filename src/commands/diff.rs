@@ -54,6 +54,9 @@ pub struct DiffArgs {
     /// Hide what eyaml decrypted (the default; accepted as a lookup accepts it)
     #[arg(long)]
     pub redact: bool,
+    /// Run the programs `lookup_key: command` levels of the compared trees name
+    #[arg(long)]
+    pub allow_exec: bool,
 }
 
 /// Runs `diff` and prints its report: 0 no change, 1 changes.
@@ -151,6 +154,7 @@ fn run(args: &DiffArgs) -> Result<(String, bool), Error> {
         threads,
         no_skip: args.no_skip,
         show_secrets: args.show_secrets,
+        allow_exec: args.allow_exec,
     })?;
     Ok((format.render(&report), report.has_changes()))
 }

@@ -47,6 +47,9 @@ pub struct LintArgs {
     /// The lint settings file (default: PATH/.hiera-lookup.toml when it exists).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// Run the programs `lookup_key: command` levels name (the fleet's lookups).
+    #[arg(long = "allow-exec")]
+    allow_exec: bool,
     /// Print every rule (id, severity, summary) and exit.
     #[arg(long = "list-rules")]
     list_rules: bool,
@@ -93,6 +96,7 @@ pub fn exec(args: &LintArgs) -> output::Result<ExitCode> {
         puppetdb,
         nodes_query: args.pdb.nodes_query.clone(),
         config: abs(&args.config),
+        allow_exec: args.allow_exec,
     };
     let report = lint::lint(&opts)?;
     let fail_on = args

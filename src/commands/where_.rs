@@ -32,6 +32,10 @@ pub struct WhereArgs {
     /// Output format: text (default) or json.
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<String>,
+
+    /// Over a fleet: run the programs `lookup_key: command` levels name.
+    #[arg(long = "allow-exec")]
+    pub allow_exec: bool,
 }
 
 /// Runs `where` and prints its report.
@@ -145,6 +149,11 @@ fn run_inner(
             continue;
         }
         let mut session = workspace.session_unrefreshed(n.scope);
+        if !w.allow_exec {
+            session.set_exec(hiera_engine::Exec::Refused {
+                how_to_allow: "where over a fleet runs no program a hierarchy names unless given --allow-exec",
+            });
+        }
         let report = reporter.report(&mut session, &request, Some(n.name.clone()));
         if let Some(r) = session.redactor() {
             secrets.merge(r);

@@ -149,7 +149,11 @@ pub fn check(
         // the lookup never sees bare.
         let mut all: Vec<Value> = Vec::new();
         for c in &contributors {
-            match report.merge.convert_value(c.value.clone()).map_err(|e| e.message)? {
+            match report
+                .merge
+                .convert_value(c.value.clone())
+                .map_err(|e| e.message)?
+            {
                 Value::Array(a) => all.extend(a),
                 v => all.push(v),
             }

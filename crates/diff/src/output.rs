@@ -520,13 +520,20 @@ fn github(r: &Report) -> String {
     out
 }
 
-/// A path of the control repo as a path of the git work tree (what annotations name).
+/// A path of the control repo as a path of the git work tree (what annotations name); a
+/// file outside the control repo (`../shared/common.yaml`) is named without the `..`.
 fn prefixed(r: &Report, path: &str) -> String {
-    if r.path_prefix.is_empty() {
-        path.to_string()
-    } else {
-        format!("{}/{}", r.path_prefix, path)
+    let mut parts: Vec<&str> = r.path_prefix.split('/').filter(|p| !p.is_empty()).collect();
+    for p in path.split('/') {
+        match p {
+            ".." => {
+                parts.pop();
+            }
+            "." | "" => {}
+            p => parts.push(p),
+        }
     }
+    parts.join("/")
 }
 
 /// A pull-request comment: every piece of data is shown as text ([`markdown_text`],

@@ -382,7 +382,10 @@ fn load(
             Ok(f) => Ok(DataHash::Indexed(f)),
             Err(bytes) => yaml_data(&bytes, path, strict, warnings),
         },
-        "hocon_data" => match hocon::parse_hocon(&String::from_utf8_lossy(&bytes)) {
+        // `include file(...)` reads through `fs` too (a revision's own files in `diff`).
+        "hocon_data" => match hocon::parse_hocon_with(&String::from_utf8_lossy(&bytes), &|p| {
+            fs.is_file(p).then(|| fs.read(p))
+        }) {
             Ok(Value::Hash(map)) => Ok(DataHash::Parsed {
                 map,
                 invalid: Vec::new(),

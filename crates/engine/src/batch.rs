@@ -24,6 +24,25 @@ pub struct Node {
     pub facts_error: Option<Error>,
 }
 
+/// Each node's name as a report lists it: its name, or, when another node has the same name
+/// (two facts files of one certname), the name and where its facts came from
+/// (`web01 (facts/a.yaml)`), so that counts of nodes and lists of names agree.
+pub fn distinct_names(nodes: &[Node]) -> Vec<String> {
+    let mut count: std::collections::HashMap<&str, usize> = Default::default();
+    for n in nodes {
+        *count.entry(n.name.as_str()).or_default() += 1;
+    }
+    nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| match (count[n.name.as_str()], &n.source) {
+            (1, _) => n.name.clone(),
+            (_, Some((_, source))) => format!("{} ({source})", n.name),
+            (_, None) => format!("{} (#{})", n.name, i + 1),
+        })
+        .collect()
+}
+
 /// Which keys to answer for every node.
 #[derive(Debug, Clone)]
 pub enum Keys {

@@ -172,7 +172,7 @@ impl HieraConfig {
     }
 
     /// [`load`](Self::load), reading `path` from `fs`.
-    pub(crate) fn load_in(
+    pub fn load_in(
         fs: &dyn crate::fs::Fs,
         path: &Path,
         ctx: &LoadContext,

@@ -8,7 +8,7 @@
 use super::repo::{has_placeholders, Repo};
 use super::Sink;
 use hiera_engine::config::Locations;
-use hiera_engine::engine::{Layers, Session, Settings};
+use hiera_engine::engine::{Exec, Layers, Session, Settings};
 use hiera_engine::error::{Error, Result};
 use hiera_engine::scope::{Scope, Strict};
 use hiera_engine::workspace::Workspace;
@@ -173,9 +173,9 @@ fn merged_keys(repo: &Repo) -> Vec<String> {
     out
 }
 
-pub(crate) fn check(repo: &Repo, fleet: &Fleet, sink: &mut Sink) {
+pub(crate) fn check(repo: &Repo, fleet: &Fleet, allow_exec: bool, sink: &mut Sink) -> Result<()> {
     if fleet.nodes.is_empty() {
-        return;
+        return Ok(());
     }
     let merged: HashSet<String> = merged_keys(repo).into_iter().collect();
     let bare = Layers::default();
@@ -276,14 +276,21 @@ pub(crate) fn check(repo: &Repo, fleet: &Fleet, sink: &mut Sink) {
     };
     report(shadowed, "shadowed-key");
     report(redundant, "redundant-value");
-    lookups(repo, fleet, &merged, sink);
+    lookups(repo, fleet, &merged, allow_exec, sink)
 }
 
 /// Looks every merged key up for every node, as `puppet lookup` would, and reports the
-/// first node each failing key fails for.
-fn lookups(repo: &Repo, fleet: &Fleet, merged: &HashSet<String>, sink: &mut Sink) {
+/// first node each failing key fails for. A `command` level such a lookup reaches fails the
+/// lint unless `allow_exec`.
+fn lookups(
+    repo: &Repo,
+    fleet: &Fleet,
+    merged: &HashSet<String>,
+    allow_exec: bool,
+    sink: &mut Sink,
+) -> Result<()> {
     if merged.is_empty() {
-        return;
+        return Ok(());
     }
     let mut keys: Vec<&String> = merged.iter().collect();
     keys.sort();
@@ -301,8 +308,18 @@ fn lookups(repo: &Repo, fleet: &Fleet, merged: &HashSet<String>, sink: &mut Sink
     let mut failures: HashMap<&str, (String, String, usize)> = HashMap::new();
     for node in &fleet.nodes {
         let mut session = workspace.session_unrefreshed(scope_of(node));
+        if !allow_exec {
+            session.set_exec(Exec::Refused {
+                how_to_allow:
+                    "lint runs no program the linted tree names unless given --allow-exec",
+            });
+        }
         for k in &keys {
-            if let Err(e) = session.lookup(&[k.to_string()], None) {
+            let result = session.lookup(&[k.to_string()], None);
+            if let Some(refused) = session.refused_exec() {
+                return Err(Error::run(refused.to_string()));
+            }
+            if let Err(e) = result {
                 let message = match session.redactor() {
                     Some(r) => r.text(&e.to_string()).into_owned(),
                     None => e.to_string(),
@@ -336,4 +353,5 @@ fn lookups(repo: &Repo, fleet: &Fleet, merged: &HashSet<String>, sink: &mut Sink
             format!("the lookup of '{k}' fails for node {node}{others}: {err}"),
         );
     }
+    Ok(())
 }

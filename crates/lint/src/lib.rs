@@ -121,6 +121,11 @@ pub struct Options {
     pub nodes_query: Option<String>,
     /// The lint settings file; default `ROOT/.hiera-lookup.toml` when it exists.
     pub config: Option<PathBuf>,
+    /// Run the programs of `lookup_key: command` levels in the fleet's lookups
+    /// (`--allow-exec`). Off, a lookup reaching one fails the lint with one line: the tree
+    /// linted may be a branch nobody has read. Only the caller sets it: the settings file,
+    /// which the linted tree holds, cannot.
+    pub allow_exec: bool,
 }
 
 /// The findings of a run, sorted by file and position, disabled rules removed.
@@ -215,7 +220,7 @@ pub fn lint(opts: &Options) -> Result<Report> {
     classes::check(&repo, &code, &known, &mut sink);
     if let Some(fleet) = fleet::Fleet::from_options(&root, opts)? {
         interpolations::check_facts(&repo, &fleet, &mut sink);
-        fleet::check(&repo, &fleet, &mut sink);
+        fleet::check(&repo, &fleet, opts.allow_exec, &mut sink)?;
     }
     let mut findings = sink.findings;
     // Per-line and per-file disables written in the data files themselves.
