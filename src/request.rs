@@ -387,6 +387,40 @@ impl Sources {
 }
 
 impl Resolved {
+    /// In control-repo mode (no layout flag, none from puppet.conf), the working directory
+    /// must look like one: a hiera.yaml, a data/ or modules/ directory, or environment.conf.
+    /// Anywhere else a lookup would find nothing and exit 1 like a missing key, and a CI step
+    /// run in the wrong directory would pass for ever.
+    pub fn check_control_repo(&self) -> Result<()> {
+        if !self.env.control_repo_mode() {
+            return Ok(());
+        }
+        let dir = &self.env.cwd;
+        let looks_like_one = ["hiera.yaml", "data", "modules", "environment.conf"]
+            .iter()
+            .any(|name| dir.join(name).exists());
+        if looks_like_one {
+            return Ok(());
+        }
+        Err(Error::Usage(format!(
+            "{} is not a control repo (no hiera.yaml, data/, modules/ or environment.conf): run hiera-lookup in the control repo, or point at one with --environmentpath DIR (and --environment) or --hiera_config FILE",
+            dir.display()
+        )))
+    }
+
+    /// Whether a single lookup was given no facts at all (no `--facts`, `--node`, PuppetDB,
+    /// and not `--no-facts`):
+    /// it answers as for a node with none, which is rarely what was meant.
+    pub fn no_facts_given(&self) -> bool {
+        let s = &self.sources;
+        s.facts.is_empty()
+            && s.facts_dir.is_none()
+            && s.node.is_none()
+            && s.puppetdb.is_none()
+            && s.nodes_query.is_none()
+            && !s.no_facts
+    }
+
     /// Where the node's facts come from.
     pub fn facts_request(&self) -> Result<FactsRequest> {
         let s = &self.sources;

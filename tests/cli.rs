@@ -951,3 +951,48 @@ fn json_error_stops_at_the_first_nul() {
     assert!(err.ends_with("unexpected token at 'A_FIRST=1'\n"), "{err}");
     assert!(!err.contains("hunter2"), "{err}");
 }
+
+/// Issue 26, item 21: a lookup, `where` or `lint` run where there is no control repo (an
+/// empty directory, the one above the repo) says so in one line and exits 2, instead of
+/// answering "not found" or "no findings".
+#[test]
+fn not_a_control_repo_is_an_error() {
+    let t = scratch("not-a-repo", &[("notes/readme.txt", "x\n")]);
+    for args in [&["ntp::servers"][..], &["where", "ntp::servers"], &["lint"]] {
+        let o = run_in(&t, args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("is not a control repo") && err.lines().count() == 1,
+            "{args:?}: {err}"
+        );
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+    // A directory with only data/ may be a repo that relies on Puppet's defaults: looked up.
+    let t = scratch("data-only", &[("data/common.yaml", "k: 1\n")]);
+    let o = run_in(&t, &["k", "--facts", "data/common.yaml"]);
+    assert_ne!(o.status.code(), Some(2), "{o:?}");
+}
+
+/// Issue 26, item 22: a lookup given no facts at all warns, in one line, and still answers.
+#[test]
+fn a_lookup_without_facts_warns() {
+    let production = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/environments/production");
+    let o = run_in(&production, &["ntp::servers"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("Warning: no facts given") && err.lines().count() == 1,
+        "{err}"
+    );
+    let facts = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/facts/web01.yaml");
+    let o = run_in(
+        &production,
+        &["ntp::servers", "--facts", facts.to_str().unwrap()],
+    );
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

@@ -415,7 +415,8 @@ fn bad_usage_exits_2_with_one_line() {
             "/nonexistent/facts.yaml",
         ),
     ] {
-        let o = run_in(&root(), &args);
+        // In a control repo: elsewhere that is the first error (issue 26, item 21).
+        let o = run_in(&root().join("fixtures/environments/production"), &args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
         let err = stderr(&o);
         assert!(err.contains(msg), "{args:?}: {err}");

@@ -20,7 +20,7 @@ nodes whose hierarchies name a changed file), and what changed is printed by key
 request's CI job:
     hiera-lookup diff origin/main HEAD --facts-dir facts --all --format github
 
-Exit status: 0 no change, 1 changes, 2 error.";
+Exit status: 0 no change, 1 changes, 2 error or a change that makes lookups fail (after the report).";
 
 /// `hiera-lookup diff`'s flags.
 #[derive(clap::Args, Debug)]
@@ -59,13 +59,22 @@ pub struct DiffArgs {
     pub allow_exec: bool,
 }
 
-/// Runs `diff` and prints its report: 0 no change, 1 changes.
+/// Runs `diff` and prints its report: 0 no change, 1 changes, 2 (after the report) when the
+/// change makes lookups fail.
 pub fn exec(args: &DiffArgs) -> output::Result<ExitCode> {
-    let (text, changed) = run(args)?;
-    output::stdout(&text, ExitCode::negative_if(changed))
+    let (text, changed, new_errors) = run(args)?;
+    output::stdout(&text, ExitCode::negative_if(changed))?;
+    if new_errors > 0 {
+        return Err(format!(
+            "the change makes {new_errors} lookup{} fail (see the report above): fix the data before merging",
+            if new_errors == 1 { "" } else { "s" }
+        )
+        .into());
+    }
+    Ok(ExitCode::negative_if(changed))
 }
 
-fn run(args: &DiffArgs) -> Result<(String, bool), Error> {
+fn run(args: &DiffArgs) -> Result<(String, bool, usize), Error> {
     let format = Format::parse(&args.format).map_err(Error::Usage)?;
     let strict = crate::request::parse_strict(&args.strict.strict)?;
     let cwd = std::env::current_dir()
@@ -156,7 +165,11 @@ fn run(args: &DiffArgs) -> Result<(String, bool), Error> {
         show_secrets: args.show_secrets,
         allow_exec: args.allow_exec,
     })?;
-    Ok((format.render(&report), report.has_changes()))
+    Ok((
+        format.render(&report),
+        report.has_changes(),
+        report.new_errors(),
+    ))
 }
 
 /// Whether a word that is also a directory was meant as a revision: never, unless it has

@@ -72,6 +72,20 @@ pub fn exec(args: &LintArgs) -> output::Result<ExitCode> {
         p.as_ref()
             .map(|p| hiera_engine::environment::absolute(&cwd, p))
     };
+    // An empty directory, the one above the repo, an unrelated tree: no finding would
+    // mean nothing, and a CI step in the wrong directory would pass for ever.
+    let looks_like_one = ["hiera.yaml", "data", "modules", "environment.conf"]
+        .iter()
+        .any(|name| args.path.join(name).exists());
+    if !looks_like_one {
+        return Err(format!(
+            "{} is not a control repo (no hiera.yaml, data/, modules/ or environment.conf): run hiera-lookup lint in the control repo, or name it: hiera-lookup lint PATH",
+            std::fs::canonicalize(&args.path)
+                .unwrap_or_else(|_| args.path.clone())
+                .display()
+        )
+        .into());
+    }
     if args.facts_dir.is_some() && args.pdb.puppetdb.is_some() {
         return Err(
             "--facts-dir and --puppetdb cannot be combined: pick one fleet"

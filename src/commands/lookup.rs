@@ -142,6 +142,9 @@ impl Args {
     }
 }
 
+/// The warning for a lookup given no facts.
+pub const NO_FACTS: &str = "no facts given (--facts FILE, --node NAME or --puppetdb URL): answering for a node without facts";
+
 /// Runs the lookup (or the batch) and prints its answer.
 pub fn exec(args: &Args) -> output::Result<ExitCode> {
     let mut warnings = Vec::new();
@@ -168,6 +171,7 @@ fn run(
     let flags = args.flags();
     let request = Request::new(&flags)?;
     let sources = args.sources().resolve()?;
+    sources.check_control_repo()?;
     if request.mode == Mode::Batch {
         let workspace = Workspace::open(sources.env.clone(), request.settings())?;
         let facts = sources.facts_request()?;
@@ -177,6 +181,9 @@ fn run(
     }
     let layers = sources.env.layers()?;
     let db = sources.puppetdb()?;
+    if sources.no_facts_given() {
+        warnings.push(NO_FACTS.into());
+    }
     let scope = sources.single_scope(&sources.facts_request()?, db.as_ref(), warnings)?;
 
     let mut session = Session::with_files(

@@ -100,6 +100,7 @@ fn run_inner(
     })?;
     let (merge, strict) = (lookup.merge.clone(), lookup.strict);
     let sources = args.sources().resolve()?;
+    sources.check_control_repo()?;
     let cwd = sources.cwd.clone();
     let workspace = Workspace::open(sources.env.clone(), lookup.settings())?;
     let facts = sources.facts_request()?;
@@ -114,6 +115,9 @@ fn run_inner(
         base: Some(cwd.clone()),
     };
     if !sources.sources.many_nodes() {
+        if sources.no_facts_given() {
+            warnings.push(crate::commands::lookup::NO_FACTS.into());
+        }
         let scope = sources.single_scope(&facts, db.as_ref(), warnings)?;
         let node = args.node.node.clone();
         let mut session = workspace.session_unrefreshed(scope);

@@ -441,6 +441,20 @@ impl Report {
         !self.changes.is_empty()
     }
 
+    /// How many node × key lookups the change makes fail (an error on the new side where
+    /// the old side answered or found nothing): a CI job must not pass such a change as an
+    /// ordinary one.
+    pub fn new_errors(&self) -> usize {
+        self.changes
+            .iter()
+            .flat_map(|c| &c.groups)
+            .filter(|g| {
+                matches!(g.after, Resolved::Error(_)) && !matches!(g.before, Resolved::Error(_))
+            })
+            .map(|g| g.nodes.len())
+            .sum()
+    }
+
     pub(crate) fn changed_nodes(&self) -> usize {
         let set: BTreeSet<&str> = self
             .changes
