@@ -16,12 +16,15 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
     tune_malloc();
-    let invocation = match flags::parse(std::env::args_os().collect()) {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let invocation = match flags::parse(argv.clone()) {
         Ok(i) => i,
+        // A usage error is one line that names the help to read.
+        Err(e) if e.use_stderr() => output::finish(Err(flags::usage_error(&e, &argv))),
+        // --help, --version.
         Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
             let _ = e.print();
-            std::process::exit(code);
+            std::process::exit(0);
         }
     };
     // Every command runs on the lookup stack: lint and diff look up too, and the depth

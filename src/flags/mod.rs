@@ -105,6 +105,33 @@ pub fn parse(argv: Vec<std::ffi::OsString>) -> Result<Invocation, clap::Error> {
         .map_err(|e| e.format(&mut cmd))
 }
 
+/// A usage error as one line: clap's message, its tip, and the help to read (clap prints
+/// seven lines with the usage in the middle).
+pub fn usage_error(e: &clap::Error, argv: &[std::ffi::OsString]) -> crate::output::Failure {
+    let text = e.to_string();
+    // Paragraphs: the message (its lines joined), then tips, the usage, the pointer to help.
+    let paragraphs: Vec<String> = text
+        .split("\n\n")
+        .map(|p| p.lines().map(str::trim).collect::<Vec<_>>().join(" "))
+        .filter(|p| !p.is_empty())
+        .collect();
+    let first = paragraphs
+        .first()
+        .map_or("invalid arguments", |p| p.trim_start_matches("error: "));
+    let tip = paragraphs
+        .iter()
+        .find_map(|p| p.strip_prefix("tip: "))
+        .map(|t| format!(" ({t})"))
+        .unwrap_or_default();
+    let command = argv
+        .get(1)
+        .and_then(|a| a.to_str())
+        .filter(|a| Command::has_subcommand(a))
+        .map(|a| format!(" {a}"))
+        .unwrap_or_default();
+    crate::output::Failure(format!("{first}{tip}; see 'hiera-lookup{command} --help'"))
+}
+
 /// The lookup's parser, its `--help` ending with the examples and the list of commands.
 fn lookup_command() -> clap::Command {
     use clap::CommandFactory;
