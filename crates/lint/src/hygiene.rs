@@ -5,8 +5,9 @@
 //! base-60 arithmetic), tabs and byte-order marks.
 
 use super::positions::{self, Scan};
-use super::repo::{Format, Repo};
+use super::repo::Repo;
 use super::Sink;
+use hiera_formats::DataFormat;
 use hiera_value::value::Value;
 use std::collections::HashMap;
 use std::path::Path;
@@ -17,7 +18,7 @@ pub(crate) fn check(repo: &Repo, sink: &mut Sink) {
             continue;
         }
         text_rules(&f.path, &f.bytes, &f.text, sink);
-        if f.format != Format::Yaml || f.parse_error.is_some() {
+        if f.format != DataFormat::Yaml || f.parse_error.is_some() {
             continue;
         }
         if f.bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
@@ -80,10 +81,7 @@ pub(crate) fn check(repo: &Repo, sink: &mut Sink) {
 }
 
 fn text_rules(path: &Path, bytes: &[u8], text: &str, sink: &mut Sink) {
-    if bytes.starts_with(&[0xEF, 0xBB, 0xBF])
-        && !path
-            .extension()
-            .is_some_and(|e| e == "yaml" || e == "yml" || e == "eyaml")
+    if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) && DataFormat::of_path(path) != Some(DataFormat::Yaml)
     {
         sink.add(
             path,

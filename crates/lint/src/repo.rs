@@ -6,9 +6,10 @@
 
 use super::positions::{self, Scan};
 use super::{Finding, Options, Sink};
-use hiera_engine::config::{Entry, FunctionKind, HieraConfig, Layer, LoadContext, Locations};
+use hiera_engine::config::{Entry, HieraConfig, Layer, LoadContext, Locations};
 use hiera_engine::error::Result;
 use hiera_engine::interpolation::{tokenize, Token};
+use hiera_formats::format::{DataFormat, EYAML_LOOKUP_KEY};
 use hiera_value::value::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -42,19 +43,11 @@ pub(crate) struct Level {
     pub files: Vec<Vec<usize>>,
 }
 
-/// The reader a data file is read with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Format {
-    Yaml,
-    Json,
-    Hocon,
-}
-
 /// A data file some hierarchy level can reach.
 #[derive(Debug)]
 pub(crate) struct DataFile {
     pub path: PathBuf,
-    pub format: Format,
+    pub format: DataFormat,
     /// The layer it belongs to (first level that reaches it).
     pub layer: usize,
     /// The options of an `eyaml_lookup_key` level that reads it.
@@ -78,7 +71,7 @@ impl DataFile {
     /// The position of top-level `key`.
     pub(crate) fn key_pos(&self, key: &str) -> (usize, usize) {
         let p = match self.format {
-            Format::Yaml => self.scan.top_key(key),
+            DataFormat::Yaml => self.scan.top_key(key),
             _ => positions::find_key_any(&self.text, key),
         };
         p.unwrap_or((1, 1))
@@ -183,13 +176,7 @@ impl Repo {
                 entries.extend(d.iter().map(|e| (e.clone(), true)));
             }
             for (entry, default_hierarchy) in entries {
-                let format = match (entry.kind, entry.function.as_str()) {
-                    (FunctionKind::DataHash, "yaml_data") => Some(Format::Yaml),
-                    (FunctionKind::DataHash, "json_data") => Some(Format::Json),
-                    (FunctionKind::DataHash, "hocon_data") => Some(Format::Hocon),
-                    (FunctionKind::LookupKey, "eyaml_lookup_key") => Some(Format::Yaml),
-                    _ => None,
-                };
+                let format = entry.data_format();
                 let templates = templates(&entry);
                 let mut level_files = Vec::new();
                 for t in &templates {
@@ -200,7 +187,7 @@ impl Repo {
                                 self.files.push(read_file(p.clone(), format, li));
                                 self.files.len() - 1
                             });
-                            if entry.function == "eyaml_lookup_key" {
+                            if entry.function == EYAML_LOOKUP_KEY {
                                 self.files[idx].eyaml =
                                     Some(entry.options.clone().unwrap_or_default());
                             }
@@ -348,7 +335,7 @@ fn expand(template: &str) -> Vec<PathBuf> {
     out
 }
 
-fn read_file(path: PathBuf, format: Format, layer: usize) -> DataFile {
+fn read_file(path: PathBuf, format: DataFormat, layer: usize) -> DataFile {
     let mut f = DataFile {
         path,
         format,
@@ -372,7 +359,7 @@ fn read_file(path: PathBuf, format: Format, layer: usize) -> DataFile {
     }
     f.text = String::from_utf8_lossy(&f.bytes).into_owned();
     let parsed: std::result::Result<Value, (String, (usize, usize))> = match format {
-        Format::Yaml => match hiera_formats::yaml::load_document(&f.bytes) {
+        DataFormat::Yaml => match hiera_formats::yaml::load_document(&f.bytes) {
             Ok(doc) => {
                 f.ruby_values = doc.ruby_values;
                 f.scan = positions::scan(&f.text);
@@ -380,11 +367,11 @@ fn read_file(path: PathBuf, format: Format, layer: usize) -> DataFile {
             }
             Err(e) => Err((e.to_string(), e.position())),
         },
-        Format::Json => hiera_formats::json::parse(&f.text).map_err(|m| {
+        DataFormat::Json => hiera_formats::json::parse(&f.text).map_err(|m| {
             let p = position_in_message(&m);
             (m, p)
         }),
-        Format::Hocon => hiera_formats::hocon::parse_hocon(&f.text).map_err(|m| {
+        DataFormat::Hocon => hiera_formats::hocon::parse_hocon(&f.text).map_err(|m| {
             let p = position_in_message(&m);
             (m, p)
         }),

@@ -344,13 +344,18 @@ impl Session {
             }
             for entries in lists.into_iter().flatten() {
                 for e in entries.iter() {
+                    // The built-in data_hash functions' files (another function's
+                    // keys are known only to it).
                     if e.entry.kind != FunctionKind::DataHash {
                         continue;
                     }
+                    let Some(format) = e.entry.data_format() else {
+                        continue;
+                    };
                     for loc in e.locations.iter().flatten().filter(|l| l.exists && !l.uri) {
                         let mut w = Vec::new();
                         let Ok(hash) = self.cache.files.data_hash(
-                            &e.entry.function,
+                            format,
                             &loc.location,
                             self.settings.strict,
                             &mut w,
