@@ -41,7 +41,7 @@ pub(crate) fn check(repo: &Repo, sink: &mut Sink) {
             continue;
         }
         if cfg.version == 3 || cfg.version == 4 {
-            let pos = super::positions::find_text(&text, "version", 1)
+            let pos = super::written::find_text(&text, "version", 1)
                 .filter(|_| cfg.version == 4)
                 .unwrap_or((1, 1));
             sink.add(
@@ -58,12 +58,9 @@ pub(crate) fn check(repo: &Repo, sink: &mut Sink) {
         for level in &layer.levels {
             let e = &level.entry;
             if e.kind == FunctionKind::Hiera3Backend {
-                let pos = super::positions::find_text(
-                    &text,
-                    "hiera3_backend",
-                    level_pos(&text, &e.name).0,
-                )
-                .unwrap_or((1, 1));
+                let pos =
+                    super::written::find_text(&text, "hiera3_backend", level_pos(&text, &e.name).0)
+                        .unwrap_or((1, 1));
                 sink.add(
                     path,
                     pos,

@@ -4,8 +4,8 @@
 //! `1e3`, `1.10`: the message says what Puppet sees, e.g. 5400 for `1:30` by Psych's
 //! base-60 arithmetic), tabs and byte-order marks.
 
-use super::positions::{self, Scan};
 use super::repo::Repo;
+use super::written::{self, Scan};
 use super::Sink;
 use hiera_formats::DataFormat;
 use hiera_value::value::Value;
@@ -47,13 +47,7 @@ pub(crate) fn check(repo: &Repo, sink: &mut Sink) {
             if let Some(k) = k.as_str() {
                 // Psych reads a plain `::a::b` as the Symbol `:a::b`, whose name is `:a::b`.
                 if k.starts_with(':') {
-                    let pos = f
-                        .scan
-                        .keys
-                        .iter()
-                        .find(|w| w.parents.is_empty() && w.key.ends_with(k))
-                        .map(|w| (w.line, w.column))
-                        .unwrap_or((1, 1));
+                    let pos = f.key_pos(k);
                     sink.add(
                         &f.path,
                         pos,
@@ -74,7 +68,7 @@ pub(crate) fn check(repo: &Repo, sink: &mut Sink) {
             if let Ok(bytes) = hiera_value::limits::read_file(p) {
                 let text = String::from_utf8_lossy(&bytes);
                 text_rules(p, &bytes, &text, sink);
-                duplicates(p, &positions::scan(&text), sink);
+                duplicates(p, &written::scan(&text), sink);
             }
         }
     }
