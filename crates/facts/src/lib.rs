@@ -484,8 +484,8 @@ pub(crate) fn apply_trusted(values: &mut Map, trusted: &Map, node: Option<&str>)
     values.insert(Value::str("trusted"), Value::Hash(base));
 }
 
-/// The facts files (`*.yaml`, `*.yml`, `*.json`) of a directory, unsorted; batch mode, diff and
-/// lint's fleet all list a `--facts-dir` this way.
+/// The facts files (`*.yaml`, `*.yml`, `*.json`, in any case, as `--facts` reads them) of a
+/// directory, unsorted; batch mode, diff and lint's fleet all list a `--facts-dir` this way.
 pub(crate) fn facts_files_in(dir: &std::path::Path) -> Result<Vec<PathBuf>> {
     let rd = std::fs::read_dir(dir).map_err(|e| {
         Error::run(format!(
@@ -497,10 +497,10 @@ pub(crate) fn facts_files_in(dir: &std::path::Path) -> Result<Vec<PathBuf>> {
     Ok(rd
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
-            matches!(
-                p.extension().and_then(|x| x.to_str()),
-                Some("yaml" | "yml" | "json")
-            )
+            p.extension()
+                .and_then(|x| x.to_str())
+                .and_then(shapes::format_of_extension)
+                .is_some()
         })
         .collect())
 }

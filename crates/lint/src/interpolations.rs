@@ -27,7 +27,7 @@ struct Site<'a> {
 
 impl Site<'_> {
     fn pos(&self) -> (usize, usize) {
-        super::positions::find_text(self.text, &self.whole, self.key_line)
+        super::written::find_text(self.text, &self.whole, self.key_line)
             .unwrap_or((self.key_line, 1))
     }
 }

@@ -15,8 +15,10 @@
 //! | `fleet.rs` | 6. rules that need the nodes (`--facts-dir`) |
 //! | `hygiene.rs` | 7. YAML hygiene |
 //!
-//! `repo.rs` finds the layers and every data file their hierarchies can reach, `positions.rs`
-//! finds keys in the text, `settings.rs` reads `.hiera-lookup.toml` and the per-line
+//! `repo.rs` finds the layers and every data file their hierarchies can reach (findings point
+//! where the formats' own readers place each key, `hiera_formats::position`), `written.rs`
+//! scans YAML text for what the loaded value cannot show (keys given twice, plain scalars),
+//! `settings.rs` reads `.hiera-lookup.toml` and the per-line
 //! `# hiera-lookup: disable=RULE` comments, `output.rs` prints text, JSON, GitHub and SARIF.
 #![warn(missing_docs)]
 
@@ -29,10 +31,10 @@ mod lookup_options;
 mod manifests;
 pub mod output;
 mod parse;
-mod positions;
 mod repo;
 pub(crate) mod rules;
 pub(crate) mod settings;
+mod written;
 
 use hiera_engine::error::{Error, Result};
 use std::path::{Path, PathBuf};

@@ -390,20 +390,21 @@ impl Session {
             }
             for entries in lists.into_iter().flatten() {
                 for e in entries.iter() {
-                    // eyaml_lookup_key reads its files as yaml_data does.
-                    let function = match e.entry.kind {
-                        FunctionKind::DataHash => e.entry.function.as_str(),
-                        FunctionKind::LookupKey
-                            if eyaml && e.entry.function == "eyaml_lookup_key" =>
-                        {
-                            "yaml_data"
-                        }
-                        _ => continue,
+                    // The built-in data_hash functions' files, and eyaml_lookup_key's (read
+                    // as yaml_data reads them) when asked; another function's keys are known
+                    // only to it.
+                    let format = match e.entry.kind {
+                        FunctionKind::DataHash => e.entry.data_format(),
+                        FunctionKind::LookupKey if eyaml => e.entry.data_format(),
+                        _ => None,
+                    };
+                    let Some(format) = format else {
+                        continue;
                     };
                     for loc in e.locations.iter().flatten().filter(|l| l.exists && !l.uri) {
                         let mut w = Vec::new();
                         let Ok(hash) = self.cache.files.data_hash(
-                            function,
+                            format,
                             &loc.location,
                             self.settings.strict,
                             &mut w,

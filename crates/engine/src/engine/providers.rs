@@ -15,6 +15,7 @@ use crate::key::{LookupKey, Segment};
 use crate::location::ResolvedLocation;
 use crate::merge::MergeStrategy;
 use crate::scope::Strict;
+use hiera_formats::DataFormat;
 use hiera_value::value::{Map, Value};
 use std::path::Path;
 use std::rc::Rc;
@@ -548,14 +549,14 @@ impl Session {
     }
 
     /// The parsed hash of a data file (once per session; once per process behind that).
-    pub(super) fn load_data(&mut self, function: &str, path: &str) -> Result<Arc<DataHash>> {
+    pub(super) fn load_data(&mut self, format: DataFormat, path: &str) -> Result<Arc<DataHash>> {
         if let Some(r) = self.cache.local_files.get(path) {
             return r.clone();
         }
-        let r =
-            self.cache
-                .files
-                .data_hash(function, path, self.settings.strict, &mut self.warnings);
+        let r = self
+            .cache
+            .files
+            .data_hash(format, path, self.settings.strict, &mut self.warnings);
         self.cache.local_files.insert(path.to_string(), r.clone());
         r
     }
@@ -670,8 +671,8 @@ impl Session {
 
 /// What the built-in backends ask of the session running them.
 impl Host for Session {
-    fn load_data(&mut self, function: &str, path: &str) -> Result<Arc<DataHash>> {
-        Session::load_data(self, function, path)
+    fn load_data(&mut self, format: DataFormat, path: &str) -> Result<Arc<DataHash>> {
+        Session::load_data(self, format, path)
     }
 
     fn scope(&self) -> &crate::scope::Scope {

@@ -493,12 +493,9 @@ struct Context<'a> {
 impl Context<'_> {
     /// The data hash a location's backend reads, or `None` (with a warning) when it fails.
     fn hash(&mut self, r: &Reached, path: &str) -> Option<Arc<DataHash>> {
-        let function = match r.function.as_str() {
-            "eyaml_lookup_key" => "yaml_data",
-            f => f,
-        };
+        let format = data_format(r)?;
         let mut w = Vec::new();
-        match self.files.data_hash(function, path, self.strict, &mut w) {
+        match self.files.data_hash(format, path, self.strict, &mut w) {
             Ok(h) => Some(h),
             Err(e) => {
                 self.warn(format!("{e}"));
