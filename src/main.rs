@@ -18,11 +18,7 @@ fn main() {
     tune_malloc();
     let invocation = match flags::parse(std::env::args_os().collect()) {
         Ok(i) => i,
-        Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
-            let _ = e.print();
-            std::process::exit(code);
-        }
+        Err(e) => output::early(e),
     };
     // Every command runs on the lookup stack: lint and diff look up too, and the depth
     // limits were measured against that stack.
@@ -33,6 +29,8 @@ fn main() {
         Invocation::Command(Command::Lint(args)) => commands::lint::exec(&args),
         Invocation::Command(Command::Completions(args)) => commands::completions::exec(&args),
         Invocation::Command(Command::Man(args)) => commands::man::exec(&args),
+        // `help [COMMAND]` is parsed as `[COMMAND] --help`.
+        Invocation::Command(Command::Help(_)) => unreachable!("help is answered by the parser"),
     }))
 }
 

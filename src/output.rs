@@ -82,6 +82,30 @@ pub fn error(failure: &Failure) {
     let _ = writeln!(std::io::stderr(), "Error: {}", printable(&one_line));
 }
 
+/// Ends a command line that runs no command: clap's help, version or usage error (exit 0
+/// or 2), a usage error of ours, or the short usage when there were no arguments.
+pub fn early(e: crate::flags::Early) -> ! {
+    use crate::flags::Early;
+    match e {
+        Early::Clap(e) => {
+            let _ = e.print();
+            exit(if e.use_stderr() {
+                ExitCode::Error
+            } else {
+                ExitCode::Success
+            })
+        }
+        Early::Usage(message) => {
+            error(&Failure(message));
+            exit(ExitCode::Error)
+        }
+        Early::NoArguments(usage) => {
+            let _ = writeln!(std::io::stderr(), "{usage}");
+            exit(ExitCode::Error)
+        }
+    }
+}
+
 /// Ends the process with `code`.
 pub fn exit(code: ExitCode) -> ! {
     std::process::exit(code as i32)
@@ -107,19 +131,14 @@ pub fn threads(flag: Option<usize>) -> usize {
     })
 }
 
-/// Whether `--color` asks for colour on stdout: always, never (the default) or auto (a
-/// terminal, unless NO_COLOR is set); Puppet's true/false too.
-pub fn use_color(flag: Option<&str>) -> std::result::Result<bool, hiera_engine::Error> {
+/// Whether to colour stdout: always, never, or auto (a terminal, unless NO_COLOR is set).
+pub fn use_color(when: crate::flags::groups::When) -> bool {
+    use crate::flags::groups::When;
     use std::io::IsTerminal;
-    match flag {
-        None | Some("never" | "false") => Ok(false),
-        Some("always" | "true" | "ansi") => Ok(true),
-        Some("auto") => {
-            Ok(std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal())
-        }
-        Some(other) => Err(hiera_engine::Error::Usage(format!(
-            "--color expects always, never or auto, got '{other}'"
-        ))),
+    match when {
+        When::Always => true,
+        When::Never => false,
+        When::Auto => std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal(),
     }
 }
 

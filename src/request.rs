@@ -274,6 +274,8 @@ impl Request {
 /// the same thing everywhere.
 #[derive(Debug, Clone, Default)]
 pub struct Sources {
+    /// `-C DIR`: the control repo (default: the current directory).
+    pub repo: Option<PathBuf>,
     /// `--hiera_config`: the global layer's hiera.yaml.
     pub hiera_config: Option<PathBuf>,
     /// `--config`: puppet.conf.
@@ -373,6 +375,31 @@ impl Sources {
             modulepath: self.modulepath.clone(),
             cwd: cwd.to_path_buf(),
         };
+        if let Some(repo) = &self.repo {
+            // The control repo is DIR; every other flag's file stays relative to `cwd`.
+            if !env.control_repo_mode() {
+                return Err(Error::Usage(
+                    "-C DIR reads DIR as the control repo, while --hiera_config, --environmentpath, --codedir and --confdir name Puppet's layout instead: give one or the other"
+                        .into(),
+                ));
+            }
+            let root = absolute(cwd, repo);
+            if !root.is_dir() {
+                return Err(Error::Usage(format!(
+                    "-C {}: no such directory",
+                    repo.display()
+                )));
+            }
+            env.modulepath = env
+                .modulepath
+                .as_deref()
+                .map(|m| absolute_path_list(cwd, m));
+            env.basemodulepath = env
+                .basemodulepath
+                .as_deref()
+                .map(|m| absolute_path_list(cwd, m));
+            env.cwd = root;
+        }
         conf.apply_layout(&mut env, self.config.is_some());
         Ok(Resolved {
             cwd: cwd.to_path_buf(),
@@ -528,6 +555,22 @@ impl Resolved {
             facts_error,
         }
     }
+}
+
+/// A `:`-separated list of directories, each made absolute against `cwd`.
+pub fn absolute_path_list(cwd: &Path, list: &str) -> String {
+    list.split(':')
+        .map(|p| {
+            if p.is_empty() {
+                String::new()
+            } else {
+                hiera_engine::environment::absolute(cwd, Path::new(p))
+                    .display()
+                    .to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(":")
 }
 
 /// `--var NAME=VALUE` pairs, values read as YAML.

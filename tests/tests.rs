@@ -8,6 +8,7 @@ mod cli;
 mod diff;
 mod facts;
 mod fuzz_smoke;
+mod help;
 mod hostile;
 mod lint;
 mod puppetdb;

@@ -6,12 +6,15 @@ use crate::output::{self, ExitCode};
 /// `hiera-lookup completions SHELL`.
 #[derive(clap::Args, Debug)]
 #[command(after_help = "\
-EXAMPLES:
+Examples:
     hiera-lookup completions bash
     hiera-lookup completions zsh
 
-Install: hiera-lookup completions bash > ~/.local/share/bash-completion/completions/hiera-lookup
-(zsh: a file _hiera-lookup on $fpath; fish: ~/.config/fish/completions/hiera-lookup.fish).
+Install (bash; the directory may not exist yet):
+    mkdir -p ~/.local/share/bash-completion/completions
+    hiera-lookup completions bash > ~/.local/share/bash-completion/completions/hiera-lookup
+zsh: a file _hiera-lookup in a directory of $fpath; fish:
+~/.config/fish/completions/hiera-lookup.fish.
 
 Exit status: 0 printed, 2 error.")]
 pub struct CompletionsArgs {

@@ -6,25 +6,30 @@ use hiera_diff::{self as diff, git::Repo, output::Format, Keys, Tree};
 use hiera_engine::{Error, Settings};
 use std::path::{Path, PathBuf};
 
-/// The end of `diff --help`: examples that run against this repository (a test runs them).
-const AFTER_HELP: &str = "\
-EXAMPLES:
-    hiera-lookup diff HEAD -C fixtures/environments/production --facts-dir fixtures/facts --all
-    hiera-lookup diff fixtures/environments/production fixtures/environments/production --facts fixtures/facts/web01.yaml ntp::servers --format json
+/// The end of `diff -h`.
+const AFTER_HELP: &str = "`hiera-lookup diff --help` adds examples and details.";
 
-BASE and HEAD are git revisions of the control repo (the current directory, or -C DIR), read
-straight from git's object database, no checkout; HEAD defaults to the work tree. Or BASE and
-HEAD are two directories. Every node (--facts-dir, --facts, or PuppetDB's: --puppetdb,
---nodes-query) is looked up on both sides for the keys the change can touch (and only on the
-nodes whose hierarchies name a changed file), and what changed is printed by key. In a pull
-request's CI job:
+/// The end of `diff --help`: examples to run in a control repo's git checkout (a test runs
+/// them in one).
+const AFTER_LONG_HELP: &str = "\
+Examples (in a control repo's git checkout, its nodes' facts in facts/):
+    hiera-lookup diff main --facts-dir facts --all
+    hiera-lookup diff main my-branch --facts-dir facts profile::base::dns_servers
+    hiera-lookup diff main HEAD --facts-dir facts --all --format github
+
+BASE and HEAD are git revisions of the control repo (the current directory, or -C DIR),
+read straight from git's object database, no checkout; HEAD defaults to the work tree.
+Or BASE and HEAD are two directories. Every node (--facts-dir, --facts, or PuppetDB's:
+--puppetdb, --nodes-query) is looked up on both sides for the keys the change can touch
+(and only on the nodes whose hierarchies name a changed file), and what changed is
+printed by key. In a pull request's CI job:
     hiera-lookup diff origin/main HEAD --facts-dir facts --all --format github
 
 Exit status: 0 no change, 1 changes, 2 error.";
 
 /// `hiera-lookup diff`'s flags.
 #[derive(clap::Args, Debug)]
-#[command(after_help = AFTER_HELP)]
+#[command(after_help = AFTER_HELP, after_long_help = AFTER_LONG_HELP)]
 pub struct DiffArgs {
     /// BASE (a revision or a directory), then HEAD (default: the work tree), then keys
     #[arg(value_name = "BASE [HEAD] [KEY]", required = true)]

@@ -5,21 +5,23 @@ use crate::output::{self, ExitCode};
 use hiera_lint::{self as lint, Severity};
 use std::path::PathBuf;
 
-const AFTER_HELP: &str = "\
-EXAMPLES:
-    hiera-lookup lint fixtures/environments/production
-    hiera-lookup lint tests/conformance/layers/realworld/environments/production --facts-dir tests/conformance/layers/realworld/facts --format github
+const AFTER_HELP: &str = "`hiera-lookup lint --help` adds examples and details.";
+
+const AFTER_LONG_HELP: &str = "\
+Examples (in a control repo, its nodes' facts in facts/):
+    hiera-lookup lint
+    hiera-lookup lint --facts-dir facts --format github
     hiera-lookup lint --list-rules
 
-Rules are listed with --list-rules and explained in docs/lint.md. Turn a rule off for a repo
-in .hiera-lookup.toml ([lint] disable = [\"RULE\"]), or for one line of a data file with a
-comment on it or just above it: # hiera-lookup: disable=RULE
+Rules are listed with --list-rules and explained in docs/lint.md. Turn a rule off for a
+repo in .hiera-lookup.toml ([lint] disable = [\"RULE\"]), or for one line of a data file
+with a comment on it or just above it: # hiera-lookup: disable=RULE
 
 Exit status: 0 no finding at or above --fail-on, 1 findings, 2 the lint could not run.";
 
 /// `hiera-lookup lint`'s flags.
 #[derive(clap::Args, Debug)]
-#[command(after_help = AFTER_HELP)]
+#[command(after_help = AFTER_HELP, after_long_help = AFTER_LONG_HELP)]
 pub struct LintArgs {
     /// The control repo (an environment directory: hiera.yaml, data/, environment.conf).
     #[arg(default_value = ".")]
@@ -32,14 +34,14 @@ pub struct LintArgs {
     #[arg(long = "fail-on", value_parser = ["error", "warning", "info"])]
     fail_on: Option<String>,
     /// One facts file per node (.yaml, .yml, .json): enables the fleet rules.
-    #[arg(long = "facts-dir", visible_alias = "facts_dir", value_name = "DIR")]
+    #[arg(long = "facts-dir", alias = "facts_dir", value_name = "DIR")]
     facts_dir: Option<PathBuf>,
     /// PuppetDB's nodes as the fleet (every active node, or those of --nodes-query): enables
     /// the fleet rules.
     #[command(flatten)]
     pdb: PuppetDbArgs,
     /// A global hiera.yaml to lint with the repo.
-    #[arg(long = "hiera_config", visible_aliases = ["hiera-config"], value_name = "FILE")]
+    #[arg(long = "hiera_config", aliases = ["hiera-config"], value_name = "FILE")]
     hiera_config: Option<PathBuf>,
     /// The modulepath, instead of environment.conf's (`:`-separated, relative to PATH).
     #[arg(long, value_name = "PATH")]

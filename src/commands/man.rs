@@ -5,10 +5,12 @@ use crate::output::{self, ExitCode};
 /// `hiera-lookup man`.
 #[derive(clap::Args, Debug)]
 #[command(after_help = "\
-EXAMPLES:
-    hiera-lookup man
+Examples:
+    hiera-lookup man | man -l -
 
-Install: hiera-lookup man > ~/.local/share/man/man1/hiera-lookup.1, then: man hiera-lookup
+Install (the directory may not exist yet), then `man hiera-lookup`:
+    mkdir -p ~/.local/share/man/man1
+    hiera-lookup man > ~/.local/share/man/man1/hiera-lookup.1
 
 Exit status: 0 printed, 2 error.")]
 pub struct ManArgs {}

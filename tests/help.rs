@@ -1,0 +1,339 @@
+//! What a newcomer meets first: `help`, `-h`/`--help`, the short usage, examples that run in
+//! their own control repo, the manual pages and the shell completions (issue 29).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+#[path = "common/scratch.rs"]
+mod scratch_tree;
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_hiera-lookup"));
+    c.env("HIERA_LOOKUP_PUPPET_CONF", "/dev/null");
+    c.env_remove("COLUMNS");
+    c
+}
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn run(args: &[&str]) -> Output {
+    bin()
+        .current_dir(repo())
+        .args(args)
+        .output()
+        .expect("run hiera-lookup")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// `hiera-lookup help [COMMAND]` is `[COMMAND] --help`, as `git help` and `cargo help`; the
+/// key `help` is still looked up after `--` (or any flag).
+#[test]
+fn help_is_a_command() {
+    let o = run(&["help"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), stdout(&run(&["--help"])));
+    assert!(stdout(&o).contains("Usage: hiera-lookup [OPTIONS] [KEY]..."));
+    for command in ["where", "diff", "lint", "completions", "man", "help"] {
+        let o = run(&["help", command]);
+        assert_eq!(o.status.code(), Some(0), "{command}: {}", stderr(&o));
+        assert_eq!(stdout(&o), stdout(&run(&[command, "--help"])), "{command}");
+        assert!(
+            stdout(&o).contains(&format!("Usage: hiera-lookup {command}")),
+            "{command}: {}",
+            stdout(&o)
+        );
+    }
+    assert_eq!(stdout(&run(&["help", "lookup"])), stdout(&run(&["--help"])));
+    let o = run(&["help", "nope"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("possible values"), "{}", stderr(&o));
+    assert!(stdout(&o).is_empty());
+
+    let dir = scratch_tree::tree(
+        "help",
+        "key-help",
+        &[
+            ("hiera.yaml", "version: 5\n"),
+            ("data/common.yaml", "help: h\n"),
+            ("f.yaml", "clientcert: n1\n"),
+        ],
+    );
+    let o = bin()
+        .current_dir(&dir)
+        .args(["--", "help"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o), "--- h\n", "{}", stderr(&o));
+    let o = bin()
+        .current_dir(&dir)
+        .args(["--facts", "f.yaml", "help"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o), "--- h\n", "{}", stderr(&o));
+}
+
+/// No arguments at all: a short usage on stderr that points at the help (exit 2), not
+/// Puppet's "No keys were given to lookup."
+#[test]
+fn no_arguments_is_a_short_usage() {
+    let o = run(&[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stdout(&o).is_empty());
+    let err = stderr(&o);
+    assert!(
+        err.contains("Usage: hiera-lookup [OPTIONS] KEY..."),
+        "{err}"
+    );
+    assert!(err.contains("hiera-lookup --help"), "{err}");
+    assert!(err.contains("help COMMAND"), "{err}");
+    assert!(err.lines().count() < 20, "{err}");
+    // Flags without keys is still Puppet's usage error.
+    let o = run(&["--facts", "fixtures/facts/web01.yaml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("No keys were given to lookup."));
+}
+
+/// `-h` is the short help, `--help` the long one; the options are grouped under headings,
+/// and the text is wrapped to the terminal (COLUMNS when stdout is no terminal).
+#[test]
+fn short_and_long_help_grouped_and_wrapped() {
+    let short = stdout(&run(&["-h"]));
+    let long = stdout(&run(&["--help"]));
+    assert!(short.lines().count() * 2 < long.lines().count(), "{short}");
+    assert!(!short.contains("Examples"), "{short}");
+    assert!(short.contains("hiera-lookup --help"), "{short}");
+    assert!(long.contains("Examples"), "{long}");
+    // Rarely used flags only in --help.
+    assert!(!short.contains("--puppetdb-cacert"), "{short}");
+    assert!(long.contains("--puppetdb-cacert"), "{long}");
+    for heading in [
+        "Layout:",
+        "Facts and node:",
+        "PuppetDB:",
+        "Merging:",
+        "Output:",
+        "Fleet:",
+    ] {
+        assert!(
+            short.lines().any(|l| l == heading),
+            "{heading} in -h: {short}"
+        );
+        assert!(long.lines().any(|l| l == heading), "{heading} in --help");
+    }
+    for width in [60usize, 80, 100] {
+        for args in [
+            &["--help"][..],
+            &["-h"],
+            &["lint", "--help"],
+            &["where", "-h"],
+        ] {
+            let o = bin()
+                .current_dir(repo())
+                .env("COLUMNS", width.to_string())
+                .args(args)
+                .output()
+                .unwrap();
+            for line in stdout(&o).lines() {
+                assert!(
+                    line.chars().count() <= width,
+                    "{args:?} at {width} columns: {line:?}"
+                );
+            }
+        }
+    }
+    // Wider terminals: at most 100 columns, the width text stays readable at.
+    let o = bin().env("COLUMNS", "250").arg("--help").output().unwrap();
+    assert!(stdout(&o).lines().all(|l| l.chars().count() <= 100));
+}
+
+/// `where --help` lists only the flags `where` takes; a lookup flag given to `where` is
+/// refused by the parser in one line that says so.
+#[test]
+fn where_help_lists_only_where_flags() {
+    let help = stdout(&run(&["where", "--help"]));
+    for absent in [
+        "--explain",
+        "--all",
+        "--type",
+        "--default",
+        "--render-as",
+        "--compile",
+        "KEYS",
+        "--threads",
+    ] {
+        assert!(!help.contains(absent), "{absent}: {help}");
+    }
+    for present in [
+        "<KEY>",
+        "--facts",
+        "--merge",
+        "--reachable-only",
+        "-C, --repo",
+    ] {
+        assert!(help.contains(present), "{present}: {help}");
+    }
+    for flag in [
+        "--explain",
+        "--all",
+        "--type=String",
+        "--render-as=json",
+        "-c",
+    ] {
+        let o = run(&["where", "k", flag]);
+        assert_eq!(o.status.code(), Some(2));
+        let err = stderr(&o);
+        let name = flag.split('=').next().unwrap();
+        assert_eq!(
+            err,
+            format!(
+                "Error: {name} is a flag of the lookup, not of `where`: `hiera-lookup where \
+                 --help` lists the flags where takes\n"
+            )
+        );
+    }
+}
+
+/// A control repo as a user has one: the fixture environment with its nodes' facts in
+/// facts/, Puppet's fact cache for --node (through puppet.conf's vardir), and git history
+/// with a branch for diff.
+struct UserRepo {
+    dir: scratch_tree::Tree,
+    puppet_conf: PathBuf,
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let o = Command::new("git")
+        .current_dir(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .output()
+        .expect("git");
+    assert!(o.status.success(), "git {args:?}: {}", stderr(&o));
+}
+
+fn user_repo(name: &str) -> UserRepo {
+    let dir = scratch_tree::tree("help", name, &[]);
+    let repo = dir.join("control-repo");
+    copy_dir(&repo_path("fixtures/environments/production"), &repo);
+    copy_dir(&repo_path("fixtures/facts"), &repo.join("facts"));
+    let vardir = dir.join("vardir");
+    copy_dir(&repo_path("fixtures/facts"), &vardir.join("yaml/facts"));
+    std::fs::rename(
+        vardir.join("yaml/facts/web01.yaml"),
+        vardir.join("yaml/facts/web01.example.com.yaml"),
+    )
+    .unwrap();
+    let puppet_conf = dir.join("puppet.conf");
+    std::fs::write(
+        &puppet_conf,
+        format!("[main]\nvardir = {}\n", vardir.display()),
+    )
+    .unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "initial"]);
+    git(&repo, &["checkout", "-q", "-b", "my-branch"]);
+    let common = repo.join("data/common.yaml");
+    let text = std::fs::read_to_string(&common).unwrap();
+    std::fs::write(&common, text.replace("10.0.0.2", "10.0.0.9")).unwrap();
+    git(&repo, &["commit", "-q", "-am", "ntp"]);
+    UserRepo { dir, puppet_conf }
+}
+
+fn repo_path(rel: &str) -> PathBuf {
+    repo().join(rel)
+}
+
+/// The example lines of a `--help`: the indented `hiera-lookup …` lines after a line that
+/// starts with "Examples".
+fn examples(help: &str) -> Vec<String> {
+    help.lines()
+        .skip_while(|l| !l.starts_with("Examples"))
+        .skip(1)
+        .take_while(|l| l.starts_with("    "))
+        .map(|l| l.trim().to_string())
+        .collect()
+}
+
+/// The lookup's and every command's `--help` have the same shape: a one-line summary, the
+/// usage, the options, examples, and the exit statuses last. The examples are for the
+/// user's own control repo: each runs as written in one (a copy of the fixture) and answers.
+#[test]
+fn every_help_has_examples_that_run_in_a_control_repo() {
+    let user = user_repo("examples");
+    let control = user.dir.join("control-repo");
+    let mut ran = 0;
+    for command in ["", "where", "diff", "lint", "completions", "man", "help"] {
+        let args: Vec<&str> = [command, "--help"]
+            .into_iter()
+            .filter(|a| !a.is_empty())
+            .collect();
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(0), "{command}: {}", stderr(&o));
+        let help = stdout(&o);
+        let usage = format!("Usage: hiera-lookup {command}")
+            .trim_end()
+            .to_string();
+        assert!(
+            help.lines().nth(2).is_some_and(|l| l.starts_with(&usage)),
+            "{help}"
+        );
+        assert!(
+            help.trim_end()
+                .lines()
+                .last()
+                .unwrap()
+                .starts_with("Exit status: "),
+            "{command}: {help}"
+        );
+        let examples = examples(&help);
+        assert!(!examples.is_empty(), "{command}: no examples: {help}");
+        for ex in examples {
+            assert!(!ex.contains("fixtures/"), "{ex}: not the user's repo");
+            // A redirection into the user's files (an install step) runs without it.
+            let ex = ex.split(" > ").next().unwrap();
+            let ex = ex.split(" | ").next().unwrap();
+            let words: Vec<&str> = ex.split_whitespace().collect();
+            assert_eq!(words[0], "hiera-lookup", "{ex}");
+            if !command.is_empty() {
+                assert_eq!(words[1], command, "{ex}");
+            }
+            let o = bin()
+                .current_dir(&control)
+                .env("HIERA_LOOKUP_PUPPET_CONF", &user.puppet_conf)
+                .args(&words[1..])
+                .output()
+                .unwrap();
+            // diff's 1 is "changes", lint's 1 is "findings": answers, not failures.
+            let ok = match command {
+                "diff" | "lint" => [Some(0), Some(1)].contains(&o.status.code()),
+                _ => o.status.code() == Some(0),
+            };
+            assert!(ok, "{ex}: {:?} {}", o.status.code(), stderr(&o));
+            assert!(!o.stdout.is_empty(), "{ex}");
+            ran += 1;
+        }
+    }
+    assert!(ran >= 16, "only {ran} examples");
+}
