@@ -858,3 +858,127 @@ fn hiera_config_naming_a_directory_fails_as_puppet_starts() {
     assert_eq!(names, ["keep"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Long flags abbreviated as Puppet's option parser (Ruby's OptionParser) takes them.
+/// Compared with Puppet 8.10 (`puppet8 lookup --hiera_config hiera.yaml ARGS` in this test's
+/// directory: one `common` level, `a: 1`, `h: {x: 1}`); Puppet answered:
+///   --env production a, --Env production a, --environm production a     `--- 1` (--environment)
+///   --environmentp /tmp a                                                `--- 1` (--environmentpath)
+///   --exp a, --expl a, --EXP a                  the --explain trace (`Searching for "lookup_options"`)
+///   --explain-o a, --exp-o a, --e-o a, --explain_opt a       the --explain-options trace
+///   --merg deep h; --m-h-a --merge deep h; --sort-m --merge deep h       `---\nx: 1`
+///   --render_a json a, --rend json a                                     `1`
+///   --hiera_c hiera.yaml a, --hiera-c hiera.yaml a                       `--- 1`
+///   --def --exp nope                                                     `--- "--exp"`
+///   --e, --s, --m:  `Error: Could not parse application options: ambiguous option: --e`
+/// (Puppet also finds `--fa` and `--k` ambiguous, against its hundreds of settings such as
+/// factpath and keylength; hiera-lookup has fewer flags, so those complete to --facts and
+/// --knock-out-prefix here.)
+#[test]
+fn puppet_style_abbreviations() {
+    let dir = scratch(
+        "abbrev",
+        &[
+            (
+                "hiera.yaml",
+                "version: 5\nhierarchy:\n  - name: common\n    path: common.yaml\n",
+            ),
+            ("data/common.yaml", "a: 1\nh:\n  x: 1\n"),
+        ],
+    );
+    let run = |args: &[&str]| {
+        let mut all = vec!["--hiera_config", "hiera.yaml", "--node", "n1", "--no-facts"];
+        all.extend_from_slice(args);
+        run_in(&dir, &all)
+    };
+    let same = |abbreviated: &[&str], full: &[&str], expected_start: &str| {
+        let (a, f) = (run(abbreviated), run(full));
+        assert_eq!(a.status.code(), Some(0), "{abbreviated:?}: {}", stderr(&a));
+        assert_eq!(stdout(&a), stdout(&f), "{abbreviated:?} is {full:?}");
+        assert!(
+            stdout(&a).starts_with(expected_start),
+            "{abbreviated:?}: {}",
+            stdout(&a)
+        );
+    };
+    let env = &["--environment", "production", "a"][..];
+    same(&["--env", "production", "a"], env, "--- 1\n");
+    same(&["--Env", "production", "a"], env, "--- 1\n");
+    same(&["--environm", "production", "a"], env, "--- 1\n");
+    same(&["--env=production", "a"], env, "--- 1\n");
+    same(
+        &["--environmentp", "/tmp", "a"],
+        &["--environmentpath", "/tmp", "a"],
+        "--- 1\n",
+    );
+    for explain in ["--exp", "--expl", "--EXP"] {
+        same(
+            &[explain, "a"],
+            &["--explain", "a"],
+            "Searching for \"lookup_options\"",
+        );
+    }
+    for options in ["--explain-o", "--exp-o", "--e-o", "--explain_opt"] {
+        same(
+            &[options, "a"],
+            &["--explain-options", "a"],
+            "Global Data Provider",
+        );
+    }
+    let deep = &["--merge", "deep", "h"][..];
+    same(&["--merg", "deep", "h"], deep, "---\nx: 1\n");
+    same(
+        &["--m-h-a", "--merge", "deep", "h"],
+        &["--merge-hash-arrays", "--merge", "deep", "h"],
+        "---\nx: 1\n",
+    );
+    same(
+        &["--sort-m", "--merge", "deep", "h"],
+        &["--sort-merged-arrays", "--merge", "deep", "h"],
+        "---\nx: 1\n",
+    );
+    let json = &["--render-as", "json", "a"][..];
+    same(&["--render_a", "json", "a"], json, "1\n");
+    same(&["--rend", "json", "a"], json, "1\n");
+    // A value that looks like a flag is the value (`--default --exp`).
+    same(
+        &["--def", "--exp", "nope"],
+        &["--default", "--exp", "nope"],
+        "--- \"--exp\"",
+    );
+    for ambiguous in ["--e", "--s", "--m"] {
+        let o = run(&[ambiguous, "x", "a"]);
+        assert_eq!(o.status.code(), Some(2));
+        let err = stderr(&o);
+        assert!(
+            err.starts_with(&format!(
+                "Error: Could not parse application options: ambiguous option: {ambiguous} (it abbreviates --"
+            )),
+            "{err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    let err = stderr(&run(&["--e", "x", "a"]));
+    assert!(
+        err.contains("--environment, --environmentpath, --explain or --explain-options"),
+        "{err}"
+    );
+    // After `--`, nothing is a flag.
+    let o = run(&["--", "--exp"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    // The commands complete their own flags the same way.
+    let o = run_in(
+        &dir,
+        &[
+            "where",
+            "a",
+            "--reach",
+            "--hiera_c",
+            "hiera.yaml",
+            "--node",
+            "n1",
+            "--no-f",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}

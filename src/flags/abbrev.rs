@@ -164,10 +164,11 @@ pub fn expand(cmd: &clap::Command, args: &[OsString]) -> Result<Vec<OsString>, S
                     continue;
                 }
                 Completion::Ambiguous(names) => {
+                    // Puppet's words, then the candidates.
                     return Err(format!(
-                        "--{name} is ambiguous: it abbreviates {}",
+                        "Could not parse application options: ambiguous option: --{name} (it abbreviates {})",
                         join_or(&names)
-                    ))
+                    ));
                 }
                 Completion::One(f) => {
                     let mut full = OsString::from(format!("--{}", f.long));
