@@ -259,3 +259,59 @@ pub fn colorize_explanation(text: &str) -> String {
     }
     out
 }
+
+/// Highlights lint's text findings (`file:line:col: severity rule: message`): the place in
+/// bold, the severity in its colour (error red, warning yellow, info cyan), the rule dimmed.
+pub fn colorize_lint(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 64);
+    for line in text.lines() {
+        let styled = ["error", "warning", "info"].iter().find_map(|sev| {
+            let marker = format!(": {sev} ");
+            let at = line.find(&marker)?;
+            let (place, rest) = (&line[..at], &line[at + marker.len()..]);
+            let (rule, message) = rest.split_once(": ")?;
+            let color = match *sev {
+                "error" => "1;31",
+                "warning" => "33",
+                _ => "36",
+            };
+            Some(format!(
+                "\x1b[1m{place}\x1b[0m: \x1b[{color}m{sev}\x1b[0m \x1b[2m{rule}\x1b[0m: {message}"
+            ))
+        });
+        out.push_str(styled.as_deref().unwrap_or(line));
+        out.push('\n');
+    }
+    out
+}
+
+/// Highlights diff's text report: each changed key in bold, additions green, removals red,
+/// changes (`path: old → new`) yellow, errors red.
+pub fn colorize_diff(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 64);
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim_start();
+        let indent = line.len() - t.len();
+        let color = if i == 0 || line.is_empty() {
+            None
+        } else if t.starts_with("error") {
+            Some("31")
+        } else if indent == 0 {
+            Some("1")
+        } else if indent >= 4 && t.starts_with("+ ") {
+            Some("32")
+        } else if indent >= 4 && t.starts_with("- ") {
+            Some("31")
+        } else if indent >= 4 && t.contains(" → ") {
+            Some("33")
+        } else {
+            None
+        };
+        match color {
+            Some(c) => out.push_str(&format!("\x1b[{c}m{line}\x1b[0m")),
+            None => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out
+}

@@ -531,6 +531,19 @@ impl Resolved {
         })
     }
 
+    /// Every node the flags name, each with its scope (a fleet command's nodes: `diff`,
+    /// `lint`); the facts' warnings go to `warnings`.
+    pub fn all_nodes(&self, warnings: &mut Vec<String>) -> Result<Vec<hiera_engine::batch::Node>> {
+        let facts = self.facts_request()?;
+        let db = self.puppetdb()?;
+        let nodes = self
+            .node_chunks(&facts, db.as_ref(), warnings)?
+            .flatten()
+            .map(|n| self.batch_node(n))
+            .collect();
+        Ok(nodes)
+    }
+
     /// A batch node with its scope (`$settings::` variables and `--var`s included); facts
     /// that cannot be read are the node's error (the batch goes on).
     pub fn batch_node(&self, n: BatchNode) -> hiera_engine::batch::Node {

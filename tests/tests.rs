@@ -13,4 +13,5 @@ mod hostile;
 mod lint;
 mod puppetdb;
 mod robustness;
+mod shared_flags;
 mod where_cmd;

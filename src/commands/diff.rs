@@ -1,10 +1,10 @@
 //! `hiera-lookup diff`: its flags, and the library calls they make.
 
-use crate::flags::groups::{FactsArgs, StrictArgs};
+use crate::flags::groups::{ColorArgs, FactsArgs, RepoArgs, StrictArgs, ThreadsArgs, When};
 use crate::output::{self, ExitCode};
 use hiera_diff::{self as diff, git::Repo, output::Format, Keys, Tree};
 use hiera_engine::{Error, Settings};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The end of `diff -h`.
 const AFTER_HELP: &str = "`hiera-lookup diff --help` adds examples and details.";
@@ -37,27 +37,36 @@ pub struct DiffArgs {
     /// Every key either side can see
     #[arg(long)]
     pub all: bool,
-    /// text, json, github (workflow annotations) or markdown (a pull-request comment)
-    #[arg(long, default_value = "text", value_name = "FORMAT")]
+    /// Output format: github (workflow annotations), markdown (a pull-request comment)
+    #[arg(
+        long,
+        default_value = "text",
+        value_name = "FORMAT",
+        value_parser = ["text", "json", "github", "markdown"],
+        help_heading = "Output"
+    )]
     pub format: String,
-    /// The control repo (default: the current directory)
-    #[arg(short = 'C', long = "repo", value_name = "DIR")]
-    pub repo: Option<PathBuf>,
+    #[command(flatten)]
+    pub color: ColorArgs,
+    #[command(flatten)]
+    pub repo: RepoArgs,
     #[command(flatten)]
     pub facts: FactsArgs,
     #[command(flatten)]
     pub strict: StrictArgs,
-    /// Worker threads (default: every core)
-    #[arg(long)]
-    pub threads: Option<usize>,
+    #[command(flatten)]
+    pub threads: ThreadsArgs,
     /// Look up every key, even those the change cannot touch (checks the analysis)
-    #[arg(long)]
+    #[arg(long = "no-skip", alias = "no_skip")]
     pub no_skip: bool,
 }
 
 /// Runs `diff` and prints its report: 0 no change, 1 changes.
 pub fn exec(args: &DiffArgs) -> output::Result<ExitCode> {
-    let (text, changed) = run(args)?;
+    let (mut text, changed) = run(args)?;
+    if args.format == "text" && args.color.enabled(When::Auto) {
+        text = output::colorize_diff(&text);
+    }
     output::stdout(&text, ExitCode::negative_if(changed))
 }
 
@@ -67,7 +76,7 @@ fn run(args: &DiffArgs) -> Result<(String, bool), Error> {
     let cwd = std::env::current_dir()
         .map_err(|e| Error::run(format!("cannot read the current directory: {e}")))?;
     let abs = |p: &Path| hiera_engine::environment::absolute(&cwd, p);
-    let root = abs(args.repo.as_deref().unwrap_or(Path::new(".")));
+    let root = args.repo.root(&cwd);
 
     let mut positional = args.args.iter();
     let base_arg = positional.next().cloned().unwrap_or_default();
@@ -126,18 +135,12 @@ fn run(args: &DiffArgs) -> Result<(String, bool), Error> {
         cwd: root.clone(),
         ..Default::default()
     };
-    let facts = resolved.facts_request()?;
-    let db = resolved.puppetdb()?;
     let mut warnings = Vec::new();
-    let nodes: Vec<_> = resolved
-        .node_chunks(&facts, db.as_ref(), &mut warnings)?
-        .flatten()
-        .map(|n| resolved.batch_node(n))
-        .collect();
+    let nodes = resolved.all_nodes(&mut warnings)?;
     for w in warnings {
         output::warn(&w);
     }
-    let threads = output::threads(args.threads);
+    let threads = output::threads(args.threads.threads);
     let report = diff::run(&diff::Request {
         base,
         head,
@@ -149,6 +152,8 @@ fn run(args: &DiffArgs) -> Result<(String, bool), Error> {
         },
         threads,
         no_skip: args.no_skip,
+        hiera_config: args.repo.hiera_config.as_deref().map(abs),
+        modulepath: args.repo.modulepath_in(&cwd),
     })?;
     Ok((format.render(&report), report.has_changes()))
 }

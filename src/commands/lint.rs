@@ -1,6 +1,6 @@
 //! `hiera-lookup lint [PATH]`: flags → [`hiera_lint::lint`] → findings and exit status.
 
-use crate::flags::groups::PuppetDbArgs;
+use crate::flags::groups::{ColorArgs, FactsArgs, RepoArgs, When};
 use crate::output::{self, ExitCode};
 use hiera_lint::{self as lint, Severity};
 use std::path::PathBuf;
@@ -23,33 +23,47 @@ Exit status: 0 no finding at or above --fail-on, 1 findings, 2 the lint could no
 #[derive(clap::Args, Debug)]
 #[command(after_help = AFTER_HELP, after_long_help = AFTER_LONG_HELP)]
 pub struct LintArgs {
-    /// The control repo (an environment directory: hiera.yaml, data/, environment.conf).
-    #[arg(default_value = ".")]
-    path: PathBuf,
-    /// Output format: text, json, github (workflow commands) or sarif (2.1.0).
-    #[arg(long, default_value = "text", value_parser = ["text", "json", "github", "sarif"])]
-    format: String,
-    /// Exit 1 when a finding is at least this severe: error, warning or info
-    /// (default: the settings file's `fail-on`, else error).
-    #[arg(long = "fail-on", value_parser = ["error", "warning", "info"])]
-    fail_on: Option<String>,
-    /// One facts file per node (.yaml, .yml, .json): enables the fleet rules.
-    #[arg(long = "facts-dir", alias = "facts_dir", value_name = "DIR")]
-    facts_dir: Option<PathBuf>,
-    /// PuppetDB's nodes as the fleet (every active node, or those of --nodes-query): enables
-    /// the fleet rules.
+    /// The control repo, as -C DIR (default: the current directory)
+    #[arg(value_name = "PATH")]
+    path: Option<PathBuf>,
+
     #[command(flatten)]
-    pdb: PuppetDbArgs,
-    /// A global hiera.yaml to lint with the repo.
-    #[arg(long = "hiera_config", aliases = ["hiera-config"], value_name = "FILE")]
-    hiera_config: Option<PathBuf>,
-    /// The modulepath, instead of environment.conf's (`:`-separated, relative to PATH).
-    #[arg(long, value_name = "PATH")]
-    modulepath: Option<String>,
-    /// The lint settings file (default: PATH/.hiera-lookup.toml when it exists).
-    #[arg(long, value_name = "FILE")]
-    config: Option<PathBuf>,
-    /// Print every rule (id, severity, summary) and exit.
+    repo: RepoArgs,
+
+    #[command(flatten)]
+    facts: FactsArgs,
+
+    /// Output format
+    #[arg(
+        long,
+        default_value = "text",
+        value_name = "FORMAT",
+        value_parser = ["text", "json", "github", "sarif"],
+        help_heading = "Output"
+    )]
+    format: String,
+
+    /// Exit 1 when a finding is at least this severe
+    ///
+    /// Default: the settings file's `fail-on`, else error.
+    #[arg(
+        long = "fail-on",
+        value_name = "SEVERITY",
+        value_parser = ["error", "warning", "info"],
+        help_heading = "Output"
+    )]
+    fail_on: Option<String>,
+
+    #[command(flatten)]
+    color: ColorArgs,
+
+    /// The lint settings file (default: the repo's .hiera-lookup.toml when it exists)
+    // `--config`, its name before 0.3, stays accepted but unlisted: everywhere else --config
+    // is Puppet's puppet.conf.
+    #[arg(long = "lint-config", alias = "config", value_name = "FILE")]
+    lint_config: Option<PathBuf>,
+
+    /// Print every rule (id, severity, summary) and exit
     #[arg(long = "list-rules")]
     list_rules: bool,
 }
@@ -71,30 +85,38 @@ pub fn exec(args: &LintArgs) -> output::Result<ExitCode> {
         p.as_ref()
             .map(|p| hiera_engine::environment::absolute(&cwd, p))
     };
-    if args.facts_dir.is_some() && args.pdb.puppetdb.is_some() {
-        return Err(
-            "--facts-dir and --puppetdb cannot be combined: pick one fleet"
-                .to_string()
-                .into(),
-        );
-    }
-    if args.pdb.nodes_query.is_some() && args.pdb.puppetdb.is_none() {
-        return Err("--nodes-query needs --puppetdb URL".to_string().into());
-    }
-    // PuppetDB's flags mean what they mean for a lookup, Puppet's $ssldir certificates
-    // included.
-    let puppetdb = match &args.pdb.puppetdb {
-        Some(_) => args.pdb.sources().resolve_in(&cwd)?.puppetdb_options()?,
-        None => None,
+    let root = match (&args.path, &args.repo.repo) {
+        (Some(p), Some(c)) if p != c => {
+            return Err(format!(
+                "the control repo is given twice ({} and -C {}): give PATH or -C DIR",
+                p.display(),
+                c.display()
+            )
+            .into())
+        }
+        (Some(p), _) | (None, Some(p)) => p.clone(),
+        (None, None) => PathBuf::from("."),
+    };
+    // The fleet, as every command finds its nodes (files, PuppetDB, --var over them).
+    let nodes = if args.facts.any() {
+        let mut resolved = args.facts.sources().resolve_in(&cwd)?;
+        resolved.env.cwd = hiera_engine::environment::absolute(&cwd, &root);
+        let mut warnings = Vec::new();
+        let nodes = resolved.all_nodes(&mut warnings)?;
+        for w in warnings {
+            output::warn(&w);
+        }
+        Some(nodes)
+    } else {
+        None
     };
     let opts = lint::Options {
-        root: args.path.clone(),
-        hiera_config: abs(&args.hiera_config),
-        modulepath: args.modulepath.clone(),
-        facts_dir: abs(&args.facts_dir),
-        puppetdb,
-        nodes_query: args.pdb.nodes_query.clone(),
-        config: abs(&args.config),
+        root,
+        hiera_config: abs(&args.repo.hiera_config),
+        modulepath: args.repo.modulepath_in(&cwd),
+        nodes,
+        config: abs(&args.lint_config),
+        ..Default::default()
     };
     let report = lint::lint(&opts)?;
     let fail_on = args
@@ -105,5 +127,9 @@ pub fn exec(args: &LintArgs) -> output::Result<ExitCode> {
         .unwrap_or(Severity::Error);
     let format = lint::output::OutputFormat::parse(&args.format).unwrap_or_default();
     let code = ExitCode::negative_if(report.fails(fail_on));
-    output::stdout(&lint::output::render(&report, format), code)
+    let mut text = lint::output::render(&report, format);
+    if format == lint::output::OutputFormat::Text && args.color.enabled(When::Auto) {
+        text = output::colorize_lint(&text);
+    }
+    output::stdout(&text, code)
 }

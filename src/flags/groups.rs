@@ -49,13 +49,14 @@ pub const STRICT_MODES: &[&str] = &["error", "warning", "off"];
 /// When to colour (`--color`).
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum When {
-    /// Always (Puppet's `true` too).
+    // (No doc comments: --help would list the values one per line instead of inline.)
+    // Always; Puppet's `true` too.
     #[value(alias = "true")]
     Always,
-    /// Never (Puppet's `false` too).
+    // Never; Puppet's `false` too.
     #[value(alias = "false")]
     Never,
-    /// On a terminal, unless NO_COLOR is set.
+    // On a terminal, unless NO_COLOR is set.
     Auto,
 }
 

@@ -251,6 +251,11 @@ pub struct Request {
     pub threads: usize,
     /// Look up every key even where the change cannot touch it (a check of the analysis).
     pub no_skip: bool,
+    /// A global hiera.yaml (absolute) over both sides, as a lookup's `--hiera_config`.
+    pub hiera_config: Option<PathBuf>,
+    /// Both sides' modulepath instead of their environment.conf's (`:`-separated; entries
+    /// under the control repo are read from each side).
+    pub modulepath: Option<String>,
 }
 
 /// One side, ready for lookups.
@@ -261,15 +266,21 @@ struct Side<'a> {
 }
 
 impl<'a> Side<'a> {
-    /// The tree's layers, in control-repo mode (its root is the environment).
-    fn new(tree: &'a Tree) -> Result<Side<'a>> {
+    /// The tree's layers, in control-repo mode (its root is the environment), with the
+    /// request's global hiera.yaml and modulepath.
+    fn new(tree: &'a Tree, req: &Request) -> Result<Side<'a>> {
         let env = EnvOptions {
             cwd: tree.root.clone(),
+            modulepath: req.modulepath.clone(),
             ..Default::default()
         };
+        let mut layers = env.layers_in(&*tree.fs)?;
+        if let Some(global) = &req.hiera_config {
+            layers.global = Some(global.clone());
+        }
         Ok(Side {
             tree,
-            layers: env.layers_in(&*tree.fs)?,
+            layers,
             files: DataFiles::with_fs(tree.fs.clone()),
         })
     }
@@ -354,7 +365,7 @@ pub fn run(req: &Request) -> Result<Report> {
         return Err(Error::run(format!("node {}: {e}", n.name)));
     }
     let impact = impact::analyse(&req.base, &req.head);
-    let (base, mut head) = (Side::new(&req.base)?, Side::new(&req.head)?);
+    let (base, mut head) = (Side::new(&req.base, req)?, Side::new(&req.head, req)?);
     base.share_unchanged(&mut head);
     // Every key on every node, or every key on the nodes that reach a changed file.
     let everywhere =

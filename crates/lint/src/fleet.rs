@@ -21,6 +21,8 @@ use std::path::Path;
 pub(crate) struct FleetNode {
     pub name: String,
     pub facts: Map,
+    /// The node's top-scope variables (its facts, and what the caller set over them).
+    pub scope: Scope,
 }
 
 /// The nodes of the fleet (`--facts-dir` or PuppetDB).
@@ -34,6 +36,9 @@ impl Fleet {
     /// read by the node sources batch mode uses ([`facts::batch`](hiera_facts::batch),
     /// [`facts::puppetdb_batch`](hiera_facts::puppetdb_batch)). `None` without either.
     pub fn from_options(root: &Path, opts: &super::Options) -> Result<Option<Fleet>> {
+        if let Some(nodes) = &opts.nodes {
+            return Fleet::from_nodes(nodes).map(Some);
+        }
         let nodes = match (&opts.facts_dir, &opts.puppetdb) {
             (Some(_), Some(_)) => {
                 return Err(Error::Usage(
@@ -80,7 +85,25 @@ impl Fleet {
                 .or_insert_with(|| Value::str(n.name.as_str()));
             nodes.push(FleetNode {
                 name: n.name,
+                scope: Scope::from_facts(facts.clone(), "production"),
                 facts,
+            });
+        }
+        Ok(Fleet { nodes })
+    }
+
+    /// The fleet of nodes whose scopes the caller built. A node whose facts could not be
+    /// read stops the lint, as in [`from_batch`](Self::from_batch).
+    pub fn from_nodes(found: &[hiera_engine::batch::Node]) -> Result<Fleet> {
+        let mut nodes = Vec::with_capacity(found.len());
+        for n in found {
+            if let Some(e) = &n.facts_error {
+                return Err(Error::run(format!("node {}: {e}", n.name)));
+            }
+            nodes.push(FleetNode {
+                name: n.name.clone(),
+                facts: n.scope.facts().cloned().unwrap_or_default(),
+                scope: n.scope.clone(),
             });
         }
         Ok(Fleet { nodes })
@@ -103,7 +126,7 @@ impl Fleet {
 }
 
 fn scope_of(node: &FleetNode) -> Scope {
-    Scope::from_facts(node.facts.clone(), "production")
+    node.scope.clone()
 }
 
 /// The files a node reaches, in priority order (layer, then level, then location).

@@ -109,6 +109,9 @@ pub struct Options {
     pub hiera_config: Option<PathBuf>,
     /// Overrides the modulepath of `environment.conf` (`:`-separated, relative to `root`).
     pub modulepath: Option<String>,
+    /// The fleet's nodes as the caller found them (their scopes: facts, `--var`s, …):
+    /// enables the fleet rules. Given, `facts_dir` and `puppetdb` are not read.
+    pub nodes: Option<Vec<hiera_engine::batch::Node>>,
     /// One facts file per node: enables the fleet rules.
     pub facts_dir: Option<PathBuf>,
     /// PuppetDB's nodes as the fleet instead (every active node, or those of
