@@ -5,6 +5,7 @@
 mod backends;
 mod batch;
 mod cli;
+mod completion;
 mod diff;
 mod facts;
 mod fuzz_smoke;
