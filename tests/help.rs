@@ -337,3 +337,157 @@ fn every_help_has_examples_that_run_in_a_control_repo() {
     }
     assert!(ran >= 16, "only {ran} examples");
 }
+
+/// `man`'s output without its overstrike (`N\x08N` bold, `_\x08x` underline).
+fn plain(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        if c == '\x08' {
+            out.pop();
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Whether a program runs here (`man`, `groff`, `lexgrog` come with man-db and groff-base).
+fn have(program: &str) -> bool {
+    Command::new(program).arg("--version").output().is_ok()
+}
+
+/// The manual pages: one per command (`hiera-lookup-lint(1)`, …) as the lookup's page lists
+/// them, each with a correct NAME (what `whatis`/`apropos` show), the command's own options,
+/// its examples line by line; groff and man parse them without a warning.
+#[test]
+fn a_manual_page_per_command() {
+    let dir = scratch_tree::tree("help", "man", &[]);
+    let o = run(&["man", "--dir", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let mut names: Vec<String> = std::fs::read_dir(&*dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "hiera-lookup-completions.1",
+            "hiera-lookup-diff.1",
+            "hiera-lookup-help.1",
+            "hiera-lookup-lint.1",
+            "hiera-lookup-man.1",
+            "hiera-lookup-where.1",
+            "hiera-lookup.1",
+        ]
+    );
+    let main = std::fs::read_to_string(dir.join("hiera-lookup.1")).unwrap();
+    assert_eq!(main, stdout(&run(&["man"])));
+    assert!(main.contains(".TH hiera-lookup 1"), "{main}");
+    assert!(
+        main.contains(
+            ".SH NAME\nhiera\\-lookup \\- Resolve Hiera keys exactly as `puppet lookup` does, without Puppet\n"
+        ),
+        "{main}"
+    );
+    // Every page a page points at is one of the pages.
+    for page in &names {
+        let text = std::fs::read_to_string(dir.join(page)).unwrap();
+        for (i, _) in text.match_indices("hiera\\-lookup\\-") {
+            let rest = &text[i..];
+            if let Some(end) = rest.find("(1)") {
+                let name = rest[..end].replace("\\-", "-");
+                if !name.contains(' ') {
+                    assert!(
+                        names.contains(&format!("{name}.1")),
+                        "{page} points at {name}(1)"
+                    );
+                }
+            }
+        }
+    }
+    // A command's page: its NAME, its own options, its examples one per line.
+    let lint = stdout(&run(&["man", "lint"]));
+    assert_eq!(
+        lint,
+        std::fs::read_to_string(dir.join("hiera-lookup-lint.1")).unwrap()
+    );
+    assert!(
+        lint.contains(".SH NAME\nhiera\\-lookup\\-lint \\- Check a control repo"),
+        "{lint}"
+    );
+    for option in [
+        "\\-\\-lint\\-config",
+        "\\-\\-fail\\-on",
+        "\\-\\-facts\\-dir",
+        "\\-C",
+    ] {
+        assert!(lint.contains(option), "{option}: {lint}");
+    }
+    assert!(!lint.contains("\\-\\-explain"), "{lint}");
+    assert!(
+        lint.contains(".SH EXAMPLES\n") && lint.contains(".nf\nhiera\\-lookup lint\n"),
+        "{lint}"
+    );
+    let where_ = stdout(&run(&["man", "where"]));
+    assert!(where_.contains("\\-\\-reachable\\-only"), "{where_}");
+    // groff parses every page without a warning; man formats it; lexgrog (what whatis and
+    // apropos index) reads the NAME line.
+    if !have("groff") {
+        eprintln!("skipped: groff is not installed (apt-get install groff-base)");
+        return;
+    }
+    for page in &names {
+        let path = dir.join(page);
+        let o = Command::new("groff")
+            .args(["-ww", "-z", "-man"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success() && o.stderr.is_empty(),
+            "{page}: {}",
+            stderr(&o)
+        );
+        if have("man") {
+            let o = Command::new("man")
+                .env("MANWIDTH", "80")
+                .env("MAN_KEEP_FORMATTING", "0")
+                .arg("-l")
+                .arg(&path)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{page}: {}", stderr(&o));
+            let text = plain(&stdout(&o));
+            assert!(
+                text.contains("NAME") && text.contains("OPTIONS"),
+                "{page}: {text}"
+            );
+        }
+        if have("lexgrog") {
+            let o = Command::new("lexgrog").arg(&path).output().unwrap();
+            let name = page.trim_end_matches(".1");
+            assert!(
+                stdout(&o).contains(&format!("\"{name} - ")),
+                "{page}: {}",
+                stdout(&o)
+            );
+        }
+    }
+    // The examples of the lookup's page, one per line, as `man` shows them.
+    if have("man") {
+        let o = Command::new("man")
+            .env("MANWIDTH", "100")
+            .arg("-l")
+            .arg(dir.join("hiera-lookup.1"))
+            .output()
+            .unwrap();
+        assert!(
+            plain(&stdout(&o))
+                .lines()
+                .any(|l| l.trim() == "hiera-lookup ntp::servers --facts facts/web01.yaml --explain"),
+            "{}",
+            stdout(&o)
+        );
+    }
+}
