@@ -725,7 +725,7 @@ mod tests {
                 render_as: Some("xml".into()),
                 ..flags(&["k"])
             }),
-            "Unknown rendering format 'xml'"
+            "Unknown rendering format 'xml': --render-as takes yaml, json or s"
         );
         let batch = Flags {
             batch: true,

@@ -979,3 +979,136 @@ fn puppet_style_abbreviations() {
     );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
+
+/// Messages say what happened in the user's terms, where (file:line), and what to do, with
+/// Puppet's recorded words kept inside them (the conformance suite checks those), and no Ruby
+/// or library internals.
+#[test]
+fn messages_say_what_where_and_how_to_fix() {
+    let dir = scratch(
+        "messages",
+        &[
+            (
+                "hiera.yaml",
+                "version: 5\nhierarchy:\n  - name: common\n    path: common.yaml\n  - nam: x\n    path: y.yaml\n",
+            ),
+            ("data/common.yaml", "a: 1\n"),
+            ("empty.json", ""),
+            ("empty.yaml", "\n"),
+            ("bad.json", "{\"a\": }"),
+            (
+                "broken/hiera.yaml",
+                "version: 5\nhierarchy:\n  - name: common\n    path: [common.yaml\n",
+            ),
+            ("ok/hiera.yaml", HIERA),
+            ("ok/data/common.yaml", "a: 1\n"),
+        ],
+    );
+    let err = |dir: &Path, args: &[&str]| {
+        let o = run_in(dir, args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stdout(&o));
+        let e = stderr(&o);
+        assert_eq!(e.lines().count(), 1, "{e}");
+        for internal in ["rb_sysopen", "delegate", "NthAncestor", "(in "] {
+            assert!(!e.contains(internal), "{args:?}: {e}");
+        }
+        e
+    };
+    // An empty facts file: Puppet's JSON::ParserError, with what the file should hold.
+    let e = err(&dir, &["a", "--facts", "empty.json"]);
+    assert!(
+        e.contains("The facts file empty.json is empty")
+            && e.contains("JSON::ParserError")
+            && e.contains("puppet facts show"),
+        "{e}"
+    );
+    let e = err(&dir, &["a", "--facts", "empty.yaml"]);
+    assert!(e.contains("the file is empty"), "{e}");
+    let e = err(&dir, &["a", "--facts", "bad.json"]);
+    assert!(
+        e.contains("The facts file bad.json is not valid JSON"),
+        "{e}"
+    );
+    // --type's syntax error names --type and shows what it takes.
+    let ok = dir.join("ok");
+    let e = err(
+        &ok,
+        &["a", "--node", "n", "--no-facts", "--type", "Array[Strin"],
+    );
+    assert!(
+        e.contains("--type 'Array[Strin': Syntax error at end of input")
+            && e.contains("Array[String]"),
+        "{e}"
+    );
+    // An unknown --render-as lists the valid ones.
+    let e = err(
+        &ok,
+        &["a", "--node", "n", "--no-facts", "--render-as", "jsn"],
+    );
+    assert!(
+        e.contains("Unknown rendering format 'jsn': --render-as takes yaml, json or s"),
+        "{e}"
+    );
+    // A hiera.yaml with an unknown key: Puppet's words, then file:line and the valid keys.
+    let e = err(&dir, &["a", "--node", "n", "--no-facts"]);
+    assert!(
+        e.contains("entry 'hierarchy' index 1 unrecognized key 'nam' (")
+            && e.contains("hiera.yaml:5: valid keys here: name,"),
+        "{e}"
+    );
+    // A broken hiera.yaml: where, and that it is the configuration (not a key) that failed.
+    let broken = dir.join("broken");
+    for args in [
+        &["a", "--node", "n", "--no-facts"][..],
+        &[
+            "a",
+            "--node",
+            "n",
+            "--no-facts",
+            "--hiera_config",
+            "hiera.yaml",
+        ],
+    ] {
+        let e = err(&broken, args);
+        assert!(
+            e.starts_with("Error: The Hiera configuration could not be loaded: ")
+                && e.contains("hiera.yaml:4:11: this Hiera configuration is not valid YAML"),
+            "{e}"
+        );
+    }
+    // An unknown git revision, in git's terms.
+    let repo = dir.join("ok");
+    for args in [
+        &["init", "-q"][..],
+        &["add", "-A"],
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@x",
+            "commit",
+            "-qm",
+            "a",
+        ],
+    ] {
+        assert!(std::process::Command::new("git")
+            .current_dir(&repo)
+            .args(args)
+            .status()
+            .unwrap()
+            .success());
+    }
+    std::fs::write(repo.join("f.yaml"), "clientcert: n\n").unwrap();
+    let e = err(&repo, &["diff", "HEAD~5", "--facts", "f.yaml", "--all"]);
+    assert!(
+        e.contains(
+            "unknown revision 'HEAD~5': 'HEAD' exists, but its history does not go back that far"
+        ),
+        "{e}"
+    );
+    let e = err(&repo, &["diff", "nope", "--facts", "f.yaml", "--all"]);
+    assert!(
+        e.contains("unknown revision 'nope': no branch, tag or commit"),
+        "{e}"
+    );
+}

@@ -34,7 +34,9 @@ impl Format {
             "json" | "pson" => Ok(Format::Json),
             "binary" => Ok(Format::Binary),
             "msgpack" => Ok(Format::Msgpack),
-            other => Err(Error::Usage(format!("Unknown rendering format '{other}'"))),
+            other => Err(Error::Usage(format!(
+                "Unknown rendering format '{other}': --render-as takes yaml, json or s"
+            ))),
         }
     }
 
@@ -114,7 +116,12 @@ impl Answer {
 impl Finish {
     /// Parses `--type` (Puppet's message for a bad type expression).
     pub fn parse_type(text: &str) -> Result<Type, Error> {
-        hiera_types::parse_cli(text).map_err(|e| Error::run(e.message()))
+        hiera_types::parse_cli(text).map_err(|e| {
+            Error::run(format!(
+                "--type '{text}': {} (--type takes a Puppet data type, such as 'String', 'Array[String]' or 'Optional[Integer[0]]')",
+                e.message()
+            ))
+        })
     }
 
     /// `--type TEXT`: the found value (or the default) must be an instance of this Puppet
