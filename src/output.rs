@@ -76,6 +76,11 @@ pub fn warn(message: &str) {
     let _ = writeln!(std::io::stderr(), "Warning: {}", printable(message));
 }
 
+/// A note on stderr (what a command left out, and how to see it), on one line.
+pub fn note(message: &str) {
+    let _ = writeln!(std::io::stderr(), "hiera-lookup: {}", printable(message));
+}
+
 /// Prints a failure on stderr, on one line (Puppet's multi-line messages are joined).
 pub fn error(failure: &Failure) {
     let one_line = failure.0.lines().collect::<Vec<_>>().join(" ");
@@ -140,6 +145,27 @@ pub fn use_color(when: crate::flags::groups::When) -> bool {
         When::Never => false,
         When::Auto => std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal(),
     }
+}
+
+/// The width of the terminal stdout is (`COLUMNS` when set), `None` when stdout is no
+/// terminal: a pipe or a file gets whole lines.
+pub fn terminal_width() -> Option<usize> {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() {
+        return None;
+    }
+    if let Some(c) = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()) {
+        return Some(c);
+    }
+    #[cfg(unix)]
+    {
+        // SAFETY: TIOCGWINSZ only fills the winsize struct it is given.
+        let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+        if unsafe { libc::ioctl(1, libc::TIOCGWINSZ, &mut ws) } == 0 && ws.ws_col > 0 {
+            return Some(ws.ws_col as usize);
+        }
+    }
+    Some(80)
 }
 
 /// Runs `f` (a lookup, `where`, lint, diff) on a stack whose size is known, whatever

@@ -63,6 +63,13 @@ pub struct LintArgs {
     #[arg(long = "lint-config", alias = "config", value_name = "FILE")]
     lint_config: Option<PathBuf>,
 
+    /// Report findings in vendored modules too
+    ///
+    /// By default the modules the repo's Puppetfile installs and the directories its
+    /// .gitignore leaves out (r10k's modules/) are read, but their findings only counted.
+    #[arg(long = "include-vendored")]
+    include_vendored: bool,
+
     /// Print every rule (id, severity, summary) and exit
     #[arg(long = "list-rules")]
     list_rules: bool,
@@ -116,9 +123,10 @@ pub fn exec(args: &LintArgs) -> output::Result<ExitCode> {
         modulepath: args.repo.modulepath_in(&cwd),
         nodes,
         config: abs(&args.lint_config),
+        include_vendored: args.include_vendored,
         ..Default::default()
     };
-    let report = lint::lint(&opts)?;
+    let mut report = lint::lint(&opts)?;
     let fail_on = args
         .fail_on
         .as_deref()
@@ -126,10 +134,67 @@ pub fn exec(args: &LintArgs) -> output::Result<ExitCode> {
         .or(report.fail_on)
         .unwrap_or(Severity::Error);
     let format = lint::output::OutputFormat::parse(&args.format).unwrap_or_default();
+    // GitHub's annotations and SARIF name files from the repository's root (a control repo
+    // may be a directory of a monorepo).
+    if matches!(
+        format,
+        lint::output::OutputFormat::Github | lint::output::OutputFormat::Sarif
+    ) {
+        let root = hiera_engine::environment::absolute(&cwd, &opts.root);
+        if let Some(prefix) = git_prefix(&root) {
+            report.prefix_paths(&prefix);
+        }
+    }
     let code = ExitCode::negative_if(report.fails(fail_on));
+    if !report.vendored.is_empty() {
+        output::note(&vendored_summary(&report.vendored));
+    }
     let mut text = lint::output::render(&report, format);
     if format == lint::output::OutputFormat::Text && args.color.enabled(When::Auto) {
         text = output::colorize_lint(&text);
     }
     output::stdout(&text, code)
+}
+
+/// The line saying which vendored directories' findings were left out, and how to see them.
+fn vendored_summary(vendored: &[lint::Vendored]) -> String {
+    let total: usize = vendored.iter().map(|v| v.findings).sum();
+    let mut by_source: Vec<(&str, Vec<&str>)> = Vec::new();
+    for v in vendored {
+        match by_source.iter_mut().find(|(s, _)| *s == v.source) {
+            Some((_, dirs)) => dirs.push(&v.dir),
+            None => by_source.push((v.source, vec![&v.dir])),
+        }
+    }
+    let sources: Vec<String> = by_source
+        .iter()
+        .map(|(source, dirs)| {
+            let shown: Vec<&str> = dirs.iter().take(5).copied().collect();
+            let more = if dirs.len() > 5 {
+                format!(" and {} more", dirs.len() - 5)
+            } else {
+                String::new()
+            };
+            let how = if *source == "Puppetfile" {
+                "installed by the Puppetfile"
+            } else {
+                "left out by .gitignore"
+            };
+            format!("{}{more}, {how}", shown.join(", "))
+        })
+        .collect();
+    format!(
+        "{total} finding{} in vendored code not shown ({}); --include-vendored shows them",
+        if total == 1 { "" } else { "s" },
+        sources.join("; ")
+    )
+}
+
+/// `dir` relative to the root of the git work tree holding it (`None` outside git, `""` at
+/// its root).
+fn git_prefix(dir: &std::path::Path) -> Option<String> {
+    let dir = std::fs::canonicalize(dir).ok()?;
+    let top = dir.ancestors().find(|d| d.join(".git").exists())?;
+    let rel = dir.strip_prefix(top).ok()?;
+    Some(rel.to_string_lossy().into_owned())
 }

@@ -121,6 +121,7 @@ fn run_inner(
     };
     let style = render::Style {
         color: w.color.enabled(When::Auto),
+        width: output::terminal_width(),
         base: Some(cwd.clone()),
     };
     let files = hiera_engine::backend::DataFiles::default();

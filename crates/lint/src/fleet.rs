@@ -219,12 +219,23 @@ pub(crate) fn check(repo: &Repo, fleet: &Fleet, sink: &mut Sink) {
     for node in &fleet.nodes {
         let mut session = Session::new(scope_of(node), bare.clone(), quiet.clone());
         let list = reached(repo, &index, &mut session);
-        // Keys of the files above the current one (small: node, role, OS … files).
-        let mut above: HashSet<&str> = HashSet::new();
+        // Keys of the files above the current one (small: node, role, OS … files), with
+        // the layers defining them.
+        let mut above: HashMap<&str, Vec<usize>> = HashMap::new();
         for (i, &fi) in list.iter().enumerate() {
             reach[fi] += 1;
             let f = &repo.files[fi];
-            for k in &above {
+            // A module's data are defaults that the environment's data override: that is
+            // the normal Hiera pattern, not a value "never used". Within a module, and for
+            // the other layers, a value overridden everywhere is.
+            let module = repo
+                .layers
+                .get(f.layer)
+                .is_some_and(|l| l.kind == hiera_engine::config::Layer::Module);
+            for (k, layers) in &above {
+                if module && !layers.contains(&f.layer) {
+                    continue;
+                }
                 if f.data.contains_key(&Value::str(*k)) && !merged.contains(*k) {
                     *shadowed.entry((fi, *k)).or_default() += 1;
                 }
@@ -246,7 +257,7 @@ pub(crate) fn check(repo: &Repo, fleet: &Fleet, sink: &mut Sink) {
             for k in f.data.keys() {
                 if let Some(k) = k.as_str() {
                     if k != "lookup_options" {
-                        above.insert(k);
+                        above.entry(k).or_default().push(f.layer);
                     }
                 }
             }
