@@ -27,8 +27,12 @@ fn main() {
         Invocation::Command(Command::Where(args)) => commands::where_::exec(&args),
         Invocation::Command(Command::Diff(args)) => commands::diff::exec(&args),
         Invocation::Command(Command::Lint(args)) => commands::lint::exec(&args),
-        Invocation::Command(Command::Completions(args)) => commands::completions::exec(&args),
-        Invocation::Command(Command::Man(args)) => commands::man::exec(&args),
+        Invocation::Command(Command::Completions(args)) => {
+            commands::completions::exec(&args, flags::full_command())
+        }
+        Invocation::Command(Command::Man(args)) => {
+            commands::man::exec(&args, flags::full_command())
+        }
         // `help [COMMAND]` is parsed as `[COMMAND] --help`.
         Invocation::Command(Command::Help(_)) => unreachable!("help is answered by the parser"),
     }))

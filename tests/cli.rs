@@ -1,10 +1,9 @@
 //! Integration tests of the binary for behaviour that Puppet cannot record: where
 //! hiera-lookup deliberately differs (exit codes, facts handling) or goes beyond Puppet.
 
+use crate::scratch_tree;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-#[path = "common/scratch.rs"]
-mod scratch_tree;
 
 fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_hiera-lookup"));
@@ -1111,4 +1110,32 @@ fn messages_say_what_where_and_how_to_fix() {
         e.contains("unknown revision 'nope': no branch, tag or commit"),
         "{e}"
     );
+}
+
+/// Issue 26, item 4: a JSON data file linked to /proc/self/environ is quoted as Puppet's
+/// message quotes it, up to the first NUL: the first variable, not the environment.
+#[test]
+fn json_error_stops_at_the_first_nul() {
+    let t = scratch(
+        "environ",
+        &[(
+            "hiera.yaml",
+            "version: 5\nhierarchy:\n  - name: common\n    data_hash: json_data\n    path: common.json\n",
+        )],
+    );
+    std::fs::create_dir_all(t.join("data")).unwrap();
+    std::os::unix::fs::symlink("/proc/self/environ", t.join("data/common.json")).unwrap();
+    let o = bin()
+        .current_dir(&t)
+        .env_clear()
+        .env("A_FIRST", "1")
+        .env("HIERA_LOOKUP_PUPPET_CONF", "/dev/null")
+        .env("Z_SECRET", "hunter2")
+        .args(["--hiera_config", "hiera.yaml", "k"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.ends_with("unexpected token at 'A_FIRST=1'\n"), "{err}");
+    assert!(!err.contains("hunter2"), "{err}");
 }

@@ -527,7 +527,7 @@ struct LibraryQuery {
     facts: Option<String>,
     keys: Vec<String>,
     merge: Option<hiera_engine::merge::MergeStrategy>,
-    format: hiera_engine::answer::Format,
+    format: hiera_engine::format::Format,
     finish: hiera_engine::answer::Finish,
     settings: hiera_engine::Settings,
     /// `--explain` or `--explain-options`.
@@ -539,8 +539,9 @@ struct LibraryQuery {
 /// The library calls of a recorded query; `None` for queries whose flags are command-line
 /// matters (`--` and the like, usage errors).
 fn library_query(q: &Query) -> Option<LibraryQuery> {
-    use hiera_engine::answer::{Finish, Format};
+    use hiera_engine::answer::Finish;
     use hiera_engine::environment::EnvOptions;
+    use hiera_engine::format::Format;
     use hiera_engine::merge::MergeStrategy;
     use hiera_engine::scope::Strict;
     use hiera_engine::Settings;

@@ -17,8 +17,7 @@ fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance/layers/realworld")
 }
 
-#[path = "common/scratch.rs"]
-mod scratch_tree;
+use crate::scratch_tree;
 use scratch_tree::Tree;
 
 fn temp(name: &str) -> Tree {
@@ -675,4 +674,913 @@ fn bad_input_exits_2() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr)
         .contains("[possible values: text, json, github, markdown]"));
+}
+
+const NODE: &str =
+    "clientcert: n1.example.com\nhostname: n1\ndomain: example.com\nfqdn: n1.example.com\n";
+
+/// Issue 26, items 3 and 5: a committed file name holding a line break, a workflow command
+/// and a terminal escape, and a key holding Markdown, HTML and a terminal escape: every
+/// format keeps each on its line, in its cell, as text.
+#[test]
+fn what_the_tree_names_stays_in_its_place() {
+    let hiera = "version: 5\nhierarchy:\n  - name: extra\n    glob: \"extra/*.yaml\"\n  - name: common\n    path: common.yaml\n";
+    // As YAML writes it (`\e` is ESC).
+    let key = "k|`<img src=x>`*b*\\e[2J";
+    let t = scratch_tree::tree(
+        "diff",
+        "hostile-names",
+        &[
+            ("facts.yaml", NODE),
+            ("r/hiera.yaml", hiera),
+            ("r/data/common.yaml", &format!("\"{key}\": 1\nplain: 1\n")),
+        ],
+    );
+    let repo = t.join("r");
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "base"]);
+    std::fs::write(
+        repo.join("data/common.yaml"),
+        format!("\"{key}\": 2\nplain: 1\n"),
+    )
+    .unwrap();
+    git(&repo, &["commit", "-qam", "key"]);
+    let evil = "x\n::error file=README.md,line=1::injected\x1b[31m\r\n.yaml";
+    std::fs::write(repo.join("data/extra").join(evil), "a: [unclosed\n").ok();
+    if !repo.join("data/extra").join(evil).exists() {
+        std::fs::create_dir_all(repo.join("data/extra")).unwrap();
+        std::fs::write(repo.join("data/extra").join(evil), "a: [unclosed\n").unwrap();
+    }
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "evil"]);
+    let facts = t.join("facts.yaml");
+    let run = |range: [&str; 2], format: &str| {
+        let o = bin()
+            .current_dir(&repo)
+            .args(["diff", range[0], range[1], "--all", "--format", format])
+            .args(["--facts", facts.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let (out, err) = (
+            String::from_utf8(o.stdout).unwrap(),
+            String::from_utf8(o.stderr).unwrap(),
+        );
+        assert!(!err.contains('\x1b'), "{err}");
+        assert!(!out.contains(['\x1b', '\r']), "{format}: {out}");
+        out
+    };
+    for range in [["HEAD~2", "HEAD~1"], ["HEAD~1", "HEAD"], ["HEAD~2", "HEAD"]] {
+        let gh = run(range, "github");
+        let lines: Vec<&str> = gh.lines().collect();
+        // Annotations, then the summary: no line of the tree's making.
+        for l in &lines[..lines.len() - 1] {
+            assert!(
+                l.starts_with("::warning ") || l.starts_with("::error "),
+                "{range:?}: {gh}"
+            );
+        }
+        assert!(
+            !lines.last().unwrap().trim_start().starts_with("::"),
+            "{gh}"
+        );
+        for format in ["text", "markdown"] {
+            let out = run(range, format);
+            assert!(
+                !out.lines().any(|l| l.trim_start().starts_with("::")),
+                "{range:?} {format}: {out}"
+            );
+        }
+    }
+    let text = run(["HEAD~2", "HEAD~1"], "text");
+    assert!(
+        text.contains("k|`<img src=x>`*b*\\e[2J  (1 node)"),
+        "{text}"
+    );
+    let gh = run(["HEAD~1", "HEAD"], "github");
+    assert!(gh.contains("x\\n%3A%3Aerror file=README.md"), "{gh}");
+    let md = run(["HEAD~2", "HEAD~1"], "markdown");
+    // Raw only inside a `~~~` block, where Markdown reads nothing.
+    let outside_fences: String = md
+        .split("\n~~~\n")
+        .step_by(2)
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(!outside_fences.contains("<img"), "{md}");
+    assert!(
+        md.contains("\n~~~\nk|`<img src=x>`*b*\\e[2J: 1 → 2\n~~~\n"),
+        "{md}"
+    );
+    assert!(
+        md.contains(
+            "| <code>k&#124;&#96;&lt;img src=x&gt;&#96;&#42;b&#42;&#92;e&#91;2J</code> | 1 |"
+        ),
+        "{md}"
+    );
+    let md = run(["HEAD~1", "HEAD"], "markdown");
+    assert!(md.contains("x\\n::error file=README.md"), "{md}");
+}
+
+/// Issue 26, item 5: an error message that quotes a file name holding a line break and a
+/// terminal escape stays one line, escaped.
+#[test]
+fn diff_errors_are_one_printable_line() {
+    let t = scratch_tree::tree(
+        "diff",
+        "error-line",
+        &[
+            ("a/hiera.yaml", "version: 5\n"),
+            ("b/hiera.yaml", "version: 5\n"),
+        ],
+    );
+    let o = bin()
+        .current_dir(&t)
+        .args(["diff", "a", "b", "--all", "--facts", "no\x1b[2J\nsuch.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("no\\e[2J"), "{err}");
+}
+
+/// Issue 26, item 4: a JSON data file that is a link to /proc/self/environ: the parse error
+/// quotes what the json gem's message quotes, up to the first NUL, never the environment.
+#[test]
+fn json_errors_do_not_quote_past_a_nul() {
+    let hiera = "version: 5\nhierarchy:\n  - name: common\n    data_hash: json_data\n    path: common.json\n";
+    let t = scratch_tree::tree(
+        "diff",
+        "environ",
+        &[
+            ("facts.yaml", NODE),
+            ("a/hiera.yaml", hiera),
+            ("a/data/common.json", "{\"k\": 1}"),
+            ("b/hiera.yaml", hiera),
+        ],
+    );
+    std::fs::create_dir_all(t.join("b/data")).unwrap();
+    std::os::unix::fs::symlink("/proc/self/environ", t.join("b/data/common.json")).unwrap();
+    for format in ["json", "text"] {
+        let o = bin()
+            .current_dir(&t)
+            .env_clear()
+            .env("A_FIRST", "1")
+            .env("Z_SECRET", "hunter2")
+            .args([
+                "diff",
+                "a",
+                "b",
+                "--facts",
+                "facts.yaml",
+                "k",
+                "--format",
+                format,
+            ])
+            .output()
+            .unwrap();
+        let (out, err) = (
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr),
+        );
+        assert!(
+            !out.contains("hunter2") && !err.contains("hunter2"),
+            "{out}{err}"
+        );
+        assert!(
+            out.contains("unexpected token at 'A_FIRST=1'"),
+            "{out}{err}"
+        );
+    }
+}
+
+/// `diff OLD_DIR NEW_DIR` in `dir` with one node; stdout, stderr and the exit status.
+fn diff_dirs(dir: &Path, args: &[&str]) -> (String, String, i32) {
+    let o = bin()
+        .current_dir(dir)
+        .args(["diff", "a", "b", "--facts", "facts.yaml"])
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        o.status.code().unwrap_or(-1),
+    )
+}
+
+/// Issue 26, item 12: a value JSON cannot hold (NaN, nesting over 100) is reported in its
+/// place; the rest of the report is written.
+#[test]
+fn json_report_keeps_every_value_it_can_write() {
+    let deep = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
+    let hiera = "version: 5\nhierarchy:\n  - name: common\n    path: common.yaml\n";
+    let t = scratch_tree::tree(
+        "diff",
+        "json-values",
+        &[
+            ("facts.yaml", NODE),
+            ("a/hiera.yaml", hiera),
+            (
+                "a/data/common.yaml",
+                "nan: 1\ndeep: 1\nok_deep: 1\nplain: 1\n",
+            ),
+            ("b/hiera.yaml", hiera),
+            (
+                "b/data/common.yaml",
+                &format!(
+                    "nan: .nan\ndeep: {}\nok_deep: {}\nplain: 2\n",
+                    deep(101),
+                    deep(100)
+                ),
+            ),
+        ],
+    );
+    let (out, err, code) = diff_dirs(&t, &["--all", "--format", "json"]);
+    assert_eq!(code, 1, "{err}");
+    let v: Json = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let edit = |key: &str| {
+        v["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["key"] == key)
+            .unwrap_or_else(|| panic!("{key}: {out}"))["groups"][0]["edits"][0]
+            .clone()
+    };
+    assert_eq!(
+        edit("plain"),
+        serde_json::json!({"path": "", "before": 1, "after": 2})
+    );
+    assert_eq!(
+        edit("nan"),
+        serde_json::json!({"path": "", "before": 1, "after_error": "NaN not allowed in JSON"})
+    );
+    assert_eq!(
+        edit("deep"),
+        serde_json::json!({"path": "", "before": 1, "after_error": "nesting of 100 is too deep"})
+    );
+    // As deep as a lookup may print it: written whole.
+    let mut inner = &edit("ok_deep")["after"];
+    for _ in 0..100 {
+        inner = &inner[0];
+    }
+    assert_eq!(inner, &Json::from(1), "{out}");
+}
+
+use crate::eyaml;
+
+/// Issue 26, item 2: a rotated eyaml secret, used whole, interpolated and in an error
+/// message, on both sides.
+#[test]
+fn diff_never_prints_what_eyaml_decrypted() {
+    let hiera = eyaml::hiera_yaml();
+    let common = "dsn: \"db://app:%{lookup('secret')}@db\"\n";
+    let secrets = |token: &str| {
+        format!(
+            "secret: {token}\nlookup_options:\n  check:\n    merge: unique\n    convert_to: \"Array[Enum[x]]\"\ncheck: {token}\n"
+        )
+    };
+    let (old, new) = (secrets(eyaml::OLD), secrets(eyaml::NEW));
+    let t = scratch_tree::tree(
+        "diff",
+        "secrets",
+        &[
+            ("facts.yaml", NODE),
+            ("a/hiera.yaml", &hiera),
+            ("a/data/common.yaml", common),
+            ("a/data/secrets.eyaml", &old),
+            ("b/hiera.yaml", &hiera),
+            ("b/data/common.yaml", common),
+            ("b/data/secrets.eyaml", &new),
+        ],
+    );
+    let plain = [eyaml::OLD_PLAIN, eyaml::NEW_PLAIN];
+    for format in ["text", "json", "github", "markdown"] {
+        for extra in [&[][..], &["--redact"][..]] {
+            let mut args = vec!["--all", "--format", format];
+            args.extend(extra);
+            let (out, err, code) = diff_dirs(&t, &args);
+            assert_eq!(code, 1, "{format}: {err}");
+            for p in plain {
+                assert!(
+                    !out.contains(p) && !err.contains(p),
+                    "{format} shows {p}:\n{out}{err}"
+                );
+            }
+            assert!(
+                out.contains("[redacted]") || out.contains("encrypted value"),
+                "{out}"
+            );
+            if format != "json" {
+                assert!(out.contains("secret: changed (encrypted value)"), "{out}");
+                assert!(out.contains("dsn: changed (encrypted value)"), "{out}");
+            }
+        }
+    }
+    let (json, _, _) = diff_dirs(&t, &["--all", "--format", "json"]);
+    let v: Json = serde_json::from_str(&json).unwrap();
+    let secret = v["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["key"] == "secret")
+        .unwrap();
+    assert_eq!(
+        secret["groups"][0]["edits"][0],
+        serde_json::json!({"path": "", "before": "[redacted]", "after": "[redacted]", "redacted": true}),
+        "{json}"
+    );
+    // The error quoting the plaintext, on both sides.
+    let (text, _, _) = diff_dirs(&t, &["--all"]);
+    assert!(text.contains("got '[redacted]'"), "{text}");
+    assert!(
+        text.contains("(was the same error about another encrypted value)"),
+        "{text}"
+    );
+    // Shown when asked for.
+    let (shown, _, code) = diff_dirs(&t, &["--all", "--show-secrets"]);
+    assert_eq!(code, 1);
+    assert!(
+        shown.contains("secret: \"OLDSECRET1\" → \"NEWSECRET2\""),
+        "{shown}"
+    );
+    let (_, err, code) = diff_dirs(&t, &["--all", "--show-secrets", "--redact"]);
+    assert_eq!(code, 2, "{err}");
+}
+
+/// A repository of its own in `t`: `files` committed on `main`.
+fn small_repo(t: &Tree, files: &[(&str, &str)]) -> PathBuf {
+    let repo = t.join("r");
+    for (path, text) in files {
+        let p = repo.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "base"]);
+    repo
+}
+
+fn run_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let o = bin().current_dir(dir).args(args).output().unwrap();
+    (
+        o.status.code().unwrap(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+const NODE_FACTS: &str = "hostname: web01\ndomain: example.com\nfqdn: web01.example.com\nclientcert: web01.example.com\nrole: web\n";
+
+/// A branch whose hiera.yaml adds a `command` level (a program that leaves a mark, found in
+/// PATH) is compared, linted and asked `where` without running it; each says so in one line
+/// naming the file and the flag, and runs it only when given the flag. The repo's own
+/// .hiera-lookup.toml cannot give it.
+#[test]
+fn analysing_a_tree_runs_none_of_its_programs() {
+    let t = temp("exec");
+    let base_hiera = "version: 5\nhierarchy:\n  - name: common\n    path: common.yaml\n";
+    let repo = small_repo(
+        &t,
+        &[
+            ("hiera.yaml", base_hiera),
+            (
+                "data/common.yaml",
+                "k: 1\nm: [a]\nlookup_options:\n  m:\n    merge: unique\n",
+            ),
+            ("facts/web01.yaml", NODE_FACTS),
+        ],
+    );
+    let mark = repo.join("ran");
+    let evil = "version: 5\nhierarchy:\n  - name: vault\n    lookup_key: command\n    options:\n      command: [sh, -c, \"touch ran; echo '{\\\"found\\\":false}'\"]\n  - name: common\n    path: common.yaml\n";
+    git(&repo, &["checkout", "-qb", "evil"]);
+    std::fs::write(repo.join("hiera.yaml"), evil).unwrap();
+    std::fs::write(
+        repo.join(".hiera-lookup.toml"),
+        "[diff]\nallow-exec = true\n[where]\nallow-exec = true\n",
+    )
+    .unwrap();
+    git(&repo, &["commit", "-qam", "evil"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "settings"]);
+    git(&repo, &["checkout", "-q", "main"]);
+
+    let refused = |args: &[&str], cwd: &Path, who: &str| {
+        let (code, out, err) = run_in(cwd, args);
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert!(!mark.exists(), "{args:?} ran the program");
+        let line = (err.lines().chain(out.lines()))
+            .find(|l| l.contains("Not running"))
+            .unwrap_or_else(|| {
+                panic!("{args:?}: no refusal in {err}{out}");
+            });
+        assert!(
+            line.contains("hierarchy level 'vault' (lookup_key: command) in ")
+                && line.contains("hiera.yaml")
+                && line.ends_with(&format!(
+                    "{who} runs no program {} unless given --allow-exec",
+                    match who {
+                        "diff" => "a compared tree names",
+                        "lint" => "the linted tree names",
+                        _ => "a hierarchy names",
+                    }
+                )),
+            "{args:?}: {line}"
+        );
+    };
+    let diff = ["diff", "main", "evil", "--facts", "facts/web01.yaml", "k"];
+    refused(&diff, &repo, "diff");
+    refused(
+        &["diff", "main", "evil", "--facts-dir", "facts", "--all"],
+        &repo,
+        "diff",
+    );
+    // The checked-out branch: lint over a fleet, where over a fleet.
+    git(&repo, &["checkout", "-q", "evil"]);
+    refused(&["lint", ".", "--facts-dir", "facts"], &repo, "lint");
+    refused(
+        &["where", "m", "--facts-dir", "facts"],
+        &repo,
+        "where over a fleet",
+    );
+    // The settings file of the tree is not asked (its [lint] table cannot say it either).
+    std::fs::write(
+        repo.join(".hiera-lookup.toml"),
+        "[lint]\nallow-exec = true\n",
+    )
+    .unwrap();
+    let (code, _, err) = run_in(&repo, &["lint", ".", "--facts-dir", "facts"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("unknown setting lint.allow-exec") && !mark.exists(),
+        "{err}"
+    );
+    git(&repo, &["checkout", "-q", "."]);
+    git(&repo, &["checkout", "-q", "main"]);
+
+    // Given the flag, it runs.
+    let (code, _, err) = run_in(&repo, &[&diff[..], &["--allow-exec"]].concat());
+    assert_eq!(code, 0, "{err}");
+    assert!(mark.exists());
+}
+
+/// `diff ARGS` in `dir` under resource limits (address space and stack, in MiB): what a
+/// hostile repository would exhaust shows as a failed run here, not a stalled machine.
+fn run_limited(dir: &Path, args: &[&str], mem_mib: u64, stack_kib: u64) -> (i32, String, String) {
+    use std::os::unix::process::CommandExt;
+    let mut c = bin();
+    c.current_dir(dir).args(args);
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        c.pre_exec(move || {
+            let lim = |n: u64| libc::rlimit {
+                rlim_cur: n,
+                rlim_max: n,
+            };
+            libc::setrlimit(libc::RLIMIT_AS, &lim(mem_mib << 20));
+            libc::setrlimit(libc::RLIMIT_STACK, &lim(stack_kib << 10));
+            Ok(())
+        });
+    }
+    let o = c.output().unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// `git` with `input` on stdin.
+fn git_in(dir: &Path, args: &[&str], input: &str) -> String {
+    use std::io::Write;
+    let mut child = Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "git {args:?}");
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+/// A commit of tree `tree` on top of HEAD, without touching the index or the work tree.
+fn commit_tree(repo: &Path, tree: &str) -> String {
+    let head = git(repo, &["rev-parse", "HEAD"]);
+    git(repo, &["commit-tree", tree, "-p", &head, "-m", "crafted"])
+}
+
+const COMMON_HIERA: &str = "version: 5\nhierarchy:\n  - name: common\n    path: common.yaml\n";
+
+/// The change of one key, as the JSON report gives it for its first group: (before, after)
+/// of the answers, or of the first edit inside the values (`[0]: "a"`) when both were found.
+fn one_change(report: &Json, key: &str) -> Option<(String, String)> {
+    let side = |s: &Json| {
+        s.get("value")
+            .map_or_else(|| s.to_string(), |v| v.to_string())
+    };
+    let c = report["changes"]
+        .as_array()?
+        .iter()
+        .find(|c| c["key"] == key)?;
+    let g = &c["groups"][0];
+    if g.get("before").is_some() {
+        return Some((side(&g["before"]), side(&g["after"])));
+    }
+    let e = &g["edits"][0];
+    let at = |v: &Json| match e["path"].as_str() {
+        Some("") | None => v.to_string(),
+        Some(p) => format!("{p}: {v}"),
+    };
+    Some((at(&e["before"]), at(&e["after"])))
+}
+
+/// A committed symbolic link is read through: a change to its target (a data file, or the
+/// hiera.yaml itself) is a change for every name of it, not "No change" because the link's
+/// own blob (its target's name) did not change.
+#[test]
+fn changes_behind_committed_links_are_seen() {
+    let t = temp("symlinks");
+    let repo = small_repo(
+        &t,
+        &[
+            ("config/hiera.yaml", "version: 5\nhierarchy:\n  - name: common\n    path: common.yaml\n  - name: other\n    path: other.yaml\n"),
+            ("real/common.yaml", "k: 1\n"),
+            ("data/other.yaml", "k: other\nj: 1\n"),
+            ("facts/web01.yaml", NODE_FACTS),
+        ],
+    );
+    std::os::unix::fs::symlink("../real/common.yaml", repo.join("data/common.yaml")).unwrap();
+    std::os::unix::fs::symlink("config/hiera.yaml", repo.join("hiera.yaml")).unwrap();
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "links"]);
+    let json = |args: &[&str]| {
+        let all: Vec<&str> = [args, &["--facts", "facts/web01.yaml", "--format", "json"]].concat();
+        run_diff(&repo, &all).1
+    };
+
+    // The data file's target.
+    std::fs::write(repo.join("real/common.yaml"), "k: 2\n").unwrap();
+    git(&repo, &["commit", "-qam", "target"]);
+    for extra in [&[][..], &["--no-skip"]] {
+        let r = json(&[&["HEAD~1", "HEAD", "k"][..], extra].concat());
+        assert_eq!(one_change(&r, "k"), Some(("1".into(), "2".into())), "{r}");
+    }
+
+    // hiera.yaml's target: the levels swap, a configuration change.
+    std::fs::write(
+        repo.join("config/hiera.yaml"),
+        "version: 5\nhierarchy:\n  - name: other\n    path: other.yaml\n  - name: common\n    path: common.yaml\n",
+    )
+    .unwrap();
+    git(&repo, &["commit", "-qam", "hiera target"]);
+    let r = json(&["HEAD~1", "HEAD", "k"]);
+    assert_eq!(
+        one_change(&r, "k"),
+        Some(("2".into(), "\"other\"".into())),
+        "{r}"
+    );
+    assert!(
+        r["recomputed_everything"]
+            .as_str()
+            .unwrap()
+            .contains("hiera.yaml changed"),
+        "{r}"
+    );
+}
+
+/// Data and modules outside the control repo's directory (-C) but in the same git
+/// repository are read from each revision, and their changes are found.
+#[test]
+fn data_and_modules_outside_the_control_repo_are_compared() {
+    let t = temp("outside");
+    let repo = small_repo(
+        &t,
+        &[
+            (
+                "envs/production/hiera.yaml",
+                "version: 5\ndefaults:\n  datadir: ../../shared\n  data_hash: yaml_data\nhierarchy:\n  - name: common\n    path: common.yaml\n",
+            ),
+            ("envs/production/environment.conf", "modulepath = ../../mods\n"),
+            ("shared/common.yaml", "k: 1\n"),
+            ("mods/ntp/hiera.yaml", COMMON_HIERA),
+            ("mods/ntp/data/common.yaml", "ntp::servers: [a]\n"),
+            ("facts/web01.yaml", NODE_FACTS),
+        ],
+    );
+    let facts = repo.join("facts/web01.yaml");
+    let diff = |args: &[&str]| {
+        let all: Vec<&str> = [
+            args,
+            &["-C", "envs/production", "--facts", facts.to_str().unwrap()],
+            &["k", "ntp::servers", "--format", "json"],
+        ]
+        .concat();
+        run_diff(&repo, &all).1
+    };
+    std::fs::write(repo.join("shared/common.yaml"), "k: 2\n").unwrap();
+    std::fs::write(
+        repo.join("mods/ntp/data/common.yaml"),
+        "ntp::servers: [b]\n",
+    )
+    .unwrap();
+    git(&repo, &["commit", "-qam", "outside"]);
+    let r = diff(&["HEAD~1", "HEAD"]);
+    assert_eq!(one_change(&r, "k"), Some(("1".into(), "2".into())), "{r}");
+    assert_eq!(
+        one_change(&r, "ntp::servers"),
+        Some(("[0]: \"a\"".into(), "[0]: \"b\"".into())),
+        "{r}"
+    );
+    // The work tree against HEAD, and the annotation names the file in the repository.
+    std::fs::write(repo.join("shared/common.yaml"), "k: 3\n").unwrap();
+    let r = diff(&["HEAD"]);
+    assert_eq!(one_change(&r, "k"), Some(("2".into(), "3".into())), "{r}");
+    let o = bin()
+        .current_dir(&repo)
+        .args(["diff", "HEAD", "-C", "envs/production", "--facts"])
+        .args([facts.to_str().unwrap(), "k", "--format", "github"])
+        .output()
+        .unwrap();
+    let gh = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        gh.starts_with("::warning file=shared/common.yaml,line=1,"),
+        "{gh}"
+    );
+}
+
+/// `include file(…)` in HOCON data is read from the revision compared, not from the work
+/// tree.
+#[test]
+fn hocon_includes_come_from_the_revision() {
+    let t = temp("hocon");
+    let repo = small_repo(
+        &t,
+        &[
+            (
+                "hiera.yaml",
+                "version: 5\nhierarchy:\n  - name: common\n    data_hash: hocon_data\n    path: common.conf\n",
+            ),
+            ("data/common.conf", "include file(\"data/inc.conf\")\nj = 1\n"),
+            ("data/inc.conf", "k = 1\n"),
+            ("facts/web01.yaml", NODE_FACTS),
+        ],
+    );
+    std::fs::write(repo.join("data/inc.conf"), "k = 2\n").unwrap();
+    git(&repo, &["commit", "-qam", "include"]);
+    // The work tree says something else again.
+    std::fs::write(repo.join("data/inc.conf"), "k = 3\n").unwrap();
+    let args = ["--facts", "facts/web01.yaml", "k", "--format", "json"];
+    let r = run_diff(&repo, &[&["HEAD~1", "HEAD"][..], &args].concat()).1;
+    assert_eq!(one_change(&r, "k"), Some(("1".into(), "2".into())), "{r}");
+    let r = run_diff(&repo, &[&["HEAD"][..], &args].concat()).1;
+    assert_eq!(one_change(&r, "k"), Some(("2".into(), "3".into())), "{r}");
+}
+
+/// A module vendored as a git submodule is read from the submodule's own objects: a bump is
+/// a change, an unchanged submodule is no change; a clone without the submodule's objects
+/// says it cannot compare instead of reporting every key as added.
+#[test]
+fn submodules_are_read_or_refused() {
+    let t = temp("submodule");
+    let module = t.join("ntp");
+    for (path, text) in [
+        ("hiera.yaml", COMMON_HIERA),
+        ("data/common.yaml", "ntp::servers: [a]\n"),
+    ] {
+        std::fs::create_dir_all(module.join(path).parent().unwrap()).unwrap();
+        std::fs::write(module.join(path), text).unwrap();
+    }
+    git(&module, &["init", "-q"]);
+    git(&module, &["add", "-A"]);
+    git(&module, &["commit", "-qm", "a"]);
+    let repo = small_repo(
+        &t,
+        &[
+            ("hiera.yaml", COMMON_HIERA),
+            ("data/common.yaml", "k: 1\n"),
+            ("facts/web01.yaml", NODE_FACTS),
+        ],
+    );
+    let sub = ["-c", "protocol.file.allow=always", "submodule", "-q", "add"];
+    git(
+        &repo,
+        &[&sub[..], &[module.to_str().unwrap(), "modules/ntp"]].concat(),
+    );
+    git(&repo, &["commit", "-qm", "submodule"]);
+    std::fs::write(module.join("data/common.yaml"), "ntp::servers: [b]\n").unwrap();
+    git(&module, &["commit", "-qam", "b"]);
+    let checkout = repo.join("modules/ntp");
+    git(
+        &checkout,
+        &["-c", "protocol.file.allow=always", "pull", "-q"],
+    );
+    git(&repo, &["commit", "-qam", "bump"]);
+
+    let args = ["--facts", "facts/web01.yaml", "--all", "--format", "json"];
+    let r = run_diff(&repo, &[&["HEAD~1", "HEAD"][..], &args].concat()).1;
+    assert_eq!(
+        one_change(&r, "ntp::servers"),
+        Some(("[0]: \"a\"".into(), "[0]: \"b\"".into())),
+        "{r}"
+    );
+    assert_eq!(r["changes"].as_array().unwrap().len(), 1, "{r}");
+    // Nothing changed between HEAD and the work tree: nothing to report.
+    let (code, r) = run_diff(&repo, &[&["HEAD"][..], &args].concat());
+    assert_eq!(code, 0, "{r}");
+
+    // A clone whose submodule was never fetched.
+    let clone = t.join("clone");
+    git(
+        &t,
+        &[
+            "clone",
+            "-q",
+            repo.to_str().unwrap(),
+            clone.to_str().unwrap(),
+        ],
+    );
+    let (code, out, err) = run_in(&clone, &[&["diff", "HEAD~1", "HEAD"][..], &args].concat());
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("modules/ntp is a git submodule whose commit")
+            && err.contains("git submodule update --init modules/ntp")
+            && err.lines().count() == 1,
+        "{err}"
+    );
+}
+
+/// `diff --all` compares the keys of eyaml (lookup_key) levels too: a changed secret and a
+/// comment in hiera.yaml (which makes every key be recomputed) is a change.
+#[test]
+fn all_keys_include_eyaml_levels() {
+    let t = temp("eyaml-all");
+    let hiera = "version: 5\nhierarchy:\n  - name: secrets\n    lookup_key: eyaml_lookup_key\n    path: secrets.eyaml\n  - name: common\n    path: common.yaml\n";
+    let repo = small_repo(
+        &t,
+        &[
+            ("hiera.yaml", hiera),
+            ("data/secrets.eyaml", "secret: old\n"),
+            ("data/common.yaml", "k: 1\n"),
+            ("facts/web01.yaml", NODE_FACTS),
+        ],
+    );
+    std::fs::write(repo.join("hiera.yaml"), format!("# reviewed\n{hiera}")).unwrap();
+    std::fs::write(repo.join("data/secrets.eyaml"), "secret: new\n").unwrap();
+    git(&repo, &["commit", "-qam", "secret"]);
+    let args = [
+        "HEAD~1",
+        "HEAD",
+        "--facts",
+        "facts/web01.yaml",
+        "--all",
+        "--format",
+        "json",
+    ];
+    let r = run_diff(&repo, &args).1;
+    assert!(r["recomputed_everything"].is_string(), "{r}");
+    assert!(one_change(&r, "secret").is_some(), "{r}");
+}
+
+/// Hostile repositories: a 300-byte tree naming 10^8 paths, and an object whose header
+/// claims 2.5 GB, stop with an error (under a 1 GiB address-space cap) instead of
+/// exhausting memory.
+#[test]
+fn hostile_git_objects_are_bounded() {
+    let t = temp("hostile-git");
+    let repo = small_repo(
+        &t,
+        &[
+            ("hiera.yaml", COMMON_HIERA),
+            ("data/common.yaml", "k: 1\n"),
+            ("facts/web01.yaml", NODE_FACTS),
+        ],
+    );
+    let args = ["--facts", "facts/web01.yaml", "k"];
+
+    // 100 × 100 × 100 × 100 files: four small trees.
+    let blob = git_in(&repo, &["hash-object", "-w", "--stdin"], "x\n");
+    let mut entries: String = (0..100)
+        .map(|i| format!("100644 blob {blob}\tf{i}\n"))
+        .collect();
+    let mut tree = git_in(&repo, &["mktree"], &entries);
+    for _ in 0..3 {
+        entries = (0..100)
+            .map(|i| format!("040000 tree {tree}\td{i}\n"))
+            .collect();
+        tree = git_in(&repo, &["mktree"], &entries);
+    }
+    let wide = commit_tree(&repo, &tree);
+    let (code, out, err) = run_limited(
+        &repo,
+        &[&["diff", "HEAD", &wide][..], &args].concat(),
+        1024,
+        8192,
+    );
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("has more than 1000000 files and directories"),
+        "{err}"
+    );
+
+    // A loose object whose header says 2.5 GB (a stored zlib stream of a few bytes).
+    let id = "0123456789abcdef0123456789abcdef01234567";
+    let mut raw = b"blob 2500000000\0".to_vec();
+    raw.extend(std::iter::repeat_n(b'k', 4000));
+    let dir = repo.join(".git/objects/01");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(&id[2..]), zlib_stored(&raw)).unwrap();
+    let data = git_in(
+        &repo,
+        &["mktree", "--missing"],
+        &format!("100644 blob {id}\tcommon.yaml\n"),
+    );
+    let root: String = git(&repo, &["ls-tree", "HEAD"])
+        .lines()
+        .map(|l| {
+            if l.ends_with("\tdata") {
+                format!("040000 tree {data}\tdata\n")
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    let big = commit_tree(&repo, &git_in(&repo, &["mktree", "--missing"], &root));
+    let (code, out, err) = run_limited(
+        &repo,
+        &[&["diff", "HEAD", &big][..], &args, &["--format", "json"]].concat(),
+        1024,
+        8192,
+    );
+    assert!(code == 0 || code == 1, "{code}: {out}{err}");
+    assert!(
+        out.contains(&format!(
+            "git object {id} is larger than 256 MiB (the file size limit)"
+        )),
+        "{out}{err}"
+    );
+}
+
+/// A zlib stream holding `data` in stored (uncompressed) blocks.
+fn zlib_stored(data: &[u8]) -> Vec<u8> {
+    let mut out = vec![0x78, 0x01];
+    let chunks: Vec<&[u8]> = data.chunks(65535).collect();
+    for (i, c) in chunks.iter().enumerate() {
+        out.push(u8::from(i + 1 == chunks.len()));
+        let len = c.len() as u16;
+        out.extend(len.to_le_bytes());
+        out.extend((!len).to_le_bytes());
+        out.extend(*c);
+    }
+    let (mut a, mut b) = (1u32, 0u32);
+    for &x in data {
+        a = (a + u32::from(x)) % 65521;
+        b = (b + a) % 65521;
+    }
+    out.extend(((b << 16) | a).to_be_bytes());
+    out
+}
+
+/// Two facts files naming the same certname are two nodes: counted as two, and listed by
+/// name and facts file.
+#[test]
+fn nodes_of_the_same_name_are_told_apart() {
+    let t = temp("dupnames");
+    let repo = small_repo(
+        &t,
+        &[
+            (
+                "hiera.yaml",
+                "version: 5\nhierarchy:\n  - name: role\n    path: \"%{facts.role}.yaml\"\n",
+            ),
+            ("data/web.yaml", "k: 1\n"),
+            ("data/db.yaml", "k: 1\n"),
+            ("facts/a.yaml", "clientcert: foo\nrole: web\n"),
+            ("facts/b.yaml", "clientcert: foo\nrole: db\n"),
+        ],
+    );
+    std::fs::write(repo.join("data/web.yaml"), "k: 2\n").unwrap();
+    std::fs::write(repo.join("data/db.yaml"), "k: 2\n").unwrap();
+    git(&repo, &["commit", "-qam", "both"]);
+    let (code, out, err) = run_in(
+        &repo,
+        &["diff", "HEAD~1", "HEAD", "--facts-dir", "facts", "k"],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(out.contains("2 of 2 nodes"), "{out}");
+    assert!(
+        out.contains("foo (facts/a.yaml), foo (facts/b.yaml)"),
+        "{out}"
+    );
 }

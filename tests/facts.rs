@@ -7,8 +7,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-#[path = "common/scratch.rs"]
-mod scratch_tree;
+use crate::scratch_tree;
 
 fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_hiera-lookup"));

@@ -159,6 +159,10 @@ fn short_and_long_help_grouped_and_wrapped() {
 #[test]
 fn where_help_lists_only_where_flags() {
     let help = stdout(&run(&["where", "--help"]));
+    // The words of the help (a flag's name, without what follows it).
+    let words: Vec<&str> = help
+        .split(|c: char| c.is_whitespace() || c == ',' || c == '[' || c == ']')
+        .collect();
     for absent in [
         "--explain",
         "--all",
@@ -166,11 +170,11 @@ fn where_help_lists_only_where_flags() {
         "--default",
         "--render-as",
         "--compile",
-        "KEYS",
         "--threads",
     ] {
-        assert!(!help.contains(absent), "{absent}: {help}");
+        assert!(!words.contains(&absent), "{absent}: {help}");
     }
+    assert!(!help.contains("KEYS"), "{help}");
     for present in [
         "<KEY>",
         "--facts",

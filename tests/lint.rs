@@ -363,3 +363,68 @@ fn annotations_name_files_from_the_git_root() {
         stdout(&o)
     );
 }
+
+/// Issue 26, items 3 and 5: a data file name holding a line break, a workflow command and a
+/// terminal escape: one finding is one line, in text and in GitHub's format.
+#[test]
+fn hostile_file_names_stay_on_their_line() {
+    let evil = "data/extra/x\n::error file=README.md::boom\x1b[2J\r.yaml";
+    let t = Tmp::new(
+        "hostile",
+        &[
+            (
+                "hiera.yaml",
+                "version: 5\nhierarchy:\n  - name: extra\n    glob: \"extra/*.yaml\"\n",
+            ),
+            (evil, "v: 0755\n"),
+        ],
+    );
+    let text = stdout(&lint(&t.0, &[]));
+    assert_eq!(
+        text,
+        "data/extra/x\\n::error file=README.md::boom\\e[2J\\r.yaml:1:4: warning yaml11-value: '0755' is read as the integer 493 (octal) (YAML 1.1); quote it if you mean the string '0755'\n"
+    );
+    let gh = stdout(&lint(&t.0, &["--format", "github"]));
+    assert_eq!(gh.lines().count(), 1, "{gh}");
+    assert!(
+        gh.starts_with("::warning file=data/extra/x\\n%3A%3Aerror file=README.md%3A%3Aboom\\e[2J\\r.yaml,line=1,col=4,title=yaml11-value::"),
+        "{gh}"
+    );
+    // The lint's error line too.
+    let o = lint(&t.0, &["no\x1b[2J\nsuch-dir"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("no\\e[2J"), "{err}");
+}
+
+use crate::eyaml;
+
+/// Issue 26, item 2: a lookup that fails on what eyaml decrypted is reported without it.
+#[test]
+fn lookup_fails_hides_decrypted_secrets() {
+    let secrets = format!(
+        "lookup_options:\n  check:\n    merge: unique\n    convert_to: \"Array[Enum[x]]\"\ncheck: {}\n",
+        eyaml::OLD
+    );
+    let t = Tmp::new(
+        "secrets",
+        &[
+            ("hiera.yaml", &eyaml::hiera_yaml()),
+            ("data/secrets.eyaml", &secrets),
+            ("data/common.yaml", "other: 1\n"),
+            ("facts/n1.yaml", "clientcert: n1\n"),
+        ],
+    );
+    for format in ["text", "json", "github", "sarif"] {
+        let o = lint(&t.0, &["--facts-dir", "facts", "--format", format]);
+        let (out, err) = (stdout(&o), String::from_utf8_lossy(&o.stderr));
+        assert_eq!(o.status.code(), Some(1), "{format}: {out}{err}");
+        assert!(out.contains("lookup-fails"), "{format}: {out}");
+        assert!(out.contains("got '[redacted]'"), "{format}: {out}");
+        assert!(
+            !out.contains(eyaml::OLD_PLAIN) && !err.contains(eyaml::OLD_PLAIN),
+            "{format}: {out}{err}"
+        );
+    }
+}

@@ -2,6 +2,13 @@
 //! test binary instead of twelve. One module per area; `cargo test --test integration diff::`
 //! runs one area. The conformance replay (tests/conformance.rs) stays a binary of its own.
 
+#[path = "common/eyaml.rs"]
+mod eyaml;
+#[path = "common/scratch.rs"]
+mod scratch_tree;
+#[path = "common/where_check.rs"]
+mod where_check;
+
 mod backends;
 mod batch;
 mod cli;

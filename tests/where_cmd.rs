@@ -1,10 +1,8 @@
 //! `hiera-lookup where KEY`: integration tests of the binary, and the check that `where`
 //! agrees with the lookup on every key of the fixtures.
 
-#[path = "common/scratch.rs"]
-mod scratch_tree;
-#[path = "common/where_check.rs"]
-mod where_check;
+use crate::scratch_tree;
+use crate::where_check;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -23,9 +23,9 @@ pub struct CompletionsArgs {
     pub shell: clap_complete::Shell,
 }
 
-/// Prints the completion script.
-pub fn exec(args: &CompletionsArgs) -> output::Result<ExitCode> {
-    output::stdout(&script(args.shell)?, ExitCode::Success)
+/// Prints the completion script for `command_line` (every command hiera-lookup takes).
+pub fn exec(args: &CompletionsArgs, command_line: clap::Command) -> output::Result<ExitCode> {
+    output::stdout(&script(args.shell, &command_line)?, ExitCode::Success)
 }
 
 /// The completion script for `shell`: every visible flag of the lookup and of each command,
@@ -42,10 +42,9 @@ pub fn exec(args: &CompletionsArgs) -> output::Result<ExitCode> {
 /// * fish decides whether a command was typed by parsing the words before the cursor, which
 ///   fails while a flag still waits for its value (`--merge <TAB>`), and it completes no
 ///   positional's values (`completions <TAB>`): both are added.
-fn script(shell: clap_complete::Shell) -> output::Result<String> {
+fn script(shell: clap_complete::Shell, full: &clap::Command) -> output::Result<String> {
     use clap_complete::Shell;
-    let full = crate::flags::full_command();
-    let mut cmd = visible_only(&full, shell != Shell::Zsh);
+    let mut cmd = visible_only(full, shell != Shell::Zsh);
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut cmd, "hiera-lookup", &mut out);
     let mut text = String::from_utf8(out).map_err(|e| e.to_string())?;

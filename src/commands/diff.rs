@@ -1,6 +1,7 @@
 //! `hiera-lookup diff`: its flags, and the library calls they make.
 
-use crate::flags::groups::{ColorArgs, FactsArgs, RepoArgs, StrictArgs, ThreadsArgs, When};
+use crate::flags::groups::{ColorArgs, FactsArgs, RedactArgs, RepoArgs, StrictArgs};
+use crate::flags::groups::{ThreadsArgs, TrustArgs, When};
 use crate::output::{self, ExitCode};
 use hiera_diff::{self as diff, git::Repo, output::Format, Keys, Tree};
 use hiera_engine::{Error, Settings};
@@ -59,6 +60,14 @@ pub struct DiffArgs {
     /// Look up every key, even those the change cannot touch (checks the analysis)
     #[arg(long = "no-skip", alias = "no_skip")]
     pub no_skip: bool,
+    /// Show what eyaml decrypted (by default every decrypted plaintext is [redacted])
+    #[arg(long, conflicts_with = "redact", help_heading = "Output")]
+    pub show_secrets: bool,
+    /// (diff always redacts unless --show-secrets: --redact is accepted as a lookup takes it)
+    #[command(flatten)]
+    pub redact: RedactArgs,
+    #[command(flatten)]
+    pub trust: TrustArgs,
 }
 
 /// Runs `diff` and prints its report: 0 no change, 1 changes.
@@ -136,6 +145,7 @@ fn run(args: &DiffArgs) -> Result<(String, bool), Error> {
         ..Default::default()
     };
     let mut warnings = Vec::new();
+    resolved.check_enc_trust(&root, args.trust.allow_exec, "diff")?;
     let nodes = resolved.all_nodes(&mut warnings)?;
     for w in warnings {
         output::warn(&w);
@@ -154,6 +164,8 @@ fn run(args: &DiffArgs) -> Result<(String, bool), Error> {
         no_skip: args.no_skip,
         hiera_config: args.repo.hiera_config.as_deref().map(abs),
         modulepath: args.repo.modulepath_in(&cwd),
+        show_secrets: args.show_secrets,
+        allow_exec: args.trust.allow_exec,
     })?;
     Ok((format.render(&report), report.has_changes()))
 }

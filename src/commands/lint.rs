@@ -1,6 +1,6 @@
 //! `hiera-lookup lint [PATH]`: flags → [`hiera_lint::lint`] → findings and exit status.
 
-use crate::flags::groups::{ColorArgs, FactsArgs, RepoArgs, When};
+use crate::flags::groups::{ColorArgs, FactsArgs, RepoArgs, TrustArgs, When};
 use crate::output::{self, ExitCode};
 use hiera_lint::{self as lint, Severity};
 use std::path::PathBuf;
@@ -70,6 +70,9 @@ pub struct LintArgs {
     #[arg(long = "include-vendored")]
     include_vendored: bool,
 
+    #[command(flatten)]
+    trust: TrustArgs,
+
     /// Print every rule (id, severity, summary) and exit
     #[arg(long = "list-rules")]
     list_rules: bool,
@@ -108,6 +111,7 @@ pub fn exec(args: &LintArgs) -> output::Result<ExitCode> {
     let nodes = if args.facts.any() {
         let mut resolved = args.facts.sources().resolve_in(&cwd)?;
         resolved.env.cwd = hiera_engine::environment::absolute(&cwd, &root);
+        resolved.check_enc_trust(&resolved.env.cwd.clone(), args.trust.allow_exec, "lint")?;
         let mut warnings = Vec::new();
         let nodes = resolved.all_nodes(&mut warnings)?;
         for w in warnings {
@@ -124,6 +128,7 @@ pub fn exec(args: &LintArgs) -> output::Result<ExitCode> {
         nodes,
         config: abs(&args.lint_config),
         include_vendored: args.include_vendored,
+        allow_exec: args.trust.allow_exec,
         ..Default::default()
     };
     let mut report = lint::lint(&opts)?;

@@ -6,7 +6,7 @@ use crate::flags::groups::{self, ColorArgs, FactsArgs, LayoutArgs, Listed, Merge
 use crate::flags::groups::{NodeArgs, RedactArgs, StrictArgs, ThreadsArgs, When};
 use crate::output::{self, ExitCode};
 use crate::request::{Flags, Mode, Request, Resolved};
-use hiera_engine::{Error, Session};
+use hiera_engine::{Error, Session, Workspace};
 
 /// The lookup's flags: `puppet lookup`'s, and hiera-lookup's own.
 #[derive(clap::Parser, Debug)]
@@ -177,17 +177,24 @@ fn run(
 ) -> Result<(String, ExitCode), Error> {
     let flags = args.flags();
     let request = Request::new(&flags)?;
-    let sources = args.sources().resolve()?;
-    let layers = sources.env.layers()?;
-
+    let mut sources = args.sources().resolve()?;
     if request.mode == Mode::Batch {
+        let workspace = Workspace::open(sources.env.clone(), request.settings())?;
         let facts = sources.facts_request()?;
         let db = sources.puppetdb()?;
         request.check_batch(&flags)?;
-        return run_batch(args, &sources, layers, &request, (facts, db));
+        return run_batch(args, &sources, &workspace, &request, (facts, db));
     }
+    let layers = sources.env.layers()?;
     let db = sources.puppetdb()?;
+    let environment = sources.env.environment.clone();
     let scope = sources.single_scope(&sources.facts_request()?, db.as_ref(), warnings)?;
+    // The classifier put the node in another environment: its layers.
+    let layers = if sources.env.environment != environment {
+        sources.env.layers()?
+    } else {
+        layers
+    };
 
     let mut session = Session::with_files(
         scope,
@@ -214,7 +221,7 @@ fn run(
 fn run_batch(
     args: &Args,
     sources: &Resolved,
-    layers: hiera_engine::Layers,
+    workspace: &Workspace,
     lookup: &Request,
     (request, db): (
         hiera_facts::FactsRequest,
@@ -230,8 +237,6 @@ fn run_batch(
         output::warn(&w);
     }
     let batch = Batch {
-        layers,
-        settings: lookup.settings(),
         merge: lookup.merge.clone(),
         keys: if args.all {
             Keys::All
@@ -246,13 +251,12 @@ fn run_batch(
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout());
     let (mut missed, mut errors) = (false, false);
     let mut broken: Option<std::io::Error> = None;
-    let files = hiera_engine::backend::DataFiles::default();
     let mut done = 0usize;
     for chunk in chunks {
         let nodes: Vec<_> = chunk.into_iter().map(|n| sources.batch_node(n)).collect();
         let count = nodes.len();
         let show = progress && (done > 0 || count >= 50);
-        batch.run_lines(nodes, files.clone(), |i, lines| {
+        batch.run_lines(workspace, nodes, |i, lines| {
             if broken.is_some() {
                 return;
             }

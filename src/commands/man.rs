@@ -27,9 +27,8 @@ pub struct ManArgs {
     pub dir: Option<PathBuf>,
 }
 
-/// Prints a manual page, or writes them all.
-pub fn exec(args: &ManArgs) -> output::Result<ExitCode> {
-    let full = crate::flags::full_command();
+/// Prints a manual page of `full` (every command hiera-lookup takes), or writes them all.
+pub fn exec(args: &ManArgs, full: clap::Command) -> output::Result<ExitCode> {
     if let Some(dir) = &args.dir {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;

@@ -2,11 +2,11 @@
 //! instead of its value (the library's [`hiera_engine::where_`] does the work).
 
 use crate::flags::groups::{self, ColorArgs, FactsArgs, LayoutArgs, MergeArgs, NodeArgs};
-use crate::flags::groups::{RedactArgs, StrictArgs, When};
+use crate::flags::groups::{RedactArgs, StrictArgs, TrustArgs, When};
 use crate::output::{self, ExitCode};
 use hiera_engine::redact::Redactor;
 use hiera_engine::where_::{self, fleet::FleetReport, render, Request};
-use hiera_engine::{Error, Session};
+use hiera_engine::{Error, Workspace};
 
 const AFTER_HELP: &str = "`hiera-lookup where --help` adds examples and the roles.";
 
@@ -72,6 +72,9 @@ pub struct WhereArgs {
 
     #[command(flatten)]
     pub color: ColorArgs,
+
+    #[command(flatten)]
+    pub trust: TrustArgs,
 }
 
 /// Runs `where` and prints its report.
@@ -108,12 +111,11 @@ fn run_inner(
         ..Default::default()
     })?;
     let (merge, strict) = (lookup.merge.clone(), lookup.strict);
-    let sources = groups::sources(&w.layout, &w.facts, &w.node).resolve()?;
+    let mut sources = groups::sources(&w.layout, &w.facts, &w.node).resolve()?;
     let cwd = sources.cwd.clone();
-    let layers = sources.env.layers()?;
+    let workspace = Workspace::open(sources.env.clone(), lookup.settings())?;
     let facts = sources.facts_request()?;
     let db = sources.puppetdb()?;
-    let settings = lookup.settings();
     let request = Request {
         key,
         merge,
@@ -124,12 +126,19 @@ fn run_inner(
         width: output::terminal_width(),
         base: Some(cwd.clone()),
     };
-    let files = hiera_engine::backend::DataFiles::default();
     if !sources.sources.many_nodes() {
+        let environment = sources.env.environment.clone();
         let scope = sources.single_scope(&facts, db.as_ref(), warnings)?;
+        // The classifier put the node in another environment: its layers.
+        let workspace = if sources.env.environment != environment {
+            Workspace::open(sources.env.clone(), lookup.settings())?
+        } else {
+            workspace
+        };
         let node = w.node.node.clone();
-        let mut session = Session::with_files(scope, layers, settings, files.clone());
-        let report = where_::Reporter::new(files, strict).report(&mut session, &request, node);
+        let mut session = workspace.session_unrefreshed(scope);
+        let report =
+            where_::Reporter::new(workspace.files(), strict).report(&mut session, &request, node);
         if let Some(r) = session.redactor() {
             secrets.merge(r);
         }
@@ -147,8 +156,13 @@ fn run_inner(
         };
         return Ok((out, code));
     }
+    sources.check_enc_trust(
+        &sources.env.cwd.clone(),
+        w.trust.allow_exec,
+        "where over a fleet",
+    )?;
     let mut fleet = FleetReport::new(&request.key);
-    let mut reporter = where_::Reporter::new(files.clone(), strict);
+    let mut reporter = where_::Reporter::new(workspace.files(), strict);
     let nodes = sources
         .node_chunks(&facts, db.as_ref(), warnings)?
         .flatten()
@@ -159,8 +173,12 @@ fn run_inner(
             fleet.errors.push((n.name.clone(), e.to_string()));
             continue;
         }
-        let mut session =
-            Session::with_files(n.scope, layers.clone(), settings.clone(), files.clone());
+        let mut session = workspace.session_unrefreshed(n.scope);
+        if !w.trust.allow_exec {
+            session.set_exec(hiera_engine::Exec::Refused {
+                how_to_allow: "where over a fleet runs no program a hierarchy names unless given --allow-exec",
+            });
+        }
         let report = reporter.report(&mut session, &request, Some(n.name.clone()));
         if let Some(r) = session.redactor() {
             secrets.merge(r);

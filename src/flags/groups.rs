@@ -165,9 +165,31 @@ pub struct FactsArgs {
     #[arg(long = "facts-dir", alias = "facts_dir", value_name = "DIR")]
     pub facts_dir: Option<PathBuf>,
 
+    /// A fact set over every node's facts; VALUE is read as YAML (repeatable)
+    ///
+    /// A dotted NAME sets a nested fact (`--fact os.family=RedHat`): "what would this node get
+    /// with role db" is `--fact role=db`, over --facts, --facts-dir, --node or PuppetDB's.
+    #[arg(long = "fact", value_name = "NAME=VALUE", action = ArgAction::Append)]
+    pub facts_set: Vec<String>,
+
     /// An extra top-scope variable; VALUE is read as YAML (repeatable)
     #[arg(long = "var", value_name = "NAME=VALUE", action = ArgAction::Append)]
     pub vars: Vec<String>,
+
+    /// `--enc=COMMAND`: ask an External Node Classifier about every node
+    ///
+    /// COMMAND runs with the node's certname (as Puppet's `external_nodes`) and prints YAML:
+    /// its `parameters` become top-scope variables (`%{role}`), its `environment` the
+    /// node's (unless --environment). A bare --enc runs the classifier puppet.conf names
+    /// (node_terminus = exec, external_nodes). `puppet lookup` asks it only with --compile.
+    #[arg(
+        long,
+        value_name = "COMMAND",
+        num_args = 0..=1,
+        require_equals = true,
+        help_heading = "Facts and node"
+    )]
+    pub enc: Option<Option<String>>,
 
     #[command(flatten)]
     pub pdb: PuppetDbArgs,
@@ -334,6 +356,18 @@ pub struct RedactArgs {
     pub redact: bool,
 }
 
+/// Whether a command that analyses a repo runs the programs it names.
+#[derive(clap::Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Trust")]
+pub struct TrustArgs {
+    /// Run the programs the analysed repo names (`lookup_key: command` levels)
+    ///
+    /// Off by default: a repo under review (a pull request's branch, a fleet's data) could
+    /// name any program.
+    #[arg(long = "allow-exec")]
+    pub allow_exec: bool,
+}
+
 /// Worker threads of a fleet run.
 #[derive(clap::Args, Debug, Clone, Default)]
 #[command(next_help_heading = "Fleet")]
@@ -365,6 +399,8 @@ impl FactsArgs {
             facts: self.facts.clone(),
             facts_dir: self.facts_dir.clone(),
             vars: self.vars.clone(),
+            fact_overrides: self.facts_set.clone(),
+            enc: self.enc.clone(),
             ..self.pdb.sources()
         }
     }

@@ -141,7 +141,33 @@ pub fn check(
         );
     }
     let many = contributors.len() > 1;
-    for c in contributors.iter().filter(|_| many) {
+    if many && matches!(report.merge, MergeStrategy::Unique) {
+        // A unique merge is the union of the contributors' elements in priority order, how
+        // ever the layers grouped them: a layer that searched several locations hands the
+        // merge an array already (Puppet's convert_value), one that searched one location
+        // its value as it is, so a pairwise fold of the raw values would type-check hashes
+        // the lookup never sees bare.
+        let mut all: Vec<Value> = Vec::new();
+        for c in &contributors {
+            match report
+                .merge
+                .convert_value(c.value.clone())
+                .map_err(|e| e.message)?
+            {
+                Value::Array(a) => all.extend(a),
+                v => all.push(v),
+            }
+        }
+        let mut union: Vec<Value> = Vec::new();
+        for v in all {
+            if !union.contains(&v) {
+                union.push(v);
+            }
+        }
+        memo = Some(Value::Array(union));
+    }
+    let pairwise = many && !matches!(report.merge, MergeStrategy::Unique);
+    for c in contributors.iter().filter(|_| pairwise) {
         let x = c.value.clone();
         memo = Some(match memo {
             None => report.merge.convert_value(x).map_err(|e| e.message)?,

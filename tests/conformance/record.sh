@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Re-records conformance expectations from real Puppet (`puppet lookup`), by default Puppet 8.10
-# through the chroot oracle shared/tools/puppet8 (beside the repository or a directory above it, as
-# for worktrees; see its header).
+# through the repository's own oracle, oracle/puppet8-oracle.sh (a Debian 13 chroot built from
+# Debian's packages: run `tests/conformance/oracle/puppet8-oracle.sh setup` once, as root).
 # Not run by CI: it needs Puppet installed. Format: see tests/conformance/README.md.
 #
 #   tests/conformance/record.sh                 every case of every suite
@@ -11,10 +11,12 @@
 #   tests/conformance/record.sh --puppet7 ...   record from the host's Puppet 7 (`puppet`) instead
 #                                               (same as PUPPET=puppet)
 #
-# Environment: DEEP_MERGE (1.2.2, the all-in-one packages' deep_merge, by default; 1.1.1 for the
-# chroot's own Debian copy, see deep-merge-1.1.1.txt), JOBS (parallel puppet processes, default 2), PUPPET (the command run as
-# `$PUPPET lookup ARGS`: default the nearest shared/tools/puppet8 above the repository, i.e. Puppet 8.10; `puppet` for the
-# host's Puppet 7.23).
+# Environment: PUPPET (the command run as `$PUPPET lookup ARGS`: default oracle/puppet8-oracle.sh,
+# i.e. Puppet 8.10; `puppet` for the host's Puppet 7.23; any tool with the same `lookup`
+# interface, e.g. fork/p8fork), DEEP_MERGE (1.2.2, the all-in-one packages' deep_merge, by
+# default; 1.1.1 for Debian's own copy, see deep-merge-1.1.1.txt: the oracle script applies
+# oracle/deep_merge-1.1.1-to-1.2.2.diff itself, and record.sh does the same for a chroot tool named
+# `puppet8` that has a `path` command), JOBS (parallel puppet processes, default 2).
 # Idempotent: a recorded case's expected/ directory is rebuilt from scratch (a single-query
 # run replaces only that query's files), and every puppet run gets fresh, empty
 # confdir/codedir/vardir/logdir/rundir, so nothing leaks from one run to the next.
@@ -26,22 +28,10 @@ if [[ ${1:-} == --puppet7 ]]; then
     shift
     export PUPPET=puppet
 fi
-REPO=$(cd "$ROOT/../.." && pwd -P)
-# The oracle and its references sit in shared/ beside the checkout: <repo>/../shared for
-# /work/main, one level further up for a worktree (/work/wt/NAME): the nearest one upward wins.
-find_shared() {
-    local d=$REPO/..
-    while :; do
-        if [[ -x $d/shared/tools/puppet8 ]]; then (cd "$d/shared" && pwd -P); return; fi
-        [[ $(cd "$d" && pwd -P) == / ]] && break
-        d=$d/..
-    done
-    printf '%s' "$REPO/../shared"
-}
-SHARED=$(find_shared)
-PUPPET=${PUPPET:-$SHARED/tools/puppet8}
+PUPPET=${PUPPET:-$ROOT/oracle/puppet8-oracle.sh}
+export DEEP_MERGE=${DEEP_MERGE:-1.2.2}
 JOBS=${JOBS:-2}
-# The chroot oracle only sees /tmp and /work: keep the per-run dirs under /tmp.
+# The chroot oracle binds /tmp (and the top directory of the checkout): keep the per-run dirs there.
 TMPBASE=/tmp
 
 # Split a query's argument text like the harness does: whitespace separates words,
@@ -195,7 +185,7 @@ record_one() {
         msg=$(printf '%s' "$msg" | sed -E 's/(#<[A-Za-z:]+:)0x[0-9a-f]+>/\10x…>/g')
         printf '%s\n' "$msg" >"$exp/$id.err"
     fi
-    if grep -q "$tmp\|/tmp/puppet8-iso" "$exp/$id.out" "$exp/$id.err" 2>/dev/null; then
+    if grep -q "$tmp\|/tmp/puppet8-iso\|/tmp/puppet8-oracle\." "$exp/$id.out" "$exp/$id.err" 2>/dev/null; then
         note="${note:+$note; }LEAK: output mentions the temporary puppet dirs"
     fi
     rm -rf "$tmp"
@@ -209,25 +199,30 @@ if [[ ${1:-} == --worker ]]; then
     exit 0
 fi
 
-command -v "$PUPPET" >/dev/null || { echo "record.sh: '$PUPPET' not found (PUPPET=puppet needs apt-get install puppet; the default needs ../shared/tools/puppet8 setup)" >&2; exit 1; }
+command -v "$PUPPET" >/dev/null || { echo "record.sh: '$PUPPET' not found (PUPPET=puppet needs apt-get install puppet)" >&2; exit 1; }
+if [[ $PUPPET == */puppet8-oracle.sh && ! -x $("$PUPPET" path)/usr/bin/puppet ]]; then
+    echo "record.sh: the Puppet 8.10 oracle is not built yet: run (as root) $PUPPET setup" >&2
+    exit 1
+fi
 
 # deep_merge: Puppet's all-in-one packages bundle 1.2.2, Debian's Puppet (the chroot's) 1.1.1.
-# Unless DEEP_MERGE=1.1.1, record with 1.2.2: the chroot's core.rb patched with the reference diff,
-# put first on Ruby's load path (RUBYLIB passes through the puppet8 tool).
-DEEP_MERGE=${DEEP_MERGE:-1.2.2}
+# oracle/puppet8-oracle.sh patches it itself (DEEP_MERGE is exported to it). For another chroot
+# tool named `puppet8` with a `path` command (the team's earlier oracle), unless DEEP_MERGE=1.1.1:
+# the chroot's core.rb patched with the same diff, put first on Ruby's load path (RUBYLIB passes
+# through such a tool).
 if [[ $DEEP_MERGE == 1.2.2 && $PUPPET == */puppet8 && -z ${RUBYLIB:-} ]]; then
     dm_dir=$(mktemp -d /tmp/deep_merge-1.2.2.XXXXXX)
     # Removed however the script ends (the trap below takes this one over).
     trap 'rm -rf "$dm_dir"' EXIT
     mkdir -p "$dm_dir/lib/deep_merge"
     cp "$("$PUPPET" path)/usr/lib/ruby/vendor_ruby/deep_merge/core.rb" "$dm_dir/lib/deep_merge/core.rb"
-    (cd "$dm_dir" && patch -s -p1 <"$SHARED/reference/deep_merge-1.1.1-to-1.2.2.diff") ||
+    (cd "$dm_dir" && patch -s -p1 <"$ROOT/oracle/deep_merge-1.1.1-to-1.2.2.diff") ||
         { echo "record.sh: cannot patch deep_merge to 1.2.2" >&2; exit 1; }
     export RUBYLIB=$dm_dir/lib
 fi
 puppet_version() {
     case $(basename "$PUPPET") in
-    puppet8) (cd "$TMPBASE" && "$PUPPET" run puppet --version 2>/dev/null) ;;
+    puppet8 | puppet8-oracle.sh) (cd "$TMPBASE" && "$PUPPET" run puppet --version 2>/dev/null) ;;
     *) "$PUPPET" --version 2>/dev/null ;;
     esac
 }
@@ -293,7 +288,7 @@ done
 total=$(tr -cd '\0' <"$jobs_file" | wc -c)
 total=$((total / 3))
 echo "recording $total queries from ${#SEL[@]} case(s) with puppet $(puppet_version) ($PUPPET), $JOBS in parallel"
-xargs -0 -n3 -P "$JOBS" "$SELF" --worker <"$jobs_file" | tee "$results" | awk '/ODD|LEAK|FAIL/ { print }'
+xargs -r -0 -n3 -P "$JOBS" "$SELF" --worker <"$jobs_file" | tee "$results" | awk '/ODD|LEAK|FAIL/ { print }'
 
 # Swap in the freshly recorded cases that are complete.
 for sel in "${SEL[@]}"; do

@@ -7,6 +7,7 @@
 //! the nodes that read a changed file).
 
 use super::Tree;
+use hiera_engine::fs::Fs;
 use hiera_engine::interpolation::{parse_expr, tokenize, Method, Token};
 use hiera_value::value::{Map, Value};
 use std::collections::{BTreeSet, HashMap};
@@ -85,11 +86,16 @@ pub(crate) struct Impact {
 /// One side's parse of a data file: its top-level hash, or why it has none.
 pub(super) type Parsed = Result<Arc<Map>, String>;
 
-pub(super) fn parse(rel: &str, bytes: &[u8]) -> Parsed {
+/// `rel`'s bytes parsed by its extension; a HOCON file's includes are read from `fs` (the
+/// side's own files).
+pub(super) fn parse(rel: &str, bytes: &[u8], fs: &dyn Fs) -> Parsed {
     let ext = rel.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
     let v = match ext {
         "json" => hiera_formats::json::parse(&String::from_utf8_lossy(bytes)),
-        "conf" => hiera_formats::hocon::parse_hocon(&String::from_utf8_lossy(bytes)),
+        "conf" => hiera_formats::hocon::parse_hocon_with(
+            &String::from_utf8_lossy(bytes),
+            &hocon_includes(fs),
+        ),
         _ => hiera_formats::yaml::load_bytes(bytes).map_err(|e| e.puppet_message(rel)),
     };
     match v {
@@ -104,6 +110,13 @@ pub(super) fn parse(rel: &str, bytes: &[u8]) -> Parsed {
     }
 }
 
+/// Where a HOCON file's `include file(...)` reads: `fs`.
+pub(super) fn hocon_includes(
+    fs: &dyn Fs,
+) -> impl Fn(&std::path::Path) -> Option<std::io::Result<Vec<u8>>> + '_ {
+    move |p| fs.is_file(p).then(|| fs.read(p))
+}
+
 /// Compares the two sides' files and finds the keys the change can touch.
 pub(crate) fn analyse(base: &Tree, head: &Tree) -> Impact {
     let mut impact = Impact::default();
@@ -115,7 +128,7 @@ pub(crate) fn analyse(base: &Tree, head: &Tree) -> Impact {
             return Some(p.clone());
         }
         let p = match tree.read(rel) {
-            Ok(bytes) => parse(rel, &bytes),
+            Ok(bytes) => parse(rel, &bytes, &*tree.fs),
             Err(e) => Err(format!("{rel}: {e}")),
         };
         parsed.insert(id, p.clone());

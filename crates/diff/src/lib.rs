@@ -9,12 +9,13 @@ pub(crate) mod impact;
 pub mod output;
 pub(crate) mod paths;
 
-use hiera_engine::backend::DataFiles;
 use hiera_engine::batch::Node;
-use hiera_engine::engine::{Outcome, Session, Settings};
+use hiera_engine::engine::{Exec, Outcome, Session, Settings};
 use hiera_engine::environment::EnvOptions;
 use hiera_engine::error::{Error, Result};
 use hiera_engine::fs::Fs;
+use hiera_engine::redact::Redactor;
+use hiera_engine::workspace::Workspace;
 use hiera_value::value::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -29,16 +30,16 @@ pub struct Tree {
     /// layer, as in control-repo mode).
     pub(crate) root: PathBuf,
     pub(crate) fs: Arc<dyn Fs>,
-    /// The files a lookup may read ([`impact::role`]), relative to `root`, with their git
-    /// object ids (computed for files on disk).
+    /// The revision read, when the tree is one.
+    pub(crate) git: Option<Arc<git::GitFs>>,
+    /// The files a lookup may read ([`impact::role`]), relative to `root` (`../` first for
+    /// those outside it), with the git object ids of their contents (computed for files on
+    /// disk; a symbolic link has its target's).
     pub(crate) listing: BTreeMap<String, gix::ObjectId>,
     /// `root` relative to the git work tree ("" at its top, or outside git), for the file
     /// names of annotations.
     pub prefix: String,
 }
-
-/// Directory entries a listing may visit: a runaway tree is an error, not a hang.
-const MAX_LISTING: usize = 1_000_000;
 
 impl Tree {
     /// A directory on disk.
@@ -49,48 +50,12 @@ impl Tree {
             return Err(Error::run(format!("{} is not a directory", root.display())));
         }
         let mut listing = BTreeMap::new();
-        let mut seen = 0usize;
-        let mut stack = vec![String::new()];
-        while let Some(rel) = stack.pop() {
-            let dir = if rel.is_empty() {
-                root.clone()
-            } else {
-                root.join(&rel)
-            };
-            let Ok(rd) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for e in rd.filter_map(|e| e.ok()) {
-                seen += 1;
-                if seen > MAX_LISTING {
-                    return Err(Error::run(format!(
-                        "{} has more than {MAX_LISTING} entries",
-                        root.display()
-                    )));
-                }
-                let name = e.file_name().to_string_lossy().into_owned();
-                let path = if rel.is_empty() {
-                    name.clone()
-                } else {
-                    format!("{rel}/{name}")
-                };
-                let Ok(ft) = e.file_type() else { continue };
-                if ft.is_dir() {
-                    if name != ".git" {
-                        stack.push(path);
-                    }
-                } else if impact::role(&path).is_some() {
-                    let bytes = hiera_value::limits::read_file(e.path()).unwrap_or_default();
-                    if let Some(id) = git::blob_id(&bytes) {
-                        listing.insert(path, id);
-                    }
-                }
-            }
-        }
+        list_dir(&root, &root, None, &mut listing, &mut Budget::default())?;
         Ok(Tree {
             label: label.into(),
             root,
             fs: hiera_engine::fs::disk(),
+            git: None,
             listing,
             prefix: String::new(),
         })
@@ -98,7 +63,7 @@ impl Tree {
 
     /// Revision `rev` of `repo`, with the control repo at `root` (in the work tree).
     pub fn revision(repo: &git::Repo, rev: &str, root: &Path) -> Result<Tree> {
-        let fs = repo.revision(rev).map_err(Error::run)?;
+        let fs = Arc::new(repo.revision(rev).map_err(Error::run)?);
         let root = std::fs::canonicalize(root)
             .map_err(|e| Error::run(format!("{}: {e}", root.display())))?;
         let prefix = fs.relative(&root).ok_or_else(|| {
@@ -109,17 +74,62 @@ impl Tree {
             ))
         })?;
         let listing = fs
-            .files_under(&prefix)
+            .files()
             .into_iter()
-            .filter(|(p, _)| impact::role(p).is_some())
+            .filter_map(|(p, id)| {
+                let rel = if prefix.is_empty() {
+                    p
+                } else {
+                    p.strip_prefix(&format!("{prefix}/"))?.to_string()
+                };
+                impact::role(&rel).map(|_| (rel, id))
+            })
             .collect();
         Ok(Tree {
             label: rev.to_string(),
             root,
-            fs: Arc::new(fs),
+            fs: fs.clone(),
+            git: Some(fs),
             listing,
             prefix,
         })
+    }
+
+    /// Adds to the listing the files under `dirs` (absolute, canonical) that are outside
+    /// the control repo: what its hierarchies and modulepath read elsewhere in the
+    /// repository (`datadir: ../shared`, `modulepath = ../modules`).
+    fn list_outside(&mut self, dirs: &[PathBuf]) -> Result<()> {
+        let outside = |abs: &Path| -> Option<String> {
+            if abs.starts_with(&self.root) || !dirs.iter().any(|d| abs.starts_with(d)) {
+                return None;
+            }
+            let rel = relative_path(&self.root, abs);
+            let name = rel.rsplit('/').next().unwrap_or_default();
+            (name != "environment.conf" && impact::role(&rel).is_some()).then_some(rel)
+        };
+        match &self.git {
+            Some(git) => {
+                let workdir = git.workdir().to_path_buf();
+                for (p, id) in git.files() {
+                    if let Some(rel) = outside(&workdir.join(&p)) {
+                        self.listing.insert(rel, id);
+                    }
+                }
+            }
+            None => {
+                let mut budget = Budget::default();
+                let mut found = BTreeMap::new();
+                for d in dirs {
+                    list_dir(d, &self.root, Some(&self.root), &mut found, &mut budget)?;
+                }
+                for (rel, id) in found {
+                    if outside(&lexical(&self.root.join(&rel))).is_some() {
+                        self.listing.insert(rel, id);
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// A file of the tree, by its path relative to the root.
@@ -132,6 +142,207 @@ impl Tree {
     fn relative_message(&self, m: &str) -> String {
         let prefix = format!("{}/", self.root.display());
         m.replace(&prefix, "")
+    }
+}
+
+/// Entries and path bytes a listing may take
+/// ([`MAX_TREE_ENTRIES`](hiera_value::limits::MAX_TREE_ENTRIES),
+/// [`MAX_TREE_PATH_BYTES`](hiera_value::limits::MAX_TREE_PATH_BYTES)): a runaway tree is an
+/// error, not a hang or an abort.
+#[derive(Default)]
+struct Budget {
+    entries: usize,
+    bytes: usize,
+}
+
+/// Lists the files of directory `dir` on disk that a lookup may read, keyed by their path
+/// relative to `root`, skipping `.git` and `skip` (a tree listed already). Links to
+/// directories are not followed (their targets are listed where they are); a link to a
+/// file has its target's content.
+fn list_dir(
+    dir: &Path,
+    root: &Path,
+    skip: Option<&Path>,
+    listing: &mut BTreeMap<String, gix::ObjectId>,
+    budget: &mut Budget,
+) -> Result<()> {
+    use hiera_value::limits::{MAX_TREE_ENTRIES, MAX_TREE_PATH_BYTES};
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&at) else {
+            continue;
+        };
+        for e in rd.filter_map(|e| e.ok()) {
+            let path = e.path();
+            budget.entries += 1;
+            budget.bytes += path.as_os_str().len();
+            if budget.entries > MAX_TREE_ENTRIES || budget.bytes > MAX_TREE_PATH_BYTES {
+                return Err(Error::run(format!(
+                    "{} has more than {MAX_TREE_ENTRIES} files and directories, or more than {} MiB of path names (the limits): diff cannot list it",
+                    dir.display(),
+                    MAX_TREE_PATH_BYTES >> 20
+                )));
+            }
+            let Ok(ft) = e.file_type() else { continue };
+            if ft.is_dir() {
+                if e.file_name() != ".git" && skip != Some(path.as_path()) {
+                    stack.push(path);
+                }
+                continue;
+            }
+            let rel = relative_path(root, &path);
+            if impact::role(&rel).is_none() {
+                continue;
+            }
+            match hiera_value::limits::read_file(&path) {
+                // A link to a directory.
+                Err(e) if e.raw_os_error() == Some(libc::EISDIR) => {}
+                bytes => {
+                    if let Some(id) = git::blob_id(&bytes.unwrap_or_default()) {
+                        listing.insert(rel, id);
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `path` relative to `root` (both absolute), `/`-separated, with `..` for each directory
+/// of `root` it is outside of.
+fn relative_path(root: &Path, path: &Path) -> String {
+    let (r, p): (Vec<_>, Vec<_>) = (root.components().collect(), path.components().collect());
+    let common = r.iter().zip(&p).take_while(|(a, b)| a == b).count();
+    let ups = std::iter::repeat_n("..".to_string(), r.len() - common);
+    let downs = p[common..]
+        .iter()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned());
+    ups.chain(downs).collect::<Vec<_>>().join("/")
+}
+
+/// `path` with `.` and `..` resolved lexically.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// The directories lookups with `layers` may read in `tree`: module directories of the
+/// modulepath, and the data directories of every level of the environment's and the
+/// modules' hiera.yaml (up to the first interpolation or glob character of each path).
+/// Canonical: a directory reached through a link is named where it is.
+fn read_dirs(tree: &Tree, layers: &hiera_engine::engine::Layers) -> Vec<PathBuf> {
+    use hiera_engine::config::{HieraConfig, Layer, LoadContext, Locations};
+    let fs = &*tree.fs;
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let mut configs = Vec::new();
+    if let Some(d) = &layers.environment_dir {
+        configs.push((Layer::Environment, d.join("hiera.yaml")));
+    }
+    for (_, d) in &layers.modules {
+        dirs.push(d.clone());
+        configs.push((Layer::Module, d.join("hiera.yaml")));
+    }
+    for (layer, path) in configs {
+        let ctx = LoadContext {
+            layer,
+            codedir: layers.codedir.clone(),
+            strict_off: true,
+        };
+        let Ok(cfg) = HieraConfig::load_in(fs, &path, &ctx, &mut Vec::new()) else {
+            continue;
+        };
+        for e in cfg
+            .hierarchy
+            .iter()
+            .chain(cfg.default_hierarchy.iter().flatten())
+        {
+            let templates: Vec<&String> = match &e.locations {
+                Locations::Paths(v) | Locations::Globs(v) => v.iter().collect(),
+                Locations::Mapped(_, _, t) => vec![t],
+                Locations::None | Locations::Uris(_) => Vec::new(),
+            };
+            if templates.is_empty() {
+                dirs.push(static_dir(&e.datadir));
+            }
+            for t in templates {
+                let full = Path::new(&e.datadir).join(t);
+                dirs.push(static_dir(&full.to_string_lossy()));
+            }
+        }
+    }
+    let mut out: Vec<PathBuf> = (dirs.iter().filter(|d| d.is_absolute()))
+        .map(|d| fs.canonical(d))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Of `dirs`, the parts outside `root` and inside the git work tree `git_root` (a directory
+/// above the work tree reads only the work tree's part of it), none inside another.
+fn outside(dirs: &[PathBuf], root: &Path, git_root: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = dirs
+        .iter()
+        .map(|d| {
+            if git_root.starts_with(d) {
+                git_root.to_path_buf()
+            } else {
+                d.clone()
+            }
+        })
+        .filter(|d| d.starts_with(git_root) && !d.starts_with(root))
+        .collect();
+    out.sort();
+    let mut kept: Vec<PathBuf> = Vec::new();
+    for d in out {
+        if !kept.iter().any(|k| d.starts_with(k)) {
+            kept.push(d);
+        }
+    }
+    kept
+}
+
+/// The first submodule of `tree` whose commit is not at hand where lookups may read (a
+/// directory of `dirs` in it, or it in one, or the control repo in it), unless `other` is
+/// a revision missing the same commit there (the same unknown content on both sides).
+fn unreadable_submodule(tree: &Tree, other: &Tree, dirs: &[PathBuf]) -> Option<String> {
+    let git = tree.git.as_ref()?;
+    let same_in_other = |path: &str, commit| {
+        (other.git.as_ref()).is_some_and(|o| {
+            (o.missing_submodules().iter()).any(|(_, p, c)| *p == path && *c == commit)
+        })
+    };
+    git.missing_submodules()
+        .into_iter()
+        .find(|(_, path, commit)| {
+            let abs = git.workdir().join(path);
+            let read = tree.root.starts_with(&abs)
+                || dirs
+                    .iter()
+                    .any(|d| d.starts_with(&abs) || abs.starts_with(d));
+            read && !same_in_other(path, *commit)
+        })
+        .map(|(i, _, _)| git.missing_message(i))
+}
+
+/// The directory a path template names before its first interpolation or glob character.
+fn static_dir(template: &str) -> PathBuf {
+    let cut = template
+        .find(['%', '*', '?', '[', '{'])
+        .unwrap_or(template.len());
+    match template[..cut].rfind('/') {
+        Some(0) => PathBuf::from("/"),
+        Some(i) => PathBuf::from(&template[..i]),
+        None => PathBuf::from("."),
     }
 }
 
@@ -177,6 +388,25 @@ pub(crate) struct KeyChange {
 impl KeyChange {
     pub(crate) fn node_count(&self) -> usize {
         self.groups.iter().map(|g| g.nodes.len()).sum()
+    }
+
+    /// Everything the report shows of the change as `r` prints it: the key, the answers
+    /// and error messages of each side, each edit's path and values. (Grouping was done on
+    /// the real values: two nodes whose secrets differ stay apart.)
+    fn redact(&mut self, r: &Redactor) {
+        let resolved = |x: &Resolved| match x {
+            Resolved::Found(v) => Resolved::Found(r.value(v)),
+            Resolved::NotFound => Resolved::NotFound,
+            Resolved::Error(e) => Resolved::Error(r.text(e).into_owned()),
+        };
+        self.key = r.text(&self.key).into_owned();
+        for g in &mut self.groups {
+            g.before = resolved(&g.before);
+            g.after = resolved(&g.after);
+            for e in &mut g.edits {
+                e.redact(r);
+            }
+        }
     }
 }
 
@@ -256,33 +486,32 @@ pub struct Request {
     /// Both sides' modulepath instead of their environment.conf's (`:`-separated; entries
     /// under the control repo are read from each side).
     pub modulepath: Option<String>,
+    /// Print what eyaml decrypted. By default every plaintext a lookup decrypted (on either
+    /// side, for any node) is `[redacted]` wherever the report would show it (values, edits,
+    /// error messages), as `--redact` does for a lookup; a secret that changed reads
+    /// "changed (encrypted value)". The comparison itself is on the real values.
+    pub show_secrets: bool,
+    /// Run the programs of `lookup_key: command` levels (`--allow-exec`). Off, a lookup
+    /// reaching one fails the diff: the trees compared are a branch nobody may have read,
+    /// and nothing they name runs unless the user says so.
+    pub allow_exec: bool,
 }
 
-/// One side, ready for lookups.
+/// What the refusal to run a `command` level adds to its error.
+const HOW_TO_ALLOW: &str = "diff runs no program a compared tree names unless given --allow-exec";
+
+/// One side, ready for lookups: a workspace over the side's tree.
 struct Side<'a> {
     tree: &'a Tree,
-    layers: hiera_engine::engine::Layers,
-    files: DataFiles,
+    workspace: Workspace,
 }
 
 impl<'a> Side<'a> {
-    /// The tree's layers, in control-repo mode (its root is the environment), with the
-    /// request's global hiera.yaml and modulepath.
-    fn new(tree: &'a Tree, req: &Request) -> Result<Side<'a>> {
-        let env = EnvOptions {
-            cwd: tree.root.clone(),
-            modulepath: req.modulepath.clone(),
-            ..Default::default()
-        };
-        let mut layers = env.layers_in(&*tree.fs)?;
-        if let Some(global) = &req.hiera_config {
-            layers.global = Some(global.clone());
-        }
-        Ok(Side {
+    fn new(tree: &'a Tree, layers: hiera_engine::engine::Layers, settings: &Settings) -> Side<'a> {
+        Side {
             tree,
-            layers,
-            files: DataFiles::with_fs(tree.fs.clone()),
-        })
+            workspace: Workspace::with_fs(layers, settings.clone(), tree.fs.clone()),
+        }
     }
 
     /// The other side, taking this side's parse of every file whose git object id (its
@@ -297,9 +526,11 @@ impl<'a> Side<'a> {
             .listing
             .iter()
             .filter(|(rel, id)| self.tree.listing.get(*rel) == Some(id))
+            // A HOCON file may include others, which may have changed.
+            .filter(|(rel, _)| !rel.ends_with(".conf"))
             .map(|(rel, _)| other.tree.root.join(rel).display().to_string())
             .collect();
-        other.files = other.files.clone().sharing_with(&self.files, same);
+        other.workspace.share_parses_with(&self.workspace, same);
     }
 
     /// The changed files, as this side's canonical paths.
@@ -323,13 +554,14 @@ impl<'a> Side<'a> {
         }
     }
 
-    fn session(&self, node: &Node, settings: &Settings) -> Session {
-        Session::with_files(
-            node.scope.clone(),
-            self.layers.clone(),
-            settings.clone(),
-            self.files.clone(),
-        )
+    fn session(&self, node: &Node, allow_exec: bool) -> Session {
+        let mut s = self.workspace.session_unrefreshed(node.scope.clone());
+        if !allow_exec {
+            s.set_exec(Exec::Refused {
+                how_to_allow: HOW_TO_ALLOW,
+            });
+        }
+        s
     }
 
     fn answer(&self, session: &mut Session, key: &str) -> Resolved {
@@ -352,10 +584,22 @@ struct NodeDiff {
     lookups: usize,
     /// The keys whose answers differ: before, after, and the edits by path.
     changes: Vec<(String, Resolved, Resolved, Vec<paths::Edit>)>,
+    /// What the node's lookups decrypted, on both sides.
+    secrets: Redactor,
+    /// A `command` level a lookup reached and did not run: the diff fails with it.
+    refused: Option<String>,
 }
 
-/// Compares the two trees for every node.
+/// Compares the two trees for every node. The analysis recurses over the data as lookups
+/// do (parsing, comparing and locating values nested up to
+/// [`MAX_VALUE_DEPTH`](hiera_value::limits::MAX_VALUE_DEPTH)), so it runs on a stack of the
+/// lookups' size, [`LOOKUP_STACK_SIZE`](hiera_value::limits::LOOKUP_STACK_SIZE), whatever
+/// the caller's thread has (`ulimit -s 512`).
 pub fn run(req: &Request) -> Result<Report> {
+    stacker::grow(hiera_value::limits::LOOKUP_STACK_SIZE, || diff_trees(req))
+}
+
+fn diff_trees(req: &Request) -> Result<Report> {
     if let Some(n) = req.nodes.iter().find(|n| n.facts_error.is_some()) {
         let e = n
             .facts_error
@@ -364,8 +608,49 @@ pub fn run(req: &Request) -> Result<Report> {
             .unwrap_or_default();
         return Err(Error::run(format!("node {}: {e}", n.name)));
     }
-    let impact = impact::analyse(&req.base, &req.head);
-    let (base, mut head) = (Side::new(&req.base, req)?, Side::new(&req.head, req)?);
+    // Each side's layers, in control-repo mode (its root is the environment), with the
+    // request's global hiera.yaml and modulepath.
+    let layers_of = |tree: &Tree| -> Result<hiera_engine::engine::Layers> {
+        let mut layers = EnvOptions {
+            cwd: tree.root.clone(),
+            modulepath: req.modulepath.clone(),
+            ..Default::default()
+        }
+        .layers_in(&*tree.fs)?;
+        if let Some(global) = &req.hiera_config {
+            layers.global = Some(global.clone());
+        }
+        Ok(layers)
+    };
+    let (base_layers, head_layers) = (layers_of(&req.base)?, layers_of(&req.head)?);
+    let mut dirs = read_dirs(&req.base, &base_layers);
+    dirs.extend(read_dirs(&req.head, &head_layers));
+    // A submodule neither side can read, where lookups read: its change cannot be seen.
+    if let Some(m) = unreadable_submodule(&req.base, &req.head, &dirs)
+        .or_else(|| unreadable_submodule(&req.head, &req.base, &dirs))
+    {
+        return Err(Error::run(m));
+    }
+    // What the hierarchies read elsewhere in the same git work tree is compared too.
+    let (mut base_tree, mut head_tree) = (req.base.clone(), req.head.clone());
+    let git_root = (req.base.git.as_ref().or(req.head.git.as_ref())).map(|g| g.workdir());
+    if let (Some(git_root), true) = (git_root, base_tree.root == head_tree.root) {
+        let elsewhere = outside(&dirs, &base_tree.root, git_root);
+        if !elsewhere.is_empty() {
+            base_tree.list_outside(&elsewhere)?;
+            head_tree.list_outside(&elsewhere)?;
+        }
+    }
+    let impact = impact::analyse(&base_tree, &head_tree);
+    // Decrypted plaintexts are recorded (and later hidden) unless asked for.
+    let settings = Settings {
+        redact: !req.show_secrets,
+        ..req.settings.clone()
+    };
+    let (base, mut head) = (
+        Side::new(&base_tree, base_layers, &settings),
+        Side::new(&head_tree, head_layers, &settings),
+    );
     base.share_unchanged(&mut head);
     // Every key on every node, or every key on the nodes that reach a changed file.
     let everywhere =
@@ -422,14 +707,17 @@ pub fn run(req: &Request) -> Result<Report> {
     let mut looked_up: rustc_hash::FxHashSet<String> = Default::default();
     let (mut lookups, mut nodes_skipped) = (0usize, 0usize);
     let compare = |node: &Node| -> NodeDiff {
-        let mut sb = base.session(node, &req.settings);
-        let mut sh = head.session(node, &req.settings);
+        let mut sb = base.session(node, req.allow_exec);
+        let mut sh = head.session(node, req.allow_exec);
         let (node_keys, seen) = match &keys {
             Some(k) => (k.clone(), Vec::new()),
             None => {
                 let mut set: indexmap::IndexSet<String, rustc_hash::FxBuildHasher> =
                     Default::default();
-                for k in [sb.all_keys(), sh.all_keys()].into_iter().flatten() {
+                for k in [sb.all_keys_with_eyaml(), sh.all_keys_with_eyaml()]
+                    .into_iter()
+                    .flatten()
+                {
                     set.extend(k);
                 }
                 let all: Vec<String> = set.into_iter().collect();
@@ -445,6 +733,8 @@ pub fn run(req: &Request) -> Result<Report> {
                 skipped: true,
                 lookups: 0,
                 changes: Vec::new(),
+                secrets: Redactor::default(),
+                refused: None,
             };
         }
         let mut changes = Vec::new();
@@ -452,6 +742,18 @@ pub fn run(req: &Request) -> Result<Report> {
         for key in node_keys {
             let before = base.answer(&mut sb, &key);
             let after = head.answer(&mut sh, &key);
+            let refused = (sb.refused_exec().map(|m| base.tree.relative_message(m)))
+                .or_else(|| sh.refused_exec().map(|m| head.tree.relative_message(m)));
+            if refused.is_some() {
+                return NodeDiff {
+                    seen,
+                    skipped: false,
+                    lookups,
+                    changes,
+                    secrets: Redactor::default(),
+                    refused,
+                };
+            }
             if before != after {
                 let edits = match (&before, &after) {
                     (Resolved::Found(a), Resolved::Found(b)) => paths::diff(a, b),
@@ -460,14 +762,28 @@ pub fn run(req: &Request) -> Result<Report> {
                 changes.push((key, before, after, edits));
             }
         }
+        let mut secrets = Redactor::default();
+        for r in [sb.redactor(), sh.redactor()].into_iter().flatten() {
+            secrets.merge(r);
+        }
         NodeDiff {
             seen,
             skipped: false,
             lookups,
             changes,
+            secrets,
+            refused: None,
         }
     };
+    let mut secrets = Redactor::default();
+    // The first refusal, in node order (the same whatever the threads).
+    let mut refused: Option<String> = None;
+    // Nodes of the same name (two facts files of one certname) are told apart by source.
+    let names = hiera_engine::batch::distinct_names(&req.nodes);
     hiera_engine::workers::in_order(&req.nodes, req.threads, compare, |i, d| {
+        if refused.is_none() {
+            refused = d.refused;
+        }
         for k in d.seen {
             if !looked_up.contains(&k) {
                 looked_up.insert(k);
@@ -475,8 +791,9 @@ pub fn run(req: &Request) -> Result<Report> {
         }
         nodes_skipped += usize::from(d.skipped);
         lookups += d.lookups;
+        secrets.merge(&d.secrets);
         // Group by key, then by identical change.
-        let name = &req.nodes[i].name;
+        let name = &names[i];
         for (key, before, after, edits) in d.changes {
             let groups = by_key.entry(key).or_default();
             let same = |g: &&mut Group| {
@@ -497,12 +814,19 @@ pub fn run(req: &Request) -> Result<Report> {
             }
         }
     });
+    if let Some(m) = refused {
+        return Err(Error::run(m));
+    }
     let changes = by_key
         .into_iter()
         .map(|(key, mut groups)| {
             groups.sort_by_key(|g| std::cmp::Reverse(g.nodes.len()));
-            let sites = sites_of(&req.base, &req.head, &impact, &key);
-            KeyChange { key, groups, sites }
+            let sites = sites_of(&base_tree, &head_tree, &impact, &key);
+            let mut change = KeyChange { key, groups, sites };
+            if !secrets.is_empty() {
+                change.redact(&secrets);
+            }
+            change
         })
         .collect();
     let recomputed = match &keys {
@@ -542,10 +866,9 @@ fn sites_of(base: &Tree, head: &Tree, impact: &impact::Impact, key: &str) -> Vec
         .iter()
         .filter(|f| f.keys.contains(&root))
         .map(|f| {
-            let pos = head
-                .read(&f.path)
-                .ok()
-                .and_then(|new| changed_position(base.read(&f.path).ok(), &new, &f.path, &root));
+            let pos = head.read(&f.path).ok().and_then(|new| {
+                changed_position(base.read(&f.path).ok(), &new, &f.path, &root, &*head.fs)
+            });
             Site {
                 file: f.path.clone(),
                 line: pos.map(|p| p.line),
@@ -563,11 +886,19 @@ fn changed_position(
     new: &[u8],
     rel: &str,
     root: &str,
+    fs: &dyn Fs,
 ) -> Option<hiera_formats::position::Pos> {
     use hiera_formats::position::{positions_of, DataFormat};
-    let tree = positions_of(DataFormat::of_path(Path::new(rel))?, new).ok()??;
+    let tree = match DataFormat::of_path(Path::new(rel))? {
+        // Includes from the side's own files.
+        DataFormat::Hocon => {
+            let includes = impact::hocon_includes(fs);
+            hiera_formats::hocon::positions_with(&String::from_utf8_lossy(new), &includes).ok()?
+        }
+        format => positions_of(format, new).ok()??,
+    };
     let value_of = |bytes: &[u8]| {
-        impact::parse(rel, bytes)
+        impact::parse(rel, bytes, fs)
             .ok()
             .and_then(|m| m.get(&Value::str(root)).cloned())
     };
@@ -613,9 +944,67 @@ fn first_change(before: &Value, after: &Value, path: &mut Vec<Value>) {
 mod tests {
     use super::*;
 
+    /// A change inside a value nested 1,490 deep (legal: the limit is 1,500), compared from
+    /// a thread with a 128 KiB stack: the analysis does not run on the caller's stack.
+    #[test]
+    fn deep_data_is_compared_on_the_lookup_stack() {
+        let t = std::env::temp_dir().join(format!("hl-diff-deep-{}", std::process::id()));
+        let nested = |leaf: &str| format!("k: {}{leaf}{}\n", "[".repeat(1490), "]".repeat(1490));
+        for (side, leaf) in [("old", "1"), ("new", "2")] {
+            let d = t.join(side);
+            std::fs::create_dir_all(d.join("data")).unwrap();
+            std::fs::write(
+                d.join("hiera.yaml"),
+                "version: 5\nhierarchy:\n  - name: common\n    path: common.yaml\n",
+            )
+            .unwrap();
+            std::fs::write(d.join("data/common.yaml"), nested(leaf)).unwrap();
+        }
+        let req = Request {
+            base: Tree::dir(&t.join("old"), "old").unwrap(),
+            head: Tree::dir(&t.join("new"), "new").unwrap(),
+            nodes: vec![Node {
+                name: "n".into(),
+                source: None,
+                scope: hiera_engine::scope::Scope::from_facts(Default::default(), "production"),
+                facts_error: None,
+            }],
+            keys: Keys::List(vec!["k".into()]),
+            settings: Settings::default(),
+            threads: 1,
+            no_skip: false,
+            show_secrets: false,
+            allow_exec: false,
+        };
+        let report = std::thread::Builder::new()
+            .stack_size(128 << 10)
+            .spawn(move || {
+                let r = run(&req);
+                let changed = match &r {
+                    Ok(r) => Ok(r.changed_nodes()),
+                    Err(e) => Err(e.to_string()),
+                };
+                // Dropping the deep values is the caller's business (the binary runs the
+                // whole command on the lookup stack); not on this thread.
+                std::mem::forget(r);
+                changed
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        std::fs::remove_dir_all(&t).unwrap();
+        assert_eq!(report.unwrap(), 1);
+    }
+
     fn at(old: &str, new: &str, rel: &str, root: &str) -> Option<(usize, usize)> {
-        changed_position(Some(old.as_bytes().to_vec()), new.as_bytes(), rel, root)
-            .map(|p| (p.line, p.column))
+        changed_position(
+            Some(old.as_bytes().to_vec()),
+            new.as_bytes(),
+            rel,
+            root,
+            &hiera_engine::fs::RealFs,
+        )
+        .map(|p| (p.line, p.column))
     }
 
     #[test]
@@ -641,7 +1030,8 @@ mod tests {
         );
         // A new key; no old file.
         assert_eq!(
-            changed_position(None, b"c: 1\n", "d.yaml", "c").map(|p| p.line),
+            changed_position(None, b"c: 1\n", "d.yaml", "c", &hiera_engine::fs::RealFs)
+                .map(|p| p.line),
             Some(1)
         );
         // Flow style and quoted keys: the element inside the line.

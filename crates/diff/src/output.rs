@@ -3,6 +3,9 @@
 
 use super::paths::{compact, Edit, MAX_EDITS};
 use super::{Group, KeyChange, Report, Resolved};
+use hiera_value::escape::{
+    github_data, github_property, markdown_code, markdown_fenced, markdown_text, printable,
+};
 use hiera_value::value::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -66,11 +69,12 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{} {}", num(n), if n == 1 { one } else { many })
 }
 
+/// The first node names, [`printable`].
 fn node_list(nodes: &[String]) -> String {
     let mut s = nodes
         .iter()
         .take(SHOWN_NODES)
-        .cloned()
+        .map(|n| printable(n))
         .collect::<Vec<_>>()
         .join(", ");
     if nodes.len() > SHOWN_NODES {
@@ -79,18 +83,18 @@ fn node_list(nodes: &[String]) -> String {
     s
 }
 
-/// The first line of the report: what changed, and how much work that took.
+/// The first line of the report: what changed, and how much work that took ([`printable`]:
+/// one line, whatever the revisions, directories or files it names).
 pub(crate) fn summary(r: &Report) -> String {
+    let (base, head) = (printable(&r.base), printable(&r.head));
     let mut s = if r.changes.is_empty() {
-        format!("No change between {} and {}", r.base, r.head)
+        format!("No change between {base} and {head}")
     } else {
         format!(
-            "{} changed on {} of {} between {} and {}",
+            "{} changed on {} of {} between {base} and {head}",
             plural(r.changes.len(), "key", "keys"),
             num(r.changed_nodes()),
             plural(r.nodes, "node", "nodes"),
-            r.base,
-            r.head
         )
     };
     s.push_str(&format!(
@@ -111,16 +115,24 @@ pub(crate) fn summary(r: &Report) -> String {
     }
     match &r.impact.everything {
         Some(why) if r.impact.everything_where_reached => s.push_str(&format!(
-            "; every key recomputed on the nodes reaching a changed file: {why})"
+            "; every key recomputed on the nodes reaching a changed file: {})",
+            printable(why)
         )),
-        Some(why) => s.push_str(&format!("; every key recomputed: {why})")),
+        Some(why) => s.push_str(&format!("; every key recomputed: {})", printable(why))),
         None => s.push(')'),
     }
     s
 }
 
-/// The lines describing one group's change (without the nodes).
+/// The lines describing one group's change (without the nodes), each [`printable`].
 fn change_lines(key: &str, g: &Group) -> Vec<String> {
+    raw_change_lines(key, g)
+        .iter()
+        .map(|l| printable(l))
+        .collect()
+}
+
+fn raw_change_lines(key: &str, g: &Group) -> Vec<String> {
     let mut out = Vec::new();
     match (&g.before, &g.after) {
         (Resolved::Found(_), Resolved::Found(_)) => {
@@ -140,6 +152,10 @@ fn change_lines(key: &str, g: &Group) -> Vec<String> {
             match before {
                 Resolved::Found(v) => out.push(format!("  (was {})", compact(v))),
                 Resolved::NotFound => out.push("  (was not found)".into()),
+                // Two errors that print the same differ in what was redacted.
+                Resolved::Error(old) if old == e => {
+                    out.push("  (was the same error about another encrypted value)".into())
+                }
                 Resolved::Error(old) => out.push(format!("  (was the error: {old})")),
             }
         }
@@ -156,14 +172,17 @@ fn change_lines(key: &str, g: &Group) -> Vec<String> {
 }
 
 /// The changed definitions as `file:line:column` (as compilers and editors name a place;
-/// `file:line` or `file` where the parser gave less).
+/// `file:line` or `file` where the parser gave less), [`printable`].
 fn sites(c: &KeyChange) -> String {
     c.sites
         .iter()
-        .map(|s| match (s.line, s.column) {
-            (Some(l), Some(col)) => format!("{}:{l}:{col}", s.file),
-            (Some(l), None) => format!("{}:{l}", s.file),
-            _ => s.file.clone(),
+        .map(|s| {
+            let file = printable(&s.file);
+            match (s.line, s.column) {
+                (Some(l), Some(col)) => format!("{file}:{l}:{col}"),
+                (Some(l), None) => format!("{file}:{l}"),
+                _ => file,
+            }
         })
         .collect::<Vec<_>>()
         .join(", ")
@@ -204,7 +223,7 @@ fn key_list(keys: &BTreeSet<&str>) -> String {
     let mut s = keys
         .iter()
         .take(SHOWN_NODES)
-        .copied()
+        .map(|k| printable(k))
         .collect::<Vec<_>>()
         .join(", ");
     if keys.len() > SHOWN_NODES {
@@ -220,7 +239,8 @@ fn text(r: &Report) -> String {
     for (e, (keys, nodes)) in &shared {
         let nodes: Vec<String> = nodes.iter().map(|n| n.to_string()).collect();
         out.push_str(&format!(
-            "\nerror: {e}\n  {} on {}: {}\n  keys: {}\n",
+            "\nerror: {}\n  {} on {}: {}\n  keys: {}\n",
+            printable(e),
             plural(keys.len(), "key", "keys"),
             plural(nodes.len(), "node", "nodes"),
             node_list(&nodes),
@@ -231,7 +251,7 @@ fn text(r: &Report) -> String {
         out.push('\n');
         out.push_str(&format!(
             "{}  ({})",
-            c.key,
+            printable(&c.key),
             plural(c.node_count(), "node", "nodes")
         ));
         if !c.sites.is_empty() {
@@ -252,12 +272,30 @@ fn text(r: &Report) -> String {
     out
 }
 
+/// Hashes and arrays of the report around the values it holds (the report, `changes`, a
+/// change, `groups`, a group, `edits`, an edit): each value may nest as deep as JSON lets a
+/// lookup print it.
+const REPORT_LEVELS: usize = 7;
+
+/// `v` under `field`, or, when JSON cannot hold it (NaN, Infinity, nesting over 100), why
+/// under `<field>_error`: one value that cannot be written does not take the rest of the
+/// report with it.
+fn put(m: &mut Map, field: &str, v: &Value) {
+    match hiera_formats::render::to_json(v) {
+        Ok(_) => m.insert(Value::str(field), v.clone()),
+        Err(e) => m.insert(
+            Value::str(format!("{field}_error")),
+            Value::str(e.to_string()),
+        ),
+    };
+}
+
 fn resolved_value(r: &Resolved) -> Value {
     let mut m = Map::default();
     match r {
         Resolved::Found(v) => {
             m.insert(Value::str("found"), Value::Bool(true));
-            m.insert(Value::str("value"), v.clone());
+            put(&mut m, "value", v);
         }
         Resolved::NotFound => {
             m.insert(Value::str("found"), Value::Bool(false));
@@ -274,15 +312,15 @@ fn edit_value(e: &Edit) -> Value {
     m.insert(Value::str("path"), Value::str(e.path()));
     match e {
         Edit::Changed { before, after, .. } => {
-            m.insert(Value::str("before"), before.clone());
-            m.insert(Value::str("after"), after.clone());
+            put(&mut m, "before", before);
+            put(&mut m, "after", after);
+            if before == after {
+                // What differed was redacted (a secret decrypted from eyaml changed).
+                m.insert(Value::str("redacted"), Value::Bool(true));
+            }
         }
-        Edit::Added { value, .. } => {
-            m.insert(Value::str("added"), value.clone());
-        }
-        Edit::Removed { value, .. } => {
-            m.insert(Value::str("removed"), value.clone());
-        }
+        Edit::Added { value, .. } => put(&mut m, "added", value),
+        Edit::Removed { value, .. } => put(&mut m, "removed", value),
     }
     Value::Hash(m)
 }
@@ -377,39 +415,33 @@ pub(crate) fn to_value(r: &Report) -> Value {
 }
 
 fn json(r: &Report) -> String {
-    let mut s = hiera_formats::render::to_json(&to_value(r)).unwrap_or_else(|e| {
-        // A value JSON cannot hold (nested too deep …): say so rather than print half.
-        format!(
-            "{{\"error\":{}}}",
-            hiera_formats::render::to_json(&Value::str(e.to_string())).unwrap_or_default()
-        )
-    });
+    let report = to_value(r);
+    let mut s =
+        hiera_formats::json::write::to_json_around(&report, REPORT_LEVELS).unwrap_or_else(|e| {
+            // Not reached: every value was checked by `put`. Say so rather than print half.
+            format!(
+                "{{\"error\":{}}}",
+                hiera_formats::render::to_json(&Value::str(e.to_string())).unwrap_or_default()
+            )
+        });
     s.push('\n');
     s
 }
 
-/// GitHub's workflow-command escaping of a message.
-fn gh_data(s: &str) -> String {
-    s.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
-}
-
-/// GitHub's escaping of a property value (file, title).
-fn gh_prop(s: &str) -> String {
-    gh_data(s).replace(':', "%3A").replace(',', "%2C")
-}
-
 /// One `::warning` (`::error` where an error appears) per changed key, on the changed line
 /// of each file that defines it, so that a pull request shows it inline; keys changed only
-/// through interpolation get an annotation without a file.
+/// through interpolation get an annotation without a file. Every piece of data is
+/// [`printable`] and every line escaped as GitHub's toolkit does ([`github_data`],
+/// [`github_property`]): nothing in the analysed tree can write a line of its own (a
+/// workflow command).
 fn github(r: &Report) -> String {
     let mut out = String::new();
     let shared = shared_errors(r);
     for (e, (keys, nodes)) in &shared {
         let nodes: Vec<String> = nodes.iter().map(|n| n.to_string()).collect();
-        let body = gh_data(&format!(
-            "{e}\n{} on {}: {}\nkeys: {}",
+        let body = github_data(&format!(
+            "{}\n{} on {}: {}\nkeys: {}",
+            printable(e),
             plural(keys.len(), "key", "keys"),
             plural(nodes.len(), "node", "nodes"),
             node_list(&nodes),
@@ -420,7 +452,7 @@ fn github(r: &Report) -> String {
             r.impact.changed.iter().find(|f| {
                 e.contains(&format!("({})", f.path)) || e.contains(&format!("{}:", f.path))
             });
-        let title = gh_prop(&format!(
+        let title = github_property(&format!(
             "hiera: an error for {}",
             plural(keys.len(), "key", "keys")
         ));
@@ -435,7 +467,7 @@ fn github(r: &Report) -> String {
                     .unwrap_or_default();
                 out.push_str(&format!(
                     "::error file={}{line},title={title}::{body}\n",
-                    gh_prop(&prefixed(r, &f.path))
+                    github_property(&printable(&prefixed(r, &f.path)))
                 ));
             }
             None => out.push_str(&format!("::error title={title}::{body}\n")),
@@ -462,12 +494,15 @@ fn github(r: &Report) -> String {
         }
         let title = format!(
             "hiera: {} changes for {}",
-            c.key,
+            printable(&c.key),
             plural(c.node_count(), "node", "nodes")
         );
-        let body = gh_data(&msg.join("\n"));
+        let body = github_data(&msg.join("\n"));
         if c.sites.is_empty() {
-            out.push_str(&format!("::{level} title={}::{body}\n", gh_prop(&title)));
+            out.push_str(&format!(
+                "::{level} title={}::{body}\n",
+                github_property(&title)
+            ));
         }
         for s in &c.sites {
             let file = prefixed(r, &s.file);
@@ -475,8 +510,8 @@ fn github(r: &Report) -> String {
                 + &s.column.map(|c| format!(",col={c}")).unwrap_or_default();
             out.push_str(&format!(
                 "::{level} file={}{line},title={}::{body}\n",
-                gh_prop(&file),
-                gh_prop(&title)
+                github_property(&printable(&file)),
+                github_property(&title)
             ));
         }
     }
@@ -485,18 +520,31 @@ fn github(r: &Report) -> String {
     out
 }
 
-/// A path of the control repo as a path of the git work tree (what annotations name).
+/// A path of the control repo as a path of the git work tree (what annotations name); a
+/// file outside the control repo (`../shared/common.yaml`) is named without the `..`.
 fn prefixed(r: &Report, path: &str) -> String {
-    if r.path_prefix.is_empty() {
-        path.to_string()
-    } else {
-        format!("{}/{}", r.path_prefix, path)
+    let mut parts: Vec<&str> = r.path_prefix.split('/').filter(|p| !p.is_empty()).collect();
+    for p in path.split('/') {
+        match p {
+            ".." => {
+                parts.pop();
+            }
+            "." | "" => {}
+            p => parts.push(p),
+        }
     }
+    parts.join("/")
 }
 
+/// A pull-request comment: every piece of data is shown as text ([`markdown_text`],
+/// [`markdown_code`], [`markdown_fenced`]), never read as Markdown or HTML.
 fn markdown(r: &Report) -> String {
-    let mut out = format!("### hiera-lookup diff `{}` → `{}`\n\n", r.base, r.head);
-    out.push_str(&summary(r));
+    let mut out = format!(
+        "### hiera-lookup diff {} → {}\n\n",
+        markdown_code(&r.base),
+        markdown_code(&r.head)
+    );
+    out.push_str(&markdown_text(&summary(r)));
     out.push_str("\n\n");
     if r.changes.is_empty() {
         return out;
@@ -508,8 +556,8 @@ fn markdown(r: &Report) -> String {
             "**Error** on {} for {}: {}\n\n~~~\n{}\n~~~\n\n",
             plural(nodes.len(), "node", "nodes"),
             plural(keys.len(), "key", "keys"),
-            html(&node_list(&nodes)),
-            e.replace("~~~", "~ ~ ~")
+            markdown_text(&node_list(&nodes)),
+            markdown_fenced(e)
         ));
     }
     let listed: Vec<&KeyChange> = r
@@ -523,27 +571,27 @@ fn markdown(r: &Report) -> String {
     out.push_str("| key | nodes | defined in |\n|---|---:|---|\n");
     for c in &listed {
         out.push_str(&format!(
-            "| `{}` | {} | {} |\n",
-            c.key,
+            "| {} | {} | {} |\n",
+            markdown_code(&c.key),
             num(c.node_count()),
-            sites(c).replace('|', "\\|")
+            markdown_text(&sites(c))
         ));
     }
     out.push('\n');
     for c in listed.iter().take(MARKDOWN_KEYS) {
         out.push_str(&format!(
             "<details><summary><code>{}</code> — {}</summary>\n\n",
-            html(&c.key),
+            markdown_text(&c.key),
             plural(c.node_count(), "node", "nodes")
         ));
         for g in &c.groups {
             out.push_str(&format!(
                 "{}: {}\n\n~~~\n",
                 plural(g.nodes.len(), "node", "nodes"),
-                html(&node_list(&g.nodes))
+                markdown_text(&node_list(&g.nodes))
             ));
             for l in change_lines(&c.key, g) {
-                out.push_str(&l.replace("~~~", "~ ~ ~"));
+                out.push_str(&markdown_fenced(&l));
                 out.push('\n');
             }
             out.push_str("~~~\n\n");
@@ -559,12 +607,6 @@ fn markdown(r: &Report) -> String {
     out
 }
 
-fn html(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -575,11 +617,5 @@ mod tests {
         assert_eq!(num(999), "999");
         assert_eq!(num(1000), "1,000");
         assert_eq!(num(5047000), "5,047,000");
-    }
-
-    #[test]
-    fn github_escaping() {
-        assert_eq!(gh_data("a%b\nc"), "a%25b%0Ac");
-        assert_eq!(gh_prop("x: y, z"), "x%3A y%2C z");
     }
 }

@@ -32,10 +32,15 @@ impl Edit {
         }
     }
 
-    /// One line: `path: before → after`, `+ path: value`, `- path: value`.
+    /// One line: `path: before → after`, `+ path: value`, `- path: value`; a change that
+    /// redaction made invisible (a secret decrypted from eyaml changed) is `path: changed
+    /// (encrypted value)`.
     pub(crate) fn line(&self, key: &str) -> String {
         let at = |p: &str| format!("{key}{p}");
         match self {
+            Edit::Changed { path, .. } if self.redacted_away() => {
+                format!("{}: changed (encrypted value)", at(path))
+            }
             Edit::Changed {
                 path,
                 before,
@@ -44,6 +49,32 @@ impl Edit {
             Edit::Added { path, value } => format!("+ {}: {}", at(path), compact(value)),
             Edit::Removed { path, value } => format!("- {}: {}", at(path), compact(value)),
         }
+    }
+}
+
+impl Edit {
+    /// The edit as `r` prints it (path and values).
+    pub(crate) fn redact(&mut self, r: &hiera_engine::redact::Redactor) {
+        match self {
+            Edit::Changed {
+                path,
+                before,
+                after,
+            } => {
+                *path = r.text(path).into_owned();
+                *before = r.value(before);
+                *after = r.value(after);
+            }
+            Edit::Added { path, value } | Edit::Removed { path, value } => {
+                *path = r.text(path).into_owned();
+                *value = r.value(value);
+            }
+        }
+    }
+
+    /// A change whose two sides print the same: they differed only in what was redacted.
+    fn redacted_away(&self) -> bool {
+        matches!(self, Edit::Changed { before, after, .. } if before == after)
     }
 }
 

@@ -3,6 +3,7 @@
 //! backends, with each data file read and parsed at most once per process.
 
 pub(crate) mod command;
+pub use command::run_program;
 pub mod custom;
 pub mod eyaml;
 #[cfg(test)]
@@ -93,7 +94,7 @@ static BUILTINS: LazyLock<[Builtin; 5]> = LazyLock::new(|| {
 
 /// A built-in backend function, resolved from its name when hiera.yaml is loaded.
 #[derive(Clone)]
-pub struct Builtin {
+pub(crate) struct Builtin {
     /// The function name hiera.yaml uses.
     pub name: &'static str,
     /// What the function is.
@@ -102,7 +103,7 @@ pub struct Builtin {
 
 /// A built-in backend: the same traits embedders implement.
 #[derive(Clone)]
-pub enum BuiltinBackend {
+pub(crate) enum BuiltinBackend {
     /// A `data_hash` function.
     DataHash(Arc<dyn custom::DataHashBackend>),
     /// A `lookup_key` function.
@@ -141,19 +142,17 @@ impl Builtin {
     }
 
     /// The built-in `kind` function called `name`, if there is one (else an embedder's
-    /// backend must provide it).
-    pub(crate) fn resolve(kind: FunctionKind, name: &str) -> Option<Builtin> {
-        BUILTINS
-            .iter()
-            .find(|b| {
-                b.name == name
-                    && matches!(
-                        (kind, &b.backend),
-                        (FunctionKind::DataHash, BuiltinBackend::DataHash(_))
-                            | (FunctionKind::LookupKey, BuiltinBackend::LookupKey(_))
-                    )
-            })
-            .cloned()
+    /// backend must provide it). Resolved where a level is searched, so that hiera.yaml's
+    /// model (`config`) knows function names only.
+    pub(crate) fn resolve(kind: FunctionKind, name: &str) -> Option<&'static Builtin> {
+        BUILTINS.iter().find(|b| {
+            b.name == name
+                && matches!(
+                    (kind, &b.backend),
+                    (FunctionKind::DataHash, BuiltinBackend::DataHash(_))
+                        | (FunctionKind::LookupKey, BuiltinBackend::LookupKey(_))
+                )
+        })
     }
 }
 
@@ -321,6 +320,13 @@ impl DataFiles {
         }
     }
 
+    /// Forgets the parses of the file at `path` (as lookups name it), by every function:
+    /// the next lookup reads it again. The twin store, another tree's, is not touched.
+    pub fn invalidate(&self, path: &str) {
+        let mut map = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+        map.retain(|k, _| k.split_once('\0').is_none_or(|(_, p)| p != path));
+    }
+
     /// The file system every lookup of these sessions reads.
     pub(crate) fn fs(&self) -> &Arc<dyn Fs> {
         &self.fs
@@ -377,7 +383,10 @@ fn load(
             Ok(f) => Ok(DataHash::Indexed(f)),
             Err(bytes) => yaml_data(&bytes, path, strict, warnings),
         },
-        "hocon_data" => match hocon::parse_hocon(&String::from_utf8_lossy(&bytes)) {
+        // `include file(...)` reads through `fs` too (a revision's own files in `diff`).
+        "hocon_data" => match hocon::parse_hocon_with(&String::from_utf8_lossy(&bytes), &|p| {
+            fs.is_file(p).then(|| fs.read(p))
+        }) {
             Ok(Value::Hash(map)) => Ok(DataHash::Parsed {
                 map,
                 invalid: Vec::new(),
@@ -452,8 +461,8 @@ mod tests {
     #[test]
     fn builtins_resolve_by_kind_and_name() {
         let yaml = Builtin::resolve(FunctionKind::DataHash, "yaml_data");
-        assert!(yaml.as_ref().and_then(Builtin::data_hash).is_some());
-        assert!(yaml.as_ref().and_then(Builtin::lookup_key).is_none());
+        assert!(yaml.and_then(Builtin::data_hash).is_some());
+        assert!(yaml.and_then(Builtin::lookup_key).is_none());
         assert_eq!(format!("{yaml:?}"), "Some(Builtin(yaml_data))");
         assert_ne!(yaml, Builtin::resolve(FunctionKind::DataHash, "json_data"));
         assert!(

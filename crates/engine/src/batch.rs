@@ -1,12 +1,12 @@
 //! Batch mode: many nodes × many keys in one process. Data files are parsed once and
 //! shared; nodes are answered in parallel; results come out in node order.
 
-use crate::answer::{Answer, Finish, Format};
-use crate::backend::DataFiles;
-use crate::engine::{Layers, Session, Settings};
+use crate::answer::{Answer, Finish};
 use crate::error::Error;
+use crate::format::Format;
 use crate::merge::MergeStrategy;
 use crate::scope::Scope;
+use crate::workspace::Workspace;
 use hiera_value::value::{Map, Value};
 
 /// One node of a batch.
@@ -22,6 +22,25 @@ pub struct Node {
     /// Why the node's facts could not be read: every answer of the node is this error (the
     /// batch goes on with the other nodes).
     pub facts_error: Option<Error>,
+}
+
+/// Each node's name as a report lists it: its name, or, when another node has the same name
+/// (two facts files of one certname), the name and where its facts came from
+/// (`web01 (facts/a.yaml)`), so that counts of nodes and lists of names agree.
+pub fn distinct_names(nodes: &[Node]) -> Vec<String> {
+    let mut count: std::collections::HashMap<&str, usize> = Default::default();
+    for n in nodes {
+        *count.entry(n.name.as_str()).or_default() += 1;
+    }
+    nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| match (count[n.name.as_str()], &n.source) {
+            (1, _) => n.name.clone(),
+            (_, Some((_, source))) => format!("{} ({source})", n.name),
+            (_, None) => format!("{} (#{})", n.name, i + 1),
+        })
+        .collect()
 }
 
 /// Which keys to answer for every node.
@@ -272,13 +291,9 @@ pub struct NodeLines {
     pub missed: bool,
 }
 
-/// What a batch needs besides the nodes.
+/// What a batch asks of a [`Workspace`] for every node.
 #[derive(Debug, Clone)]
 pub struct Batch {
-    /// The layers every node is looked up in.
-    pub layers: Layers,
-    /// The session settings of every node's lookups.
-    pub settings: Settings,
     /// `--merge` (`None`: lookup_options or `first` decide).
     pub merge: Option<MergeStrategy>,
     /// The keys to answer for every node.
@@ -295,16 +310,17 @@ impl Batch {
     /// Answers every node; `emit` receives each node's records, in node order.
     pub fn run(
         &self,
+        workspace: &Workspace,
         nodes: Vec<Node>,
-        files: DataFiles,
         emit: impl FnMut(usize, Vec<Record>) + Send,
     ) {
+        workspace.refresh();
         crate::workers::in_order(
             &nodes,
             self.threads,
             |node| {
                 let mut records = Vec::new();
-                self.answer_node(node, files.clone(), |key, outcome| {
+                self.answer_node(workspace, node, |key, outcome| {
                     records.push(Record::new(node, key, outcome, self.format))
                 });
                 records
@@ -318,16 +334,17 @@ impl Batch {
     /// that the one writer only copies them out.
     pub fn run_lines(
         &self,
+        workspace: &Workspace,
         nodes: Vec<Node>,
-        files: DataFiles,
         emit: impl FnMut(usize, NodeLines) + Send,
     ) {
+        workspace.refresh();
         crate::workers::in_order(
             &nodes,
             self.threads,
             |node| {
                 let mut lines = NodeLines::default();
-                self.answer_node(node, files.clone(), |key, outcome| {
+                self.answer_node(workspace, node, |key, outcome| {
                     let checked = Checked::new(outcome, self.format);
                     let head = Head {
                         node: &node.name,
@@ -355,8 +372,8 @@ impl Batch {
     /// `--type` and `--redact`) to `answer`, in key order.
     fn answer_node(
         &self,
+        workspace: &Workspace,
         node: &Node,
-        files: DataFiles,
         mut answer: impl FnMut(String, Result<Answer, Error>),
     ) {
         if let Some(e) = &node.facts_error {
@@ -366,12 +383,7 @@ impl Batch {
             }
             return;
         }
-        let mut session = Session::with_files(
-            node.scope.clone(),
-            self.layers.clone(),
-            self.settings.clone(),
-            files,
-        );
+        let mut session = workspace.session_unrefreshed(node.scope.clone());
         let keys = match &self.keys {
             Keys::List(k) => k.clone(),
             Keys::All => match session.all_keys() {

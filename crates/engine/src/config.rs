@@ -67,9 +67,6 @@ pub struct Entry {
     pub kind: FunctionKind,
     /// The function name (`yaml_data`, `json_data`, `eyaml_lookup_key`, …).
     pub function: String,
-    /// The built-in backend `function` names, resolved once here (`None`: an embedder's
-    /// backend must provide it when the entry is used).
-    pub builtin: Option<crate::backend::Builtin>,
     /// The data directory, absolute but not yet interpolated.
     pub datadir: String,
     /// Where the level looks.
@@ -175,7 +172,7 @@ impl HieraConfig {
     }
 
     /// [`load`](Self::load), reading `path` from `fs`.
-    pub(crate) fn load_in(
+    pub fn load_in(
         fs: &dyn crate::fs::Fs,
         path: &Path,
         ctx: &LoadContext,
@@ -777,7 +774,6 @@ impl Validator<'_> {
             out.push(Entry {
                 name,
                 kind,
-                builtin: crate::backend::Builtin::resolve(kind, &function),
                 function,
                 datadir,
                 locations,
@@ -900,7 +896,6 @@ impl Validator<'_> {
             out.push(Entry {
                 name,
                 kind: FunctionKind::DataHash,
-                builtin: crate::backend::Builtin::resolve(FunctionKind::DataHash, function),
                 function: function.to_string(),
                 datadir: path_plus(&cfg.root.display().to_string(), &dd),
                 locations: Locations::Paths(paths),
@@ -1049,7 +1044,6 @@ impl Validator<'_> {
             cfg.hierarchy.push(Entry {
                 name: b.to_string(),
                 kind,
-                builtin: crate::backend::Builtin::resolve(kind, &function),
                 function,
                 datadir,
                 locations: Locations::Paths(hierarchy.clone()),

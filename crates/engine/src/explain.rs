@@ -234,14 +234,25 @@ impl Explainer {
         }
     }
 
-    /// The text form (`--explain`).
-    pub fn explain(&self) -> String {
+    /// The text form (`--explain`), or Puppet's "stack level too deep" when it would be
+    /// larger than [`MAX_EXPLAIN_BYTES`](hiera_value::limits::MAX_EXPLAIN_BYTES).
+    pub fn explain(&self) -> crate::Result<String> {
         let mut out = String::new();
         self.dump(0, &mut out, "", "");
-        out
+        if out.len() > hiera_value::limits::MAX_EXPLAIN_BYTES {
+            return Err(crate::Error::run(format!(
+                "stack level too deep: the explanation is larger than {} MiB",
+                hiera_value::limits::MAX_EXPLAIN_BYTES >> 20
+            )));
+        }
+        Ok(out)
     }
 
     fn dump(&self, id: usize, io: &mut String, indent: &str, first_indent: &str) {
+        // Past the limit: nothing more is written (`explain` reports it).
+        if io.len() > hiera_value::limits::MAX_EXPLAIN_BYTES {
+            return;
+        }
         let n = &self.nodes[id];
         let inner = format!("{indent}  ");
         match &n.kind {
@@ -379,10 +390,10 @@ impl Explainer {
     /// The explanation as `puppet lookup --explain --render-as FORMAT` prints it: the text
     /// trace for `s`, Psych's dump of the hash for `yaml` (symbols, and anchors for objects
     /// that appear more than once), the hash for `json`.
-    pub fn render(&self, format: crate::answer::Format) -> crate::Result<String> {
-        use crate::answer::Format;
+    pub fn render(&self, format: crate::format::Format) -> crate::Result<String> {
+        use crate::format::Format;
         match format {
-            Format::S => Ok(self.explain()),
+            Format::S => self.explain(),
             Format::Yaml => hiera_formats::render::tree_to_yaml(&self.to_tree())
                 .map_err(|e| crate::Error::run(e.to_string())),
             _ => format.render(&self.to_hash()),
@@ -563,6 +574,57 @@ fn dump_value(io: &mut String, indent: &str, value: &Value) {
 mod tests {
     use super::*;
 
+    /// A fact path 600 segments deep dumps the rest of the value at every segment, deeper
+    /// each time: about 160 MB of text, where Puppet stops with "stack level too deep".
+    #[test]
+    fn explain_text_is_bounded() {
+        use crate::engine::{Layers, Session, Settings};
+        use hiera_value::value::Map;
+        let depth = 600;
+        let dir = std::env::temp_dir().join(format!("hl-explain-bound-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("data")).unwrap();
+        std::fs::write(
+            dir.join("hiera.yaml"),
+            "version: 5\nhierarchy:\n  - name: c\n    path: common.yaml\n",
+        )
+        .unwrap();
+        let path = vec!["a"; depth].join(".");
+        std::fs::write(
+            dir.join("data/common.yaml"),
+            format!("k: \"%{{facts.{path}}}\"\n"),
+        )
+        .unwrap();
+        let mut v = Value::str("leaf");
+        for _ in 1..depth {
+            v = Value::Hash(Map::from_iter([(Value::str("a"), v)]));
+        }
+        let facts = Map::from_iter([(Value::str("a"), v)]);
+        let layers = Layers {
+            environment_dir: Some(dir.clone()),
+            ..Default::default()
+        };
+        let settings = Settings {
+            explain: true,
+            ..Default::default()
+        };
+        let mut s = Session::new(
+            crate::scope::Scope::from_facts(facts, "production"),
+            layers,
+            settings,
+        );
+        let found = s.lookup(&["k".to_string()], None);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(
+            found.unwrap(),
+            crate::engine::Outcome::Found(Value::str("leaf"))
+        );
+        let e = s.explainer().unwrap().explain().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "stack level too deep: the explanation is larger than 128 MiB"
+        );
+    }
+
     #[test]
     fn single_branch_merge_collapses() {
         let mut e = Explainer::new();
@@ -582,7 +644,7 @@ mod tests {
         e.pop();
         e.root_text("Function lookup() did not find a value for the name 'a'".into());
         assert_eq!(
-            e.explain(),
+            e.explain().unwrap(),
             "Searching for \"a\"\n  Global Data Provider (hiera configuration version 5)\n    No such key: \"a\"\nFunction lookup() did not find a value for the name 'a'\n"
         );
     }

@@ -33,13 +33,12 @@
 //!
 //! # A batch: many nodes × keys in one process
 //!
-//! Data files are parsed once and shared by every node; nodes run on `threads` workers and
-//! their answers arrive in node order.
+//! A [`Workspace`] opens the control repo once; data files are parsed once and shared by
+//! every node; nodes run on `threads` workers and their answers arrive in node order.
 //!
 //! ```
 //! use hiera_engine::batch::{Batch, Keys, Node};
-//! use hiera_engine::backend::DataFiles;
-//! use hiera_engine::{Answer, EnvOptions, Finish, Scope, Settings};
+//! use hiera_engine::{Answer, EnvOptions, Finish, Scope, Settings, Workspace};
 //! use hiera_value::{Map, Value};
 //! # let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
 //!
@@ -54,9 +53,8 @@
 //!         facts_error: None,
 //!     })
 //! };
+//! let workspace = Workspace::open(env, Settings::default())?;
 //! let batch = Batch {
-//!     layers: env.layers()?,
-//!     settings: Settings::default(),
 //!     merge: None,
 //!     keys: Keys::List(vec!["profile::web::port".into()]),
 //!     threads: 2,
@@ -64,7 +62,7 @@
 //!     format: None,
 //! };
 //! let mut ports = Vec::new();
-//! batch.run(vec![node("web01.yaml", "web")?, node("db01.json", "db")?], DataFiles::default(), |_, records| {
+//! batch.run(&workspace, vec![node("web01.yaml", "web")?, node("db01.json", "db")?], |_, records| {
 //!     for r in records {
 //!         ports.push((r.node, r.outcome.unwrap()));
 //!     }
@@ -146,6 +144,7 @@ pub mod engine;
 pub mod environment;
 pub mod error;
 pub mod explain;
+pub mod format;
 pub mod fs;
 /// The fuzz targets' bodies (fuzz/, tests/fuzz_smoke.rs): not part of the API.
 #[doc(hidden)]
@@ -159,11 +158,14 @@ pub mod redact;
 pub mod scope;
 pub mod where_;
 pub mod workers;
+pub mod workspace;
 
-pub use answer::{Answer, Finish, Format};
-pub use engine::{Layers, Outcome, Session, Settings};
+pub use answer::{Answer, Finish};
+pub use engine::{Exec, Layers, Outcome, Session, Settings};
 pub use environment::EnvOptions;
 pub use error::{Error, Result};
 pub use explain::Explainer;
+pub use format::Format;
 pub use merge::MergeStrategy;
 pub use scope::{Scope, Strict};
+pub use workspace::Workspace;

@@ -28,10 +28,22 @@ use hiera_value::value::{Map, Value};
 use indexmap::IndexMap;
 use std::collections::HashMap;
 
+/// Reads what `include file(...)` names: `None` when the path is not a regular file (the
+/// include is then ignored, as ruby-hocon ignores one it cannot find), else the bytes, within
+/// the file size limit. [`disk`] reads the disk; a revision of a control repo reads its own
+/// files.
+pub type Includes<'a> = &'a dyn Fn(&std::path::Path) -> Option<std::io::Result<Vec<u8>>>;
+
+/// [`Includes`] from the disk: regular files, read within
+/// [`MAX_FILE_SIZE`](hiera_value::limits::MAX_FILE_SIZE).
+pub fn disk(path: &std::path::Path) -> Option<std::io::Result<Vec<u8>>> {
+    path.is_file().then(|| hiera_value::limits::read_file(path))
+}
+
 /// The parsed document, sized before anything is built: `x2 = ${x1} ${x1}` doubling is
 /// rejected in time linear in the document, not after the copies have taken a gigabyte.
-fn parse_sized(text: &str) -> Result<IndexMap<String, Node>, String> {
-    let mut p = Parser::new(text);
+fn parse_sized(text: &str, includes: Includes) -> Result<IndexMap<String, Node>, String> {
+    let mut p = Parser::new(text, includes);
     let root = p.parse_root()?;
     Sizer {
         root: &root,
@@ -44,9 +56,14 @@ fn parse_sized(text: &str) -> Result<IndexMap<String, Node>, String> {
 }
 
 /// The unwrapped document, or ruby-hocon's message (the caller wraps it as
-/// `Unable to parse (<path>): <message>`).
+/// `Unable to parse (<path>): <message>`). Includes are read from the disk.
 pub fn parse_hocon(text: &str) -> Result<Value, String> {
-    let root = parse_sized(text)?;
+    parse_hocon_with(text, &disk)
+}
+
+/// [`parse_hocon`], reading includes with `includes`.
+pub fn parse_hocon_with(text: &str, includes: Includes) -> Result<Value, String> {
+    let root = parse_sized(text, includes)?;
     let mut r = Resolver {
         root: &root,
         visiting: Vec::new(),
@@ -60,19 +77,27 @@ pub fn parse_hocon(text: &str) -> Result<Value, String> {
 }
 
 /// Where each key of a HOCON document is written (keys of included files are not), or
-/// ruby-hocon's message for a document Puppet refuses.
-pub fn positions(text: &str) -> Result<crate::position::PosNode, String> {
-    parse_hocon(text)?;
+/// ruby-hocon's message for a document Puppet refuses. Includes are read from the disk.
+pub fn positions(text: &str) -> Result<crate::position::tree::PosNode, String> {
+    positions_with(text, &disk)
+}
+
+/// [`positions`], reading includes with `includes`.
+pub fn positions_with(
+    text: &str,
+    includes: Includes,
+) -> Result<crate::position::tree::PosNode, String> {
+    parse_hocon_with(text, includes)?;
     let mut p = Parser {
         fields: Some(Vec::new()),
-        ..Parser::new(text)
+        ..Parser::new(text, includes)
     };
     p.parse_root()?;
     let fields = p.fields.take().unwrap_or_default();
-    Ok(crate::position::PosNode::from_paths(
+    Ok(crate::position::tree::PosNode::from_paths(
         fields.into_iter().map(|(path, start)| {
             let path = path.into_iter().map(Value::String).collect();
-            (path, crate::position::char_pos(&p.s, start))
+            (path, crate::position::tree::char_pos(&p.s, start))
         }),
     ))
 }
@@ -84,10 +109,11 @@ pub const RAW: &str = "\u{0}raw:";
 /// How deep `include file(...)` may nest (a file including itself stops here).
 const MAX_INCLUDE_DEPTH: usize = hiera_value::limits::MAX_HOCON_INCLUDE_DEPTH;
 
-impl Parser {
+impl<'a> Parser<'a> {
     /// A parser at the start of a document.
-    fn new(text: &str) -> Parser {
+    fn new(text: &str, includes: Includes<'a>) -> Parser<'a> {
         Parser {
+            includes_read: includes,
             s: text.chars().collect(),
             i: 0,
             line: 1,
@@ -113,14 +139,18 @@ impl Parser {
         } else {
             vec![base.with_extension("conf"), base.with_extension("json")]
         };
-        let Some(path) = candidates.into_iter().find(|p| p.is_file()) else {
+        let Some((path, read)) = candidates
+            .into_iter()
+            .find_map(|p| (self.includes_read)(&p).map(|r| (p, r)))
+        else {
             return Ok(IndexMap::default());
         };
         if self.includes >= MAX_INCLUDE_DEPTH {
             return err(self.line, "include nesting too deep");
         }
-        let text = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let text = read.map_err(|e| format!("{}: {e}", path.display()))?;
         let mut p = Parser {
+            includes_read: self.includes_read,
             s: String::from_utf8_lossy(&text).chars().collect(),
             i: 0,
             line: 1,
@@ -162,7 +192,9 @@ enum Node {
     OrElse(Box<Node>, Box<Node>),
 }
 
-struct Parser {
+struct Parser<'a> {
+    /// Where `include file(...)` reads.
+    includes_read: Includes<'a>,
     s: Vec<char>,
     i: usize,
     line: usize,
@@ -249,7 +281,7 @@ fn inline_space(c: char) -> bool {
     c != '\n' && c.is_whitespace() || c == '\u{feff}'
 }
 
-impl Parser {
+impl Parser<'_> {
     fn peek(&self) -> Option<char> {
         self.s.get(self.i).copied()
     }
@@ -1433,9 +1465,36 @@ fn scalar_text(v: &Value) -> String {
 mod tests {
     use super::*;
 
+    /// Includes are read where the caller says (a git revision's files), and from the disk
+    /// within the file size limit: a sparse 300 MB include is refused before it is read,
+    /// not read whole (and its 300 million characters collected).
+    #[test]
+    fn includes_are_read_by_the_caller_within_the_size_limit() {
+        let read = |p: &std::path::Path| {
+            (p.file_name()? == "inc.conf").then(|| Ok(b"k = from-revision".to_vec()))
+        };
+        let v = parse_hocon_with("include file(\"/nowhere/inc.conf\")\nj = 1", &read).unwrap();
+        assert_eq!(
+            crate::render::to_json(&v).unwrap(),
+            r#"{"k":"from-revision","j":1}"#
+        );
+        // Not a file for the reader: ignored, as a missing include.
+        let v = parse_hocon_with("include file(\"/nowhere/other.conf\")\nj = 1", &read).unwrap();
+        assert_eq!(crate::render::to_json(&v).unwrap(), r#"{"j":1}"#);
+
+        let dir = std::env::temp_dir().join(format!("hl-hocon-big-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let big = dir.join("big.conf");
+        let f = std::fs::File::create(&big).unwrap();
+        f.set_len(300 << 20).unwrap();
+        let e = parse_hocon(&format!("include file(\"{}\")", big.display())).unwrap_err();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(e.contains("big.conf") && e.contains("256 MiB"), "{e}");
+    }
+
     /// Only the size check, on the parsed document (nothing resolved).
     fn sized(text: &str) -> Result<(), String> {
-        parse_sized(text).map(drop)
+        parse_sized(text, &disk).map(drop)
     }
 
     #[test]

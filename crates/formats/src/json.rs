@@ -118,10 +118,26 @@ pub(crate) struct NumberExtent {
     pub float_end: Option<usize>,
 }
 
+/// Characters of the input an error message quotes, at most (more is cut, ending in '…').
+/// Longer than a printed message may be (`limits::MAX_MESSAGE_CHARS`), so that what is
+/// printed is unchanged; the bound is for messages kept whole, as in diff's reports.
+const MAX_QUOTED_CHARS: usize = hiera_value::limits::MAX_MESSAGE_CHARS;
+
+/// The input from `at` as the gem's messages quote it: its C `%s` stops at the first NUL
+/// byte (a file of NUL-separated records, such as /proc/self/environ, is quoted up to its
+/// first one), and at most [`MAX_QUOTED_CHARS`] characters.
+fn quoted(rest: &str) -> std::borrow::Cow<'_, str> {
+    let rest = rest.split('\0').next().unwrap_or("");
+    match rest.char_indices().nth(MAX_QUOTED_CHARS) {
+        Some((cut, _)) => std::borrow::Cow::Owned(format!("{}…", &rest[..cut])),
+        None => std::borrow::Cow::Borrowed(rest),
+    }
+}
+
 impl Parser<'_> {
     fn unexpected(&self, pos: usize) -> String {
         let rest = self.s.get(pos.min(self.b.len())..).unwrap_or("");
-        format!("unexpected token at '{rest}'")
+        format!("unexpected token at '{}'", quoted(rest))
     }
 
     fn raise(&self, pos: usize) -> Fail {
@@ -329,7 +345,7 @@ impl Parser<'_> {
                         if end - pe <= 6 {
                             return Err(Fail::Raise(format!(
                                 "incomplete surrogate pair at '{}'",
-                                &self.s[start..]
+                                quoted(&self.s[start..])
                             )));
                         }
                         pe += 1;
@@ -440,6 +456,32 @@ mod tests {
             err(r#"{"v": 1 /* unterminated }"#),
             r#"unexpected token at '{"v": 1 /* unterminated }'"#
         );
+    }
+
+    #[test]
+    fn quotes_stop_at_the_first_nul_and_are_bounded() {
+        // /proc/self/environ as a data file: the gem's C `%s` ends at the first NUL.
+        assert_eq!(
+            err("HOME=/root\0SECRET=hunter2\0PATH=/bin\0"),
+            "unexpected token at 'HOME=/root'"
+        );
+        assert_eq!(err("[1, x\0y]"), "unexpected token at 'x'");
+        assert_eq!(
+            err("{\"v\": \"a\0b\"}"),
+            "unexpected token at '{\"v\": \"a'"
+        );
+        assert_eq!(
+            err("{\"v\": \"a\\ud800\"}\0SECRET=hunter2"),
+            "incomplete surrogate pair at 'a\\ud800\"}'"
+        );
+        // Bounded: a huge file is not quoted whole.
+        let big = format!("[x{}]", "y".repeat(100_000));
+        let m = err(&big);
+        assert_eq!(
+            m.chars().count(),
+            "unexpected token at ''".len() + MAX_QUOTED_CHARS + 1
+        );
+        assert!(m.ends_with("yyy…'"), "{m}");
     }
 
     #[test]

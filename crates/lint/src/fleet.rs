@@ -7,11 +7,11 @@
 
 use super::repo::{has_placeholders, Repo};
 use super::Sink;
-use hiera_engine::backend::DataFiles;
 use hiera_engine::config::Locations;
-use hiera_engine::engine::{Layers, Session, Settings};
+use hiera_engine::engine::{Exec, Layers, Session, Settings};
 use hiera_engine::error::{Error, Result};
 use hiera_engine::scope::{Scope, Strict};
+use hiera_engine::workspace::Workspace;
 use hiera_value::value::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -196,9 +196,9 @@ fn merged_keys(repo: &Repo) -> Vec<String> {
     out
 }
 
-pub(crate) fn check(repo: &Repo, fleet: &Fleet, sink: &mut Sink) {
+pub(crate) fn check(repo: &Repo, fleet: &Fleet, allow_exec: bool, sink: &mut Sink) -> Result<()> {
     if fleet.nodes.is_empty() {
-        return;
+        return Ok(());
     }
     let merged: HashSet<String> = merged_keys(repo).into_iter().collect();
     let bare = Layers::default();
@@ -310,33 +310,57 @@ pub(crate) fn check(repo: &Repo, fleet: &Fleet, sink: &mut Sink) {
     };
     report(shadowed, "shadowed-key");
     report(redundant, "redundant-value");
-    lookups(repo, fleet, &merged, sink);
+    lookups(repo, fleet, &merged, allow_exec, sink)
 }
 
 /// Looks every merged key up for every node, as `puppet lookup` would, and reports the
-/// first node each failing key fails for.
-fn lookups(repo: &Repo, fleet: &Fleet, merged: &HashSet<String>, sink: &mut Sink) {
+/// first node each failing key fails for. A `command` level such a lookup reaches fails the
+/// lint unless `allow_exec`.
+fn lookups(
+    repo: &Repo,
+    fleet: &Fleet,
+    merged: &HashSet<String>,
+    allow_exec: bool,
+    sink: &mut Sink,
+) -> Result<()> {
     if merged.is_empty() {
-        return;
+        return Ok(());
     }
     let mut keys: Vec<&String> = merged.iter().collect();
     keys.sort();
-    let files = DataFiles::default();
-    let settings = Settings::default();
+    // One workspace for the fleet: every node shares its parses. A message may quote what
+    // eyaml decrypted ("got 'hunter2'"): the lint has no need to show it.
+    let workspace = Workspace::with_fs(
+        repo.layers_spec.clone(),
+        Settings {
+            redact: true,
+            ..Settings::default()
+        },
+        hiera_engine::fs::disk(),
+    );
     // key -> (first failing node, error, how many nodes fail)
     let mut failures: HashMap<&str, (String, String, usize)> = HashMap::new();
     for node in &fleet.nodes {
-        let mut session = Session::with_files(
-            scope_of(node),
-            repo.layers_spec.clone(),
-            settings.clone(),
-            files.clone(),
-        );
+        let mut session = workspace.session_unrefreshed(scope_of(node));
+        if !allow_exec {
+            session.set_exec(Exec::Refused {
+                how_to_allow:
+                    "lint runs no program the linted tree names unless given --allow-exec",
+            });
+        }
         for k in &keys {
-            if let Err(e) = session.lookup(&[k.to_string()], None) {
+            let result = session.lookup(&[k.to_string()], None);
+            if let Some(refused) = session.refused_exec() {
+                return Err(Error::run(refused.to_string()));
+            }
+            if let Err(e) = result {
+                let message = match session.redactor() {
+                    Some(r) => r.text(&e.to_string()).into_owned(),
+                    None => e.to_string(),
+                };
                 let entry = failures
                     .entry(k.as_str())
-                    .or_insert_with(|| (node.name.clone(), e.to_string(), 0));
+                    .or_insert_with(|| (node.name.clone(), message, 0));
                 entry.2 += 1;
             }
         }
@@ -363,4 +387,5 @@ fn lookups(repo: &Repo, fleet: &Fleet, merged: &HashSet<String>, sink: &mut Sink
             format!("the lookup of '{k}' fails for node {node}{others}: {err}"),
         );
     }
+    Ok(())
 }

@@ -89,15 +89,18 @@ pub(crate) struct Finding {
 
 impl Finding {
     /// `file:line:col: severity rule-id: message`.
+    /// `file:line:col: severity rule: message`, one line whatever the file name and the
+    /// message quote ([`hiera_value::escape::printable`]).
     pub(crate) fn to_text(&self) -> String {
+        use hiera_value::escape::printable;
         format!(
             "{}:{}:{}: {} {}: {}",
-            self.file,
+            printable(&self.file),
             self.line.max(1),
             self.column.max(1),
             self.severity.name(),
             self.rule,
-            self.message
+            printable(&self.message)
         )
     }
 }
@@ -127,6 +130,11 @@ pub struct Options {
     /// Report the findings in vendored directories too (modules the Puppetfile installs,
     /// directories .gitignore leaves out); by default they are only counted.
     pub include_vendored: bool,
+    /// Run the programs of `lookup_key: command` levels in the fleet's lookups
+    /// (`--allow-exec`). Off, a lookup reaching one fails the lint with one line: the tree
+    /// linted may be a branch nobody has read. Only the caller sets it: the settings file,
+    /// which the linted tree holds, cannot.
+    pub allow_exec: bool,
 }
 
 /// The findings of a run, sorted by file and position, disabled rules removed.
@@ -235,7 +243,7 @@ pub fn lint(opts: &Options) -> Result<Report> {
     classes::check(&repo, &code, &known, &mut sink);
     if let Some(fleet) = fleet::Fleet::from_options(&root, opts)? {
         interpolations::check_facts(&repo, &fleet, &mut sink);
-        fleet::check(&repo, &fleet, &mut sink);
+        fleet::check(&repo, &fleet, opts.allow_exec, &mut sink)?;
     }
     let mut findings = sink.findings;
     // Per-line and per-file disables written in the data files themselves.

@@ -2,6 +2,7 @@
 //! workflow commands, or SARIF 2.1.0 (code scanning).
 
 use super::{Finding, Report, Severity, RULES};
+use hiera_value::escape::{github_data, github_property, printable};
 use serde_json::{json, Value as Json};
 
 /// An output format of `lint --format`.
@@ -57,32 +58,22 @@ fn finding_json(f: &Finding) -> Json {
     })
 }
 
-/// `::error file=F,line=L,col=C,title=RULE::MESSAGE` (properties and message escaped as
-/// GitHub's toolkit does).
+/// `::error file=F,line=L,col=C,title=RULE::MESSAGE`: the file name and message
+/// [`printable`], then escaped as GitHub's toolkit does ([`github_property`],
+/// [`github_data`]), as `diff --format github` writes them.
 fn github(f: &Finding) -> String {
     let level = match f.severity {
         Severity::Error => "error",
         Severity::Warning => "warning",
         Severity::Info => "notice",
     };
-    let prop = |s: &str| {
-        s.replace('%', "%25")
-            .replace('\r', "%0D")
-            .replace('\n', "%0A")
-            .replace(':', "%3A")
-            .replace(',', "%2C")
-    };
-    let data = f
-        .message
-        .replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A");
     format!(
-        "::{level} file={},line={},col={},title={}::{data}\n",
-        prop(&f.file),
+        "::{level} file={},line={},col={},title={}::{}\n",
+        github_property(&printable(&f.file)),
         f.line.max(1),
         f.column.max(1),
-        prop(f.rule)
+        github_property(f.rule),
+        github_data(&printable(&f.message))
     )
 }
 

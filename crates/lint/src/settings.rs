@@ -103,25 +103,35 @@ impl Settings {
         let parts: Vec<&str> = file.split('/').collect();
         self.exclude.iter().any(|pattern| {
             let pat: Vec<&str> = pattern.split('/').collect();
-            // The pattern names the file, or a directory above it.
-            (1..=parts.len()).any(|n| path_match(&pat, &parts[..n]))
+            names_or_contains(&pat, &parts)
         })
     }
 }
 
-/// Matches path components: `**` stands for any number of them (none included).
-fn path_match(pat: &[&str], path: &[&str]) -> bool {
-    match pat.split_first() {
-        None => path.is_empty(),
-        Some((&"**", rest)) => (0..=path.len()).any(|skip| path_match(rest, &path[skip..])),
-        Some((p, rest)) => match path.split_first() {
-            Some((name, more)) => {
-                hiera_engine::location::fnmatch(p.as_bytes(), name.as_bytes())
-                    && path_match(rest, more)
-            }
-            None => false,
-        },
+/// Whether path pattern `pat` names `path` or a directory above it (`*`, `?`, `[…]` within a
+/// component as `File.fnmatch`; `**` for any number of components, none included). Dynamic
+/// programming over (pattern component, path component): time in the product of their
+/// counts whatever the number of `**` (trying every split of every `**` in turn took
+/// exponential time: twelve of them ran for minutes).
+fn names_or_contains(pat: &[&str], path: &[&str]) -> bool {
+    let (p, n) = (pat.len(), path.len());
+    // m[i][j]: pat[i..] matches path[j..k] for some k ≥ max(j, 1); filled from the ends.
+    let mut m = vec![false; (p + 1) * (n + 1)];
+    let at = |i: usize, j: usize| i * (n + 1) + j;
+    for i in (0..=p).rev() {
+        for j in (0..=n).rev() {
+            m[at(i, j)] = if i == p {
+                j >= 1
+            } else if pat[i] == "**" {
+                m[at(i + 1, j)] || (j < n && m[at(i, j + 1)])
+            } else {
+                j < n
+                    && m[at(i + 1, j + 1)]
+                    && hiera_engine::location::fnmatch(pat[i].as_bytes(), path[j].as_bytes())
+            };
+        }
     }
+    m[at(0, 0)]
 }
 
 /// The rules a `# hiera-lookup: disable=…` comment on `line` names, and whether it is
@@ -193,6 +203,19 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    /// Many `**` against a deep path that does not match: answered at once.
+    #[test]
+    fn exclude_globs_match_in_polynomial_time() {
+        let pattern = ["**"; 12].join("/") + "/x.yaml";
+        let s = Settings::parse(&format!("[lint]\nexclude = [\"{pattern}\"]\n")).unwrap();
+        let deep = ["d"; 40].join("/");
+        let start = std::time::Instant::now();
+        assert!(!s.excludes(&format!("{deep}/y.yaml")));
+        assert!(s.excludes(&format!("{deep}/x.yaml")));
+        assert!(s.excludes(&format!("{deep}/x.yaml/under")));
+        assert!(start.elapsed() < std::time::Duration::from_secs(5));
     }
 
     #[test]

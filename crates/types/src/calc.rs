@@ -452,11 +452,11 @@ fn assignable_inner(a: &Type, b: &Type, d: u32) -> bool {
         }
         T::Sensitive(t) => matches!(b, T::Sensitive(t2) if asg(t, t2)),
         T::Timestamp(f, t) => match b {
-            T::Timestamp(f2, t2) => super::convert::time_range_covers(false, [f, t], [f2, t2]),
+            T::Timestamp(f2, t2) => super::timestamp::time_range_covers(false, [f, t], [f2, t2]),
             _ => false,
         },
         T::Timespan(f, t) => match b {
-            T::Timespan(f2, t2) => super::convert::time_range_covers(true, [f, t], [f2, t2]),
+            T::Timespan(f2, t2) => super::timestamp::time_range_covers(true, [f, t], [f2, t2]),
             _ => false,
         },
         // PSemVerType#_assignable?: each of b's ranges covered by one of a's.

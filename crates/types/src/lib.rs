@@ -11,6 +11,7 @@ pub mod semver;
 mod strptime;
 mod timestamp;
 pub(crate) mod uri;
+mod zonetab;
 
 pub use convert::{convert, convert_args_string};
 #[cfg(test)]
@@ -404,8 +405,8 @@ impl Type {
             T::Undef => v.is_null(),
             // Runtime objects by kind (their range parameters are not checked).
             // PAbstractTimeDataType#instance?: the kind, then `from <= v <= to`.
-            T::Timestamp(a, b) => convert::time_within(v, false, a.as_deref(), b.as_deref()),
-            T::Timespan(a, b) => convert::time_within(v, true, a.as_deref(), b.as_deref()),
+            T::Timestamp(a, b) => timestamp::time_within(v, false, a.as_deref(), b.as_deref()),
+            T::Timespan(a, b) => timestamp::time_within(v, true, a.as_deref(), b.as_deref()),
             // PSemVerType#instance?: a version inside one of the ranges (if any).
             T::SemVer(ranges) => match v {
                 Value::Object(o) if o.type_name == "SemVer" => {

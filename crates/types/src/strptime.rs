@@ -11,6 +11,7 @@
 //! [`strptime`] returns the fields Ruby's hash holds (`year`, `mon`, `mday`, `hour`, `min`,
 //! `sec`, `sec_fraction`, `zone`, `offset`, `leftover`, ...), `None` where Ruby returns nil.
 
+use crate::zonetab::ZONES;
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -473,10 +474,6 @@ fn numeric_offset(zone: &str) -> Option<i128> {
     };
     Some(if negative { -nanos } else { nanos })
 }
-
-/// Ruby's zone table (ext/date/zonetab.list, as date_core.so of Ruby 3.3 answers for each
-/// name): lower-case name → offset in seconds, sorted by name.
-const ZONES: &[(&str, i32)] = &include!("zonetab.in");
 
 #[cfg(test)]
 mod tests {

@@ -272,6 +272,241 @@ pub(super) fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     era * 146097 + doe - 719468
 }
 
+// Timespans as Puppet reads them from strings, and the time types' range checks.
+
+/// Timespan's default parse formats, tried in order.
+pub(crate) const TIMESPAN_FORMATS: [&str; 8] = [
+    "%D-%H:%M:%S.%-N",
+    "%H:%M:%S.%-N",
+    "%M:%S.%-N",
+    "%S.%-N",
+    "%D-%H:%M:%S",
+    "%H:%M:%S",
+    "%D-%H:%M",
+    "%S",
+];
+
+/// One piece of a Timespan format (`Puppet::Pops::Time::Timespan::Format`).
+pub(crate) enum SpanSeg {
+    Literal(String),
+    /// Nanoseconds per unit (0 for a fraction), pad char (None for `-`), width, default width,
+    /// and whether it holds the total (the highest unit of the format).
+    Value {
+        unit: i128,
+        fraction: bool,
+        pad: Option<char>,
+        width: Option<usize>,
+        default_width: usize,
+        total: bool,
+    },
+}
+
+/// `FormatParser#internal_parse`; the error is Ruby's ArgumentError text.
+pub(crate) fn timespan_format(fmt: &str) -> Result<Vec<SpanSeg>, String> {
+    let bad = |start: usize, pos: usize| {
+        let expr: String = fmt.chars().skip(start).take(pos - start).collect();
+        format!("Bad format specifier '{expr}' in '{fmt}', at position {pos}")
+    };
+    let mut segs: Vec<SpanSeg> = Vec::new();
+    // (unit order: 0 ns, 1 ms, 2 s, 3 min, 4 h, 5 d)
+    let mut highest: i32 = -1;
+    let mut orders: Vec<i32> = Vec::new();
+    let (mut in_spec, mut pad_state, mut pad, mut width) = (false, false, Some('0'), None::<usize>);
+    let mut fstart = 0;
+    let mut pos = 0;
+    for (i, c) in fmt.chars().enumerate() {
+        pos = i;
+        if !in_spec {
+            if c == '%' {
+                (in_spec, pad_state, pad, width, fstart) = (true, true, Some('0'), None, i);
+            } else if let Some(SpanSeg::Literal(l)) = segs.last_mut() {
+                l.push(c);
+            } else {
+                segs.push(SpanSeg::Literal(c.to_string()));
+                orders.push(-1);
+            }
+            continue;
+        }
+        let spec = match c {
+            '%' => {
+                if let Some(SpanSeg::Literal(l)) = segs.last_mut() {
+                    l.push('%');
+                } else {
+                    segs.push(SpanSeg::Literal("%".into()));
+                    orders.push(-1);
+                }
+                in_spec = false;
+                continue;
+            }
+            '-' | '_' if pad_state => {
+                pad = if c == '-' { None } else { Some(' ') };
+                pad_state = false;
+                continue;
+            }
+            'D' => (5, 86_400_000_000_000i128, 1, false),
+            'H' => (4, 3_600_000_000_000, 2, false),
+            'M' => (3, 60_000_000_000, 2, false),
+            'S' => (2, 1_000_000_000, 2, false),
+            'L' => (1, 0, 3, true),
+            'N' => (0, 0, 9, true),
+            d if d.is_ascii_digit() => {
+                let n = d as usize - '0' as usize;
+                if pad_state && n == 0 {
+                    pad = Some('0');
+                } else {
+                    width = Some(width.unwrap_or(0) * 10 + n);
+                }
+                pad_state = false;
+                continue;
+            }
+            _ => return Err(bad(fstart, i)),
+        };
+        let (order, unit, default_width, fraction) = spec;
+        highest = highest.max(order);
+        segs.push(SpanSeg::Value {
+            unit,
+            fraction,
+            pad,
+            width,
+            default_width,
+            total: false,
+        });
+        orders.push(order);
+        in_spec = false;
+    }
+    if in_spec {
+        return Err(bad(fstart, pos + 1));
+    }
+    if highest >= 0 {
+        if let Some(k) = orders.iter().position(|&o| o == highest) {
+            if let Some(SpanSeg::Value { total, .. }) = segs.get_mut(k) {
+                *total = true;
+            }
+        }
+    }
+    Ok(segs)
+}
+
+/// `Format#parse`: nanoseconds, or `None` where Ruby raises.
+pub(crate) fn parse_timespan_with(s: &str, segs: &[SpanSeg]) -> Option<i128> {
+    let mut re = String::from(r"\A-?");
+    for seg in segs {
+        match seg {
+            SpanSeg::Literal(l) => re.push_str(&format!("({})", regex::escape(l))),
+            SpanSeg::Value {
+                pad,
+                width,
+                default_width,
+                total,
+                ..
+            } => re.push_str(&match (width, pad) {
+                (None, Some(' ')) if *total => r"\s*([0-9]+)".to_string(),
+                (None, Some(' ')) => format!(r"([0-9\s]{{1,{default_width}}})"),
+                (None, _) if *total => "([0-9]+)".to_string(),
+                (None, _) => format!("([0-9]{{1,{default_width}}})"),
+                (Some(w), None) => format!("([0-9]{{1,{w}}})"),
+                (Some(w), Some('0')) => format!("([0-9]{{{w}}})"),
+                (Some(w), Some(_)) => format!(r"([0-9\s]{{{w}}})"),
+            }),
+        }
+    }
+    re.push_str(r"\z");
+    let caps = regex::Regex::new(&re).ok()?.captures(s)?;
+    let mut nanos: i128 = 0;
+    for (k, seg) in segs.iter().enumerate() {
+        let SpanSeg::Value {
+            unit,
+            fraction,
+            total,
+            ..
+        } = seg
+        else {
+            continue;
+        };
+        let g = caps.get(k + 1)?.as_str().trim_start();
+        if g.is_empty() || !g.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let n: i128 = g.parse().ok()?;
+        nanos += if *fraction {
+            if *total {
+                return None;
+            }
+            let p = 9 - g.len() as i32;
+            if p <= 0 {
+                n
+            } else {
+                n * 10i128.pow(p as u32)
+            }
+        } else {
+            n.checked_mul(*unit)?
+        };
+    }
+    Some(if s.starts_with('-') { -nanos } else { nanos })
+}
+
+/// Is `v` a Timespan (`span`) or Timestamp within the bounds a `Timespan[...]`/`Timestamp[...]`
+/// type keeps (their quoted `to_s`, None for unbounded)?
+pub(crate) fn time_within(v: &Value, span: bool, from: Option<&str>, to: Option<&str>) -> bool {
+    let kind = if span { "Timespan" } else { "Timestamp" };
+    let Value::Object(o) = v else { return false };
+    if o.type_name != kind {
+        return false;
+    }
+    let Some(n) = time_nsecs(v) else { return false };
+    from.is_none_or(|f| time_bound(span, f).is_some_and(|f| n >= f))
+        && to.is_none_or(|t| time_bound(span, t).is_some_and(|t| n <= t))
+}
+
+/// PAbstractTimeDataType#_assignable?: `a` (from, to) covers `b`.
+pub(crate) fn time_range_covers(
+    span: bool,
+    a: [&Option<String>; 2],
+    b: [&Option<String>; 2],
+) -> bool {
+    let n = |x: &Option<String>| x.as_deref().and_then(|s| time_bound(span, s));
+    let (b_from, b_to) = (n(b[0]), n(b[1]));
+    let from_ok = match (n(a[0]), b_from) {
+        (None, _) => true,
+        (Some(_), None) => false,
+        (Some(x), Some(y)) => x <= y,
+    };
+    let to_ok = match (n(a[1]), b_to) {
+        (None, _) => true,
+        (Some(_), None) => false,
+        (Some(x), Some(y)) => x >= y,
+    };
+    from_ok && to_ok
+}
+
+/// The nanoseconds of a quoted `Timespan`/`Timestamp` bound, read as `new` reads a string
+/// without a format (Timespan's default formats, Timestamp's).
+fn time_bound(span: bool, b: &str) -> Option<i128> {
+    let text = b.trim_matches('\'');
+    if span {
+        TIMESPAN_FORMATS.iter().find_map(|f| {
+            let segs = timespan_format(f).ok()?;
+            parse_timespan_with(text, &segs)
+        })
+    } else {
+        new_timestamp(&Value::str(text), None, None, |_| String::new()).ok()
+    }
+}
+
+/// The `@nsecs` of a Timestamp or Timespan object.
+fn time_nsecs(v: &Value) -> Option<i128> {
+    let Value::Object(o) = v else { return None };
+    o.fields
+        .iter()
+        .find(|(k, _)| k == "nsecs")
+        .and_then(|(_, n)| match n {
+            Value::Int(i) => Some(i128::from(*i)),
+            Value::BigInt(d) => d.parse().ok(),
+            Value::Float(f) => Some(*f as i128),
+            _ => None,
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,6 +6,7 @@
 //! Nothing here knows a file format, a type or a lookup: every other crate builds on this one.
 #![warn(missing_docs)]
 
+pub mod escape;
 pub mod limits;
 pub mod ruby;
 pub mod text;

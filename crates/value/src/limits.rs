@@ -41,6 +41,19 @@ pub const MAX_HOCON_VALUES: usize = 10_000_000;
 /// Directory entries a hierarchy `glob` (`**` included) may visit.
 pub const MAX_GLOB_STEPS: usize = 1_000_000;
 
+/// Files and directories `diff` lists of one side: a git revision's tree (its submodules'
+/// included) or a directory walked on disk. A 300 KB repository can hold 10^8 paths (one tree
+/// referenced from many); past this, the diff stops with "… has more than N files and
+/// directories" instead of exhausting memory.
+pub const MAX_TREE_ENTRIES: usize = 1_000_000;
+
+/// Bytes of all the paths of one side's listing together: 20,000 nested directories make
+/// paths of every length up to 20,000 names (800 MB of text) in only 20,000 entries.
+pub const MAX_TREE_PATH_BYTES: usize = 64 << 20;
+
+/// Git submodules nested inside one another that `diff` reads.
+pub const MAX_SUBMODULE_DEPTH: usize = 8;
+
 /// Largest file read: data files, facts files, eyaml keys, hiera.yaml. Only regular files (and
 /// /dev/null, read as empty) are read: a FIFO or another device is refused without a blocking
 /// open or read.
@@ -61,6 +74,12 @@ pub const MAX_GLOB_PATTERNS: usize = 1024;
 /// gigabytes: past this, `--explain` stops with an error (the lookup without it still works).
 /// Hashes of up to about 150,000 entries (a hash, a string and an array in each) explain.
 pub const MAX_EXPLAIN_VALUES: usize = 500_000;
+
+/// Bytes of an `--explain` trace's text. A value nested 1,495 deep reached through a fact
+/// path (`%{facts.a.a.a…}`) is dumped once for each segment, each time indented deeper: the
+/// text grows with the cube of the depth (several gigabytes), where Puppet stops with "stack
+/// level too deep". Past this, `--explain` stops with that error.
+pub const MAX_EXPLAIN_BYTES: usize = 128 << 20;
 
 /// Bytes kept of a `command` backend program's stdout and stderr; more is an error.
 pub const MAX_COMMAND_OUTPUT: usize = 16 << 20;

@@ -4,15 +4,15 @@
 # About 3x faster than one Puppet process per query (Puppet's code is loaded once, and with
 # FORK_FACTS=1 Facter's host facts are resolved once); every query still gets its own process.
 #
-#   RUBYLIB=<patched deep_merge 1.2.2 lib, see record.sh> FORK_FACTS=1 \
-#     ../shared/tools/puppet8 run ruby tests/conformance/fork/server.rb /tmp/p8fork.sock &
+#   FORK_FACTS=1 tests/conformance/oracle/puppet8-oracle.sh run ruby tests/conformance/fork/server.rb /tmp/p8fork.sock &
 #   PUPPET=tests/conformance/fork/p8fork tests/conformance/record.sh [...]   (P8FORK_SOCK=path)
 #
 # FORK_PRELOAD=$(paste -sd, tests/conformance/fork/preload.txt) also loads, once, the Puppet files
 # (the file type and providers Puppet's settings use, indirector terminuses) every lookup would
 # load: about a third less time per query. preload.txt is what a child had added to
 # $LOADED_FEATURES after one lookup; the explain and layers suites recorded with it are identical.
-# Stop the server by its pid when done. Without RUBYLIB it runs Debian's deep_merge 1.1.1.
+# Stop the server by its pid when done. The oracle puts deep_merge 1.2.2 on Ruby's load path
+# (DEEP_MERGE=1.1.1 for Debian's own).
 require 'socket'
 require 'json'
 require 'puppet/util/command_line'

@@ -434,3 +434,38 @@ fn hocon_fixture_matches_ruby_hocon() {
     assert_eq!(app.get("ratio"), Some(&Value::Float(0.75)));
     assert_eq!(app.get("nothing"), Some(&Value::Null));
 }
+
+/// A session told not to run programs (diff, lint, where over a fleet) fails the lookup that
+/// reaches a `command` level with one line naming the level, its file and how to allow it,
+/// records it, and runs nothing; a plain session runs it.
+#[test]
+fn command_levels_are_refused_when_the_session_says_so() {
+    use crate::engine::{Exec, Layers, Outcome, Session, Settings};
+    let dir = command_dir();
+    let layers = Layers {
+        environment_dir: Some(dir.clone()),
+        ..Default::default()
+    };
+    let facts = map(&[("role", Value::str("web"))]);
+    let scope = crate::scope::Scope::from_facts(facts, "production");
+    let key = ["db::password".to_string()];
+
+    let mut refused = Session::new(scope.clone(), layers.clone(), Settings::default());
+    refused.set_exec(Exec::Refused {
+        how_to_allow: "give --allow-exec to run it",
+    });
+    let e = refused.lookup(&key, None).unwrap_err().to_string();
+    let hiera = dir.join("hiera.yaml").display().to_string();
+    assert_eq!(
+        e,
+        format!("Not running the program of hierarchy level 'Vault (external command)' (lookup_key: command) in {hiera}: give --allow-exec to run it")
+    );
+    assert_eq!(refused.refused_exec(), Some(e.as_str()));
+
+    let mut plain = Session::new(scope, layers, Settings::default());
+    assert_eq!(
+        plain.lookup(&key, None).unwrap(),
+        Outcome::Found(Value::str("WEB-SECRET"))
+    );
+    assert_eq!(plain.refused_exec(), None);
+}

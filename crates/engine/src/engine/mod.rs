@@ -63,6 +63,22 @@ pub struct Settings {
     pub redact: bool,
 }
 
+/// Whether a `lookup_key: command` level runs the program it names. A lookup in the user's
+/// own environment runs it; a command that analyses a tree it was handed (`diff` of a branch,
+/// `lint`, `where` over a fleet) must not run code from that tree unless the user says so.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Exec {
+    /// Run it.
+    #[default]
+    Allowed,
+    /// Do not: the lookup fails with one line naming the level, its hiera.yaml and
+    /// `how_to_allow` (the caller's words: "diff runs them only with --allow-exec").
+    Refused {
+        /// How the user allows it, appended to the error.
+        how_to_allow: &'static str,
+    },
+}
+
 /// The outcome of one lookup.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
@@ -91,6 +107,10 @@ pub struct Session {
     found_log: Option<reach::FoundLog>,
     /// With `--redact`: the plaintexts backends decrypted.
     secrets: crate::redact::Redactor,
+    /// Whether `lookup_key: command` levels run ([`Session::set_exec`]).
+    exec: Exec,
+    /// The first refusal to run a command level, if any ([`Session::refused_exec`]).
+    refused: Option<String>,
 }
 
 /// What a session loads once: configurations, entries, data files and lookup_options. Every
@@ -195,7 +215,22 @@ impl Session {
             backends: Default::default(),
             found_log: None,
             secrets: Default::default(),
+            exec: Exec::Allowed,
+            refused: None,
         }
+    }
+
+    /// Whether `lookup_key: command` levels run their program ([`Exec::Allowed`], the
+    /// default) or fail the lookup that reaches them.
+    pub fn set_exec(&mut self, exec: Exec) {
+        self.exec = exec;
+    }
+
+    /// The error of the first lookup that reached a `command` level this session refused to
+    /// run ([`Exec::Refused`]): a command analysing a tree reports it instead of answering
+    /// as if the level had nothing.
+    pub fn refused_exec(&self) -> Option<&str> {
+        self.refused.as_deref()
     }
 
     /// Makes embedders' backends available to hierarchy entries naming them.
@@ -325,6 +360,17 @@ impl Session {
     /// `lookup_options`. Files that fail to load are skipped here; looking their keys up
     /// reports the error.
     pub fn all_keys(&mut self) -> Result<Vec<String>> {
+        self.keys_in_files(false)
+    }
+
+    /// [`all_keys`](Self::all_keys), and the keys of the files `eyaml_lookup_key` levels
+    /// read (YAML hashes, some values encrypted): every key a change to the data can touch,
+    /// which `diff --all` compares. No other lookup_key function can list its keys.
+    pub fn all_keys_with_eyaml(&mut self) -> Result<Vec<String>> {
+        self.keys_in_files(true)
+    }
+
+    fn keys_in_files(&mut self, eyaml: bool) -> Result<Vec<String>> {
         let ids = self.layer_providers();
         let mut seen: indexmap::IndexSet<String, rustc_hash::FxBuildHasher> = Default::default();
         for id in ids {
@@ -344,13 +390,20 @@ impl Session {
             }
             for entries in lists.into_iter().flatten() {
                 for e in entries.iter() {
-                    if e.entry.kind != FunctionKind::DataHash {
-                        continue;
-                    }
+                    // eyaml_lookup_key reads its files as yaml_data does.
+                    let function = match e.entry.kind {
+                        FunctionKind::DataHash => e.entry.function.as_str(),
+                        FunctionKind::LookupKey
+                            if eyaml && e.entry.function == "eyaml_lookup_key" =>
+                        {
+                            "yaml_data"
+                        }
+                        _ => continue,
+                    };
                     for loc in e.locations.iter().flatten().filter(|l| l.exists && !l.uri) {
                         let mut w = Vec::new();
                         let Ok(hash) = self.cache.files.data_hash(
-                            &e.entry.function,
+                            function,
                             &loc.location,
                             self.settings.strict,
                             &mut w,

@@ -597,7 +597,7 @@ impl Session {
         let mut found_obj = None;
         let found = match e.entry.kind {
             FunctionKind::DataHash => {
-                let backend = (e.entry.builtin.as_ref().and_then(Builtin::data_hash))
+                let backend = (Builtin::resolve(e.entry.kind, f).and_then(Builtin::data_hash))
                     .or_else(|| self.backends.data_hash(f).cloned())
                     .ok_or_else(not_found)?;
                 // Once per session, function and location.
@@ -628,7 +628,18 @@ impl Session {
                 }
             }
             FunctionKind::LookupKey => {
-                let backend = (e.entry.builtin.as_ref().and_then(Builtin::lookup_key))
+                let builtin = Builtin::resolve(e.entry.kind, f);
+                if let (super::Exec::Refused { how_to_allow }, Some("command")) =
+                    (self.exec, builtin.map(|b| b.name))
+                {
+                    let m = format!(
+                        "Not running the program of hierarchy level '{}' (lookup_key: command) in {}: {how_to_allow}",
+                        e.entry.name, e.config_file
+                    );
+                    self.refused.get_or_insert_with(|| m.clone());
+                    return Err(Error::run(m));
+                }
+                let backend = (builtin.and_then(Builtin::lookup_key))
                     .or_else(|| self.backends.lookup_key(f).cloned())
                     .ok_or_else(not_found)?;
                 backend.lookup_key_call(root, &call, self)?

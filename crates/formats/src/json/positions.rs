@@ -3,7 +3,7 @@
 //! keeping offsets instead of values.
 
 use super::{Fail, Parser, MAX_NESTING};
-use crate::position::{LineIndex, Pos, PosEntry, PosKind, PosNode};
+use crate::position::tree::{LineIndex, Pos, PosEntry, PosKind, PosNode};
 use hiera_value::value::Value;
 use std::rc::Rc;
 

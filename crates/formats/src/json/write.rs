@@ -1,7 +1,7 @@
 //! json gem 2.6 `generate` as Puppet's `--render-as json` calls it: the writer beside the
 //! reader (`json/mod.rs`).
 
-use crate::render::RenderError;
+use crate::render::document::RenderError;
 use hiera_value::text::{float_to_s, to_s, SENSITIVE_TO_S};
 use hiera_value::value::Value;
 use std::fmt::Write as _;
@@ -10,7 +10,16 @@ use std::fmt::Write as _;
 /// `to_s`, NaN/Infinity and nesting deeper than 100 are errors.
 pub fn to_json(v: &Value) -> Result<String, RenderError> {
     let mut out = String::new();
-    write_json(&mut out, v, 0)?;
+    write_json(&mut out, v, 0, JSON_MAX_NESTING)?;
+    Ok(out)
+}
+
+/// [`to_json`] of a document of `levels` levels of its own around values that each keep the
+/// json gem's limit (diff's report: a value as deep as a lookup may print, at the bottom of
+/// the report's own hashes and arrays).
+pub fn to_json_around(v: &Value, levels: usize) -> Result<String, RenderError> {
+    let mut out = String::new();
+    write_json(&mut out, v, 0, JSON_MAX_NESTING + levels)?;
     Ok(out)
 }
 
@@ -18,13 +27,13 @@ pub fn to_json(v: &Value) -> Result<String, RenderError> {
 /// hashes (their nesting counts against the limit). On an error `out` is left as it was.
 pub fn write_json_at(out: &mut String, v: &Value, depth: usize) -> Result<(), RenderError> {
     let start = out.len();
-    write_json(out, v, depth).inspect_err(|_| out.truncate(start))
+    write_json(out, v, depth, JSON_MAX_NESTING).inspect_err(|_| out.truncate(start))
 }
 
 /// json gem's default `max_nesting`.
 const JSON_MAX_NESTING: usize = 100;
 
-fn write_json(out: &mut String, v: &Value, depth: usize) -> Result<(), RenderError> {
+fn write_json(out: &mut String, v: &Value, depth: usize, max: usize) -> Result<(), RenderError> {
     match v {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -47,7 +56,7 @@ fn write_json(out: &mut String, v: &Value, depth: usize) -> Result<(), RenderErr
         Value::Sensitive(_) => json_str(out, SENSITIVE_TO_S),
         Value::Object(o) => json_str(out, &o.to_s),
         Value::Array(a) => {
-            if depth + 1 > JSON_MAX_NESTING {
+            if depth + 1 > max {
                 return Err(nesting_error());
             }
             out.push('[');
@@ -55,12 +64,12 @@ fn write_json(out: &mut String, v: &Value, depth: usize) -> Result<(), RenderErr
                 if i > 0 {
                     out.push(',');
                 }
-                write_json(out, e, depth + 1)?;
+                write_json(out, e, depth + 1, max)?;
             }
             out.push(']');
         }
         Value::Hash(h) => {
-            if depth + 1 > JSON_MAX_NESTING {
+            if depth + 1 > max {
                 return Err(nesting_error());
             }
             out.push('{');
@@ -73,7 +82,7 @@ fn write_json(out: &mut String, v: &Value, depth: usize) -> Result<(), RenderErr
                     _ => json_str(out, &to_s(k)),
                 }
                 out.push(':');
-                write_json(out, e, depth + 1)?;
+                write_json(out, e, depth + 1, max)?;
             }
             out.push('}');
         }

@@ -1,4 +1,5 @@
 use super::*;
+use hiera_value::value::Value;
 
 fn s(x: &str) -> Value {
     Value::str(x)

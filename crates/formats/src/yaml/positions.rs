@@ -6,7 +6,7 @@
 
 use super::{check_flow_depth, ffi, scalar_node, Event, Mark, YamlError, MAX_ALIAS_EXPANSION};
 use super::{MAX_DEPTH, STR_TAG};
-use crate::position::{Pos, PosEntry, PosKind, PosNode};
+use crate::position::tree::{Pos, PosEntry, PosKind, PosNode};
 use hiera_value::value::Value;
 use std::collections::HashMap;
 use std::rc::Rc;

@@ -14,7 +14,7 @@
 
 pub(crate) mod scan;
 
-use crate::render::{RenderError, Tree};
+use crate::render::document::{RenderError, Tree};
 use hiera_value::text::float_to_s;
 use hiera_value::value::Value;
 use scan::would_be_non_string;

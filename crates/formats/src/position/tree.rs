@@ -1,0 +1,220 @@
+//! The position tree: where each key and value of a data file is written (line and column),
+//! shaped like the loaded value. The readers (YAML, JSON, HOCON) build it; `position` above
+//! them picks the reader for a file.
+
+use hiera_value::value::Value;
+use std::rc::Rc;
+
+/// A 1-based line and column (columns count characters, as libyaml's marks do).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct Pos {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub column: usize,
+}
+
+impl std::fmt::Display for Pos {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.line, self.column)
+    }
+}
+
+/// A path into a value: hash keys and array indexes, as [`Value`]s.
+pub type Path = [Value];
+
+/// A node of a data file: where it starts, and where its children are.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PosNode {
+    /// Where the node is written (for an alias: the `*name` site).
+    pub pos: Pos,
+    /// What the node is, with where its children are.
+    pub kind: PosKind,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+/// What a [`PosNode`] is.
+pub enum PosKind {
+    /// A string, number, boolean or null.
+    Scalar,
+    /// An array: its elements, in order.
+    Seq(Vec<Rc<PosNode>>),
+    /// Entries in the loaded hash's order; a key written twice keeps its first place and its
+    /// last definition (the one the loader keeps).
+    Map(Vec<PosEntry>),
+    /// A YAML alias: the node written at the anchor.
+    Alias(Rc<PosNode>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+/// One entry of a hash.
+pub struct PosEntry {
+    /// The key as the loader reads it (a YAML `1:` key is the Integer 1).
+    pub key: Value,
+    /// Where the key is written; for a key brought in by a YAML merge key (`<<: *base`),
+    /// the alias site (or the `<<` key of an inline hash).
+    pub key_pos: Pos,
+    /// A key brought in by `<<`: where that key is written inside the merged hash.
+    pub merged_from: Option<Pos>,
+    /// Where the entry's value is written.
+    pub value: Rc<PosNode>,
+}
+
+/// Where a path is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Located {
+    /// What to point a reader at: the key of the last hash segment (or the element of an
+    /// array index, or the root node for an empty path). When the path runs through a YAML
+    /// alias or merge key, the place in the document that brings it in (the alias site).
+    pub pos: Pos,
+    /// When the path runs through an alias or merge key: where the text really is (the key
+    /// inside the anchored node).
+    pub anchor: Option<Pos>,
+}
+
+impl PosNode {
+    /// A scalar written at `pos`.
+    pub fn scalar(pos: Pos) -> PosNode {
+        PosNode {
+            pos,
+            kind: PosKind::Scalar,
+        }
+    }
+
+    /// The node itself, or the anchored node of an alias (aliases of aliases resolved).
+    pub fn target(&self) -> &PosNode {
+        let mut n = self;
+        while let PosKind::Alias(t) = &n.kind {
+            n = t;
+        }
+        n
+    }
+
+    /// The entry of `key` when this node is a hash.
+    pub fn entry(&self, key: &Value) -> Option<&PosEntry> {
+        match &self.target().kind {
+            PosKind::Map(entries) => entries.iter().find(|e| e.key == *key),
+            _ => None,
+        }
+    }
+
+    /// Where `path` is written, or `None` when the file does not hold it.
+    pub fn locate(&self, path: &Path) -> Option<Located> {
+        let mut node = self;
+        let mut at = Located {
+            pos: self.pos,
+            anchor: None,
+        };
+        // The first alias or merge key crossed: everything below is written elsewhere.
+        let mut via: Option<Pos> = None;
+        for seg in path {
+            if let PosKind::Alias(_) = node.kind {
+                via.get_or_insert(node.pos);
+            }
+            let t = node.target();
+            let (pos, next, merged) = match (&t.kind, seg) {
+                (PosKind::Map(_), _) => {
+                    let e = t.entry(seg)?;
+                    (e.key_pos, &*e.value, e.merged_from)
+                }
+                (PosKind::Seq(items), Value::Int(i)) => {
+                    let item = items.get(usize::try_from(*i).ok()?)?;
+                    (item.pos, &**item, None)
+                }
+                _ => return None,
+            };
+            at = match (via, merged) {
+                (Some(v), _) => Located {
+                    pos: v,
+                    anchor: Some(pos),
+                },
+                (None, Some(inner)) => {
+                    via = Some(pos);
+                    Located {
+                        pos,
+                        anchor: Some(inner),
+                    }
+                }
+                (None, None) => Located { pos, anchor: None },
+            };
+            node = next;
+        }
+        Some(at)
+    }
+}
+
+impl PosNode {
+    /// A tree of hashes from the paths of a document's fields in document order (a later
+    /// field defining the same path wins, as in HOCON). The root is at 1:1.
+    pub fn from_paths(fields: impl IntoIterator<Item = (Vec<Value>, Pos)>) -> PosNode {
+        let mut root = PosNode {
+            pos: Pos { line: 1, column: 1 },
+            kind: PosKind::Map(Vec::new()),
+        };
+        for (path, pos) in fields {
+            let mut node = &mut root;
+            for (n, seg) in path.iter().enumerate() {
+                if !matches!(node.kind, PosKind::Map(_)) {
+                    node.kind = PosKind::Map(Vec::new());
+                }
+                let PosKind::Map(entries) = &mut node.kind else {
+                    break;
+                };
+                let i = match entries.iter().position(|e| e.key == *seg) {
+                    Some(i) => i,
+                    None => {
+                        entries.push(PosEntry {
+                            key: seg.clone(),
+                            key_pos: pos,
+                            merged_from: None,
+                            value: Rc::new(PosNode::scalar(pos)),
+                        });
+                        entries.len() - 1
+                    }
+                };
+                let e = &mut entries[i];
+                if n + 1 == path.len() {
+                    e.key_pos = pos;
+                }
+                node = Rc::make_mut(&mut e.value);
+            }
+        }
+        root
+    }
+}
+
+/// The line and column of char index `i` in `chars`.
+pub fn char_pos(chars: &[char], i: usize) -> Pos {
+    let before = &chars[..i.min(chars.len())];
+    let line = 1 + before.iter().filter(|&&c| c == '\n').count();
+    let column = 1 + before.iter().rev().take_while(|&&c| c != '\n').count();
+    Pos { line, column }
+}
+
+/// Line and column (1-based, columns in characters) of byte offsets in a text.
+pub struct LineIndex<'a> {
+    text: &'a str,
+    starts: Vec<usize>,
+}
+
+impl<'a> LineIndex<'a> {
+    /// The index of `text`'s lines.
+    pub fn new(text: &'a str) -> LineIndex<'a> {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        LineIndex { text, starts }
+    }
+
+    /// The line and column of byte `offset`.
+    pub fn pos(&self, offset: usize) -> Pos {
+        let line = self.starts.partition_point(|&s| s <= offset).max(1);
+        let start = self.starts[line - 1];
+        let end = offset.min(self.text.len());
+        let column = self
+            .text
+            .get(start..end)
+            .map_or(end - start, |s| s.chars().count())
+            + 1;
+        Pos { line, column }
+    }
+}
