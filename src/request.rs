@@ -418,13 +418,13 @@ impl Sources {
             Some(None) => match &conf.external_nodes {
                 Some(command) => Some(hiera_facts::enc::Enc::new(command, cwd)?),
                 None => {
+                    let read = match &conf.file {
+                        Some(f) => format!("{} names none", f.display()),
+                        None => "no puppet.conf was read".to_string(),
+                    };
                     return Err(Error::Usage(format!(
-                        "--enc without =COMMAND asks the classifier Puppet's settings name (node_terminus = exec, external_nodes = PROGRAM), and {} names none: give --enc=COMMAND",
-                        conf.file
-                            .as_ref()
-                            .map(|f| f.display().to_string())
-                            .unwrap_or_else(|| "no puppet.conf".to_string())
-                    )))
+                        "--enc without =COMMAND asks the classifier Puppet's settings name (node_terminus = exec, external_nodes = PROGRAM), and {read}: give --enc=COMMAND"
+                    )));
                 }
             },
         };

@@ -19,6 +19,7 @@ mod fuzz_smoke;
 mod help;
 mod hostile;
 mod lint;
+mod node_context;
 mod puppetdb;
 mod robustness;
 mod shared_flags;

@@ -13,6 +13,10 @@
 
 use std::ffi::OsString;
 
+/// Flags that weaken a safeguard are never completed from an abbreviation: `where k --all`
+/// (the lookup's --all, which `where` does not take) must not turn into `--allow-exec`.
+const SPELLED_OUT: &[&str] = &["allow-exec", "show-secrets"];
+
 /// A long flag of a command: its names (the long and every alias, `_` made `-`), the name
 /// clap knows it by, and whether it takes the next word as its value.
 struct Flag {
@@ -28,6 +32,9 @@ fn flags_of(cmd: &clap::Command) -> Vec<Flag> {
         .get_arguments()
         .filter_map(|a| {
             let long = a.get_long()?;
+            if SPELLED_OUT.contains(&long) {
+                return None;
+            }
             let spellings: Vec<String> = std::iter::once(long)
                 .chain(a.get_all_aliases().unwrap_or_default())
                 .map(str::to_string)
@@ -213,5 +220,27 @@ mod tests {
         assert!(!matches(b"merge-x", b"merge-hash-arrays"));
         assert!(matches(b"environment-", b"environment-x"));
         assert!(!matches(b"environmentp", b"environment"));
+    }
+
+    #[test]
+    fn safeguards_are_spelled_out() {
+        let cmd = clap::Command::new("t")
+            .arg(
+                clap::Arg::new("allow")
+                    .long("allow-exec")
+                    .action(clap::ArgAction::SetTrue),
+            )
+            .arg(clap::Arg::new("fmt").long("format"));
+        let v = |xs: &[&str]| xs.iter().map(OsString::from).collect::<Vec<_>>();
+        // Not completed: clap sees what was typed (and refuses `--all`).
+        assert_eq!(expand(&cmd, &v(&["--all"])).unwrap(), v(&["--all"]));
+        assert_eq!(
+            expand(&cmd, &v(&["--allow-exec"])).unwrap(),
+            v(&["--allow-exec"])
+        );
+        assert_eq!(
+            expand(&cmd, &v(&["--form", "x"])).unwrap(),
+            v(&["--format", "x"])
+        );
     }
 }

@@ -23,6 +23,7 @@ Examples (in a control repo: hiera.yaml and data/ in the current directory, or -
     hiera-lookup ntp::servers --facts facts/web01.yaml
     hiera-lookup profile::base::users --facts facts/web01.yaml --render-as json
     hiera-lookup ntp::servers --facts facts/web01.yaml --explain
+    hiera-lookup profile::web::port --facts facts/web01.yaml --fact role=db
     hiera-lookup ntp::servers --node web01.example.com
     hiera-lookup ntp::servers --facts-dir facts
     hiera-lookup --facts-dir facts --all
