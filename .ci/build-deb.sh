@@ -9,6 +9,11 @@
 # binary, README, CHANGELOG and the license ([package.metadata.deb] in Cargo.toml).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# Prerequisites first, not after a release build: cargo-deb, and dpkg-shlibdeps (dpkg-dev),
+# without which cargo-deb's `depends = "$auto"` cannot find the shared libraries the binary
+# needs (libc6, libgcc-s1).
+command -v cargo-deb >/dev/null || { echo "build-deb: needs cargo-deb: cargo install cargo-deb --locked" >&2; exit 2; }
+command -v dpkg-shlibdeps >/dev/null || { echo "build-deb: needs dpkg-shlibdeps: apt-get install dpkg-dev" >&2; exit 2; }
 cargo build --locked --release
 bin=target/release/hiera-lookup
 rm -rf target/assets/man
@@ -20,6 +25,14 @@ gzip -9n target/assets/man/*.1
 "$bin" completions fish > target/assets/hiera-lookup.fish
 deb=$(cargo deb --no-build --locked --output dist/ | tail -n 1)
 echo "build-deb: $deb"
+# Every shared library the binary links has its package in Depends.
+depends=$(dpkg-deb -f "$deb" Depends)
+for lib in $(ldd "$bin" | awk '$3 ~ /^\// {print $3}'); do
+  pkg=$(dpkg -S "$(readlink -f "$lib")" 2>/dev/null | head -n 1 | cut -d: -f1) || true
+  if [ -n "$pkg" ] && ! grep -q "\b$pkg\b" <<<"$depends"; then
+    echo "build-deb: $deb links $lib ($pkg) but Depends is: $depends" >&2; exit 1
+  fi
+done
 dpkg-deb --info "$deb" | sed -n '/Package:/,/Description:/p'
 dpkg-deb --contents "$deb" | awk '{print $6}'
 (cd dist && sha256sum "$(basename "$deb")" | tee "$(basename "$deb").sha256")

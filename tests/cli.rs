@@ -1139,3 +1139,92 @@ fn json_error_stops_at_the_first_nul() {
     assert!(err.ends_with("unexpected token at 'A_FIRST=1'\n"), "{err}");
     assert!(!err.contains("hunter2"), "{err}");
 }
+
+/// Install and packaging (issue 29, item 16): install lines that work on a fresh HOME, no
+/// placeholder nobody can fill, a .deb that ships what README links to and its man pages,
+/// and build scripts that check their prerequisites before building.
+#[test]
+fn install_lines_and_packaging() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |p: &str| std::fs::read_to_string(repo.join(p)).unwrap();
+    let readme = read("README.md");
+    // Every redirection into ~/… comes after a `mkdir -p` of its directory.
+    let mut made: Vec<String> = Vec::new();
+    for line in readme.lines() {
+        if let Some(rest) = line.strip_prefix("mkdir -p ") {
+            made.extend(rest.split_whitespace().map(str::to_string));
+        }
+        for target in line
+            .split(" > ")
+            .skip(1)
+            .chain(line.split("--dir ").skip(1))
+        {
+            let target = target.split_whitespace().next().unwrap_or("");
+            if let Some(dir) = target.strip_prefix("~/") {
+                let dir = format!("~/{}", dir.rsplit_once('/').map_or(dir, |(d, _)| d));
+                let dir = if target.ends_with("man1") {
+                    target.to_string()
+                } else {
+                    dir
+                };
+                assert!(made.contains(&dir), "{line}: no `mkdir -p {dir}` before it");
+            }
+        }
+    }
+    for doc in [
+        "README.md",
+        "docs/lint.md",
+        "docs/backends.md",
+        "CONTRIBUTING.md",
+    ] {
+        let text = read(doc);
+        for placeholder in ["<repository URL>", "<this repository>", "rev: v0."] {
+            assert!(!text.contains(placeholder), "{doc}: {placeholder}");
+        }
+    }
+    // The .deb: every page of `man --dir`, README's local links, dependencies from the
+    // binary's shared libraries.
+    let cargo = read("Cargo.toml");
+    let deb = &cargo[cargo.find("[package.metadata.deb]").unwrap()..];
+    assert!(deb.contains("depends = \"$auto\""));
+    assert!(
+        deb.contains("[\"target/assets/man/*.1.gz\", \"usr/share/man/man1/\""),
+        "{deb}"
+    );
+    for (i, _) in readme.match_indices("](") {
+        let link = &readme[i + 2..];
+        let link = &link[..link.find(')').unwrap()];
+        if link.starts_with("http") || link.starts_with('#') || !link.ends_with(".md") {
+            continue;
+        }
+        let (dir, _) = link.rsplit_once('/').unwrap_or(("", link));
+        let dest = format!(
+            "usr/share/doc/hiera-lookup/{dir}{}",
+            if dir.is_empty() { "" } else { "/" }
+        );
+        assert!(
+            deb.contains(&format!("[\"{link}\", \"{dest}\"")),
+            "README links {link}: the .deb ships no {dest}{link}"
+        );
+    }
+    let build_deb = read(".ci/build-deb.sh");
+    assert!(
+        build_deb.contains("man --dir target/assets/man"),
+        "{build_deb}"
+    );
+    // build-static.sh: a missing target is said first, with the command that installs it.
+    // (rustup lives in ~/.cargo/bin, not on this PATH: no target is installed.)
+    let o = Command::new("/bin/bash")
+        .arg(repo.join(".ci/build-static.sh"))
+        .arg("x86_64-unknown-linux-musl")
+        .env("PATH", "/usr/bin:/bin")
+        .env_remove("RUSTUP_HOME")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("rustup target add x86_64-unknown-linux-musl"),
+        "{}",
+        stderr(&o)
+    );
+}
