@@ -3,10 +3,9 @@
 //! terminal, tests/completion/capture.zsh) and fish (`complete -C`). A shell that is not
 //! installed is skipped with a message.
 
+use crate::scratch_tree;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-#[path = "common/scratch.rs"]
-mod scratch_tree;
 
 fn script(shell: &str, dir: &Path) -> PathBuf {
     let o = Command::new(env!("CARGO_BIN_EXE_hiera-lookup"))

@@ -1,10 +1,9 @@
 //! What a newcomer meets first: `help`, `-h`/`--help`, the short usage, examples that run in
 //! their own control repo, the manual pages and the shell completions (issue 29).
 
+use crate::scratch_tree;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-#[path = "common/scratch.rs"]
-mod scratch_tree;
 
 fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_hiera-lookup"));

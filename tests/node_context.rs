@@ -2,10 +2,9 @@
 //! Node Classifier's parameters and environment (`--enc`), and one fact set by hand
 //! (`--fact NAME=VALUE`), for a lookup and for every node of batch, where, lint and diff.
 
+use crate::scratch_tree;
 use std::path::Path;
 use std::process::{Command, Output};
-#[path = "common/scratch.rs"]
-mod scratch_tree;
 
 fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_hiera-lookup"));

@@ -1,10 +1,9 @@
 //! The flags every command shares (declared once in src/flags/groups.rs): `-C DIR`, the
 //! facts sources, --hiera_config/--modulepath, --color, listed values and placeholders.
 
+use crate::scratch_tree;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-#[path = "common/scratch.rs"]
-mod scratch_tree;
 
 fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_hiera-lookup"));

@@ -975,6 +975,8 @@ mod tests {
             no_skip: false,
             show_secrets: false,
             allow_exec: false,
+            hiera_config: None,
+            modulepath: None,
         };
         let report = std::thread::Builder::new()
             .stack_size(128 << 10)
