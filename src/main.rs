@@ -20,12 +20,10 @@ fn main() {
     let invocation = match flags::parse(argv.clone()) {
         Ok(i) => i,
         // A usage error is one line that names the help to read.
-        Err(e) if e.use_stderr() => output::finish(Err(flags::usage_error(&e, &argv))),
-        // --help, --version.
-        Err(e) => {
-            let _ = e.print();
-            std::process::exit(0);
+        Err(flags::Early::Clap(e)) if e.use_stderr() => {
+            output::finish(Err(flags::usage_error(&e, &argv)))
         }
+        Err(e) => output::early(e),
     };
     // Every command runs on the lookup stack: lint and diff look up too, and the depth
     // limits were measured against that stack.
@@ -40,6 +38,8 @@ fn main() {
         Invocation::Command(Command::Man(args)) => {
             commands::man::exec(&args, flags::full_command())
         }
+        // `help [COMMAND]` is parsed as `[COMMAND] --help`.
+        Invocation::Command(Command::Help(_)) => unreachable!("help is answered by the parser"),
     }))
 }
 

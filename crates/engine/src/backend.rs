@@ -3,6 +3,7 @@
 //! backends, with each data file read and parsed at most once per process.
 
 pub(crate) mod command;
+pub use command::run_program;
 pub mod custom;
 pub mod eyaml;
 #[cfg(test)]

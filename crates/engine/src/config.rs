@@ -212,8 +212,12 @@ impl HieraConfig {
         };
         let shown = path.display().to_string();
         // A Psych error here is a Puppet::Error: the provider wraps it like a data error.
-        let parsed = hiera_formats::yaml::load(&text)
-            .map_err(|e| Error::Puppet(format!("({shown}): {e}")))?;
+        let parsed = hiera_formats::yaml::load(&text).map_err(|e| {
+            let (line, column) = e.position();
+            Error::Puppet(format!(
+                "({shown}): {e} ({shown}:{line}:{column}: this Hiera configuration is not valid YAML; no key can be looked up until it is fixed)"
+            ))
+        })?;
         let config = match parsed {
             Value::Hash(h) => h,
             _ => {
@@ -387,7 +391,21 @@ impl Validator<'_> {
             match k {
                 Value::String(k) if allowed.contains(&k.as_str()) => {}
                 Value::String(k) => {
-                    return Err(self.type_error(&format!("{prefix}unrecognized key '{k}'")));
+                    // Puppet's words, then where the key is and what is valid there.
+                    let re = regex::Regex::new(&format!(
+                        r#"^\s*(-\s+)?["']?{}["']?\s*:"#,
+                        regex::escape(k)
+                    ))
+                    .ok();
+                    let line = re.and_then(|re| self.find_line(&re, 1));
+                    let at = match (self.file_given, line) {
+                        (true, Some(l)) => format!("{}:{l}: ", self.path),
+                        _ => String::new(),
+                    };
+                    return Err(self.type_error(&format!(
+                        "{prefix}unrecognized key '{k}' ({at}valid keys here: {})",
+                        allowed.join(", ")
+                    )));
                 }
                 other => {
                     return Err(self.type_error(&format!(

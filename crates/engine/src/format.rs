@@ -29,7 +29,9 @@ impl Format {
             "json" | "pson" => Ok(Format::Json),
             "binary" => Ok(Format::Binary),
             "msgpack" => Ok(Format::Msgpack),
-            other => Err(Error::Usage(format!("Unknown rendering format '{other}'"))),
+            other => Err(Error::Usage(format!(
+                "Unknown rendering format '{other}': --render-as takes yaml, json or s"
+            ))),
         }
     }
 

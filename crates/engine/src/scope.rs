@@ -102,6 +102,14 @@ impl Scope {
         self.vars.insert(name.to_string(), Var::Value(value));
     }
 
+    /// The node's facts (`$facts`), when the scope has them.
+    pub fn facts(&self) -> Option<&Map> {
+        match self.vars.get("facts") {
+            Some(Var::Value(Value::Hash(m))) => Some(m),
+            _ => None,
+        }
+    }
+
     /// A variable by name (`x`, `::x`); `None` when it does not exist.
     pub(crate) fn get(&self, name: &str) -> Option<&Value> {
         self.resolve(self.vars.get(name.strip_prefix("::").unwrap_or(name))?)

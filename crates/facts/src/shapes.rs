@@ -48,6 +48,9 @@ pub(crate) fn parse_value(text: &str, display: &str) -> Result<Value> {
     };
     match parsed {
         Some(v @ (Value::Hash(_) | Value::Array(_))) => Ok(v),
+        _ if text.trim().is_empty() => Err(Error::run(format!(
+            "Incorrectly formatted data in {display} given via the --facts flag (only accepts yaml and json files): the file is empty; {FACTS_HINT}"
+        ))),
         _ => Err(incorrectly_formatted(display)),
     }
 }
@@ -58,8 +61,22 @@ fn incorrectly_formatted(display: &str) -> Error {
     ))
 }
 
+/// What a facts file holds, for the messages about one that does not.
+const FACTS_HINT: &str =
+    "it should hold the node's facts as a YAML or JSON hash (`puppet facts show` prints them)";
+
+/// JSON as `--facts` reads it. Puppet's message is the json gem's (`JSON::ParserError` alone
+/// for an empty file); ours names the file and what it should hold around it.
 fn parse_json(text: &str, display: &str) -> Result<Value> {
-    hiera_formats::json::parse(text).map_err(|e| Error::run(format!("{e} (in {display})")))
+    hiera_formats::json::parse(text).map_err(|e| {
+        if text.trim().is_empty() {
+            Error::run(format!(
+                "The facts file {display} is empty: {FACTS_HINT} ({e})"
+            ))
+        } else {
+            Error::run(format!("The facts file {display} is not valid JSON: {e}"))
+        }
+    })
 }
 
 /// YAML as `--facts` reads it: no Ruby objects (Puppet's `safe_load_file`), except that the

@@ -73,7 +73,16 @@ impl Session {
                 issue: false,
             } => {
                 let top = self.inv.top_keys.last().cloned().unwrap_or_default();
-                Error::Puppet(format!("Lookup of key '{top}' failed: {message}"))
+                // Puppet blames the first key looked up (`lookup_options`) for a broken
+                // global hiera.yaml: say first what failed.
+                let config = message.starts_with("The Lookup Configuration at")
+                    || (message.starts_with('(') && message.contains("this Hiera configuration"));
+                let lead = if config {
+                    "The Hiera configuration could not be loaded: "
+                } else {
+                    ""
+                };
+                Error::Puppet(format!("{lead}Lookup of key '{top}' failed: {message}"))
             }
             other => other,
         })
