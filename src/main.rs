@@ -23,7 +23,7 @@ fn main() {
         Err(flags::Early::Clap(e)) if e.use_stderr() => {
             output::finish(Err(flags::usage_error(&e, &argv)))
         }
-        Err(e) => output::early(e),
+        Err(e) => flags::exit_early(e),
     };
     // Every command runs on the lookup stack: lint and diff look up too, and the depth
     // limits were measured against that stack.

@@ -36,6 +36,20 @@ impl ExitCode {
     }
 }
 
+/// When to colour (`--color`).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum When {
+    // (No doc comments: --help would list the values one per line instead of inline.)
+    // Always; Puppet's `true` too.
+    #[value(alias = "true")]
+    Always,
+    // Never; Puppet's `false` too.
+    #[value(alias = "false")]
+    Never,
+    // On a terminal, unless NO_COLOR is set.
+    Auto,
+}
+
 /// Why a command failed: the message printed after `Error: `.
 #[derive(Debug)]
 pub struct Failure(pub String);
@@ -87,30 +101,6 @@ pub fn error(failure: &Failure) {
     let _ = writeln!(std::io::stderr(), "Error: {}", printable(&one_line));
 }
 
-/// Ends a command line that runs no command: clap's help, version or usage error (exit 0
-/// or 2), a usage error of ours, or the short usage when there were no arguments.
-pub fn early(e: crate::flags::Early) -> ! {
-    use crate::flags::Early;
-    match e {
-        Early::Clap(e) => {
-            let _ = e.print();
-            exit(if e.use_stderr() {
-                ExitCode::Error
-            } else {
-                ExitCode::Success
-            })
-        }
-        Early::Usage(message) => {
-            error(&Failure(message));
-            exit(ExitCode::Error)
-        }
-        Early::NoArguments(usage) => {
-            let _ = writeln!(std::io::stderr(), "{usage}");
-            exit(ExitCode::Error)
-        }
-    }
-}
-
 /// Ends the process with `code`.
 pub fn exit(code: ExitCode) -> ! {
     std::process::exit(code as i32)
@@ -137,8 +127,7 @@ pub fn threads(flag: Option<usize>) -> usize {
 }
 
 /// Whether to colour stdout: always, never, or auto (a terminal, unless NO_COLOR is set).
-pub fn use_color(when: crate::flags::groups::When) -> bool {
-    use crate::flags::groups::When;
+pub fn use_color(when: When) -> bool {
     use std::io::IsTerminal;
     match when {
         When::Always => true,

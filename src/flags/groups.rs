@@ -46,19 +46,7 @@ pub const MERGE_STRATEGIES: &[&str] = &[
 /// `--strict`'s modes.
 pub const STRICT_MODES: &[&str] = &["error", "warning", "off"];
 
-/// When to colour (`--color`).
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum When {
-    // (No doc comments: --help would list the values one per line instead of inline.)
-    // Always; Puppet's `true` too.
-    #[value(alias = "true")]
-    Always,
-    // Never; Puppet's `false` too.
-    #[value(alias = "false")]
-    Never,
-    // On a terminal, unless NO_COLOR is set.
-    Auto,
-}
+pub use crate::output::When;
 
 /// The control repo and its own Hiera and module settings: every command that reads a
 /// control repo has them.

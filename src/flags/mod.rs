@@ -117,6 +117,31 @@ pub enum Early {
     NoArguments(String),
 }
 
+/// Ends a command line that runs no command: clap's help, version or usage error (exit 0
+/// or 2), a usage error of ours, or the short usage when there were no arguments.
+pub fn exit_early(e: Early) -> ! {
+    use crate::output::{error, exit, ExitCode, Failure};
+    use std::io::Write;
+    match e {
+        Early::Clap(e) => {
+            let _ = e.print();
+            exit(if e.use_stderr() {
+                ExitCode::Error
+            } else {
+                ExitCode::Success
+            })
+        }
+        Early::Usage(message) => {
+            error(&Failure(message));
+            exit(ExitCode::Error)
+        }
+        Early::NoArguments(usage) => {
+            let _ = writeln!(std::io::stderr(), "{usage}");
+            exit(ExitCode::Error)
+        }
+    }
+}
+
 impl From<clap::Error> for Early {
     fn from(e: clap::Error) -> Early {
         Early::Clap(e)
