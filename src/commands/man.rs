@@ -19,7 +19,7 @@ Install (the directory may not exist yet), then `man hiera-lookup`, `man hiera-l
 Exit status: 0 printed, 2 error.")]
 pub struct ManArgs {
     /// The command whose page to print (default: the lookup's, hiera-lookup(1))
-    #[arg(value_name = "COMMAND", value_parser = crate::flags::TOPICS.to_vec())]
+    #[arg(value_name = "COMMAND", value_parser = super::TOPICS.to_vec())]
     pub command: Option<String>,
 
     /// Write every page (hiera-lookup.1, hiera-lookup-where.1, ...) into DIR instead

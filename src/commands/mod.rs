@@ -8,3 +8,14 @@ pub mod lint;
 pub mod lookup;
 pub mod man;
 pub mod where_;
+
+/// The names `help` and `man` take: the lookup's, then the commands'.
+pub const TOPICS: &[&str] = &[
+    "lookup",
+    "where",
+    "diff",
+    "lint",
+    "completions",
+    "man",
+    "help",
+];

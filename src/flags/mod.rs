@@ -6,6 +6,7 @@ pub mod abbrev;
 pub mod groups;
 
 use crate::commands::lookup::Args;
+use crate::commands::TOPICS;
 use crate::commands::{completions::CompletionsArgs, diff::DiffArgs, lint::LintArgs};
 use crate::commands::{man::ManArgs, where_::WhereArgs};
 use clap::{Parser, Subcommand};
@@ -57,17 +58,6 @@ pub enum Command {
     /// Print the help of the lookup or of a command
     Help(HelpArgs),
 }
-
-/// The names `help` and `man` take: the lookup's, then the commands'.
-pub const TOPICS: &[&str] = &[
-    "lookup",
-    "where",
-    "diff",
-    "lint",
-    "completions",
-    "man",
-    "help",
-];
 
 /// `hiera-lookup help [COMMAND]`.
 #[derive(clap::Args, Debug)]
