@@ -81,6 +81,67 @@ fn write_json(out: &mut String, v: &Value, depth: usize) -> Result<(), RenderErr
     Ok(())
 }
 
+/// `Puppet::Util::Json.dump(v, pretty: true)` (MultiJson's json gem adapter with
+/// `JSON::PRETTY_STATE_PROTOTYPE`), as the `console` and `flat` renderers print what is neither
+/// a String, a Numeric, a Hash nor an Array: two-space indents, `": "` after keys, and the
+/// adapter's empty containers (`[` two newlines `]`, `{` one newline `}`), no final newline.
+pub fn to_json_pretty(v: &Value) -> Result<String, RenderError> {
+    let mut out = String::new();
+    write_pretty(&mut out, v, 0)?;
+    Ok(out)
+}
+
+fn write_pretty(out: &mut String, v: &Value, depth: usize) -> Result<(), RenderError> {
+    let indent = |out: &mut String, d: usize| {
+        for _ in 0..d {
+            out.push_str("  ");
+        }
+    };
+    match v {
+        Value::Array(a) => {
+            if depth + 1 > JSON_MAX_NESTING {
+                return Err(nesting_error());
+            }
+            out.push_str("[\n");
+            for (i, e) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(",\n");
+                }
+                indent(out, depth + 1);
+                write_pretty(out, e, depth + 1)?;
+            }
+            out.push('\n');
+            indent(out, depth);
+            out.push(']');
+        }
+        Value::Hash(h) => {
+            if depth + 1 > JSON_MAX_NESTING {
+                return Err(nesting_error());
+            }
+            out.push_str("{\n");
+            for (i, (k, e)) in h.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(",\n");
+                }
+                indent(out, depth + 1);
+                match k {
+                    Value::String(s) => json_str(out, s),
+                    _ => json_str(out, &to_s(k)),
+                }
+                out.push_str(": ");
+                write_pretty(out, e, depth + 1)?;
+            }
+            if !h.is_empty() {
+                out.push('\n');
+            }
+            indent(out, depth);
+            out.push('}');
+        }
+        other => write_json(out, other, depth)?,
+    }
+    Ok(())
+}
+
 fn nesting_error() -> RenderError {
     RenderError::Json(format!("nesting of {JSON_MAX_NESTING} is too deep"))
 }
