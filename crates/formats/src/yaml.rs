@@ -1658,43 +1658,10 @@ fn ruby_integer(t: &str) -> Scalar {
 
 /// An integer in `radix` as Int, or as decimal digits when it does not fit i64.
 fn big_int(neg: bool, radix: u32, digits: &str) -> Scalar {
-    let mut small: Option<u128> = Some(0);
-    for c in digits.chars() {
-        let d = c.to_digit(radix).unwrap_or(0) as u128;
-        small = small
-            .and_then(|v| v.checked_mul(radix as u128))
-            .and_then(|v| v.checked_add(d));
+    match hiera_value::value::integer_from_digits(neg, radix, digits) {
+        Value::BigInt(d) => Scalar::BigInt(d),
+        v => Scalar::Value(v),
     }
-    if let Some(v) = small.and_then(|v| i128::try_from(v).ok()) {
-        let signed = if neg { -v } else { v };
-        return match i64::try_from(signed) {
-            Ok(i) => Scalar::Value(Value::Int(i)),
-            Err(_) => Scalar::BigInt(signed.to_string()),
-        };
-    }
-    // Arbitrary precision: little-endian limbs in base 1e9.
-    let mut limbs: Vec<u64> = vec![0];
-    for c in digits.chars() {
-        let mut carry = c.to_digit(radix).unwrap_or(0) as u64;
-        for l in limbs.iter_mut() {
-            let v = *l * radix as u64 + carry;
-            *l = v % 1_000_000_000;
-            carry = v / 1_000_000_000;
-        }
-        while carry > 0 {
-            limbs.push(carry % 1_000_000_000);
-            carry /= 1_000_000_000;
-        }
-    }
-    let mut out = String::from(if neg { "-" } else { "" });
-    let mut it = limbs.iter().rev();
-    if let Some(first) = it.next() {
-        out.push_str(&first.to_string());
-    }
-    for l in it {
-        out.push_str(&format!("{l:09}"));
-    }
-    Scalar::BigInt(out)
 }
 
 /// Ruby `Float(str)`: optional surrounding whitespace, sign, decimal digits with single '_'

@@ -451,7 +451,12 @@ impl Session {
                 }
             },
         )?;
-        match (value, opts.as_ref().and_then(|o| hash_get(o, "convert_to"))) {
+        // `return result if convert_to.nil?`: a null convert_to converts nothing.
+        let convert_to = opts
+            .as_ref()
+            .and_then(|o| hash_get(o, "convert_to"))
+            .filter(|c| !c.is_null());
+        match (value, convert_to) {
             (Some(v), Some(convert_to)) => {
                 let v = self.convert_to(&lk.key, v, &convert_to)?;
                 // A new object, which an `alias` of this key returns.
