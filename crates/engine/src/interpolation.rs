@@ -170,7 +170,15 @@ pub(crate) fn scope_lookup<C: Context>(
 ) -> Result<Option<Value>> {
     let mut segments =
         split_key(key).map_err(|_| Error::lookup(format!("Syntax error in string: {subject}")))?;
-    let root = segments.remove(0).to_string();
+    let root = match segments.remove(0) {
+        Segment::Key(k) => k,
+        // `scope[root_key]` with the Integer split_key made: Scope#lookupvar's ParseError.
+        n => {
+            return Err(Error::Puppet(format!(
+                "Scope variable name {n} is a Integer, not a string"
+            )))
+        }
+    };
     let value = cx.explained(
         || Kind::Scope("Global Scope".into()),
         |cx| cx.variable(&root),

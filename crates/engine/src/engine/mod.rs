@@ -542,6 +542,9 @@ impl Session {
                                     };
                                     (next, Value::Int(*i))
                                 }
+                                (Value::Array(_), Segment::BigIndex(d)) => {
+                                    (None, Value::BigInt(d.clone()))
+                                }
                                 (Value::Hash(h), seg) => {
                                     let k = seg.to_value();
                                     (h.get(&k).cloned(), k)
