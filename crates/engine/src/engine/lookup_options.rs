@@ -169,19 +169,35 @@ impl Session {
         if let Some(g) = &self.cache.global_lookup_options {
             return Ok(g.clone());
         }
-        let lo = LookupKey::parse(LOOKUP_OPTIONS)?;
-        let g = match self.lookup_global(&lo, strategy)? {
-            Some(v) => {
-                let o = self.object_for(&v);
-                if let Some(x) = self.explain.as_mut() {
-                    x.global_lookup_options_obj = o;
+        // Cached (as none) before it is read: a `lookup()` interpolated into the global
+        // lookup_options, which looks its key's options up, finds none instead of recursing.
+        self.cache.global_lookup_options = Some(None);
+        let read = |s: &mut Session| -> Result<Option<Map>> {
+            let lo = LookupKey::parse(LOOKUP_OPTIONS)?;
+            Ok(match s.lookup_global(&lo, strategy)? {
+                Some(v) => {
+                    let o = s.object_for(&v);
+                    if let Some(x) = s.explain.as_mut() {
+                        x.global_lookup_options_obj = o;
+                    }
+                    validate_lookup_options(v, None)?
                 }
-                validate_lookup_options(v, None)?
-            }
-            None => None,
+                None => None,
+            })
         };
-        self.cache.global_lookup_options = Some(g.clone());
-        Ok(g)
+        match read(self) {
+            Ok(g) => {
+                self.cache.global_lookup_options = Some(g.clone());
+                Ok(g)
+            }
+            Err(e) => {
+                // Nothing read half-way stays: the next lookup meets the same error.
+                self.cache.global_lookup_options = None;
+                self.cache.env_lookup_options = None;
+                self.cache.lookup_options.clear();
+                Err(e)
+            }
+        }
     }
 
     pub(super) fn env_lookup_options(&mut self, strategy: &MergeStrategy) -> Result<Option<Map>> {
