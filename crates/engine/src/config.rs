@@ -655,6 +655,11 @@ impl Validator<'_> {
             .unwrap_or("data")
             .to_string();
         for (key, entries) in hierarchies {
+            // plan_hierarchy serves only plans (Puppet::Pal's ScriptCompiler): validated above,
+            // never built, so a repeated name in it is not an error for a lookup.
+            if key == "plan_hierarchy" {
+                continue;
+            }
             let built =
                 self.build_v5_entries(&entries, defaults, &default_options, &default_datadir, cfg)?;
             match key {
