@@ -12,17 +12,24 @@ use hiera_value::value::{Map, Value};
 /// Unicode tables: the same matches on ASCII keys, for a fraction of the compile time that
 /// every lookup would otherwise pay.
 #[derive(Debug, Clone)]
-pub(super) enum KeyPattern {
+pub enum KeyPattern {
     /// `^literal` or `^literal.*` (the usual `'^profile::users::.*'`): a key matches when one
     /// of its lines starts with the literal (Ruby's `^` is a line start). No regex to build:
     /// compiling one costs more than the rest of a lookup.
     Prefix(String),
+    /// An ASCII pattern, compiled without Unicode tables.
     Ascii(regex::bytes::Regex),
+    /// Any other pattern `regex` runs.
     Unicode(regex::Regex),
+    /// What `regex` cannot run and Onigmo can (lookaround, atomic groups, backreferences,
+    /// conditionals): a backtracking engine.
+    Fancy(fancy_regex::Regex),
 }
 
 impl KeyPattern {
-    pub(super) fn new(pattern: &str) -> Result<KeyPattern> {
+    /// Compiles a `^pattern` key as Ruby's `Regexp.compile` reads it (Onigmo syntax), with
+    /// Ruby's message for an invalid one.
+    pub fn new(pattern: &str) -> Result<KeyPattern> {
         let literal = pattern
             .strip_prefix('^')
             .map(|p| p.strip_suffix(".*").unwrap_or(p))
@@ -44,18 +51,26 @@ impl KeyPattern {
                 return Ok(KeyPattern::Ascii(b));
             }
         }
-        regex::Regex::new(&source)
-            .map(KeyPattern::Unicode)
-            .map_err(|e| Error::run(format!("invalid pattern: /{pattern}/ ({e})")))
+        match regex::Regex::new(&source) {
+            Ok(r) => Ok(KeyPattern::Unicode(r)),
+            Err(e) => fancy_regex::RegexBuilder::new(&source)
+                .backtrack_limit(hiera_value::limits::REGEX_BACKTRACK_LIMIT)
+                .build()
+                .map(KeyPattern::Fancy)
+                .map_err(|_| Error::run(format!("invalid pattern: /{pattern}/ ({e})"))),
+        }
     }
 
-    pub(super) fn is_match(&self, key: &str) -> bool {
+    /// `pattern =~ key`.
+    pub fn is_match(&self, key: &str) -> bool {
         match self {
             KeyPattern::Prefix(p) => key.split('\n').any(|line| line.starts_with(p.as_str())),
             // A non-ASCII key would be matched byte-wise: fall back to exact semantics.
             KeyPattern::Ascii(b) if key.is_ascii() => b.is_match(key.as_bytes()),
             KeyPattern::Ascii(b) => regex::Regex::new(b.as_str()).is_ok_and(|r| r.is_match(key)),
             KeyPattern::Unicode(r) => r.is_match(key),
+            // Past the backtracking limit Onigmo would still be searching: no match.
+            KeyPattern::Fancy(r) => r.is_match(key).unwrap_or(false),
         }
     }
 }

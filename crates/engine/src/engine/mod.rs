@@ -14,6 +14,7 @@
 
 mod context;
 mod lookup_options;
+pub use lookup_options::KeyPattern;
 mod providers;
 pub mod reach;
 
