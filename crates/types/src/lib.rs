@@ -53,20 +53,29 @@ pub struct Range {
     pub from: Option<i64>,
     /// The upper bound (`None`: unbounded).
     pub to: Option<i64>,
+    /// A size given as an `Integer[2.0, 3.0]` type: Puppet keeps the Float bounds, and prints
+    /// them as Floats (integral ones only are kept exactly).
+    pub float: bool,
 }
 
 impl Range {
     pub(crate) const ANY: Range = Range {
         from: None,
         to: None,
+        float: false,
     };
     pub(crate) fn new(from: Option<i64>, to: Option<i64>) -> Range {
-        Range { from, to }
+        Range {
+            from,
+            to,
+            float: false,
+        }
     }
     pub(crate) fn exact(n: i64) -> Range {
         Range {
             from: Some(n),
             to: Some(n),
+            float: false,
         }
     }
     fn lo(&self) -> i128 {
@@ -102,12 +111,14 @@ impl Range {
         Range {
             from: Some(0),
             to: self.to.map(|t| t.max(0)),
+            float: false,
         }
     }
     /// The range a collection size type means when absent (`Integer[0]`).
     pub(crate) const DEFAULT_SIZE: Range = Range {
         from: Some(0),
         to: None,
+        float: false,
     };
 }
 
@@ -841,9 +852,16 @@ fn range_part(r: &Option<Range>) -> Vec<String> {
         None => vec![],
         Some(r) if r.unbounded() => vec![],
         Some(r) => {
-            let mut v = vec![r.from.map_or("default".to_string(), |f| f.to_string())];
+            let bound = |n: i64| {
+                if r.float {
+                    ruby_float(n as f64)
+                } else {
+                    n.to_string()
+                }
+            };
+            let mut v = vec![r.from.map_or("default".to_string(), bound)];
             if let Some(t) = r.to {
-                v.push(t.to_string());
+                v.push(bound(t));
             }
             v
         }
@@ -875,7 +893,8 @@ fn has_empty_range(size: &Option<Range>) -> bool {
         size,
         Some(Range {
             from: Some(0),
-            to: Some(0)
+            to: Some(0),
+            ..
         })
     )
 }
