@@ -66,6 +66,12 @@ pub fn convert(value: Value, target: &Value) -> Result<Value, ConvertError> {
             )))
         }
     };
+    // `new_instance`: the value itself when it is the only argument, the type is not an Init
+    // type and the value is already an instance of it.
+    let init = matches!(&ty, Type::Other(t) if t == "Init" || t.starts_with("Init["));
+    if args.is_empty() && !init && ty.is_instance(&value) {
+        return Ok(value);
+    }
     let result = convert_with_type(value, &ty, args).map_err(ConvertError::New)?;
     // `new` of a parameterised type asserts its result against the type.
     if !ty.is_instance(&result) {
@@ -100,7 +106,7 @@ pub fn convert_args_string(target: &Value) -> String {
 /// value counts): more is an arity error before any dispatch is tried.
 fn new_arity(ty: &Type) -> Option<(&'static str, usize)> {
     Some(match ty {
-        Type::String { .. } | Type::Enum(..) | Type::Pattern(_) => ("new_string", 2),
+        Type::String { .. } => ("new_string", 2),
         Type::Integer(_) | Type::IntegerF(..) => ("new", 3),
         Type::Float(_) => ("new_float", 2),
         Type::Numeric => ("new_numeric", 2),
@@ -134,8 +140,7 @@ pub(crate) fn convert_with_type(value: Value, ty: &Type, args: &[Value]) -> Resu
             Value::Sensitive(_) => value,
             v => Value::Sensitive(Box::new(v)),
         }),
-        // Enum and Pattern make a String (checked against the type afterwards).
-        Type::String { .. } | Type::Enum(..) | Type::Pattern(_) => to_string(value, args.first()),
+        Type::String { .. } => to_string(value, args.first()),
         Type::Integer(_) | Type::IntegerF(..) => to_integer(value, args),
         Type::Float(_) => to_float(value, args.first()).map_err(|e| prefixed("new_float", e)),
         Type::Numeric => to_numeric(value, args.first()).map_err(|e| prefixed("new_numeric", e)),
@@ -161,7 +166,20 @@ pub(crate) fn convert_with_type(value: Value, ty: &Type, args: &[Value]) -> Resu
         Type::Optional(Some(inner)) | Type::NotUndef(Some(inner)) => {
             convert_with_type(value, inner, args)
         }
-        Type::Data | Type::RichData | Type::Any | Type::NotUndef(None) => Ok(value),
+        // PUnitType's "null" new: the value as is.
+        Type::RichData | Type::Any | Type::NotUndef(None) => Ok(value),
+        // An alias: its resolved type's new, which a Variant does not have.
+        Type::Data => Err(
+            "Creation of new instance of type 'Variant[ScalarData, Undef, Hash[String, Data], Array[Data]]' is not supported"
+                .to_string(),
+        ),
+        // POptionalType#new_function: `optional_type.new_function`, on nil.
+        Type::Optional(None) => Err("undefined method `new_function' for nil".to_string()),
+        // PInitType: the type's own new.
+        Type::Other(t) if t.starts_with("Init[") => match super::init_inner(t).map(super::parse) {
+            Some(Ok(inner)) => convert_with_type(value, &inner, args),
+            _ => Err(format!("Creation of new instance of type '{t}' is not supported")),
+        },
         t => Err(format!(
             "Creation of new instance of type '{}' is not supported",
             t
