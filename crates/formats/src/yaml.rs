@@ -1144,13 +1144,13 @@ fn scalar_node(
         return from_scan(s, value);
     };
     match tag {
+        // `unpack('m')`: an ASCII-8BIT String.
         "!binary" | "tag:yaml.org,2002:binary" => {
             let bytes = ruby_unpack_m(value.as_bytes());
-            let s = match String::from_utf8(bytes) {
-                Ok(s) => s,
-                Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-            };
-            Ok(Node::plain(Value::String(s), Kind::Scalar))
+            Ok(Node::plain(
+                hiera_value::value::binary_string(&bytes),
+                Kind::Scalar,
+            ))
         }
         STR_TAG => Ok(Node {
             str_tag: true,

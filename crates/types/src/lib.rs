@@ -411,6 +411,12 @@ impl Type {
     /// Is `v` an instance of this type (`PAnyType#instance?`)?
     pub fn is_instance(&self, v: &Value) -> bool {
         use Type as T;
+        // A binary (ASCII-8BIT) String is a String to every type.
+        if let Value::Object(o) = v {
+            if o.binary_bytes().is_some() {
+                return self.is_instance(&Value::String(o.to_s.clone()));
+            }
+        }
         match self {
             T::Any | T::Unit => true,
             T::Undef => v.is_null(),
@@ -651,10 +657,11 @@ pub(crate) fn is_data(v: &Value) -> bool {
         | Value::Float(_)
         | Value::String(_) => true,
         Value::Array(a) => a.iter().all(is_data),
-        Value::Hash(h) => h
-            .iter()
-            .all(|(k, x)| matches!(k, Value::String(_)) && is_data(x)),
-        Value::Sensitive(_) | Value::Object(_) => false,
+        Value::Hash(h) => h.iter().all(|(k, x)| {
+            (matches!(k, Value::String(_)) || k.binary_bytes().is_some()) && is_data(x)
+        }),
+        Value::Object(o) => o.binary_bytes().is_some(),
+        Value::Sensitive(_) => false,
     }
 }
 
@@ -741,6 +748,7 @@ pub(crate) fn infer(v: &Value) -> Type {
             }
         }
         Value::Sensitive(inner) => Type::Sensitive(Box::new(calc::generalize(&infer(inner)))),
+        Value::Object(o) if o.binary_bytes().is_some() => Type::str_value(&o.to_s),
         Value::Object(o) => match o.type_name {
             "Symbol" => Type::Other("Runtime[ruby, 'Symbol']".into()),
             // `Timestamp['...']`: a range holding only the value, as Puppet infers it.

@@ -64,6 +64,9 @@ impl RubyObject {
     /// Ruby's `inspect` (explain output): a Regexp's `/source/`, a URI's `#<URI::HTTP url>`,
     /// otherwise `to_s`.
     pub fn inspect(&self) -> String {
+        if let Some(bytes) = self.binary_bytes() {
+            return crate::text::inspect_binary(&bytes);
+        }
         match (self.type_name, &self.scalar) {
             ("Regexp", Some(s)) => s.text.clone(),
             ("URI", _) => format!("#<{} {}>", self.class, self.to_s),
@@ -72,7 +75,53 @@ impl RubyObject {
     }
 }
 
+impl RubyObject {
+    /// The bytes of a binary (ASCII-8BIT) String, as YAML's `!!binary` makes it.
+    pub fn binary_bytes(&self) -> Option<Vec<u8>> {
+        match &self.scalar {
+            Some(TaggedScalar {
+                tag: Some(BINARY_TAG),
+                text,
+                ..
+            }) if self.type_name == "String" => crate::ruby::strict_decode64(text),
+            _ => None,
+        }
+    }
+}
+
+/// The YAML tag Psych gives a binary String.
+pub const BINARY_TAG: &str = "!binary";
+
+/// A Ruby String of `bytes` in ASCII-8BIT (Psych's `!!binary`): ASCII-only bytes are an
+/// ordinary String (they render alike everywhere); others a String object that Psych dumps as
+/// `!binary` base64, JSON writes only when the bytes are UTF-8, and `inspect` shows as `\xHH`.
+pub fn binary_string(bytes: &[u8]) -> Value {
+    if bytes.is_ascii() {
+        return Value::String(String::from_utf8_lossy(bytes).into_owned());
+    }
+    let b64 = crate::ruby::strict_encode64(bytes);
+    Value::Object(Box::new(RubyObject {
+        type_name: "String",
+        class: "String",
+        fields: Vec::new(),
+        to_s: String::from_utf8_lossy(bytes).into_owned(),
+        scalar: Some(TaggedScalar {
+            tag: Some(BINARY_TAG),
+            text: b64,
+            literal: true,
+        }),
+    }))
+}
+
 impl Value {
+    /// The bytes of a binary String made by [`binary_string`] (None for anything else).
+    pub fn binary_bytes(&self) -> Option<Vec<u8>> {
+        match self {
+            Value::Object(o) => o.binary_bytes(),
+            _ => None,
+        }
+    }
+
     /// True when arrays and hashes nest more than `limit` deep in this value (counted without
     /// recursion, so any value can be asked).
     pub fn deeper_than(&self, limit: usize) -> bool {
