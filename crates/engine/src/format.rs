@@ -100,6 +100,8 @@ fn text_or_numeric(v: &Value) -> Option<String> {
         Value::String(_) | Value::Int(_) | Value::BigInt(_) | Value::Float(_) => {
             Some(hiera_value::text::to_s(v))
         }
+        // A binary String is a String.
+        Value::Object(o) if o.binary_bytes().is_some() => Some(o.to_s.clone()),
         _ => None,
     }
 }
