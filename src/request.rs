@@ -912,7 +912,7 @@ mod tests {
                 render_as: Some("xml".into()),
                 ..flags(&["k"])
             }),
-            "Unknown rendering format 'xml': --render-as takes yaml, json or s"
+            "Unknown rendering format 'xml': --render-as takes yaml, json, s, console or flat"
         );
         let batch = Flags {
             batch: true,

@@ -1045,7 +1045,9 @@ fn messages_say_what_where_and_how_to_fix() {
         &["a", "--node", "n", "--no-facts", "--render-as", "jsn"],
     );
     assert!(
-        e.contains("Unknown rendering format 'jsn': --render-as takes yaml, json or s"),
+        e.contains(
+            "Unknown rendering format 'jsn': --render-as takes yaml, json, s, console or flat"
+        ),
         "{e}"
     );
     // A hiera.yaml with an unknown key: Puppet's words, then file:line and the valid keys.

@@ -234,6 +234,9 @@ pub fn parse(argv: Vec<OsString>) -> Result<Invocation, Early> {
             cmd = lookup_command();
             cmd.try_get_matches_from_mut(argv)?
         }
+        Err(e) if e.kind() == clap::error::ErrorKind::UnknownArgument => {
+            return Err(unknown_option(e, &argv).into())
+        }
         Err(e) => return Err(e.into()),
     };
     Args::from_arg_matches_mut(&mut matches)
@@ -296,6 +299,28 @@ pub fn usage_error(e: &clap::Error, argv: &[std::ffi::OsString]) -> crate::outpu
         .map(|a| format!(" {a}"))
         .unwrap_or_default();
     crate::output::Failure(format!("{first}{tip}; see 'hiera-lookup{command} --help'"))
+}
+
+/// An option the lookup does not know, in Puppet's words (OptionParser names the whole word:
+/// `-1.y` is an option to it, not a key; `-- -1.y` looks the key up).
+fn unknown_option(e: clap::Error, argv: &[std::ffi::OsString]) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue};
+    let Some(ContextValue::String(bad)) = e.get(ContextKind::InvalidArg) else {
+        return e;
+    };
+    let words = argv.iter().skip(1).take_while(|a| *a != "--");
+    let Some(word) = words
+        .filter_map(|a| a.to_str())
+        .find(|a| a.starts_with('-') && a.starts_with(bad.as_str()))
+    else {
+        return e;
+    };
+    clap::Error::raw(
+        clap::error::ErrorKind::UnknownArgument,
+        format!(
+            "Could not parse application options: invalid option: {word}\n\n  tip: to look up a key that starts with '-', put '--' before it\n"
+        ),
+    )
 }
 
 /// The lookup's parser, its `--help` ending with the examples and the list of commands.

@@ -254,10 +254,11 @@ fn rich_data(v: &Value) -> bool {
     match v {
         Value::Array(a) => a.iter().all(rich_data),
         Value::Hash(h) => h.iter().all(|(k, v)| {
-            matches!(
+            (matches!(
                 k,
                 Value::String(_) | Value::Int(_) | Value::BigInt(_) | Value::Float(_)
-            ) && rich_data(v)
+            ) || k.binary_bytes().is_some())
+                && rich_data(v)
         }),
         _ => true,
     }

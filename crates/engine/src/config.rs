@@ -277,20 +277,28 @@ impl HieraConfig {
                 v.load_v4(map, &mut cfg)?
             }
             3 => {
-                match ctx.layer {
-                    Layer::Global => {}
-                    // The caller decides between Puppet 7's warning and Puppet 8's error.
-                    Layer::Environment | Layer::Module => {
-                        cfg.version = 3;
-                        return Ok(cfg);
-                    }
-                }
+                // HieraConfigV3#validate_config: the deprecation, then the v3 struct, in every
+                // layer (a version-less file with a v5-shaped hierarchy fails here).
                 if !ctx.strict_off {
                     warnings.push(format!(
                         "{shown}: Use of 'hiera.yaml' version 3 is deprecated. It should be converted to version 5"
                     ));
                 }
-                v.load_v3(map, ctx, &mut cfg)?
+                match ctx.layer {
+                    Layer::Global => v.load_v3(map, ctx, &mut cfg)?,
+                    // Then the caller decides between Puppet 7's warning and Puppet 8's error.
+                    // The environment and module providers load their configuration outside
+                    // any data provider: the failure is not wrapped.
+                    Layer::Environment | Layer::Module => {
+                        let mut checked = cfg.clone();
+                        v.load_v3(map, ctx, &mut checked).map_err(|e| match e {
+                            Error::Puppet(m) => Error::run(m),
+                            other => other,
+                        })?;
+                        cfg.version = 3;
+                        return Ok(cfg);
+                    }
+                }
             }
             n => {
                 return Err(v.issue(
@@ -688,6 +696,11 @@ impl Validator<'_> {
             .unwrap_or("data")
             .to_string();
         for (key, entries) in hierarchies {
+            // plan_hierarchy serves only plans (Puppet::Pal's ScriptCompiler): validated above,
+            // never built, so a repeated name in it is not an error for a lookup.
+            if key == "plan_hierarchy" {
+                continue;
+            }
             let built =
                 self.build_v5_entries(&entries, defaults, &default_options, &default_datadir, cfg)?;
             match key {

@@ -92,7 +92,9 @@ fn parse_yaml(text: &str, display: &str) -> Result<Value> {
             format!("{m} (in {display})")
         })
     })?;
-    if let Some(rv) = doc.ruby_values.first() {
+    // An Encoding (Psych builds `!ruby/encoding` even under safe_load) is kept: the node's
+    // fact sanitizing makes it its name.
+    if let Some(rv) = doc.ruby_values.iter().find(|rv| rv.class != "Encoding") {
         return Err(Error::run(format!(
             "({display}): Tried to load unspecified class: {}",
             rv.class

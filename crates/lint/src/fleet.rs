@@ -183,7 +183,7 @@ fn merged_keys(repo: &Repo) -> Vec<String> {
                 continue;
             }
             if name.starts_with('^') {
-                if let Ok(re) = hiera_value::ruby::pattern(name) {
+                if let Ok(re) = hiera_engine::engine::KeyPattern::new(name) {
                     out.extend(repo.defined.iter().filter(|k| re.is_match(k)).cloned());
                 }
             } else if repo.defined.contains(name) {

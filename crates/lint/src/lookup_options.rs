@@ -47,7 +47,7 @@ pub(crate) fn check(repo: &Repo, _refs: &HashSet<String>, sink: &mut Sink) {
                 }
             }
             if let Some(pattern) = name.strip_prefix('^').map(|_| name) {
-                match hiera_value::ruby::pattern(pattern) {
+                match hiera_engine::engine::KeyPattern::new(pattern) {
                     Err(e) => sink.add(
                         &f.path,
                         pos,

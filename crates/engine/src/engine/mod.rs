@@ -14,6 +14,7 @@
 
 mod context;
 mod lookup_options;
+pub use lookup_options::KeyPattern;
 mod providers;
 pub mod reach;
 
@@ -475,10 +476,19 @@ impl Session {
             self.do_lookup(&lo, &strategy)?;
             return Ok(Some(Value::Null));
         }
-        let opts = self.lookup_lookup_options(lk)?;
+        // `lookup_lookup_options(key, invocation) || {}`: nil and false are no options.
+        let opts = self
+            .lookup_lookup_options(lk)?
+            .filter(|o| !matches!(o, Value::Null | Value::Bool(false)));
         let strategy = match merge {
             Some(m) => m.clone(),
-            None => match opts.as_ref().and_then(|o| hash_get(o, "merge")) {
+            None => match opts
+                .as_ref()
+                .map(|o| option_get(o, "merge"))
+                .transpose()?
+                .flatten()
+                .filter(|m| !m.is_null())
+            {
                 Some(m) => {
                     if let Some(ex) = self.ex_mut() {
                         ex.merge_source(LOOKUP_OPTIONS);
@@ -505,7 +515,13 @@ impl Session {
                 }
             },
         )?;
-        match (value, opts.as_ref().and_then(|o| hash_get(o, "convert_to"))) {
+        // `lookup_options[CONVERT_TO]`, read once a value is found; `return result if
+        // convert_to.nil?`: a null convert_to converts nothing.
+        let convert_to = match (&value, &opts) {
+            (Some(_), Some(o)) => option_get(o, "convert_to")?.filter(|c| !c.is_null()),
+            _ => None,
+        };
+        match (value, convert_to) {
             (Some(v), Some(convert_to)) => {
                 let v = self.convert_to(&lk.key, v, &convert_to)?;
                 // A new object, which an `alias` of this key returns.
@@ -590,6 +606,9 @@ impl Session {
                                         None
                                     };
                                     (next, Value::Int(*i))
+                                }
+                                (Value::Array(_), Segment::BigIndex(d)) => {
+                                    (None, Value::BigInt(d.clone()))
                                 }
                                 (Value::Hash(h), seg) => {
                                     let k = seg.to_value();
@@ -747,6 +766,24 @@ fn merge_error(e: MergeError) -> Error {
         Error::run(e.message)
     } else {
         Error::lookup(e.message)
+    }
+}
+
+/// Ruby's `options[key]` on a key's lookup_options entry, whatever data made it: a Hash's
+/// value, a String's substring (`String#[]`), else the TypeError or NoMethodError Ruby raises.
+pub(super) fn option_get(v: &Value, key: &str) -> Result<Option<Value>> {
+    match v {
+        Value::Hash(h) => Ok(h.get(&Value::str(key)).cloned()),
+        Value::String(s) => Ok(s.contains(key).then(|| Value::str(key))),
+        Value::Int(_) | Value::BigInt(_) | Value::Array(_) => {
+            Err(Error::run("no implicit conversion of String into Integer"))
+        }
+        Value::Null => Err(Error::run("undefined method `[]' for nil")),
+        Value::Bool(b) => Err(Error::run(format!("undefined method `[]' for {b}"))),
+        other => Err(Error::run(format!(
+            "undefined method `[]' for an instance of {}",
+            other.ruby_class()
+        ))),
     }
 }
 

@@ -4,7 +4,7 @@
 use super::lookup_options::{
     compile_patterns, extract_options, validate_lookup_options, CompiledOptions,
 };
-use super::{hash_get, merge_error, Session, LOOKUP_OPTIONS};
+use super::{merge_error, option_get, Session, LOOKUP_OPTIONS};
 use crate::backend::custom::{Call, Found, Host};
 use crate::backend::{validate_data_value, Builtin, DataHash};
 use crate::config::{Entry, FunctionKind, HieraConfig, Layer, LoadContext};
@@ -262,12 +262,16 @@ impl Session {
                     .cloned()
                     .flatten()
                 {
-                    Some(o) => {
-                        match extract_options(&o, &lk.root).and_then(|v| hash_get(&v, "merge")) {
-                            Some(m) => MergeStrategy::from_value(&m).map_err(merge_error)?,
-                            None => MergeStrategy::First,
-                        }
-                    }
+                    // `lookup_options[MERGE] unless lookup_options.nil?`
+                    Some(o) => match extract_options(&o, &lk.root)
+                        .map(|v| option_get(&v, "merge"))
+                        .transpose()?
+                        .flatten()
+                        .filter(|m| !m.is_null())
+                    {
+                        Some(m) => MergeStrategy::from_value(&m).map_err(merge_error)?,
+                        None => MergeStrategy::First,
+                    },
                     None => MergeStrategy::First,
                 };
                 let k = lk.key.clone();
