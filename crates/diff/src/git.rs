@@ -6,7 +6,7 @@
 //! before it is inflated ([`MAX_FILE_SIZE`]). A submodule is read from its own repository
 //! (the checkout's, or `.git/modules/…`) when its commit is there; when it is not, what lies
 //! under it cannot be read: reading there is an error saying so, and `diff` refuses to
-//! compare a side whose hierarchies may read there ([`GitFs::missing_submodules`]).
+//! compare a side whose hierarchies may read there (`GitFs::missing_submodules`).
 
 use hiera_engine::fs::{Fs, Kind};
 use hiera_value::limits::{
