@@ -141,12 +141,32 @@ pub fn check(
         );
     }
     let many = contributors.len() > 1;
-    for c in contributors.iter().filter(|_| many) {
-        let x = c.value.clone();
-        memo = Some(match memo {
-            None => report.merge.convert_value(x).map_err(|e| e.message)?,
-            Some(m) => report.merge.merge(m, x).map_err(|e| e.message)?,
-        });
+    if many {
+        // The contributors merged in order. A level of the lookup that merged several lookups
+        // (a layer's hierarchy, an entry's locations) hands on its merge, which starts from
+        // convert_value of its one value (`--merge unique` of hashes from two layers merges
+        // their wrapped arrays): replayed that way when the plain replay fails or differs.
+        let replay = |converted: bool| -> Result<Option<Value>, String> {
+            let mut memo: Option<Value> = None;
+            for c in &contributors {
+                let mut x = c.value.clone();
+                if converted {
+                    x = report.merge.convert_value(x).map_err(|e| e.message)?;
+                }
+                memo = Some(match memo {
+                    None => report.merge.convert_value(x).map_err(|e| e.message)?,
+                    Some(m) => report.merge.merge(m, x).map_err(|e| e.message)?,
+                });
+            }
+            Ok(memo)
+        };
+        memo = match replay(false) {
+            Ok(m) if m.as_ref() == Some(v) => m,
+            plain => match replay(true) {
+                Ok(m) if m.as_ref() == Some(v) => m,
+                _ => plain?,
+            },
+        };
     }
     if memo.as_ref() != Some(v) {
         return Err(format!(
