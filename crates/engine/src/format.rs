@@ -226,7 +226,10 @@ mod tests {
             Value::Hash(e.into_iter().map(|(k, v)| (Value::str(k), v)).collect())
         };
         let v = h(vec![
-            ("b", Value::Array(vec![Value::Int(1), h(vec![("c", Value::Null)])])),
+            (
+                "b",
+                Value::Array(vec![Value::Int(1), h(vec![("c", Value::Null)])]),
+            ),
             ("a", h(vec![])),
             ("b.0", Value::Bool(true)),
         ]);

@@ -266,7 +266,8 @@ fn walk_set(fs: &dyn Fs, base: &str, pats: &[&[&str]], out: &mut Vec<String>, st
             }
             let first = p[0];
             let matched = if has_magic(first) {
-                !(n.starts_with('.') && !first.starts_with('.'))
+                // A hidden name only for a pattern that starts with a dot.
+                (first.starts_with('.') || !n.starts_with('.'))
                     && fnmatch(first.as_bytes(), n.as_bytes())
             } else {
                 n == remove_backslashes(first)

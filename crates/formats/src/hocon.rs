@@ -1429,11 +1429,7 @@ fn describe(v: &Value) -> String {
 }
 
 /// The text a substitution of a number was written with, following substitutions.
-fn number_text<'a>(
-    root: &'a IndexMap<String, Node>,
-    n: &'a Node,
-    depth: usize,
-) -> Option<&'a str> {
+fn number_text<'a>(root: &'a IndexMap<String, Node>, n: &'a Node, depth: usize) -> Option<&'a str> {
     match n {
         Node::Scalar(Value::Int(_) | Value::BigInt(_) | Value::Float(_), t) => Some(t),
         Node::Subst { path, .. } if depth < 32 => {

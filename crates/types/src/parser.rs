@@ -695,10 +695,10 @@ fn make_range(from: Option<i64>, to: Option<i64>) -> Result<Range, TypeError> {
         }
     }
     Ok(Range {
-            from,
-            to,
-            float: false,
-        })
+        from,
+        to,
+        float: false,
+    })
 }
 
 fn as_type(v: &Val, text: &str) -> Result<Type, TypeError> {

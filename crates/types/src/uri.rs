@@ -478,10 +478,7 @@ impl Uri {
         // Util.make_components_hash: a subclass's build sets the scheme to its name.
         let scheme = match class {
             "URI::Generic" => given_scheme,
-            c => Some(
-                c.trim_start_matches("URI::")
-                    .to_ascii_lowercase(),
-            ),
+            c => Some(c.trim_start_matches("URI::").to_ascii_lowercase()),
         };
         let mut path = get("path");
         let mut query = get("query");
@@ -528,7 +525,10 @@ impl Uri {
                 None => (ui.clone(), None),
             };
             static USERINFO: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-            let userinfo_re = re(&USERINFO, r"\A(?:[\-_.!~*'()a-zA-Z\d;:&=+$,]|%[a-fA-F\d]{2})*\z");
+            let userinfo_re = re(
+                &USERINFO,
+                r"\A(?:[\-_.!~*'()a-zA-Z\d;:&=+$,]|%[a-fA-F\d]{2})*\z",
+            );
             if !userinfo_re.is_match(&user) {
                 return Err(format!(
                     "bad component(expected userinfo component or user component): {user}"
@@ -551,7 +551,10 @@ impl Uri {
         });
         if let Some(hs) = &host {
             static HOST: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-            let host_re = re(&HOST, r"\A(?:(?:[a-zA-Z0-9\-.]|%[0-9a-fA-F]{2})+|\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[(?:(?:[a-fA-F\d]{1,4}:)*(?:[a-fA-F\d]{1,4}|\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})|(?:(?:[a-fA-F\d]{1,4}:)*[a-fA-F\d]{1,4})?::(?:(?:[a-fA-F\d]{1,4}:)*(?:[a-fA-F\d]{1,4}|\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}))?)\])\z");
+            let host_re = re(
+                &HOST,
+                r"\A(?:(?:[a-zA-Z0-9\-.]|%[0-9a-fA-F]{2})+|\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[(?:(?:[a-fA-F\d]{1,4}:)*(?:[a-fA-F\d]{1,4}|\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})|(?:(?:[a-fA-F\d]{1,4}:)*[a-fA-F\d]{1,4})?::(?:(?:[a-fA-F\d]{1,4}:)*(?:[a-fA-F\d]{1,4}|\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}))?)\])\z",
+            );
             if !host_re.is_match(hs) {
                 return Err(format!("bad component(expected host component): {hs}"));
             }
@@ -574,7 +577,9 @@ impl Uri {
             let abs = re(&ABS, &format!(r"\A/{seg}(?:/{seg})*\z"));
             let rel = re(
                 &REL,
-                &format!(r"\A(?:[\-_.!~*'()a-zA-Z\d;@&=+$,]|%[a-fA-F\d]{{2}})+(?:/{seg}(?:/{seg})*)?\z"),
+                &format!(
+                    r"\A(?:[\-_.!~*'()a-zA-Z\d;@&=+$,]|%[a-fA-F\d]{{2}})+(?:/{seg}(?:/{seg})*)?\z"
+                ),
             );
             let absolute_only = u.scheme.as_deref().is_some_and(|s| s != "ftp");
             if !p.is_empty() {
@@ -601,7 +606,10 @@ impl Uri {
                 return Err("can not set opaque with host, port, userinfo or path".into());
             }
             static OPAQUE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-            let opaque_re = re(&OPAQUE, r"\A(?:[\-_.!~*'()a-zA-Z\d;?:@&=+$,]|%[a-fA-F\d]{2})(?:[\-_.!~*'()a-zA-Z\d;/?:@&=+$,\[\]]|%[a-fA-F\d]{2})*\z");
+            let opaque_re = re(
+                &OPAQUE,
+                r"\A(?:[\-_.!~*'()a-zA-Z\d;?:@&=+$,]|%[a-fA-F\d]{2})(?:[\-_.!~*'()a-zA-Z\d;/?:@&=+$,\[\]]|%[a-fA-F\d]{2})*\z",
+            );
             if !opaque_re.is_match(o) {
                 return Err(format!("bad component(expected opaque component): {o}"));
             }
@@ -664,16 +672,17 @@ impl Uri {
                     return Err("missing opaque part for mailto URL".into());
                 };
                 let mut parts = opaque.splitn(2, '?');
-                let to = parts.next().filter(|_| !opaque.is_empty()).map(str::to_string);
+                let to = parts
+                    .next()
+                    .filter(|_| !opaque.is_empty())
+                    .map(str::to_string);
                 let header = parts.next().map(str::to_string);
                 static TO: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-                let to_ok = to.as_deref().is_some_and(|t| {
-                    re(&TO, r"\A(?:[^@,;]+@[^@,;]+(?:\z|[,;]))*\z").is_match(t)
-                });
+                let to_ok = to
+                    .as_deref()
+                    .is_some_and(|t| re(&TO, r"\A(?:[^@,;]+@[^@,;]+(?:\z|[,;]))*\z").is_match(t));
                 if !to_ok {
-                    return Err(format!(
-                        "unrecognised opaque part for mailtoURL: {opaque}"
-                    ));
+                    return Err(format!("unrecognised opaque part for mailtoURL: {opaque}"));
                 }
                 let headers = header
                     .map(|h| {
@@ -1004,9 +1013,17 @@ mod tests {
             ("ws://x/y", "URI::WS", "ws://x/y"),
             ("", "URI::Generic", ""),
             ("ftp://h", "URI::FTP", "ftp://h/"),
-            ("ftp://h/%2Fetc/x;type=z", "URI::FTP", "ftp://h/%2Fetc/x;type=z"),
+            (
+                "ftp://h/%2Fetc/x;type=z",
+                "URI::FTP",
+                "ftp://h/%2Fetc/x;type=z",
+            ),
             ("ldap:///??sub??", "URI::LDAP", "ldap:///??sub??"),
-            ("mailto:a@b.c;d@e.f?x=1&y=2&", "URI::MailTo", "mailto:a@b.c;d@e.f?x=1&y=2"),
+            (
+                "mailto:a@b.c;d@e.f?x=1&y=2&",
+                "URI::MailTo",
+                "mailto:a@b.c;d@e.f?x=1&y=2",
+            ),
         ];
         for (s, class, to_s) in cases {
             let u = Uri::parse(s).unwrap();
@@ -1044,7 +1061,13 @@ mod tests {
             "ftp://h/%2Fa/b"
         );
         assert_eq!(
-            build(&[("scheme", "ldap"), ("host", "h"), ("path", "/dc=x"), ("query", "q")]).unwrap(),
+            build(&[
+                ("scheme", "ldap"),
+                ("host", "h"),
+                ("path", "/dc=x"),
+                ("query", "q")
+            ])
+            .unwrap(),
             "ldap://h/dc=x?"
         );
         assert_eq!(build(&[]).unwrap(), "");

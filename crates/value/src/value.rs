@@ -314,39 +314,6 @@ impl From<String> for Value {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn str_key_finds_string_keys_only() {
-        let mut m = Map::default();
-        m.insert(Value::str("a"), Value::Int(1));
-        m.insert(Value::Int(1), Value::Int(2));
-        assert_eq!(m.get(&StrKey("a")), Some(&Value::Int(1)));
-        assert_eq!(m.get(&StrKey("1")), None);
-    }
-
-    #[test]
-    fn ruby_key_equality() {
-        assert_ne!(Value::Int(1), Value::Float(1.0));
-        assert_eq!(Value::Float(0.0), Value::Float(-0.0));
-        let a: Map = [
-            (Value::str("x"), Value::Int(1)),
-            (Value::str("y"), Value::Int(2)),
-        ]
-        .into_iter()
-        .collect();
-        let b: Map = [
-            (Value::str("y"), Value::Int(2)),
-            (Value::str("x"), Value::Int(1)),
-        ]
-        .into_iter()
-        .collect();
-        assert_eq!(Value::Hash(a), Value::Hash(b));
-    }
-}
-
 /// The integer written with `digits` (valid digits of `radix`, no sign or separators) as an
 /// Int, or as a BigInt's decimal digits when it does not fit 64 bits (Ruby's Integer of any
 /// size).
@@ -454,4 +421,37 @@ pub fn integer_digits(v: &Value, radix: u32) -> (bool, String) {
         out.push('0');
     }
     (neg, out.into_iter().rev().collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn str_key_finds_string_keys_only() {
+        let mut m = Map::default();
+        m.insert(Value::str("a"), Value::Int(1));
+        m.insert(Value::Int(1), Value::Int(2));
+        assert_eq!(m.get(&StrKey("a")), Some(&Value::Int(1)));
+        assert_eq!(m.get(&StrKey("1")), None);
+    }
+
+    #[test]
+    fn ruby_key_equality() {
+        assert_ne!(Value::Int(1), Value::Float(1.0));
+        assert_eq!(Value::Float(0.0), Value::Float(-0.0));
+        let a: Map = [
+            (Value::str("x"), Value::Int(1)),
+            (Value::str("y"), Value::Int(2)),
+        ]
+        .into_iter()
+        .collect();
+        let b: Map = [
+            (Value::str("y"), Value::Int(2)),
+            (Value::str("x"), Value::Int(1)),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(Value::Hash(a), Value::Hash(b));
+    }
 }

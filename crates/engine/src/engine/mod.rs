@@ -746,9 +746,9 @@ pub(super) fn option_get(v: &Value, key: &str) -> Result<Option<Value>> {
     match v {
         Value::Hash(h) => Ok(h.get(&Value::str(key)).cloned()),
         Value::String(s) => Ok(s.contains(key).then(|| Value::str(key))),
-        Value::Int(_) | Value::BigInt(_) | Value::Array(_) => Err(Error::run(
-            "no implicit conversion of String into Integer",
-        )),
+        Value::Int(_) | Value::BigInt(_) | Value::Array(_) => {
+            Err(Error::run("no implicit conversion of String into Integer"))
+        }
         Value::Null => Err(Error::run("undefined method `[]' for nil")),
         Value::Bool(b) => Err(Error::run(format!("undefined method `[]' for {b}"))),
         other => Err(Error::run(format!(

@@ -182,7 +182,7 @@ fn check_utf8(b: &[u8]) -> Result<(), RenderError> {
                         0xF4 => a <= 0x8F,
                         _ => a >= 0x80,
                     };
-                tail_ok && second_ok && lead >= 0xC2 && lead <= 0xF4
+                tail_ok && second_ok && (0xC2..=0xF4).contains(&lead)
             }
             _ => false,
         };
