@@ -266,6 +266,7 @@ fn walk_set(fs: &dyn Fs, base: &str, pats: &[&[&str]], out: &mut Vec<String>, st
             }
             let first = p[0];
             let matched = if has_magic(first) {
+                // A hidden name only for a pattern that starts with a dot.
                 (first.starts_with('.') || !n.starts_with('.'))
                     && fnmatch(first.as_bytes(), n.as_bytes())
             } else {

@@ -1291,15 +1291,42 @@ fn to_timestamp(v: Value, fmt: Option<&Value>, tz: Option<&Value>) -> Result<Val
 /// `new(URI, string)`: `URI.parse(string)` (see [`super::uri`]). Building one from a hash of
 /// members (`URI::Generic.build`) is not supported.
 fn to_uri(v: Value) -> Result<Value, String> {
+    const INIT_HASH: &str = "Struct[{Optional['scheme'] => String[1], Optional['userinfo'] => String[1], Optional['host'] => String[1], Optional['port'] => Integer[0], Optional['path'] => String[1], Optional['query'] => String[1], Optional['fragment'] => String[1], Optional['opaque'] => String[1]}]";
+    let init_hash = super::parse(INIT_HASH).expect("TYPE_URI_INIT_HASH");
     match &v {
+        // dispatch :create (String[1] uri): URI.parse.
         Value::String(s) if !s.is_empty() => super::uri::Uri::parse(s).map(|u| u.to_value()),
-        Value::Hash(_) => Err("hiera-lookup cannot build a URI from a hash of its parts (URI::Generic.build); give the URI as a string".into()),
+        // dispatch :from_hash (TYPE_URI_INIT_HASH hash): the class's build.
+        Value::Hash(h) if init_hash.is_instance(&v) => {
+            super::uri::Uri::build(h).map(|u| u.to_value())
+        }
         // Neither signature takes it: Puppet lists both, each with why it was rejected.
         other => {
-            let got = type_name_of(other);
-            Err(format!(
-                "The function 'new_error' was called with arguments it does not accept. It expects one of:\n  (String[1] uri)\n    rejected: parameter 'uri' expects a String value, got {got}\n  (Struct[{{Optional['scheme'] => String[1], Optional['userinfo'] => String[1], Optional['host'] => String[1], Optional['port'] => Integer[0], Optional['path'] => String[1], Optional['query'] => String[1], Optional['fragment'] => String[1], Optional['opaque'] => String[1]}}] hash)\n    rejected: parameter 'hash' expects a Struct value, got {got}"
-            ))
+            let uri_line = match other {
+                Value::String(_) => {
+                    "parameter 'uri' expects a String[1] value, got String".to_string()
+                }
+                _ => format!(
+                    "parameter 'uri' expects a String value, got {}",
+                    super::describe::simple_type_name(other)
+                ),
+            };
+            let hash_lines = match other {
+                Value::Hash(_) => {
+                    super::describe::describe_lines("parameter 'hash'", &init_hash, other)
+                }
+                _ => vec![format!(
+                    "parameter 'hash' expects a Struct value, got {}",
+                    super::describe::simple_type_name(other)
+                )],
+            };
+            let mut out = format!(
+                "The function 'new_error' was called with arguments it does not accept. It expects one of:\n  (String[1] uri)\n    rejected: {uri_line}\n  ({INIT_HASH} hash)"
+            );
+            for l in hash_lines {
+                out.push_str(&format!("\n    rejected: {l}"));
+            }
+            Err(out)
         }
     }
 }

@@ -557,11 +557,16 @@ impl Session {
                 ProviderId::Environment,
                 ProviderId::Module(String::new()),
             ];
-            self.merge_lookup(strategy, &layers, |s, layer| match layer {
-                ProviderId::Global => s.lookup_global(lk, strategy),
-                ProviderId::Environment => s.lookup_in_environment(lk, strategy),
-                ProviderId::Module(_) => s.lookup_in_module(lk, strategy),
-            })?
+            self.merge_lookup_in(
+                strategy,
+                &layers,
+                |s, layer| match layer {
+                    ProviderId::Global => s.lookup_global(lk, strategy),
+                    ProviderId::Environment => s.lookup_in_environment(lk, strategy),
+                    ProviderId::Module(_) => s.lookup_in_module(lk, strategy),
+                },
+                true,
+            )?
         };
         match found {
             Some(v) => self.dig(lk, v),
@@ -664,8 +669,28 @@ impl Session {
         &mut self,
         strategy: &MergeStrategy,
         variants: &[T],
-        mut f: impl FnMut(&mut Self, &T) -> Result<Option<Value>>,
+        f: impl FnMut(&mut Self, &T) -> Result<Option<Value>>,
     ) -> Result<Option<Value>> {
+        self.merge_lookup_in(strategy, variants, f, false)
+    }
+
+    /// [`merge_lookup`](Self::merge_lookup); `unchecked`: the merge runs outside any
+    /// `Invocation#check` (LookupAdapter#do_lookup's merge of the layers), so a merge that
+    /// fails is a plain error (a TypeAssertionError), never a LookupError.
+    fn merge_lookup_in<T: Clone>(
+        &mut self,
+        strategy: &MergeStrategy,
+        variants: &[T],
+        mut f: impl FnMut(&mut Self, &T) -> Result<Option<Value>>,
+        unchecked: bool,
+    ) -> Result<Option<Value>> {
+        let merge_error = |e: crate::merge::MergeError| {
+            if unchecked {
+                Error::run(e.message)
+            } else {
+                merge_error(e)
+            }
+        };
         if strategy.is_first() {
             for v in variants {
                 if let Some(x) = f(self, v)? {
