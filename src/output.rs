@@ -76,6 +76,11 @@ pub fn warn(message: &str) {
     let _ = writeln!(std::io::stderr(), "Warning: {}", printable(message));
 }
 
+/// A notice on stderr, on one line, for a long-running command (`serve`'s address).
+pub fn notice(message: &str) {
+    let _ = writeln!(std::io::stderr(), "hiera-lookup: {}", printable(message));
+}
+
 /// Prints a failure on stderr, on one line (Puppet's multi-line messages are joined).
 pub fn error(failure: &Failure) {
     let one_line = failure.0.lines().collect::<Vec<_>>().join(" ");

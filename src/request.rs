@@ -466,6 +466,12 @@ impl Resolved {
         let (facts, facts_warnings) = hiera_facts::single(facts, db)?;
         warnings.extend(facts_warnings);
         Scope::check_facts(&facts)?;
+        Ok(self.scope_of(facts))
+    }
+
+    /// The scope of a node with `facts` (checked): the facts, the environment's `$settings::`
+    /// variables and `--var`s. Every node of every command gets its scope here.
+    pub fn scope_of(&self, facts: hiera_value::value::Map) -> Scope {
         let mut scope = Scope::from_facts(facts, &self.env.environment_name());
         for (name, value) in self.env.settings_vars() {
             scope.set(&name, value);
@@ -473,7 +479,7 @@ impl Resolved {
         for (name, value) in &self.vars {
             scope.set(name, value.clone());
         }
-        Ok(scope)
+        scope
     }
 
     /// The nodes of a batch, in chunks: one for files, PuppetDB's as they are fetched. The
@@ -516,17 +522,10 @@ impl Resolved {
             Ok(facts) => (facts, None),
             Err(e) => (Default::default(), Some(e)),
         };
-        let mut scope = Scope::from_facts(facts, &self.env.environment_name());
-        for (name, value) in self.env.settings_vars() {
-            scope.set(&name, value);
-        }
-        for (name, value) in &self.vars {
-            scope.set(name, value.clone());
-        }
         hiera_engine::batch::Node {
             name: n.name,
             source: Some((n.kind.into(), n.source)),
-            scope,
+            scope: self.scope_of(facts),
             facts_error,
         }
     }

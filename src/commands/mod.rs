@@ -7,4 +7,5 @@ pub mod diff;
 pub mod lint;
 pub mod lookup;
 pub mod man;
+pub mod serve;
 pub mod where_;

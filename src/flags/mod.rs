@@ -5,7 +5,7 @@ pub mod groups;
 
 use crate::commands::lookup::Args;
 use crate::commands::{completions::CompletionsArgs, diff::DiffArgs, lint::LintArgs};
-use crate::commands::{man::ManArgs, where_::WhereArgs};
+use crate::commands::{man::ManArgs, serve::ServeArgs, where_::WhereArgs};
 use clap::{Parser, Subcommand};
 
 /// The start of the lookup's `--help` epilogue: examples that run against this repository's
@@ -52,6 +52,8 @@ pub enum Command {
     Diff(Box<DiffArgs>),
     /// Check a control repo's Hiera data, hiera.yaml files and their use by the code
     Lint(Box<LintArgs>),
+    /// Serve the fleet's Hiera data as web pages and a JSON API (read-only)
+    Serve(Box<ServeArgs>),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     Completions(CompletionsArgs),
     /// Print the manual page (roff)

@@ -1,0 +1,225 @@
+//! `hiera-lookup serve`: the fleet's Hiera data in a browser and as a JSON API
+//! ([`hiera_serve`]). The flags are the lookup's groups (layout, facts, strict); the nodes are
+//! read as every fleet command reads them ([`Resolved::node_chunks`]), and explanations are
+//! rendered by the lookup's own [`Request::answer`], so the server answers exactly what the
+//! command line answers.
+
+use crate::flags::groups::{self, FactsArgs, LayoutArgs, NodeArgs, StrictArgs};
+use crate::output::{self, ExitCode};
+use crate::request::{Flags, Request, Resolved};
+use hiera_engine::environment::absolute;
+use hiera_engine::{Error, Scope, Session};
+use hiera_facts::{puppetdb, FactsRequest};
+use hiera_serve::{Frontend, Loaded, Options, State};
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+const AFTER_HELP: &str = "\
+EXAMPLES:
+    hiera-lookup serve -C fixtures/environments/production --facts-dir fixtures/facts
+    hiera-lookup serve --environmentpath /etc/puppetlabs/code/environments --puppetdb https://puppetdb:8081
+    hiera-lookup serve -C . --facts-dir facts --listen 0.0.0.0:8080
+
+Pages: / (layers, hierarchies, files, search), /nodes/NODE (every key the node sees),
+/keys/KEY (the key across the fleet), /nodes/NODE/keys/KEY (level by level, --explain),
+/diff?base=REV, /lint, /files/PATH. The JSON API is under /api/v1/ (its OpenAPI document:
+/api/v1/openapi.json). Read-only; an edited data file, hiera.yaml or facts file is seen on the
+next request. There is no authentication: bind a loopback address (the default), or put the
+server behind a reverse proxy that authenticates.
+
+Exit status: 2 when the server cannot start (it runs until stopped).";
+
+/// `hiera-lookup serve`'s flags.
+#[derive(clap::Args, Debug)]
+#[command(after_help = AFTER_HELP)]
+pub struct ServeArgs {
+    /// The control repo (default: the current directory; or name Puppet's layout with the
+    /// layout flags)
+    #[arg(
+        short = 'C',
+        long = "repo",
+        value_name = "DIR",
+        conflicts_with_all = ["hiera_config", "config", "environmentpath", "codedir", "confdir"]
+    )]
+    pub repo: Option<PathBuf>,
+    #[command(flatten)]
+    pub layout: LayoutArgs,
+    #[command(flatten)]
+    pub facts: FactsArgs,
+    #[command(flatten)]
+    pub strict: StrictArgs,
+    /// The address and port to listen on. Any address but a loopback one serves the data to
+    /// the network, without authentication
+    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8080")]
+    pub listen: String,
+    /// Seconds between readings of PuppetDB's node set (facts files are read again as soon
+    /// as they change)
+    #[arg(long = "refresh-interval", value_name = "SECS", default_value = "300")]
+    pub refresh_interval: u64,
+    /// Show what eyaml decrypts (by default every decrypted plaintext is [redacted])
+    #[arg(long = "show-secrets")]
+    pub show_secrets: bool,
+    /// Run the programs `lookup_key: command` levels of the served tree name
+    #[arg(long = "allow-exec")]
+    pub allow_exec: bool,
+    /// Worker threads for fleet-wide questions (default: every core)
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+}
+
+/// Starts the server; returns only when it cannot start or fails.
+pub fn exec(args: &ServeArgs) -> output::Result<ExitCode> {
+    let cwd =
+        std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+    let sources = groups::sources(&args.layout, &args.facts, &NodeArgs::default());
+    let mut resolved = sources.resolve_in(&cwd)?;
+    if let Some(dir) = &args.repo {
+        resolved.env.cwd = absolute(&cwd, dir);
+    }
+    let root = if resolved.env.control_repo_mode() {
+        let root = resolved.env.cwd.clone();
+        if !root.join("hiera.yaml").is_file() {
+            return Err(format!(
+                "{} has no hiera.yaml: serve needs a control repo (-C DIR, or Puppet's layout: --environmentpath, --codedir …)",
+                root.display()
+            )
+            .into());
+        }
+        root
+    } else {
+        resolved
+            .env
+            .layers()?
+            .environment_dir
+            .unwrap_or_else(|| cwd.clone())
+    };
+    let strict = crate::request::parse_strict(&args.strict.strict)?;
+    let listen = listen_address(&args.listen)?;
+    let facts = resolved.facts_request()?;
+    let db = resolved.puppetdb()?;
+    if facts.files.is_empty() && facts.dir.is_none() && db.is_none() {
+        output::warn("no nodes: give --facts-dir DIR, --facts FILE or --puppetdb URL to see the fleet (POST /api/v1/lookup still answers for posted facts)");
+    }
+    let abs = |p: &Option<PathBuf>| p.as_deref().map(|p| absolute(&cwd, p));
+    let lint = hiera_lint::Options {
+        root: root.clone(),
+        hiera_config: abs(&args.layout.hiera_config),
+        modulepath: args.layout.modulepath.clone(),
+        facts_dir: abs(&args.facts.facts_dir),
+        puppetdb: resolved.puppetdb_options()?,
+        nodes_query: args.facts.pdb.nodes_query.clone(),
+        config: None,
+        allow_exec: args.allow_exec,
+    };
+    let options = Options {
+        root,
+        strict,
+        show_secrets: args.show_secrets,
+        allow_exec: args.allow_exec,
+        threads: output::threads(args.threads),
+        lint,
+    };
+    let frontend = Cli {
+        env: resolved.env.clone(),
+        resolved,
+        facts,
+        db,
+        strict: args.strict.strict.clone(),
+        show_secrets: args.show_secrets,
+        reload_every: Duration::from_secs(args.refresh_interval.max(1)),
+    };
+    let env = frontend.env.clone();
+    let state = State::open(env, options, Box::new(frontend))?;
+    for w in &state.refresh().warnings {
+        output::warn(w);
+    }
+    let listener = std::net::TcpListener::bind(listen)
+        .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
+    if !listen.ip().is_loopback() {
+        output::warn(&format!(
+            "serving on {listen}, a non-loopback address: the server has no authentication, so anyone who can reach it reads this Hiera data; put it behind a reverse proxy that authenticates, or listen on 127.0.0.1"
+        ));
+    }
+    hiera_serve::serve(Arc::new(state), listener, |addr| {
+        output::notice(&format!("serving http://{addr}/ (Ctrl-C stops)"));
+    })
+    .map_err(|e| format!("the server failed: {e}"))?;
+    Ok(ExitCode::Success)
+}
+
+/// `--listen`: an address and port (a host name resolves to its first address).
+fn listen_address(text: &str) -> Result<SocketAddr, Error> {
+    let usage = || {
+        Error::Usage(format!(
+            "--listen expects ADDR:PORT (127.0.0.1:8080, [::1]:8080), got '{text}'"
+        ))
+    };
+    if let Ok(a) = text.parse::<SocketAddr>() {
+        return Ok(a);
+    }
+    text.to_socket_addrs()
+        .map_err(|_| usage())?
+        .next()
+        .ok_or_else(usage)
+}
+
+/// The command line as the server's front end: nodes read as every fleet command reads them,
+/// explanations rendered as the lookup renders them.
+struct Cli {
+    resolved: Resolved,
+    env: hiera_engine::EnvOptions,
+    facts: FactsRequest,
+    db: Option<puppetdb::Client>,
+    strict: String,
+    show_secrets: bool,
+    reload_every: Duration,
+}
+
+impl Frontend for Cli {
+    fn load_nodes(&self) -> Result<Loaded, Error> {
+        let mut warnings = Vec::new();
+        let nodes = self
+            .resolved
+            .node_chunks(&self.facts, self.db.as_ref(), &mut warnings)?
+            .flatten()
+            .map(|n| self.resolved.batch_node(n))
+            .collect();
+        Ok(Loaded { nodes, warnings })
+    }
+
+    fn watched(&self) -> Vec<PathBuf> {
+        let mut paths: Vec<PathBuf> = self.facts.files.iter().map(|(p, _)| p.clone()).collect();
+        if let Some((dir, _)) = &self.facts.dir {
+            paths.push(dir.clone());
+        }
+        paths
+    }
+
+    fn reload_every(&self) -> Option<Duration> {
+        self.db.as_ref().map(|_| self.reload_every)
+    }
+
+    fn scope(&self, facts: hiera_value::value::Map) -> Scope {
+        self.resolved.scope_of(facts)
+    }
+
+    fn explain(
+        &self,
+        session: &mut Session,
+        key: &str,
+        merge: Option<&str>,
+    ) -> Result<String, Error> {
+        let request = Request::new(&Flags {
+            keys: vec![key.to_string()],
+            merge: merge.map(str::to_string),
+            strict: self.strict.clone(),
+            explain: true,
+            redact: !self.show_secrets,
+            ..Flags::default()
+        })?;
+        let mut warnings = Vec::new();
+        Ok(request.answer(session, &mut warnings)?.text)
+    }
+}
