@@ -252,7 +252,14 @@ impl State {
             self.workspace.files(),
         );
         self.guard(&mut session);
-        self.frontend.explain(&mut session, key, merge)
+        let text = self.frontend.explain(&mut session, key, merge);
+        // Whatever the front end hid already, nothing this session decrypted goes out.
+        match session.redactor().filter(|r| !r.is_empty()) {
+            Some(r) => text
+                .map(|t| r.text(&t).into_owned())
+                .map_err(|e| r.error(&e)),
+            None => text,
+        }
     }
 
     /// `file` relative to the root, when it is inside it (the `/files/` path that shows it).
