@@ -19,4 +19,5 @@ mod hostile;
 mod lint;
 mod puppetdb;
 mod robustness;
+mod serve;
 mod where_cmd;

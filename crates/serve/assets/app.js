@@ -3,6 +3,7 @@
 // allows only this file.
 "use strict";
 document.addEventListener("DOMContentLoaded", () => {
+  document.documentElement.dataset.script = "on";
   for (const input of document.querySelectorAll("input[data-filter]")) {
     const table = document.getElementById(input.dataset.filter);
     if (!table) continue;

@@ -203,7 +203,16 @@ fn overview_page(doc: &Json, api: &str) -> Markup {
             }
             dt { "Secrets" } dd { @if doc["show_secrets"] == true { "shown (--show-secrets)" } @else { "[redacted]" } }
             dt { "command levels" } dd { @if doc["allow_exec"] == true { "run (--allow-exec)" } @else { "not run" } }
-            dt { "Lint" } dd { a href="/lint" { "findings" } }
+            dt { "Lint" } dd {
+                @if let Some(e) = doc["lint"]["error"].as_str() {
+                    span.error { (printable(e)) }
+                } @else {
+                    @for (sev, n) in doc["lint"].as_object().into_iter().flatten() {
+                        span class=(format!("count sev-{sev}")) { (n) " " (sev) } " "
+                    }
+                }
+                a href="/lint" { "all findings" }
+            }
         }
         @if let Some(e) = doc["fleet_error"].as_str() {
             p.error { "Reading the nodes again failed (showing the nodes read before): " (printable(e)) }
@@ -481,7 +490,7 @@ pub async fn key(Ext(state): Ext<Arc<State>>, Path(key): Path<String>) -> Respon
                         div.value-group {
                             pre.value { (pretty(&v["value"])) }
                             details {
-                                summary { (v["count"]) " nodes" }
+                                summary { (nodes_text(v["count"].as_u64().unwrap_or(0) as usize)) }
                                 ul.names {
                                     @for n in items(&v["nodes"]) {
                                         @let n = n.as_str().unwrap_or_default();
@@ -493,7 +502,7 @@ pub async fn key(Ext(state): Ext<Arc<State>>, Path(key): Path<String>) -> Respon
                     }
                     @if !items(&doc["not_found"]).is_empty() {
                         details {
-                            summary { "Not found on " (items(&doc["not_found"]).len()) " nodes" }
+                            summary { "Not found on " (nodes_text(items(&doc["not_found"]).len())) }
                             ul.names {
                                 @for n in items(&doc["not_found"]) {
                                     @let n = n.as_str().unwrap_or_default();
@@ -554,6 +563,15 @@ pub async fn key(Ext(state): Ext<Arc<State>>, Path(key): Path<String>) -> Respon
         })
         .await,
     )
+}
+
+/// `1 node`, `2 nodes`.
+fn nodes_text(n: usize) -> String {
+    if n == 1 {
+        "1 node".into()
+    } else {
+        format!("{n} nodes")
+    }
 }
 
 /// A count of nodes, expandable to their names.
@@ -678,7 +696,7 @@ pub async fn diff(Ext(state): Ext<Arc<State>>, Query(p): Params) -> Response {
                 @for g in items(&c["groups"]) {
                     div.group {
                         details {
-                            summary { (items(&g["nodes"]).len()) " nodes" }
+                            summary { (nodes_text(items(&g["nodes"]).len())) }
                             ul.names {
                                 @for n in items(&g["nodes"]) {
                                     @let n = n.as_str().unwrap_or_default();

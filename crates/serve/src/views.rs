@@ -556,9 +556,18 @@ pub fn lookup(
 /// when they come from a facts directory or PuppetDB), each with the `/files/` path of its
 /// file, and their count by severity.
 pub fn lint(state: &State) -> Result<Json, ViewError> {
+    lint_with(state, true)
+}
+
+/// [`lint`], with the fleet rules (which look every node up) or without.
+fn lint_with(state: &State, fleet: bool) -> Result<Json, ViewError> {
     let mut opts = state.options().lint.clone();
     opts.root = state.options().root.clone();
     opts.allow_exec = state.options().allow_exec;
+    if !fleet {
+        opts.facts_dir = None;
+        opts.puppetdb = None;
+    }
     let report = hiera_lint::lint(&opts).map_err(|e| ViewError::Failed(e.to_string()))?;
     let text = hiera_lint::output::render(&report, hiera_lint::output::OutputFormat::Json);
     let mut findings: Json = if text.trim().is_empty() {
@@ -808,6 +817,11 @@ pub fn overview(state: &State, fleet: &Fleet, q: Option<&str>) -> Json {
         "unreached_files": unreached,
         "fleet_warnings": fleet.warnings,
         "fleet_error": fleet.error,
+        // The rules that need no node (the fleet's are on /lint): cheap on any fleet.
+        "lint": match lint_with(state, false) {
+            Ok(l) => l["counts"].clone(),
+            Err(e) => json!({"error": e.message()}),
+        },
         "show_secrets": state.options().show_secrets,
         "allow_exec": state.options().allow_exec,
     });

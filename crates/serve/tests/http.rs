@@ -387,6 +387,7 @@ async fn every_page_and_api_route_answers() {
         .iter()
         .any(|f| f["path"] == "data/unused.yaml"));
     assert_eq!(o["search"]["nodes"], json!(["web01"]));
+    assert!(o["lint"]["warning"].is_u64(), "{}", o["lint"]);
 
     // Lint and files.
     let lint = get(&app, "/api/v1/lint").await.json();
