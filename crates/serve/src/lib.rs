@@ -102,6 +102,12 @@ pub fn serve(
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::from_std(listener)?;
         ready(listener.local_addr()?);
+        // The overview's index of the whole fleet, made while the first pages are asked for.
+        let warm = state.clone();
+        tokio::task::spawn_blocking(move || {
+            let fleet = warm.refresh();
+            views::overview(&warm, &fleet, None);
+        });
         axum::serve(listener, app(state)).await
     })
 }

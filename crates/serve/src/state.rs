@@ -89,7 +89,12 @@ pub struct Fleet {
     pub warnings: Vec<String>,
     /// Why the last reading failed (the nodes are then those read before).
     pub error: Option<String>,
+    /// Which reading of the nodes this is (each reading gets a new number).
+    pub generation: u64,
 }
+
+/// The number of the next reading of the nodes.
+static GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl Fleet {
     fn new(loaded: Loaded) -> Fleet {
@@ -105,6 +110,7 @@ impl Fleet {
             index,
             warnings: loaded.warnings,
             error: None,
+            generation: GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         }
     }
 
@@ -130,6 +136,8 @@ pub struct State {
     /// The root, canonical (symbolic links resolved), for telling what is inside it.
     canonical_root: PathBuf,
     nodes: Mutex<NodeCache>,
+    /// The overview's fleet index, and the state of its inputs it was computed for.
+    fleet_index: Mutex<Option<(u64, Arc<crate::views::FleetIndex>)>>,
     /// Questions about the whole fleet (a key across every node, the overview, lint, diff)
     /// run at most this many at once; others wait their turn.
     pub(crate) heavy: tokio::sync::Semaphore,
@@ -167,6 +175,7 @@ impl State {
                 fingerprint,
                 loaded: Instant::now(),
             }),
+            fleet_index: Mutex::new(None),
             heavy: tokio::sync::Semaphore::new(HEAVY_AT_ONCE),
         })
     }
@@ -211,6 +220,7 @@ impl State {
                         index: old.index.clone(),
                         warnings: old.warnings.clone(),
                         error: Some(e.to_string()),
+                        generation: old.generation,
                     }
                 }
             };
@@ -262,6 +272,29 @@ impl State {
         }
     }
 
+    /// The overview's index of what every node reaches and sees: the one computed for
+    /// `inputs` (a fingerprint of the nodes, the data files and the hiera.yaml files) when
+    /// there is one, else `compute`'s, kept for the next request. `None`: the inputs cannot be
+    /// fingerprinted, always computed.
+    pub(crate) fn fleet_index(
+        &self,
+        inputs: Option<u64>,
+        compute: impl FnOnce() -> crate::views::FleetIndex,
+    ) -> Arc<crate::views::FleetIndex> {
+        let cached = self.fleet_index.lock().unwrap_or_else(|e| e.into_inner());
+        if let (Some(i), Some((at, index))) = (inputs, cached.as_ref()) {
+            if *at == i {
+                return index.clone();
+            }
+        }
+        drop(cached);
+        let index = Arc::new(compute());
+        if let Some(i) = inputs {
+            *self.fleet_index.lock().unwrap_or_else(|e| e.into_inner()) = Some((i, index.clone()));
+        }
+        index
+    }
+
     /// `file` relative to the root, when it is inside it (the `/files/` path that shows it).
     pub fn relative(&self, file: &str) -> Option<String> {
         let p = Path::new(file);
@@ -299,7 +332,7 @@ fn fingerprint(paths: &[PathBuf]) -> u64 {
 }
 
 /// A file's size, modification time and inode (`None`: it is not there).
-fn stamp(path: &Path) -> Option<(u64, Option<std::time::SystemTime>, u64)> {
+pub(crate) fn stamp(path: &Path) -> Option<(u64, Option<std::time::SystemTime>, u64)> {
     let m = std::fs::metadata(path).ok()?;
     #[cfg(unix)]
     let inode = std::os::unix::fs::MetadataExt::ino(&m);

@@ -695,6 +695,7 @@ pub fn overview(state: &State, fleet: &Fleet, q: Option<&str>) -> Json {
             configs.push((format!("module {m}"), Layer::Module, p));
         }
     }
+    let config_paths = configs.clone();
     for (name, layer, path) in configs {
         let ctx = LoadContext {
             layer,
@@ -756,53 +757,41 @@ pub fn overview(state: &State, fleet: &Fleet, q: Option<&str>) -> Json {
         layer_docs.push(doc);
     }
 
-    // What every node reaches, and the keys it sees.
-    let per_node = par_map(
-        &fleet.nodes,
-        state.options().threads,
-        || (),
-        |(), node| {
-            if node.facts_error.is_some() {
-                return (None, Vec::new(), Redactor::default());
-            }
-            let mut session = state.session(node.scope.clone());
-            let reached = session.reached_locations().ok().flatten();
-            let keys = session.all_keys().unwrap_or_default();
-            let secrets = secrets_of(&session);
-            (reached, keys, secrets)
-        },
-    );
-    let mut reach: BTreeMap<String, usize> = BTreeMap::new();
-    let mut keys: BTreeMap<String, usize> = BTreeMap::new();
-    let mut secrets = Redactor::default();
-    for (reached, node_keys, s) in per_node {
-        secrets.merge(&s);
-        let mut seen = std::collections::BTreeSet::new();
-        for l in reached.unwrap_or_default() {
-            if seen.insert(l.clone()) && Path::new(&l).is_file() {
-                *reach.entry(l).or_default() += 1;
-            }
-        }
-        for k in node_keys {
-            *keys.entry(k).or_default() += 1;
-        }
-    }
-    let mut on_disk = std::collections::BTreeSet::new();
+    // The data files under the datadirs (the part of each before its first interpolation),
+    // with their stamps: what no node reaches, and with the configurations' stamps, whether
+    // the fleet index below can be reused.
+    let mut on_disk = BTreeMap::new();
+    let mut exact = true;
     for d in &datadirs {
-        // Up to the first interpolation: the part of the datadir every node shares.
         let fixed = d.split("%{").next().unwrap_or_default();
         let dir = match fixed.rfind('/') {
             Some(i) if fixed.len() != d.len() => &fixed[..i],
             _ => fixed,
         };
+        // A datadir interpolated from its start cannot be watched: no reuse then.
+        exact &= Path::new(dir).is_absolute() && dir.len() > 1;
         list_data_files(Path::new(dir), &mut on_disk, 0);
     }
+    let inputs = {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        fleet.generation.hash(&mut h);
+        on_disk.hash(&mut h);
+        for (_, _, path) in &config_paths {
+            path.hash(&mut h);
+            crate::state::stamp(path).hash(&mut h);
+        }
+        exact.then(|| h.finish())
+    };
+    let index = state.fleet_index(inputs, || fleet_index(state, fleet));
+    let (reach, keys) = (&index.reach, &index.keys);
+    let secrets = &index.secrets;
     let files: Vec<Json> = reach
         .iter()
         .map(|(f, n)| json!({"file": f, "path": state.relative(f), "nodes": n}))
         .collect();
     let unreached: Vec<Json> = on_disk
-        .iter()
+        .keys()
         .filter(|f| !reach.contains_key(*f))
         .map(|f| json!({"file": f, "path": state.relative(f)}))
         .collect();
@@ -841,12 +830,58 @@ pub fn overview(state: &State, fleet: &Fleet, q: Option<&str>) -> Json {
             .collect();
         doc["search"] = json!({"q": q, "nodes": nodes, "keys": matched});
     }
-    redacted(doc, &secrets)
+    redacted(doc, secrets)
 }
 
-/// Adds the data files under `dir` (YAML, JSON, eyaml, HOCON) to `out`, without following
-/// symbolic links, at most [`MAX_LISTED_FILES`] and 16 directories deep.
-fn list_data_files(dir: &Path, out: &mut std::collections::BTreeSet<String>, depth: usize) {
+/// What every node reaches and sees, for the overview: computed once per state of its inputs
+/// (the nodes, the data files, the hiera.yaml files; see [`State::fleet_index`]).
+#[derive(Debug, Default)]
+pub struct FleetIndex {
+    /// Each data file the nodes reach (that exists), with how many nodes reach it.
+    reach: BTreeMap<String, usize>,
+    /// Each key the nodes see, with how many nodes see it.
+    keys: BTreeMap<String, usize>,
+    /// What the nodes' lookups decrypted.
+    secrets: Redactor,
+}
+
+fn fleet_index(state: &State, fleet: &Fleet) -> FleetIndex {
+    let per_node = par_map(
+        &fleet.nodes,
+        state.options().threads,
+        || (),
+        |(), node| {
+            if node.facts_error.is_some() {
+                return (None, Vec::new(), Redactor::default());
+            }
+            let mut session = state.session(node.scope.clone());
+            let reached = session.reached_locations().ok().flatten();
+            let keys = session.all_keys().unwrap_or_default();
+            let secrets = secrets_of(&session);
+            (reached, keys, secrets)
+        },
+    );
+    let mut index = FleetIndex::default();
+    for (reached, node_keys, s) in per_node {
+        index.secrets.merge(&s);
+        let mut seen = std::collections::BTreeSet::new();
+        for l in reached.unwrap_or_default() {
+            if seen.insert(l.clone()) && Path::new(&l).is_file() {
+                *index.reach.entry(l).or_default() += 1;
+            }
+        }
+        for k in node_keys {
+            *index.keys.entry(k).or_default() += 1;
+        }
+    }
+    index
+}
+
+/// Adds the data files under `dir` (YAML, JSON, eyaml, HOCON) to `out` with their stamps,
+/// without following symbolic links, at most [`MAX_LISTED_FILES`] and 16 directories deep.
+type Stamped = BTreeMap<String, Option<(u64, Option<std::time::SystemTime>, u64)>>;
+
+fn list_data_files(dir: &Path, out: &mut Stamped, depth: usize) {
     if depth > 16 || out.len() >= MAX_LISTED_FILES {
         return;
     }
@@ -869,7 +904,7 @@ fn list_data_files(dir: &Path, out: &mut std::collections::BTreeSet<String>, dep
                 Some("yaml" | "yml" | "json" | "eyaml" | "conf")
             )
         {
-            out.insert(p.display().to_string());
+            out.insert(p.display().to_string(), crate::state::stamp(&p));
         }
     }
 }

@@ -547,12 +547,26 @@ async fn edits_show_on_the_next_request() {
         port(get(&app, "/api/v1/nodes/db01/keys/port").await.json()),
         81
     );
-    // A data file added.
-    s.write("repo/data/roles/db.yaml", "port: 5432\n");
+    // The overview's counts, then a data file added: both seen.
+    let reach = |o: &Json, path: &str| {
+        o["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == path)
+            .map(|f| f["nodes"].clone())
+    };
+    let o = get(&app, "/api/v1/").await.json();
+    assert_eq!(reach(&o, "data/roles/db.yaml"), None);
+    let keys_before = o["key_count"].as_u64().unwrap();
+    s.write("repo/data/roles/db.yaml", "port: 5432\nonly_db: 1\n");
     assert_eq!(
         port(get(&app, "/api/v1/nodes/db01/keys/port").await.json()),
         5432
     );
+    let o = get(&app, "/api/v1/").await.json();
+    assert_eq!(reach(&o, "data/roles/db.yaml"), Some(json!(2)));
+    assert_eq!(o["key_count"].as_u64().unwrap(), keys_before + 1);
     // hiera.yaml edited: the role level is gone.
     s.write(
         "repo/hiera.yaml",
@@ -587,6 +601,7 @@ async fn edits_show_on_the_next_request() {
     );
     std::fs::remove_file(s.0.join("facts/new01.yaml")).unwrap();
     assert!(!names(get(&app, "/api/v1/nodes").await.json()).contains(&"new01".to_string()));
+    assert_eq!(get(&app, "/api/v1/").await.json()["node_count"], 3);
     assert_eq!(
         get(&app, "/api/v1/nodes/new01").await.status,
         StatusCode::NOT_FOUND
