@@ -596,7 +596,7 @@ fn every_help_has_examples_that_run() {
     let commands = listed_commands(&main_help);
     assert_eq!(
         commands,
-        ["where", "diff", "lint", "completions", "man"],
+        ["where", "diff", "lint", "serve", "completions", "man"],
         "{main_help}"
     );
     let mut ran = 0;
@@ -638,6 +638,11 @@ fn every_help_has_examples_that_run() {
             if !command.is_empty() {
                 assert_eq!(words[1], command, "{ex}");
             }
+            if command == "serve" {
+                // A server runs until stopped: tests/serve.rs starts one as the first
+                // example does.
+                continue;
+            }
             let o = run_in(repo, &words[1..]);
             assert_eq!(o.status.code(), Some(0), "{ex}: {}", stderr(&o));
             assert!(!o.stdout.is_empty(), "{ex}");
@@ -651,7 +656,7 @@ fn every_help_has_examples_that_run() {
 /// flag), a word named like a command is a key, as in `puppet lookup`.
 #[test]
 fn a_key_named_like_a_command_is_looked_up() {
-    let data = "---\ndiff: d\nlint: l\nman: m\ncompletions: c\nhelp: h\nwhere: w\n";
+    let data = "---\ndiff: d\nlint: l\nman: m\ncompletions: c\nhelp: h\nwhere: w\nserve: s\n";
     let dir = scratch(
         "command-keys",
         &[
@@ -663,6 +668,7 @@ fn a_key_named_like_a_command_is_looked_up() {
     for (key, value) in [
         ("diff", "d"),
         ("lint", "l"),
+        ("serve", "s"),
         ("man", "m"),
         ("completions", "c"),
     ] {

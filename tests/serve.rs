@@ -109,7 +109,8 @@ fn json(server: &Server, path: &str) -> serde_json::Value {
 fn serve_answers_as_the_command_line_does() {
     let env = fixtures().join("environments/production");
     let facts_dir = fixtures().join("facts");
-    let server = start(&env, &["--facts-dir", facts_dir.to_str().unwrap()]);
+    // Facts named relative to the working directory, as batch mode names them below.
+    let server = start(&env, &["--facts-dir", "../../facts"]);
     assert!(server.stderr.contains("serving http://127.0.0.1:"));
     assert!(
         !server.stderr.contains("no authentication"),
@@ -149,7 +150,7 @@ fn serve_answers_as_the_command_line_does() {
             // The batch line's fields, as batch mode writes them.
             let batch = bin()
                 .current_dir(&env)
-                .args([key, "--facts-dir", facts_dir.to_str().unwrap()])
+                .args([key, "--facts-dir", "../../facts"])
                 .output()
                 .unwrap();
             let line = String::from_utf8_lossy(&batch.stdout)
@@ -171,6 +172,26 @@ fn serve_answers_as_the_command_line_does() {
     ] {
         assert_eq!(get(&server, page).0, 200, "{page}");
     }
+}
+
+/// `serve --help`'s first example, as written (from the repository root).
+#[test]
+fn the_help_example_serves_the_fixtures() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let server = start(
+        repo,
+        &[
+            "-C",
+            "fixtures/environments/production",
+            "--facts-dir",
+            "fixtures/facts",
+        ],
+    );
+    let nodes = json(&server, "/api/v1/nodes");
+    assert_eq!(nodes[0]["source"]["name"], "fixtures/facts/db01.json");
+    let (status, body) = get(&server, "/files/hiera.yaml");
+    assert_eq!(status, 200);
+    assert!(body.contains("id=\"L1\""));
 }
 
 #[test]
