@@ -10,6 +10,7 @@ use hiera_engine::error::Error;
 use hiera_engine::scope::{Scope, Strict};
 use hiera_engine::workspace::Workspace;
 use hiera_value::value::Map;
+use serde_json::Value as Json;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -136,12 +137,17 @@ pub struct State {
     /// The root, canonical (symbolic links resolved), for telling what is inside it.
     canonical_root: PathBuf,
     nodes: Mutex<NodeCache>,
+    /// The latest key views (`/keys/{key}`), each with the state of its inputs, newest first.
+    key_views: Mutex<std::collections::VecDeque<(String, u64, Arc<Json>)>>,
     /// The overview's fleet index, and the state of its inputs it was computed for.
     fleet_index: Mutex<Option<(u64, Arc<crate::views::FleetIndex>)>>,
     /// Questions about the whole fleet (a key across every node, the overview, lint, diff)
     /// run at most this many at once; others wait their turn.
     pub(crate) heavy: tokio::sync::Semaphore,
 }
+
+/// Key views kept for the next request asking for them unchanged.
+pub const KEY_VIEWS_KEPT: usize = 32;
 
 /// Fleet-wide questions answered at once (each also spreads over the worker threads).
 const HEAVY_AT_ONCE: usize = 2;
@@ -176,6 +182,7 @@ impl State {
                 loaded: Instant::now(),
             }),
             fleet_index: Mutex::new(None),
+            key_views: Mutex::default(),
             heavy: tokio::sync::Semaphore::new(HEAVY_AT_ONCE),
         })
     }
@@ -293,6 +300,34 @@ impl State {
             *self.fleet_index.lock().unwrap_or_else(|e| e.into_inner()) = Some((i, index.clone()));
         }
         index
+    }
+
+    /// The view of `key` across the fleet: the one computed for `inputs` when kept, else
+    /// `compute`'s, kept (the latest [`KEY_VIEWS_KEPT`]) when `inputs` is known.
+    pub(crate) fn key_view(
+        &self,
+        key: &str,
+        inputs: Option<u64>,
+        compute: impl FnOnce() -> Result<Json, crate::views::ViewError>,
+    ) -> Result<Json, crate::views::ViewError> {
+        let Some(inputs) = inputs else {
+            return compute();
+        };
+        {
+            let mut kept = self.key_views.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(i) = kept.iter().position(|(k, at, _)| k == key && *at == inputs) {
+                let hit = kept.remove(i).expect("found");
+                let doc = hit.2.clone();
+                kept.push_front(hit);
+                return Ok((*doc).clone());
+            }
+        }
+        let doc = compute()?;
+        let mut kept = self.key_views.lock().unwrap_or_else(|e| e.into_inner());
+        kept.retain(|(k, _, _)| k != key);
+        kept.push_front((key.to_string(), inputs, Arc::new(doc.clone())));
+        kept.truncate(KEY_VIEWS_KEPT);
+        Ok(doc)
     }
 
     /// `file` relative to the root, when it is inside it (the `/files/` path that shows it).

@@ -373,6 +373,13 @@ fn par_map<I: Sync, S, R: Send>(
 /// apply.
 pub fn key(state: &State, fleet: &Fleet, key: &str) -> Result<Json, ViewError> {
     check_key(key)?;
+    // The answer for the same inputs (nodes, hiera.yaml and data files unchanged) is kept.
+    let fingerprint = inputs(state, fleet, &layer_configs(state)).fingerprint;
+    state.key_view(key, fingerprint, || key_across(state, fleet, key))
+}
+
+/// [`key`], computed.
+fn key_across(state: &State, fleet: &Fleet, key: &str) -> Result<Json, ViewError> {
     let request = where_::Request {
         key: key.to_string(),
         merge: None,
@@ -673,44 +680,17 @@ const MAX_LISTED_FILES: usize = 20_000;
 /// keys, and with `q`, the nodes and keys whose names contain it.
 pub fn overview(state: &State, fleet: &Fleet, q: Option<&str>) -> Json {
     let ws = state.workspace();
-    let layers = ws.layers();
-    let fs = ws.fs();
-    let strict_off = state.options().strict == Strict::Off;
+    let configs = layer_configs(state);
     let mut layer_docs = Vec::new();
-    let mut datadirs: Vec<String> = Vec::new();
-    let mut configs: Vec<(String, Layer, PathBuf)> = Vec::new();
-    if let Some(g) = &layers.global {
-        configs.push(("global".into(), Layer::Global, g.clone()));
-    }
-    if let Some(e) = &layers.environment_dir {
-        configs.push((
-            "environment".into(),
-            Layer::Environment,
-            e.join("hiera.yaml"),
-        ));
-    }
-    for (m, dir) in &layers.modules {
-        let p = dir.join("hiera.yaml");
-        if fs.kind(&p).is_some() {
-            configs.push((format!("module {m}"), Layer::Module, p));
-        }
-    }
-    let config_paths = configs.clone();
-    for (name, layer, path) in configs {
-        let ctx = LoadContext {
-            layer,
-            codedir: layers.codedir.clone(),
-            strict_off,
-        };
-        let mut warnings = Vec::new();
-        let shown = path.display().to_string();
+    for c in &configs {
+        let shown = c.path.display().to_string();
         let mut doc = json!({
-            "layer": name,
+            "layer": c.name,
             "file": shown,
             "path": state.relative(&shown),
-            "exists": fs.kind(&path).is_some(),
+            "exists": c.exists,
         });
-        match HieraConfig::load_in(&*fs, &path, &ctx, &mut warnings) {
+        match &c.config {
             Ok(cfg) => {
                 doc["version"] = json!(cfg.version);
                 let levels = |entries: &[hiera_engine::config::Entry]| -> Vec<Json> {
@@ -736,15 +716,6 @@ pub fn overview(state: &State, fleet: &Fleet, q: Option<&str>) -> Json {
                         })
                         .collect()
                 };
-                for e in cfg
-                    .hierarchy
-                    .iter()
-                    .chain(cfg.default_hierarchy.iter().flatten())
-                {
-                    if !datadirs.contains(&e.datadir) {
-                        datadirs.push(e.datadir.clone());
-                    }
-                }
                 doc["levels"] = json!(levels(&cfg.hierarchy));
                 doc["default_hierarchy"] = match &cfg.default_hierarchy {
                     Some(d) => json!(levels(d)),
@@ -753,37 +724,14 @@ pub fn overview(state: &State, fleet: &Fleet, q: Option<&str>) -> Json {
             }
             Err(e) => doc["error"] = json!(e.to_string()),
         }
-        doc["warnings"] = json!(warnings);
+        doc["warnings"] = json!(c.warnings);
         layer_docs.push(doc);
     }
-
-    // The data files under the datadirs (the part of each before its first interpolation),
-    // with their stamps: what no node reaches, and with the configurations' stamps, whether
-    // the fleet index below can be reused.
-    let mut on_disk = BTreeMap::new();
-    let mut exact = true;
-    for d in &datadirs {
-        let fixed = d.split("%{").next().unwrap_or_default();
-        let dir = match fixed.rfind('/') {
-            Some(i) if fixed.len() != d.len() => &fixed[..i],
-            _ => fixed,
-        };
-        // A datadir interpolated from its start cannot be watched: no reuse then.
-        exact &= Path::new(dir).is_absolute() && dir.len() > 1;
-        list_data_files(Path::new(dir), &mut on_disk, 0);
-    }
-    let inputs = {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        fleet.generation.hash(&mut h);
-        on_disk.hash(&mut h);
-        for (_, _, path) in &config_paths {
-            path.hash(&mut h);
-            crate::state::stamp(path).hash(&mut h);
-        }
-        exact.then(|| h.finish())
-    };
-    let index = state.fleet_index(inputs, || fleet_index(state, fleet));
+    let Inputs {
+        on_disk,
+        fingerprint,
+    } = inputs(state, fleet, &configs);
+    let index = state.fleet_index(fingerprint, || fleet_index(state, fleet));
     let (reach, keys) = (&index.reach, &index.keys);
     let secrets = &index.secrets;
     let files: Vec<Json> = reach
@@ -831,6 +779,110 @@ pub fn overview(state: &State, fleet: &Fleet, q: Option<&str>) -> Json {
         doc["search"] = json!({"q": q, "nodes": nodes, "keys": matched});
     }
     redacted(doc, secrets)
+}
+
+/// A layer's hiera.yaml, loaded as the lookups load it.
+struct LayerConfig {
+    /// `global`, `environment`, `module NAME`.
+    name: String,
+    path: PathBuf,
+    exists: bool,
+    config: Result<HieraConfig, Error>,
+    warnings: Vec<String>,
+}
+
+/// Every layer's hiera.yaml (modules: those that have one).
+fn layer_configs(state: &State) -> Vec<LayerConfig> {
+    let ws = state.workspace();
+    let layers = ws.layers();
+    let fs = ws.fs();
+    let mut configs: Vec<(String, Layer, PathBuf)> = Vec::new();
+    if let Some(g) = &layers.global {
+        configs.push(("global".into(), Layer::Global, g.clone()));
+    }
+    if let Some(e) = &layers.environment_dir {
+        configs.push((
+            "environment".into(),
+            Layer::Environment,
+            e.join("hiera.yaml"),
+        ));
+    }
+    for (m, dir) in &layers.modules {
+        let p = dir.join("hiera.yaml");
+        if fs.kind(&p).is_some() {
+            configs.push((format!("module {m}"), Layer::Module, p));
+        }
+    }
+    configs
+        .into_iter()
+        .map(|(name, layer, path)| {
+            let ctx = LoadContext {
+                layer,
+                codedir: layers.codedir.clone(),
+                strict_off: state.options().strict == Strict::Off,
+            };
+            let mut warnings = Vec::new();
+            let config = HieraConfig::load_in(&*fs, &path, &ctx, &mut warnings);
+            LayerConfig {
+                name,
+                exists: fs.kind(&path).is_some(),
+                path,
+                config,
+                warnings,
+            }
+        })
+        .collect()
+}
+
+/// What answers about the fleet depend on, as it is on disk now.
+struct Inputs {
+    /// Every data file under the datadirs (the part of each before its first interpolation),
+    /// with its stamp.
+    on_disk: Stamped,
+    /// A fingerprint of the nodes' reading, the hiera.yaml files and `on_disk`: the same
+    /// fingerprint, the same answers. `None` when it cannot be taken (a datadir interpolated
+    /// from its start, `command` levels allowed to run, whose programs answer as they like).
+    fingerprint: Option<u64>,
+}
+
+fn inputs(state: &State, fleet: &Fleet, configs: &[LayerConfig]) -> Inputs {
+    use std::hash::{Hash, Hasher};
+    let mut datadirs: Vec<&str> = Vec::new();
+    for c in configs {
+        if let Ok(cfg) = &c.config {
+            for e in cfg
+                .hierarchy
+                .iter()
+                .chain(cfg.default_hierarchy.iter().flatten())
+            {
+                if !datadirs.contains(&e.datadir.as_str()) {
+                    datadirs.push(&e.datadir);
+                }
+            }
+        }
+    }
+    let mut on_disk = BTreeMap::new();
+    let mut exact = !state.options().allow_exec;
+    for d in datadirs {
+        let fixed = d.split("%{").next().unwrap_or_default();
+        let dir = match fixed.rfind('/') {
+            Some(i) if fixed.len() != d.len() => &fixed[..i],
+            _ => fixed,
+        };
+        exact &= Path::new(dir).is_absolute() && dir.len() > 1;
+        list_data_files(Path::new(dir), &mut on_disk, 0);
+    }
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    fleet.generation.hash(&mut h);
+    on_disk.hash(&mut h);
+    for c in configs {
+        c.path.hash(&mut h);
+        crate::state::stamp(&c.path).hash(&mut h);
+    }
+    Inputs {
+        on_disk,
+        fingerprint: exact.then(|| h.finish()),
+    }
 }
 
 /// What every node reaches and sees, for the overview: computed once per state of its inputs

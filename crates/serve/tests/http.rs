@@ -540,13 +540,18 @@ async fn edits_show_on_the_next_request() {
         port(get(&app, "/api/v1/nodes/db01/keys/port").await.json()),
         80
     );
-    // A data file edited (same length: the stamp's time or inode tells).
+    // The key across the fleet is kept while nothing changes…
+    let first = |j: Json| j["values"][0]["value"].clone();
+    assert_eq!(first(get(&app, "/api/v1/keys/port").await.json()), 80);
+    assert_eq!(first(get(&app, "/api/v1/keys/port").await.json()), 80);
+    // …and a data file edited (same length: the stamp's time or inode tells) shows at once.
     std::thread::sleep(std::time::Duration::from_millis(20));
     s.write("repo/data/common.yaml", "port: 81\n");
     assert_eq!(
         port(get(&app, "/api/v1/nodes/db01/keys/port").await.json()),
         81
     );
+    assert_eq!(first(get(&app, "/api/v1/keys/port").await.json()), 81);
     // The overview's counts, then a data file added: both seen.
     let reach = |o: &Json, path: &str| {
         o["files"]
