@@ -138,10 +138,8 @@ pub fn exec(args: &ServeArgs) -> output::Result<ExitCode> {
     }
     let listener = std::net::TcpListener::bind(listen)
         .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
-    if !listen.ip().is_loopback() {
-        output::warn(&format!(
-            "serving on {listen}, a non-loopback address: the server has no authentication, so anyone who can reach it reads this Hiera data; put it behind a reverse proxy that authenticates, or listen on 127.0.0.1"
-        ));
+    if let Some(w) = exposure_warning(listen) {
+        output::warn(&w);
     }
     hiera_serve::serve(Arc::new(state), listener, |addr| {
         output::notice(&format!("serving http://{addr}/ (Ctrl-C stops)"));
@@ -161,6 +159,13 @@ fn long_lived_malloc() {
         libc::mallopt(libc::M_TOP_PAD, 1 << 20);
         libc::mallopt(libc::M_TRIM_THRESHOLD, 32 << 20);
     }
+}
+
+/// The warning for an address other machines may reach: the server has no authentication.
+fn exposure_warning(listen: SocketAddr) -> Option<String> {
+    (!listen.ip().is_loopback()).then(|| format!(
+        "serving on {listen}, a non-loopback address: the server has no authentication, so anyone who can reach it reads this Hiera data; put it behind a reverse proxy that authenticates, or listen on 127.0.0.1"
+    ))
 }
 
 /// `--listen`: an address and port (a host name resolves to its first address).
@@ -235,5 +240,29 @@ impl Frontend for Cli {
         })?;
         let mut warnings = Vec::new();
         Ok(request.answer(session, &mut warnings)?.text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listen_addresses_and_the_exposure_warning() {
+        let a = |s: &str| listen_address(s).unwrap();
+        assert_eq!(a("127.0.0.1:8080").port(), 8080);
+        assert_eq!(a("[::1]:9000").port(), 9000);
+        assert!(a("localhost:8080").ip().is_loopback());
+        for bad in ["8080", "127.0.0.1", "nonsense", ""] {
+            assert!(listen_address(bad).is_err(), "{bad}");
+        }
+        assert_eq!(exposure_warning(a("127.0.0.1:8080")), None);
+        assert_eq!(exposure_warning(a("[::1]:8080")), None);
+        for exposed in ["0.0.0.0:8080", "[::]:8080", "192.0.2.1:80"] {
+            assert!(
+                exposure_warning(a(exposed)).is_some_and(|w| w.contains("no authentication")),
+                "{exposed}"
+            );
+        }
     }
 }

@@ -1134,3 +1134,77 @@ async fn the_openapi_document_describes_the_answers() {
         assert_eq!(covered, all, "paths of the document no test answer checks");
     }
 }
+
+/// A source read on an interval (PuppetDB's node set): read again once the interval passed,
+/// not before, with no file to watch.
+#[tokio::test]
+async fn interval_sources_are_read_again() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    struct Counting {
+        dir: Dir,
+        reads: Arc<AtomicUsize>,
+    }
+    impl Frontend for Counting {
+        fn load_nodes(&self) -> Result<Loaded, Error> {
+            self.reads.fetch_add(1, Ordering::SeqCst);
+            self.dir.load_nodes()
+        }
+        fn watched(&self) -> Vec<PathBuf> {
+            Vec::new()
+        }
+        fn reload_every(&self) -> Option<std::time::Duration> {
+            Some(std::time::Duration::from_secs(2))
+        }
+        fn scope(&self, facts: hiera_value::value::Map) -> Scope {
+            self.dir.scope(facts)
+        }
+        fn explain(&self, s: &mut Session, k: &str, m: Option<&str>) -> Result<String, Error> {
+            self.dir.explain(s, k, m)
+        }
+    }
+    let s = fleet("interval");
+    let reads = Arc::new(AtomicUsize::new(0));
+    let env = EnvOptions {
+        cwd: s.repo(),
+        ..Default::default()
+    };
+    let frontend = Counting {
+        dir: Dir(s.0.join("facts")),
+        reads: reads.clone(),
+    };
+    let state = State::open(env, options(&s.repo()), Box::new(frontend)).unwrap();
+    let app = hiera_serve::app(Arc::new(state));
+    assert_eq!(
+        get(&app, "/api/v1/nodes")
+            .await
+            .json()
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+    let after_start = reads.load(Ordering::SeqCst);
+    // Not watched, within the interval: the nodes read before.
+    s.write("facts/new01.yaml", "clientcert: new01\n");
+    assert_eq!(
+        get(&app, "/api/v1/nodes")
+            .await
+            .json()
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+    assert_eq!(reads.load(Ordering::SeqCst), after_start);
+    tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+    assert_eq!(
+        get(&app, "/api/v1/nodes")
+            .await
+            .json()
+            .as_array()
+            .unwrap()
+            .len(),
+        4
+    );
+    assert_eq!(reads.load(Ordering::SeqCst), after_start + 1);
+}
