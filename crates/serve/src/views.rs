@@ -886,7 +886,7 @@ fn inputs(state: &State, fleet: &Fleet, configs: &[LayerConfig]) -> Inputs {
 }
 
 /// What every node reaches and sees, for the overview: computed once per state of its inputs
-/// (the nodes, the data files, the hiera.yaml files; see [`State::fleet_index`]).
+/// (the nodes, the data files, the hiera.yaml files; `State::fleet_index` keeps it).
 #[derive(Debug, Default)]
 pub struct FleetIndex {
     /// Each data file the nodes reach (that exists), with how many nodes reach it.
