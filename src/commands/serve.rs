@@ -5,6 +5,7 @@
 //! command line answers.
 
 use crate::flags::groups::{self, FactsArgs, LayoutArgs, NodeArgs, StrictArgs};
+use crate::flags::groups::{ThreadsArgs, TrustArgs};
 use crate::output::{self, ExitCode};
 use crate::request::{Flags, Request, Resolved};
 use hiera_engine::environment::absolute;
@@ -16,57 +17,54 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-const AFTER_HELP: &str = "\
-EXAMPLES:
-    hiera-lookup serve -C fixtures/environments/production --facts-dir fixtures/facts
-    hiera-lookup serve --environmentpath /etc/puppetlabs/code/environments --puppetdb https://puppetdb:8081
-    hiera-lookup serve -C . --facts-dir facts --listen 0.0.0.0:8080
+/// The end of `serve -h`.
+const AFTER_HELP: &str = "`hiera-lookup serve --help` adds examples and details.";
+
+/// The end of `serve --help`. Its examples start a server, which runs until stopped: the help
+/// test checks their shape; tests/serve.rs starts servers as they do.
+const AFTER_LONG_HELP: &str = "\
+Examples (in a control repo, its nodes' facts in facts/):
+    hiera-lookup serve --facts-dir facts
+    hiera-lookup serve --puppetdb https://puppetdb.example.com:8081
+    hiera-lookup serve --facts-dir facts --listen 0.0.0.0:8080
 
 Pages: / (layers, hierarchies, files, search), /nodes/NODE (every key the node sees),
 /keys/KEY (the key across the fleet), /nodes/NODE/keys/KEY (level by level, --explain),
 /diff?base=REV, /lint, /files/PATH. The JSON API is under /api/v1/ (its OpenAPI document:
-/api/v1/openapi.json). Read-only; an edited data file, hiera.yaml or facts file is seen on the
-next request. There is no authentication: bind a loopback address (the default), or put the
-server behind a reverse proxy that authenticates.
+/api/v1/openapi.json). Read-only; an edited data file, hiera.yaml or facts file is seen on
+the next request. There is no authentication: listen on a loopback address (the default),
+or put the server behind a reverse proxy that authenticates.
 
 Exit status: 2 when the server cannot start (it runs until stopped).";
 
 /// `hiera-lookup serve`'s flags.
 #[derive(clap::Args, Debug)]
-#[command(after_help = AFTER_HELP)]
+#[command(after_help = AFTER_HELP, after_long_help = AFTER_LONG_HELP)]
 pub struct ServeArgs {
-    /// The control repo (default: the current directory; or name Puppet's layout with the
-    /// layout flags)
-    #[arg(
-        short = 'C',
-        long = "repo",
-        value_name = "DIR",
-        conflicts_with_all = ["hiera_config", "config", "environmentpath", "codedir", "confdir"]
-    )]
-    pub repo: Option<PathBuf>,
     #[command(flatten)]
     pub layout: LayoutArgs,
     #[command(flatten)]
     pub facts: FactsArgs,
     #[command(flatten)]
     pub strict: StrictArgs,
-    /// The address and port to listen on. Any address but a loopback one serves the data to
-    /// the network, without authentication
+    /// The address and port to listen on (default 127.0.0.1:8080)
+    ///
+    /// Any address but a loopback one serves the data to the network, without
+    /// authentication: the server warns.
     #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8080")]
     pub listen: String,
-    /// Seconds between readings of PuppetDB's node set (facts files are read again as soon
-    /// as they change)
+    /// Seconds between readings of PuppetDB's node set (default 300)
+    ///
+    /// Facts files are read again as soon as they change.
     #[arg(long = "refresh-interval", value_name = "SECS", default_value = "300")]
     pub refresh_interval: u64,
     /// Show what eyaml decrypts (by default every decrypted plaintext is [redacted])
-    #[arg(long = "show-secrets")]
+    #[arg(long = "show-secrets", help_heading = "Output")]
     pub show_secrets: bool,
-    /// Run the programs `lookup_key: command` levels of the served tree name
-    #[arg(long = "allow-exec")]
-    pub allow_exec: bool,
-    /// Worker threads for fleet-wide questions (default: every core)
-    #[arg(long, value_name = "N")]
-    pub threads: Option<usize>,
+    #[command(flatten)]
+    pub trust: TrustArgs,
+    #[command(flatten)]
+    pub threads: ThreadsArgs,
 }
 
 /// Starts the server; returns only when it cannot start or fails.
@@ -75,20 +73,10 @@ pub fn exec(args: &ServeArgs) -> output::Result<ExitCode> {
     let cwd =
         std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
     let sources = groups::sources(&args.layout, &args.facts, &NodeArgs::default());
-    let mut resolved = sources.resolve_in(&cwd)?;
-    if let Some(dir) = &args.repo {
-        resolved.env.cwd = absolute(&cwd, dir);
-    }
+    let resolved = sources.resolve_in(&cwd)?;
+    resolved.check_control_repo()?;
     let root = if resolved.env.control_repo_mode() {
-        let root = resolved.env.cwd.clone();
-        if !root.join("hiera.yaml").is_file() {
-            return Err(format!(
-                "{} has no hiera.yaml: serve needs a control repo (-C DIR, or Puppet's layout: --environmentpath, --codedir …)",
-                root.display()
-            )
-            .into());
-        }
-        root
+        resolved.env.cwd.clone()
     } else {
         resolved
             .env
@@ -96,6 +84,8 @@ pub fn exec(args: &ServeArgs) -> output::Result<ExitCode> {
             .environment_dir
             .unwrap_or_else(|| cwd.clone())
     };
+    // A classifier in the served tree runs only with --allow-exec, as for every fleet command.
+    resolved.check_enc_trust(&root, args.trust.allow_exec, "serve")?;
     let strict = crate::request::parse_strict(&args.strict.strict)?;
     let listen = listen_address(&args.listen)?;
     let facts = resolved.facts_request()?;
@@ -103,23 +93,24 @@ pub fn exec(args: &ServeArgs) -> output::Result<ExitCode> {
     if facts.files.is_empty() && facts.dir.is_none() && db.is_none() {
         output::warn("no nodes: give --facts-dir DIR, --facts FILE or --puppetdb URL to see the fleet (POST /api/v1/lookup still answers for posted facts)");
     }
-    let abs = |p: &Option<PathBuf>| p.as_deref().map(|p| absolute(&cwd, p));
     let lint = hiera_lint::Options {
         root: root.clone(),
-        hiera_config: abs(&args.layout.hiera_config),
-        modulepath: args.layout.modulepath.clone(),
-        facts_dir: abs(&args.facts.facts_dir),
-        puppetdb: resolved.puppetdb_options()?,
-        nodes_query: args.facts.pdb.nodes_query.clone(),
-        config: None,
-        allow_exec: args.allow_exec,
+        hiera_config: args
+            .layout
+            .repo
+            .hiera_config
+            .as_deref()
+            .map(|p| absolute(&cwd, p)),
+        modulepath: args.layout.repo.modulepath_in(&cwd),
+        allow_exec: args.trust.allow_exec,
+        ..Default::default()
     };
     let options = Options {
         root,
         strict,
         show_secrets: args.show_secrets,
-        allow_exec: args.allow_exec,
-        threads: output::threads(args.threads),
+        allow_exec: args.trust.allow_exec,
+        threads: output::threads(args.threads.threads),
         lint,
     };
     let frontend = Cli {
@@ -142,7 +133,7 @@ pub fn exec(args: &ServeArgs) -> output::Result<ExitCode> {
         output::warn(&w);
     }
     hiera_serve::serve(Arc::new(state), listener, |addr| {
-        output::notice(&format!("serving http://{addr}/ (Ctrl-C stops)"));
+        output::note(&format!("serving http://{addr}/ (Ctrl-C stops)"));
     })
     .map_err(|e| format!("the server failed: {e}"))?;
     Ok(ExitCode::Success)
@@ -221,7 +212,7 @@ impl Frontend for Cli {
     }
 
     fn scope(&self, facts: hiera_value::value::Map) -> Scope {
-        self.resolved.scope_of(facts)
+        self.resolved.unclassified_scope(facts)
     }
 
     fn explain(

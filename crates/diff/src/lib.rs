@@ -441,6 +441,20 @@ impl Report {
         !self.changes.is_empty()
     }
 
+    /// How many node × key lookups the change makes fail (an error on the new side where
+    /// the old side answered or found nothing): a CI job must not pass such a change as an
+    /// ordinary one.
+    pub fn new_errors(&self) -> usize {
+        self.changes
+            .iter()
+            .flat_map(|c| &c.groups)
+            .filter(|g| {
+                matches!(g.after, Resolved::Error(_)) && !matches!(g.before, Resolved::Error(_))
+            })
+            .map(|g| g.nodes.len())
+            .sum()
+    }
+
     pub(crate) fn changed_nodes(&self) -> usize {
         let set: BTreeSet<&str> = self
             .changes
@@ -481,6 +495,11 @@ pub struct Request {
     pub threads: usize,
     /// Look up every key even where the change cannot touch it (a check of the analysis).
     pub no_skip: bool,
+    /// A global hiera.yaml (absolute) over both sides, as a lookup's `--hiera_config`.
+    pub hiera_config: Option<PathBuf>,
+    /// Both sides' modulepath instead of their environment.conf's (`:`-separated; entries
+    /// under the control repo are read from each side).
+    pub modulepath: Option<String>,
     /// Print what eyaml decrypted. By default every plaintext a lookup decrypted (on either
     /// side, for any node) is `[redacted]` wherever the report would show it (values, edits,
     /// error messages), as `--redact` does for a lookup; a secret that changed reads
@@ -603,13 +622,19 @@ fn diff_trees(req: &Request) -> Result<Report> {
             .unwrap_or_default();
         return Err(Error::run(format!("node {}: {e}", n.name)));
     }
-    // Each side's layers, in control-repo mode (its root is the environment).
-    let layers_of = |tree: &Tree| {
-        EnvOptions {
+    // Each side's layers, in control-repo mode (its root is the environment), with the
+    // request's global hiera.yaml and modulepath.
+    let layers_of = |tree: &Tree| -> Result<hiera_engine::engine::Layers> {
+        let mut layers = EnvOptions {
             cwd: tree.root.clone(),
+            modulepath: req.modulepath.clone(),
             ..Default::default()
         }
-        .layers_in(&*tree.fs)
+        .layers_in(&*tree.fs)?;
+        if let Some(global) = &req.hiera_config {
+            layers.global = Some(global.clone());
+        }
+        Ok(layers)
     };
     let (base_layers, head_layers) = (layers_of(&req.base)?, layers_of(&req.head)?);
     let mut dirs = read_dirs(&req.base, &base_layers);
@@ -964,6 +989,8 @@ mod tests {
             no_skip: false,
             show_secrets: false,
             allow_exec: false,
+            hiera_config: None,
+            modulepath: None,
         };
         let report = std::thread::Builder::new()
             .stack_size(128 << 10)

@@ -21,6 +21,8 @@ use std::path::Path;
 pub(crate) struct FleetNode {
     pub name: String,
     pub facts: Map,
+    /// The node's top-scope variables (its facts, and what the caller set over them).
+    pub scope: Scope,
 }
 
 /// The nodes of the fleet (`--facts-dir` or PuppetDB).
@@ -34,6 +36,9 @@ impl Fleet {
     /// read by the node sources batch mode uses ([`facts::batch`](hiera_facts::batch),
     /// [`facts::puppetdb_batch`](hiera_facts::puppetdb_batch)). `None` without either.
     pub fn from_options(root: &Path, opts: &super::Options) -> Result<Option<Fleet>> {
+        if let Some(nodes) = &opts.nodes {
+            return Fleet::from_nodes(nodes).map(Some);
+        }
         let nodes = match (&opts.facts_dir, &opts.puppetdb) {
             (Some(_), Some(_)) => {
                 return Err(Error::Usage(
@@ -80,7 +85,25 @@ impl Fleet {
                 .or_insert_with(|| Value::str(n.name.as_str()));
             nodes.push(FleetNode {
                 name: n.name,
+                scope: Scope::from_facts(facts.clone(), "production"),
                 facts,
+            });
+        }
+        Ok(Fleet { nodes })
+    }
+
+    /// The fleet of nodes whose scopes the caller built. A node whose facts could not be
+    /// read stops the lint, as in [`from_batch`](Self::from_batch).
+    pub fn from_nodes(found: &[hiera_engine::batch::Node]) -> Result<Fleet> {
+        let mut nodes = Vec::with_capacity(found.len());
+        for n in found {
+            if let Some(e) = &n.facts_error {
+                return Err(Error::run(format!("node {}: {e}", n.name)));
+            }
+            nodes.push(FleetNode {
+                name: n.name.clone(),
+                facts: n.scope.facts().cloned().unwrap_or_default(),
+                scope: n.scope.clone(),
             });
         }
         Ok(Fleet { nodes })
@@ -103,7 +126,7 @@ impl Fleet {
 }
 
 fn scope_of(node: &FleetNode) -> Scope {
-    Scope::from_facts(node.facts.clone(), "production")
+    node.scope.clone()
 }
 
 /// The files a node reaches, in priority order (layer, then level, then location).
@@ -160,7 +183,7 @@ fn merged_keys(repo: &Repo) -> Vec<String> {
                 continue;
             }
             if name.starts_with('^') {
-                if let Ok(re) = hiera_value::ruby::pattern(name) {
+                if let Ok(re) = hiera_engine::engine::KeyPattern::new(name) {
                     out.extend(repo.defined.iter().filter(|k| re.is_match(k)).cloned());
                 }
             } else if repo.defined.contains(name) {
@@ -196,12 +219,23 @@ pub(crate) fn check(repo: &Repo, fleet: &Fleet, allow_exec: bool, sink: &mut Sin
     for node in &fleet.nodes {
         let mut session = Session::new(scope_of(node), bare.clone(), quiet.clone());
         let list = reached(repo, &index, &mut session);
-        // Keys of the files above the current one (small: node, role, OS … files).
-        let mut above: HashSet<&str> = HashSet::new();
+        // Keys of the files above the current one (small: node, role, OS … files), with
+        // the layers defining them.
+        let mut above: HashMap<&str, Vec<usize>> = HashMap::new();
         for (i, &fi) in list.iter().enumerate() {
             reach[fi] += 1;
             let f = &repo.files[fi];
-            for k in &above {
+            // A module's data are defaults that the environment's data override: that is
+            // the normal Hiera pattern, not a value "never used". Within a module, and for
+            // the other layers, a value overridden everywhere is.
+            let module = repo
+                .layers
+                .get(f.layer)
+                .is_some_and(|l| l.kind == hiera_engine::config::Layer::Module);
+            for (k, layers) in &above {
+                if module && !layers.contains(&f.layer) {
+                    continue;
+                }
                 if f.data.contains_key(&Value::str(*k)) && !merged.contains(*k) {
                     *shadowed.entry((fi, *k)).or_default() += 1;
                 }
@@ -223,7 +257,7 @@ pub(crate) fn check(repo: &Repo, fleet: &Fleet, allow_exec: bool, sink: &mut Sin
             for k in f.data.keys() {
                 if let Some(k) = k.as_str() {
                     if k != "lookup_options" {
-                        above.insert(k);
+                        above.entry(k).or_default().push(f.layer);
                     }
                 }
             }

@@ -15,8 +15,10 @@
 //! | `fleet.rs` | 6. rules that need the nodes (`--facts-dir`) |
 //! | `hygiene.rs` | 7. YAML hygiene |
 //!
-//! `repo.rs` finds the layers and every data file their hierarchies can reach, `positions.rs`
-//! finds keys in the text, `settings.rs` reads `.hiera-lookup.toml` and the per-line
+//! `repo.rs` finds the layers and every data file their hierarchies can reach (findings point
+//! where the formats' own readers place each key, `hiera_formats::position`), `written.rs`
+//! scans YAML text for what the loaded value cannot show (keys given twice, plain scalars),
+//! `settings.rs` reads `.hiera-lookup.toml` and the per-line
 //! `# hiera-lookup: disable=RULE` comments, `output.rs` prints text, JSON, GitHub and SARIF.
 #![warn(missing_docs)]
 
@@ -29,10 +31,13 @@ mod lookup_options;
 mod manifests;
 pub mod output;
 mod parse;
-mod positions;
 mod repo;
 pub(crate) mod rules;
 pub(crate) mod settings;
+mod vendored;
+mod written;
+
+pub use vendored::Vendored;
 
 use hiera_engine::error::{Error, Result};
 use std::path::{Path, PathBuf};
@@ -112,6 +117,9 @@ pub struct Options {
     pub hiera_config: Option<PathBuf>,
     /// Overrides the modulepath of `environment.conf` (`:`-separated, relative to `root`).
     pub modulepath: Option<String>,
+    /// The fleet's nodes as the caller found them (their scopes: facts, `--var`s, …):
+    /// enables the fleet rules. Given, `facts_dir` and `puppetdb` are not read.
+    pub nodes: Option<Vec<hiera_engine::batch::Node>>,
     /// One facts file per node: enables the fleet rules.
     pub facts_dir: Option<PathBuf>,
     /// PuppetDB's nodes as the fleet instead (every active node, or those of
@@ -121,6 +129,9 @@ pub struct Options {
     pub nodes_query: Option<String>,
     /// The lint settings file; default `ROOT/.hiera-lookup.toml` when it exists.
     pub config: Option<PathBuf>,
+    /// Report the findings in vendored directories too (modules the Puppetfile installs,
+    /// directories .gitignore leaves out); by default they are only counted.
+    pub include_vendored: bool,
     /// Run the programs of `lookup_key: command` levels in the fleet's lookups
     /// (`--allow-exec`). Off, a lookup reaching one fails the lint with one line: the tree
     /// linted may be a branch nobody has read. Only the caller sets it: the settings file,
@@ -134,9 +145,23 @@ pub struct Report {
     pub(crate) findings: Vec<Finding>,
     /// `fail-on` from the settings file, if any (the command line wins over it).
     pub fail_on: Option<Severity>,
+    /// The vendored directories whose findings were left out, with their counts.
+    pub vendored: Vec<Vendored>,
 }
 
 impl Report {
+    /// Names every finding's file with `prefix` before it (`envs/prod` + `data/x.yaml`):
+    /// annotations attach to a pull request's files only when named from the git root.
+    pub fn prefix_paths(&mut self, prefix: &str) {
+        let prefix = prefix.trim_matches('/');
+        if prefix.is_empty() {
+            return;
+        }
+        for f in &mut self.findings {
+            f.file = format!("{prefix}/{}", f.file);
+        }
+    }
+
     /// True when a finding is at or above `fail_on`.
     pub fn fails(&self, fail_on: Severity) -> bool {
         self.findings.iter().any(|f| f.severity >= fail_on)
@@ -240,9 +265,29 @@ pub fn lint(opts: &Options) -> Result<Report> {
             .cmp(&(&b.file, b.line, b.column, b.rule, &b.message))
     });
     findings.dedup();
+    // What the repo marks as vendored is not the user's to fix: counted, not reported.
+    let mut vendored = if opts.include_vendored {
+        Vec::new()
+    } else {
+        vendored::find(&root)
+    };
+    findings.retain(|f| {
+        match vendored
+            .iter_mut()
+            .find(|v| f.file.starts_with(&format!("{}/", v.dir)))
+        {
+            Some(v) => {
+                v.findings += 1;
+                false
+            }
+            None => true,
+        }
+    });
+    vendored.retain(|v| v.findings > 0);
     Ok(Report {
         findings,
         fail_on: lint_settings.fail_on,
+        vendored,
     })
 }
 

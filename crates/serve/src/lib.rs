@@ -248,7 +248,7 @@ async fn api_key(Ext(state): Ext<Arc<State>>, Path(key): Path<String>) -> Respon
 }
 
 async fn api_lint(Ext(state): Ext<Arc<State>>) -> Response {
-    api(heavy(&state, |s, _| views::lint(s)).await)
+    api(heavy(&state, views::lint).await)
 }
 
 async fn api_diff(Ext(state): Ext<Arc<State>>, Query(p): Params) -> Response {

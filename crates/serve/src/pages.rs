@@ -595,8 +595,8 @@ fn node_count(list: &Json, key: &str) -> Markup {
 /// `/lint`: lint's findings.
 pub async fn lint(Ext(state): Ext<Arc<State>>) -> Response {
     respond(
-        heavy(&state, move |s, _| {
-            let doc = views::lint(s)?;
+        heavy(&state, move |s, f| {
+            let doc = views::lint(s, f)?;
             let body = html! {
                 h1 { "Lint" }
                 p {

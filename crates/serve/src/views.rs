@@ -559,22 +559,22 @@ pub fn lookup(
     ))
 }
 
-/// `GET /api/v1/lint`: `lint`'s findings for the control repo (with the fleet's facts
-/// when they come from a facts directory or PuppetDB), each with the `/files/` path of its
-/// file, and their count by severity.
-pub fn lint(state: &State) -> Result<Json, ViewError> {
-    lint_with(state, true)
+/// `GET /api/v1/lint`: `lint`'s findings for the control repo, its fleet rules over the
+/// server's nodes, each finding with the `/files/` path of its file, and their count by
+/// severity.
+pub fn lint(state: &State, fleet: &Fleet) -> Result<Json, ViewError> {
+    lint_with(state, Some(fleet))
 }
 
-/// [`lint`], with the fleet rules (which look every node up) or without.
-fn lint_with(state: &State, fleet: bool) -> Result<Json, ViewError> {
+/// [`lint`], with the fleet rules over `fleet`'s nodes (which look every node up) or without.
+fn lint_with(state: &State, fleet: Option<&Fleet>) -> Result<Json, ViewError> {
     let mut opts = state.options().lint.clone();
     opts.root = state.options().root.clone();
     opts.allow_exec = state.options().allow_exec;
-    if !fleet {
-        opts.facts_dir = None;
-        opts.puppetdb = None;
-    }
+    // The nodes as the server has them (their scopes: facts, --fact, --var, the classifier).
+    opts.nodes = fleet
+        .filter(|f| !f.nodes.is_empty())
+        .map(|f| f.nodes.clone());
     let report = hiera_lint::lint(&opts).map_err(|e| ViewError::Failed(e.to_string()))?;
     let text = hiera_lint::output::render(&report, hiera_lint::output::OutputFormat::Json);
     let mut findings: Json = if text.trim().is_empty() {
@@ -660,6 +660,8 @@ pub fn diff(
         },
         threads: state.options().threads,
         no_skip: false,
+        hiera_config: state.options().lint.hiera_config.clone(),
+        modulepath: state.options().lint.modulepath.clone(),
         show_secrets: state.options().show_secrets,
         allow_exec: state.options().allow_exec,
     })
@@ -755,7 +757,7 @@ pub fn overview(state: &State, fleet: &Fleet, q: Option<&str>) -> Json {
         "fleet_warnings": fleet.warnings,
         "fleet_error": fleet.error,
         // The rules that need no node (the fleet's are on /lint): cheap on any fleet.
-        "lint": match lint_with(state, false) {
+        "lint": match lint_with(state, None) {
             Ok(l) => l["counts"].clone(),
             Err(e) => json!({"error": e.message()}),
         },

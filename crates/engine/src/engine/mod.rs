@@ -14,6 +14,7 @@
 
 mod context;
 mod lookup_options;
+pub use lookup_options::KeyPattern;
 mod providers;
 pub mod reach;
 
@@ -390,20 +391,21 @@ impl Session {
             }
             for entries in lists.into_iter().flatten() {
                 for e in entries.iter() {
-                    // eyaml_lookup_key reads its files as yaml_data does.
-                    let function = match e.entry.kind {
-                        FunctionKind::DataHash => e.entry.function.as_str(),
-                        FunctionKind::LookupKey
-                            if eyaml && e.entry.function == "eyaml_lookup_key" =>
-                        {
-                            "yaml_data"
-                        }
-                        _ => continue,
+                    // The built-in data_hash functions' files, and eyaml_lookup_key's (read
+                    // as yaml_data reads them) when asked; another function's keys are known
+                    // only to it.
+                    let format = match e.entry.kind {
+                        FunctionKind::DataHash => e.entry.data_format(),
+                        FunctionKind::LookupKey if eyaml => e.entry.data_format(),
+                        _ => None,
+                    };
+                    let Some(format) = format else {
+                        continue;
                     };
                     for loc in e.locations.iter().flatten().filter(|l| l.exists && !l.uri) {
                         let mut w = Vec::new();
                         let Ok(hash) = self.cache.files.data_hash(
-                            function,
+                            format,
                             &loc.location,
                             self.settings.strict,
                             &mut w,
@@ -474,10 +476,19 @@ impl Session {
             self.do_lookup(&lo, &strategy)?;
             return Ok(Some(Value::Null));
         }
-        let opts = self.lookup_lookup_options(lk)?;
+        // `lookup_lookup_options(key, invocation) || {}`: nil and false are no options.
+        let opts = self
+            .lookup_lookup_options(lk)?
+            .filter(|o| !matches!(o, Value::Null | Value::Bool(false)));
         let strategy = match merge {
             Some(m) => m.clone(),
-            None => match opts.as_ref().and_then(|o| hash_get(o, "merge")) {
+            None => match opts
+                .as_ref()
+                .map(|o| option_get(o, "merge"))
+                .transpose()?
+                .flatten()
+                .filter(|m| !m.is_null())
+            {
                 Some(m) => {
                     if let Some(ex) = self.ex_mut() {
                         ex.merge_source(LOOKUP_OPTIONS);
@@ -504,7 +515,13 @@ impl Session {
                 }
             },
         )?;
-        match (value, opts.as_ref().and_then(|o| hash_get(o, "convert_to"))) {
+        // `lookup_options[CONVERT_TO]`, read once a value is found; `return result if
+        // convert_to.nil?`: a null convert_to converts nothing.
+        let convert_to = match (&value, &opts) {
+            (Some(_), Some(o)) => option_get(o, "convert_to")?.filter(|c| !c.is_null()),
+            _ => None,
+        };
+        match (value, convert_to) {
             (Some(v), Some(convert_to)) => {
                 let v = self.convert_to(&lk.key, v, &convert_to)?;
                 // A new object, which an `alias` of this key returns.
@@ -589,6 +606,9 @@ impl Session {
                                         None
                                     };
                                     (next, Value::Int(*i))
+                                }
+                                (Value::Array(_), Segment::BigIndex(d)) => {
+                                    (None, Value::BigInt(d.clone()))
                                 }
                                 (Value::Hash(h), seg) => {
                                     let k = seg.to_value();
@@ -746,6 +766,24 @@ fn merge_error(e: MergeError) -> Error {
         Error::run(e.message)
     } else {
         Error::lookup(e.message)
+    }
+}
+
+/// Ruby's `options[key]` on a key's lookup_options entry, whatever data made it: a Hash's
+/// value, a String's substring (`String#[]`), else the TypeError or NoMethodError Ruby raises.
+pub(super) fn option_get(v: &Value, key: &str) -> Result<Option<Value>> {
+    match v {
+        Value::Hash(h) => Ok(h.get(&Value::str(key)).cloned()),
+        Value::String(s) => Ok(s.contains(key).then(|| Value::str(key))),
+        Value::Int(_) | Value::BigInt(_) | Value::Array(_) => {
+            Err(Error::run("no implicit conversion of String into Integer"))
+        }
+        Value::Null => Err(Error::run("undefined method `[]' for nil")),
+        Value::Bool(b) => Err(Error::run(format!("undefined method `[]' for {b}"))),
+        other => Err(Error::run(format!(
+            "undefined method `[]' for an instance of {}",
+            other.ruby_class()
+        ))),
     }
 }
 

@@ -4,7 +4,7 @@
 use super::lookup_options::{
     compile_patterns, extract_options, validate_lookup_options, CompiledOptions,
 };
-use super::{hash_get, merge_error, Session, LOOKUP_OPTIONS};
+use super::{merge_error, option_get, Session, LOOKUP_OPTIONS};
 use crate::backend::custom::{Call, Found, Host};
 use crate::backend::{validate_data_value, Builtin, DataHash};
 use crate::config::{Entry, FunctionKind, HieraConfig, Layer, LoadContext};
@@ -15,6 +15,7 @@ use crate::key::{LookupKey, Segment};
 use crate::location::ResolvedLocation;
 use crate::merge::MergeStrategy;
 use crate::scope::Strict;
+use hiera_formats::DataFormat;
 use hiera_value::value::{Map, Value};
 use std::path::Path;
 use std::rc::Rc;
@@ -72,7 +73,16 @@ impl Session {
                 issue: false,
             } => {
                 let top = self.inv.top_keys.last().cloned().unwrap_or_default();
-                Error::Puppet(format!("Lookup of key '{top}' failed: {message}"))
+                // Puppet blames the first key looked up (`lookup_options`) for a broken
+                // global hiera.yaml: say first what failed.
+                let config = message.starts_with("The Lookup Configuration at")
+                    || (message.starts_with('(') && message.contains("this Hiera configuration"));
+                let lead = if config {
+                    "The Hiera configuration could not be loaded: "
+                } else {
+                    ""
+                };
+                Error::Puppet(format!("{lead}Lookup of key '{top}' failed: {message}"))
             }
             other => other,
         })
@@ -252,12 +262,16 @@ impl Session {
                     .cloned()
                     .flatten()
                 {
-                    Some(o) => {
-                        match extract_options(&o, &lk.root).and_then(|v| hash_get(&v, "merge")) {
-                            Some(m) => MergeStrategy::from_value(&m).map_err(merge_error)?,
-                            None => MergeStrategy::First,
-                        }
-                    }
+                    // `lookup_options[MERGE] unless lookup_options.nil?`
+                    Some(o) => match extract_options(&o, &lk.root)
+                        .map(|v| option_get(&v, "merge"))
+                        .transpose()?
+                        .flatten()
+                        .filter(|m| !m.is_null())
+                    {
+                        Some(m) => MergeStrategy::from_value(&m).map_err(merge_error)?,
+                        None => MergeStrategy::First,
+                    },
                     None => MergeStrategy::First,
                 };
                 let k = lk.key.clone();
@@ -548,14 +562,14 @@ impl Session {
     }
 
     /// The parsed hash of a data file (once per session; once per process behind that).
-    pub(super) fn load_data(&mut self, function: &str, path: &str) -> Result<Arc<DataHash>> {
+    pub(super) fn load_data(&mut self, format: DataFormat, path: &str) -> Result<Arc<DataHash>> {
         if let Some(r) = self.cache.local_files.get(path) {
             return r.clone();
         }
-        let r =
-            self.cache
-                .files
-                .data_hash(function, path, self.settings.strict, &mut self.warnings);
+        let r = self
+            .cache
+            .files
+            .data_hash(format, path, self.settings.strict, &mut self.warnings);
         self.cache.local_files.insert(path.to_string(), r.clone());
         r
     }
@@ -670,8 +684,8 @@ impl Session {
 
 /// What the built-in backends ask of the session running them.
 impl Host for Session {
-    fn load_data(&mut self, function: &str, path: &str) -> Result<Arc<DataHash>> {
-        Session::load_data(self, function, path)
+    fn load_data(&mut self, format: DataFormat, path: &str) -> Result<Arc<DataHash>> {
+        Session::load_data(self, format, path)
     }
 
     fn scope(&self) -> &crate::scope::Scope {
