@@ -606,7 +606,7 @@ pub async fn lint(Ext(state): Ext<Arc<State>>) -> Response {
                 }
                 (filter_form("/lint", None, "findings", "Filter findings"))
                 table #findings {
-                    thead { tr { th { "Severity" } th { "Rule" } th { "Where" } th { "Message" } } }
+                    thead { tr { th { "Severity" } th { "Rule" } th { "Where" } th { "Message" } th.num { "Nodes reaching the file" } } }
                     tbody {
                         @for f in items(&doc["findings"]) {
                             tr class=(format!("sev-{}", text(f, "severity"))) {
@@ -614,6 +614,22 @@ pub async fn lint(Ext(state): Ext<Arc<State>>) -> Response {
                                 td { code { (text(f, "rule")) } }
                                 td { (location(f)) }
                                 td { (printable(text(f, "message"))) }
+                                td.num {
+                                    @if let Some(n) = f["reached_by"].as_u64() {
+                                        @if n == 0 { "0" } @else {
+                                            details {
+                                                summary { (nodes_text(n as usize)) }
+                                                ul.names {
+                                                    @for node in items(&f["nodes"]) {
+                                                        @let node = node.as_str().unwrap_or_default();
+                                                        li { a href=(node_href(node)) { (printable(node)) } }
+                                                    }
+                                                    @if n as usize > items(&f["nodes"]).len() { li { "…" } }
+                                                }
+                                            }
+                                        }
+                                    }
+                                }
                             }
                         }
                     }

@@ -576,6 +576,8 @@ fn lint_with(state: &State, fleet: Option<&Fleet>) -> Result<Json, ViewError> {
         .filter(|f| !f.nodes.is_empty())
         .map(|f| f.nodes.clone());
     let report = hiera_lint::lint(&opts).map_err(|e| ViewError::Failed(e.to_string()))?;
+    // Which nodes each finding's file matters to: the overview's index of the fleet.
+    let reach = fleet.map(|f| (fleet_index_of(state, f), f));
     let text = hiera_lint::output::render(&report, hiera_lint::output::OutputFormat::Json);
     let mut findings: Json = if text.trim().is_empty() {
         json!([])
@@ -596,8 +598,24 @@ fn lint_with(state: &State, fleet: Option<&Fleet>) -> Result<Json, ViewError> {
                     Some(file.to_string())
                 }
             });
+            // The nodes whose hierarchies reach the file (data files; none for the others).
+            let reaching = reach.as_ref().and_then(|(index, fleet)| {
+                let file = f["file"].as_str()?;
+                let abs = state.options().root.join(file).display().to_string();
+                let nodes = index.reach.get(&abs).or_else(|| index.reach.get(file))?;
+                let names: Vec<&String> = nodes
+                    .iter()
+                    .take(MAX_LISTED_NODES)
+                    .filter_map(|&n| fleet.names.get(n as usize))
+                    .collect();
+                Some((nodes.len(), names))
+            });
             if let Json::Object(o) = f {
                 o.insert("path".into(), json!(path));
+                if let Some((n, names)) = reaching {
+                    o.insert("reached_by".into(), json!(n));
+                    o.insert("nodes".into(), json!(names));
+                }
             }
         }
     }
@@ -738,7 +756,7 @@ pub fn overview(state: &State, fleet: &Fleet, q: Option<&str>) -> Json {
     let secrets = &index.secrets;
     let files: Vec<Json> = reach
         .iter()
-        .map(|(f, n)| json!({"file": f, "path": state.relative(f), "nodes": n}))
+        .map(|(f, n)| json!({"file": f, "path": state.relative(f), "nodes": n.len()}))
         .collect();
     let unreached: Vec<Json> = on_disk
         .keys()
@@ -887,12 +905,22 @@ fn inputs(state: &State, fleet: &Fleet, configs: &[LayerConfig]) -> Inputs {
     }
 }
 
+/// The nodes a lint finding lists at most (`reached_by` counts them all).
+pub const MAX_LISTED_NODES: usize = 100;
+
+/// The fleet's index as the overview has it (kept while its inputs are unchanged).
+fn fleet_index_of(state: &State, fleet: &Fleet) -> std::sync::Arc<FleetIndex> {
+    let fingerprint = inputs(state, fleet, &layer_configs(state)).fingerprint;
+    state.fleet_index(fingerprint, || fleet_index(state, fleet))
+}
+
 /// What every node reaches and sees, for the overview: computed once per state of its inputs
 /// (the nodes, the data files, the hiera.yaml files; `State::fleet_index` keeps it).
 #[derive(Debug, Default)]
 pub struct FleetIndex {
-    /// Each data file the nodes reach (that exists), with how many nodes reach it.
-    reach: BTreeMap<String, usize>,
+    /// Each data file the nodes reach (that exists), with the nodes that reach it (their
+    /// places in the fleet).
+    reach: BTreeMap<String, Vec<u32>>,
     /// Each key the nodes see, with how many nodes see it.
     keys: BTreeMap<String, usize>,
     /// What the nodes' lookups decrypted.
@@ -916,12 +944,12 @@ fn fleet_index(state: &State, fleet: &Fleet) -> FleetIndex {
         },
     );
     let mut index = FleetIndex::default();
-    for (reached, node_keys, s) in per_node {
+    for (i, (reached, node_keys, s)) in per_node.into_iter().enumerate() {
         index.secrets.merge(&s);
         let mut seen = std::collections::BTreeSet::new();
         for l in reached.unwrap_or_default() {
             if seen.insert(l.clone()) && Path::new(&l).is_file() {
-                *index.reach.entry(l).or_default() += 1;
+                index.reach.entry(l).or_default().push(i as u32);
             }
         }
         for k in node_keys {

@@ -65,7 +65,7 @@ fn fleet(name: &str) -> Scratch {
     s.write("repo/hiera.yaml", HIERA);
     s.write(
         "repo/data/common.yaml",
-        "lookup_options:\n  users:\n    merge: deep\nport: 80\nusers:\n  alice: 1\n\"<script>alert(1)</script>\": \"<img src=x onerror=alert(2)>\"\nmotd: \"hello %{facts.role}\"\n",
+        "lookup_options:\n  users:\n    merge: deep\nport: 80\nusers:\n  alice: 1\n\"<script>alert(1)</script>\": \"<img src=x onerror=alert(2)>\"\nmotd: \"hello %{facts.role}\"\nlegacy: yes\n",
     );
     s.write("repo/data/roles/web.yaml", "port: 8080\nusers:\n  bob: 2\n");
     s.write("repo/data/nodes/web01.yaml", "motd: only web01\n");
@@ -392,6 +392,15 @@ async fn every_page_and_api_route_answers() {
     // Lint and files.
     let lint = get(&app, "/api/v1/lint").await.json();
     assert!(lint["counts"]["error"].is_u64());
+    // A finding in a data file names the nodes that reach it.
+    let yes = lint["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "yaml11-value" && f["path"] == "data/common.yaml")
+        .unwrap_or_else(|| panic!("{lint}"));
+    assert_eq!(yes["reached_by"], 3, "{yes}");
+    assert!(yes["nodes"].as_array().unwrap().contains(&json!("web01")));
     let file = get(&app, "/api/v1/files/data/roles/web.yaml").await.json();
     assert_eq!(file["lines"][0], "port: 8080");
     let dir = get(&app, "/api/v1/files").await.json();
