@@ -32,6 +32,7 @@ fn main() {
         Invocation::Command(Command::Where(args)) => commands::where_::exec(&args),
         Invocation::Command(Command::Diff(args)) => commands::diff::exec(&args),
         Invocation::Command(Command::Lint(args)) => commands::lint::exec(&args),
+        Invocation::Command(Command::Serve(args)) => commands::serve::exec(&args),
         Invocation::Command(Command::Completions(args)) => {
             commands::completions::exec(&args, flags::full_command())
         }

@@ -582,6 +582,14 @@ impl Resolved {
         Ok(self.scope_of(facts, class.as_ref()))
     }
 
+    /// The scope of a node known only by the facts it was given (`serve`'s posted facts):
+    /// `--fact`s over them, the `$settings::` variables and `--var`s; no classifier is asked
+    /// about it.
+    pub fn unclassified_scope(&self, mut facts: hiera_value::value::Map) -> Scope {
+        self.override_facts(&mut facts);
+        self.scope_of(facts, None)
+    }
+
     /// A node's scope from its facts (overrides applied) and classification.
     fn scope_of(&self, facts: hiera_value::value::Map, class: Option<&Classification>) -> Scope {
         let mut scope = Scope::from_facts(facts, &self.env.environment_name());

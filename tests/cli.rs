@@ -568,7 +568,7 @@ fn completions_and_man_page() {
 /// flag), a word named like a command is a key, as in `puppet lookup`.
 #[test]
 fn a_key_named_like_a_command_is_looked_up() {
-    let data = "---\ndiff: d\nlint: l\nman: m\ncompletions: c\nhelp: h\nwhere: w\n";
+    let data = "---\ndiff: d\nlint: l\nman: m\ncompletions: c\nhelp: h\nwhere: w\nserve: s\n";
     let dir = scratch(
         "command-keys",
         &[
@@ -580,6 +580,7 @@ fn a_key_named_like_a_command_is_looked_up() {
     for (key, value) in [
         ("diff", "d"),
         ("lint", "l"),
+        ("serve", "s"),
         ("man", "m"),
         ("completions", "c"),
     ] {

@@ -22,5 +22,6 @@ mod lint;
 mod node_context;
 mod puppetdb;
 mod robustness;
+mod serve;
 mod shared_flags;
 mod where_cmd;

@@ -7,6 +7,7 @@ pub mod diff;
 pub mod lint;
 pub mod lookup;
 pub mod man;
+pub mod serve;
 pub mod where_;
 
 /// The names `help` and `man` take: the lookup's, then the commands'.
@@ -15,6 +16,7 @@ pub const TOPICS: &[&str] = &[
     "where",
     "diff",
     "lint",
+    "serve",
     "completions",
     "man",
     "help",

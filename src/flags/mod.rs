@@ -8,7 +8,7 @@ pub mod groups;
 use crate::commands::lookup::Args;
 use crate::commands::TOPICS;
 use crate::commands::{completions::CompletionsArgs, diff::DiffArgs, lint::LintArgs};
-use crate::commands::{man::ManArgs, where_::WhereArgs};
+use crate::commands::{man::ManArgs, serve::ServeArgs, where_::WhereArgs};
 use clap::{Parser, Subcommand};
 use std::ffi::OsString;
 
@@ -51,6 +51,8 @@ pub enum Command {
     Diff(Box<DiffArgs>),
     /// Check a control repo's Hiera data and hiera.yaml files
     Lint(Box<LintArgs>),
+    /// Serve the fleet's Hiera data as web pages and a JSON API (read-only)
+    Serve(Box<ServeArgs>),
     /// Print a shell completion script
     Completions(CompletionsArgs),
     /// Print a manual page (roff)

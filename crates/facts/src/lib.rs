@@ -339,6 +339,29 @@ pub fn load_facts_file(path: &Path, display: &str) -> Result<Map> {
     Ok(facts)
 }
 
+/// One node's facts from the text of a facts document, in any shape a `--facts` file may have
+/// (a Facter hash, `puppet facts` output, a fact cache file, PuppetDB's answer for one node):
+/// the node's name (the document's certname, else its `clientcert` fact, else `fallback`), its
+/// facts, and the warning a `--facts` file setting only some of the host-name facts gives.
+/// `display` names the document in messages; its extension picks the parser, as a file's
+/// does (anything else: JSON, then YAML). For facts that arrive without a file (`serve`'s
+/// `POST /api/v1/lookup`).
+pub fn facts_from_text(
+    text: &str,
+    display: &str,
+    fallback: &str,
+) -> Result<(String, Map, Option<String>)> {
+    let facts = pick(shapes::parse_text(text, display)?, None, display)?;
+    let name = facts.name(fallback);
+    if facts.values.is_empty() {
+        return Err(Error::run(format!(
+            "No facts available for target node: {name}"
+        )));
+    }
+    let warning = trusted_information_warning(&facts.values, display);
+    Ok((name, facts.values, warning))
+}
+
 /// What to do about a `--facts` file that cannot be read.
 pub(crate) const FACTS_FIX: &str = "check the path given to --facts";
 
