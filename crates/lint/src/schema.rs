@@ -126,7 +126,8 @@ impl Param {
         self.default.is_some()
     }
 
-    /// `Boolean $iburst = true`, for a hover or a completion's detail.
+    /// `Boolean $iburst = true`, on one line (runs of whitespace, newlines included, made
+    /// one space), for a hover or a completion's detail.
     pub fn signature(&self) -> String {
         let mut s = String::new();
         if let Some(t) = &self.type_text {
@@ -139,7 +140,7 @@ impl Param {
             s.push_str(" = ");
             s.push_str(d);
         }
-        s
+        s.split_whitespace().collect::<Vec<_>>().join(" ")
     }
 }
 

@@ -250,3 +250,16 @@ fn positions() {
     assert_eq!(idx.at(1, 2).offset, 2);
     assert_eq!(idx.at(9, 9).offset, text.len());
 }
+
+#[test]
+fn signatures_are_one_line() {
+    let m = parse_manifest(
+        Path::new("s.pp"),
+        "class s (\n  Hash[String,\n       Integer] $h = {\n    'a' => 1,\n  },\n  *$rest,\n) {}\n",
+    );
+    let h = m.classes[0].param("h").unwrap();
+    assert_eq!(h.signature(), "Hash[String, Integer] $h = { 'a' => 1, }");
+    assert!(h.ty.is_ok());
+    let rest = m.classes[0].param("rest").unwrap();
+    assert_eq!(rest.type_text, None);
+}
