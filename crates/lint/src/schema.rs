@@ -6,8 +6,9 @@
 //! # The code side: [`Schema`]
 //!
 //! [`Schema::load`] (or [`Schema::for_layers`], from the engine's
-//! [`Layers`](hiera_engine::engine::Layers)) reads the `.pp` files of the environment's `manifests/` and of every module's `manifests/`, `functions/` and
-//! `types/`, and the `.epp`/`.erb` files of every module's `templates/`. Each file is parsed
+//! [`Layers`](hiera_engine::engine::Layers)) reads the `.pp` files of the environment's
+//! `manifests/` and of every module's `manifests/`, `functions/` and `types/`, and the
+//! `.epp`/`.erb` files of every module's `templates/`. Each file is parsed
 //! on its own into a [`Manifest`] ([`parse_manifest`], tree-sitter-puppet; templates by
 //! [`scan_template`]): its
 //!
