@@ -130,7 +130,11 @@ fn scope_of(node: &FleetNode) -> Scope {
 }
 
 /// The files a node reaches, in priority order (layer, then level, then location).
-fn reached(repo: &Repo, index: &HashMap<&Path, usize>, session: &mut Session) -> Vec<usize> {
+pub(crate) fn reached(
+    repo: &Repo,
+    index: &HashMap<&Path, usize>,
+    session: &mut Session,
+) -> Vec<usize> {
     let mut out = Vec::new();
     for layer in &repo.layers {
         for level in &layer.levels {
@@ -167,7 +171,7 @@ fn reached(repo: &Repo, index: &HashMap<&Path, usize>, session: &mut Session) ->
 }
 
 /// Keys whose lookup_options give a merge (exact names, and defined keys a pattern matches).
-fn merged_keys(repo: &Repo) -> Vec<String> {
+pub(crate) fn merged_keys(repo: &Repo) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for f in &repo.files {
         let Some(Value::Hash(lo)) = f.data.get(&Value::str("lookup_options")) else {

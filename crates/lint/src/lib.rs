@@ -9,13 +9,16 @@
 //! |---|---|
 //! | `parse.rs` | 1. every data file parses; eyaml values are well-formed and decrypt |
 //! | `hiera_config.rs` | 2. every hiera.yaml is valid; v3/v4/hiera3_backend deprecations |
-//! | `classes.rs` (+ `manifests.rs`) | 3. keys no class parameter matches |
+//! | `classes.rs` | 3. keys no class parameter matches, keys nothing uses |
+//! | `param_types.rs` | 3. values the class parameter's type does not take |
 //! | `interpolations.rs` | 4. interpolations |
 //! | `lookup_options.rs` | 5. lookup_options |
 //! | `fleet.rs` | 6. rules that need the nodes (`--facts-dir`) |
 //! | `hygiene.rs` | 7. YAML hygiene |
 //!
-//! `repo.rs` finds the layers and every data file their hierarchies can reach (findings point
+//! `schema.rs` is the public model of the code (classes, parameters with their types, lookups,
+//! type aliases; `manifests.rs` reads one Puppet file into it with tree-sitter-puppet) and of a
+//! data file's references, which the language server reads too. `repo.rs` finds the layers and every data file their hierarchies can reach (findings point
 //! where the formats' own readers place each key, `hiera_formats::position`), `written.rs`
 //! scans YAML text for what the loaded value cannot show (keys given twice, plain scalars),
 //! `settings.rs` reads `.hiera-lookup.toml` and the per-line
@@ -30,9 +33,11 @@ mod interpolations;
 mod lookup_options;
 mod manifests;
 pub mod output;
+mod param_types;
 mod parse;
 mod repo;
 pub(crate) mod rules;
+pub mod schema;
 pub(crate) mod settings;
 mod vendored;
 mod written;
@@ -185,10 +190,7 @@ impl Sink {
 
     /// The name a file is reported under: relative to the root when inside it.
     pub(crate) fn display(&self, path: &Path) -> String {
-        match path.strip_prefix(&self.root) {
-            Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
-            _ => path.display().to_string(),
-        }
+        sink_display(&self.root, path)
     }
 
     pub(crate) fn add(
@@ -207,6 +209,14 @@ impl Sink {
             rule,
             message: message.into(),
         });
+    }
+}
+
+/// The name a file is reported under: relative to `root` when inside it.
+fn sink_display(root: &Path, path: &Path) -> String {
+    match path.strip_prefix(root) {
+        Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
+        _ => path.display().to_string(),
     }
 }
 
@@ -239,14 +249,29 @@ pub fn lint(opts: &Options) -> Result<Report> {
     hiera_config::check(&repo, &mut sink);
     parse::check(&repo, &mut sink);
     hygiene::check(&repo, &mut sink);
-    let code = manifests::Code::load(&repo);
-    let known = interpolations::check(&repo, &code, &mut sink);
+    let schema = schema::Schema::load(Some(&repo.root), &repo.modules);
+    let known = interpolations::check(&repo, &mut sink);
     lookup_options::check(&repo, &known, &mut sink);
-    classes::check(&repo, &code, &known, &mut sink);
-    if let Some(fleet) = fleet::Fleet::from_options(&root, opts)? {
-        interpolations::check_facts(&repo, &fleet, &mut sink);
-        fleet::check(&repo, &fleet, opts.allow_exec, &mut sink)?;
+    // The repo's own code: not vendored, not excluded by the settings.
+    let vendored_dirs = vendored::find(&root);
+    let own = |path: &Path| {
+        let rel = sink_display(&root, path);
+        !lint_settings.excludes(&rel)
+            && !vendored_dirs
+                .iter()
+                .any(|v| rel.starts_with(&format!("{}/", v.dir)))
+    };
+    let uses = classes::Uses {
+        data_refs: &known,
+        own: &own,
+    };
+    classes::check(&repo, &schema, &uses, &mut sink);
+    let fleet = fleet::Fleet::from_options(&root, opts)?;
+    if let Some(fleet) = &fleet {
+        interpolations::check_facts(&repo, fleet, &mut sink);
+        fleet::check(&repo, fleet, opts.allow_exec, &mut sink)?;
     }
+    param_types::check(&repo, &schema, fleet.as_ref(), opts.allow_exec, &mut sink)?;
     let mut findings = sink.findings;
     // Per-line and per-file disables written in the data files themselves.
     findings.retain(|f| !lint_settings.disabled.iter().any(|d| d == f.rule));
@@ -269,7 +294,7 @@ pub fn lint(opts: &Options) -> Result<Report> {
     let mut vendored = if opts.include_vendored {
         Vec::new()
     } else {
-        vendored::find(&root)
+        vendored_dirs
     };
     findings.retain(|f| {
         match vendored
