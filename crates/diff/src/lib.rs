@@ -4,6 +4,9 @@
 //! grouped by key with a diff by path (`paths`), printed by [`output`].
 #![warn(missing_docs)]
 
+/// The `diff` fuzz target's body (a random repo and change, checked against single lookups).
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod git;
 pub(crate) mod impact;
 pub mod output;
