@@ -654,3 +654,74 @@ fn no_program_runs_without_allow_exec() {
     assert!(!marker.exists(), "a program ran");
     c.stop();
 }
+
+/// A real editor: headless Neovim (Debian's `neovim`) starts the server as its users do and
+/// drives hover, definition, completion and diagnostics (tests/lsp/neovim.lua). Skipped, with
+/// a notice, where Neovim is not installed.
+#[test]
+fn neovim_drives_hover_definition_completion_and_diagnostics() {
+    let found = Command::new("nvim").arg("--version").output();
+    if !found.is_ok_and(|o| o.status.success()) {
+        eprintln!(
+            "NOTICE: nvim is not installed: the Neovim test is skipped (apt-get install neovim)"
+        );
+        return;
+    }
+    let dir = repo("neovim");
+    let root = std::fs::canonicalize(&*dir).unwrap();
+    let out = root.join("nvim-out.json");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lsp/neovim.lua");
+    let mut child = Command::new("nvim")
+        .args(["--headless", "-u", "NONE", "-i", "NONE", "-n", "-c"])
+        .arg(format!("luafile {}", script.display()))
+        .env("HL_ROOT", &root)
+        .env("HL_BIN", env!("CARGO_BIN_EXE_hiera-lookup"))
+        .env("HL_OUT", &out)
+        .env("XDG_STATE_HOME", root.join(".state"))
+        .env("XDG_DATA_HOME", root.join(".data"))
+        .env("XDG_CACHE_HOME", root.join(".cache"))
+        .env("XDG_CONFIG_HOME", root.join(".config"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("nvim did not finish");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let text = std::fs::read_to_string(&out).expect("nvim wrote its results");
+    let r: Json = serde_json::from_str(&text).unwrap();
+    let hover = r["hover"].as_str().unwrap();
+    assert!(
+        hover.contains("`ntp::iburst`") && hover.contains("--- true"),
+        "{r}"
+    );
+    assert!(
+        r["definition"]
+            .as_str()
+            .unwrap()
+            .ends_with("modules/ntp/manifests/init.pp"),
+        "{r}"
+    );
+    assert!(
+        r["completion"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l == "ntp::servers"),
+        "{r}"
+    );
+    assert!(
+        r["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["code"] == "unknown-class-parameter"),
+        "{r}"
+    );
+}
