@@ -16,12 +16,11 @@ Examples (an editor starts it; README's \"Editors\" shows Neovim, Helix, VS Code
 
 The control repo is -C, else the editor's workspace folder. Which node the hovers answer
 for: the initialization options {\"facts\": \"FILE-or-DIR\", \"node\": \"CERTNAME\"} (relative
-to the repo), else [lsp] facts = \"…\" and node = \"…\" in the repo's .hiera-lookup.toml, or
+to the repo), else [lsp] facts = \"DIR\" and node = \"CERTNAME\" in the repo's .hiera-lookup.toml, or
 the workspace/executeCommand hiera-lookup.selectNode; a facts directory is a fleet.
 Decrypted eyaml values are shown only with --show-secrets (or the showSecrets option).
 
-Exit status: 0 after the editor's shutdown and exit, 1 when the input ends without them,
-2 when the server cannot start.";
+Exit status: 0 after shutdown and exit, 1 if the input ends first, 2 if it cannot start.";
 
 /// `hiera-lookup lsp`'s flags.
 #[derive(clap::Args, Debug)]
