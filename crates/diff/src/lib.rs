@@ -350,12 +350,58 @@ fn static_dir(template: &str) -> PathBuf {
 }
 
 /// One side's answer for a node and key.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub(crate) enum Resolved {
     Found(Value),
     NotFound,
     /// The error a lookup gives, with paths relative to the control repo.
     Error(String),
+}
+
+/// Two errors are the same when only the lines they name moved: an edit above a broken
+/// value changes the `(file: F, line: N)` of its error, not the error.
+impl PartialEq for Resolved {
+    fn eq(&self, other: &Resolved) -> bool {
+        match (self, other) {
+            (Resolved::Found(a), Resolved::Found(b)) => a == b,
+            (Resolved::NotFound, Resolved::NotFound) => true,
+            (Resolved::Error(a), Resolved::Error(b)) => a == b || unlined(a) == unlined(b),
+            _ => false,
+        }
+    }
+}
+
+/// `m` without the line and column numbers of its `(file: F, line: N, column: M)` places.
+fn unlined(m: &str) -> String {
+    let mut out = String::with_capacity(m.len());
+    let mut rest = m;
+    while let Some(i) = rest.find("(file: ") {
+        let (head, place) = rest.split_at(i);
+        out.push_str(head);
+        let end = place.find(')').map_or(place.len(), |e| e + 1);
+        let (group, tail) = place.split_at(end);
+        // Keep the file; drop each `, line: N` and `, column: N`.
+        let mut parts = group.split(", ");
+        out.push_str(parts.next().unwrap_or(""));
+        for part in parts {
+            let number = |p: &str, name: &str| {
+                p.strip_prefix(name)
+                    .map(|n| n.trim_end_matches(')'))
+                    .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            };
+            if number(part, "line: ") || number(part, "column: ") {
+                if part.ends_with(')') {
+                    out.push(')');
+                }
+            } else {
+                out.push_str(", ");
+                out.push_str(part);
+            }
+        }
+        rest = tail;
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Nodes whose answers for a key changed the same way: the same edits (both sides found a
@@ -972,6 +1018,34 @@ fn first_change(before: &Value, after: &Value, path: &mut Vec<Value>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An error whose place only moved is the same error; another file, another word or
+    /// another answer is a change.
+    #[test]
+    fn errors_are_the_same_when_only_their_lines_moved() {
+        let e = |m: &str| Resolved::Error(m.to_string());
+        let at5 = e("Unknown interpolation method 'x' (file: data/a.yaml, line: 5)");
+        assert_eq!(
+            at5,
+            e("Unknown interpolation method 'x' (file: data/a.yaml, line: 4)")
+        );
+        assert_eq!(
+            e("Hierarchy name 'b' defined more than once. First defined at (line: 6) (file: h.yaml, line: 8, column: 3)"),
+            e("Hierarchy name 'b' defined more than once. First defined at (line: 6) (file: h.yaml, line: 9, column: 1)"),
+        );
+        assert_ne!(
+            at5,
+            e("Unknown interpolation method 'x' (file: data/b.yaml, line: 5)")
+        );
+        assert_ne!(
+            at5,
+            e("Unknown interpolation method 'y' (file: data/a.yaml, line: 5)")
+        );
+        assert_ne!(at5, Resolved::NotFound);
+        assert_eq!(unlined("no place"), "no place");
+        assert_eq!(unlined("(file: a, line: x)"), "(file: a, line: x)");
+        assert_eq!(unlined("(file: a, line: 1"), "(file: a");
+    }
 
     /// A change inside a value nested 1,490 deep (legal: the limit is 1,500), compared from
     /// a thread with a 128 KiB stack: the analysis does not run on the caller's stack.
