@@ -99,6 +99,18 @@ impl Context for Session {
         }
     }
 
+    fn scope_dig(
+        &mut self,
+        root: &str,
+        key: &str,
+        segments: &[Segment],
+    ) -> Option<Result<Option<Value>>> {
+        if self.explain.is_some() || segments.is_empty() {
+            return None;
+        }
+        Some(self.scope_dig_in_place(root, key, segments))
+    }
+
     fn dig(&mut self, key: &str, segments: &[Segment], value: Value) -> Result<Option<Value>> {
         self.sub_lookup(key, segments, value)
     }
@@ -126,6 +138,39 @@ impl Context for Session {
 }
 
 impl Session {
+    /// [`Context::scope_dig`]: [`variable`](Context::variable) and
+    /// [`dig`](Context::dig) without the copies.
+    fn scope_dig_in_place(
+        &mut self,
+        root: &str,
+        key: &str,
+        segments: &[Segment],
+    ) -> Result<Option<Value>> {
+        // Hiera 3's scope: the calling_* variables are nil, as are empty strings (nil is not
+        // dug into).
+        if self.inv.v3_scope
+            && matches!(
+                root,
+                "calling_module" | "calling_class" | "calling_class_path"
+            )
+        {
+            return Ok(Some(Value::Null));
+        }
+        let found = match &self.interp.local_var {
+            Some((k, v)) if k == root => Some(v),
+            _ => self.scope.get(root),
+        };
+        let Some(value) = found else {
+            self.variable_not_found(root)?;
+            return Ok(None);
+        };
+        match value {
+            Value::Null => Ok(Some(Value::Null)),
+            Value::String(e) if self.inv.v3_scope && e.is_empty() => Ok(Some(Value::Null)),
+            v => Ok(super::dig_ref(v, segments, key)?.cloned()),
+        }
+    }
+
     /// Interpolates a value against this session's scope, methods (`lookup` …) allowed or not.
     pub fn interpolate(&mut self, value: &Value, allow_methods: bool) -> Result<Value> {
         interpolation::interpolate(self, value, allow_methods)
