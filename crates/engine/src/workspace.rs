@@ -7,9 +7,9 @@
 //! is stamped (size, modification time, inode) when read, and [`Workspace::refresh`] (run
 //! before every query it answers) drops the parse of every file whose stamp changed, and
 //! finds the layers again (a new module, an edited environment.conf). hiera.yaml files are
-//! read by each query's session, so an edited hierarchy is seen at once. Editor buffers are
-//! overlays ([`Workspace::set_overlay`]): unsaved text read in place of the file, through the
-//! same `Fs` seam every read goes through.
+//! parsed once too, and stamped and dropped like data files, so an edited hierarchy is seen
+//! by the next query. Editor buffers are overlays ([`Workspace::set_overlay`]): unsaved text
+//! read in place of the file, through the same `Fs` seam every read goes through.
 //!
 //! A workspace is `Send + Sync`: a server answers concurrent requests from one.
 //!
@@ -397,6 +397,30 @@ mod tests {
             "version: 5\nhierarchy:\n  - name: other\n    path: other.yaml\n",
         );
         assert_eq!(get(&ws, &n, "port"), int(9));
+    }
+
+    #[test]
+    fn hiera_yaml_parsed_once_is_still_read_again_when_edited() {
+        // The workspace keeps each hiera.yaml's parse for every session: an edit between
+        // queries (same length: only the modification time tells), an editor's buffer, and
+        // the buffer's removal must each be seen by the next query.
+        let repo = Repo::new("hiera-same");
+        let a = "version: 5\nhierarchy:\n  - name: a\n    path: aaaa.yaml\n";
+        let b = "version: 5\nhierarchy:\n  - name: b\n    path: bbbb.yaml\n";
+        repo.write("hiera.yaml", a);
+        repo.write("data/aaaa.yaml", "port: 1\n");
+        repo.write("data/bbbb.yaml", "port: 2\n");
+        let ws = repo.open();
+        let n = node("web01");
+        assert_eq!(get(&ws, &n, "port"), int(1));
+        assert_eq!(get(&ws, &node("db01"), "port"), int(1));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        repo.write("hiera.yaml", b);
+        assert_eq!(get(&ws, &n, "port"), int(2));
+        ws.set_overlay(&repo.0.join("hiera.yaml"), Some(a.into()));
+        assert_eq!(get(&ws, &n, "port"), int(1));
+        ws.set_overlay(&repo.0.join("hiera.yaml"), None);
+        assert_eq!(get(&ws, &n, "port"), int(2));
     }
 
     #[test]

@@ -31,7 +31,6 @@ use providers::{EntriesResult, ProviderId};
 use rustc_hash::FxHashMap;
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::rc::Rc;
 use std::sync::Arc;
 
 const LOOKUP_OPTIONS: &str = "lookup_options";
@@ -120,7 +119,7 @@ pub struct Session {
 struct Caches {
     /// The hiera.yaml of each provider that exists (resolved on first use).
     provider_paths: FxHashMap<ProviderId, Option<std::sync::Arc<std::path::Path>>>,
-    configs: FxHashMap<PathBuf, std::result::Result<Rc<HieraConfig>, Error>>,
+    configs: FxHashMap<PathBuf, std::result::Result<Arc<HieraConfig>, Error>>,
     entries: FxHashMap<(ProviderId, bool), EntriesResult>,
     files: DataFiles,
     /// This session's view of `files`, so that the hot path takes no lock.

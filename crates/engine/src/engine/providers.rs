@@ -271,7 +271,7 @@ impl Session {
 
     // ---- providers -------------------------------------------------------------------
 
-    pub(super) fn config_at(&mut self, id: &ProviderId, path: &Path) -> Result<Rc<HieraConfig>> {
+    pub(super) fn config_at(&mut self, id: &ProviderId, path: &Path) -> Result<Arc<HieraConfig>> {
         if let Some(c) = self.cache.configs.get(path) {
             return c.clone();
         }
@@ -285,8 +285,8 @@ impl Session {
             codedir: self.layers.codedir.clone(),
             strict_off: self.settings.strict == Strict::Off,
         };
-        let r = HieraConfig::load_in(&**self.cache.files.fs(), path, &ctx, &mut self.warnings)
-            .map(Rc::new);
+        // Parsed once for every session of the store (the workspace's).
+        let r = self.cache.files.config(path, &ctx, &mut self.warnings);
         self.cache.configs.insert(path.to_path_buf(), r.clone());
         r
     }
