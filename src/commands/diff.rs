@@ -132,20 +132,17 @@ fn run(args: &DiffArgs) -> Result<(String, bool), Error> {
     };
     let facts = resolved.facts_request()?;
     let db = resolved.puppetdb()?;
-    let mut warnings = Vec::new();
-    let nodes: Vec<_> = resolved
-        .node_chunks(&facts, db.as_ref(), &mut warnings)?
-        .flatten()
-        .map(|n| resolved.batch_node(n))
-        .collect();
-    for w in warnings {
-        output::warn(&w);
-    }
+    let nodes = resolved.node_source(&facts, db.as_ref())?;
     let threads = output::threads(args.threads);
-    let report = diff::run(&diff::Request {
+    let report = diff::run(diff::Request {
         base,
         head,
         nodes,
+        events: Box::new(|event| {
+            if let diff::Event::Warning(w) = event {
+                output::warn(&w);
+            }
+        }),
         keys,
         settings: Settings {
             strict,

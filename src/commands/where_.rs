@@ -138,11 +138,20 @@ fn run_inner(
     }
     let mut fleet = FleetReport::new(&request.key);
     let mut reporter = where_::Reporter::new(workspace.files(), strict);
-    let nodes = sources
-        .node_chunks(&facts, db.as_ref(), warnings)?
-        .flatten()
-        .map(|n| sources.batch_node(n));
+    // Each facts file (or chunk of PuppetDB's) read as its nodes are reached: the fleet is
+    // never all in memory.
+    let mut names: Vec<(String, String)> = Vec::new();
+    let units = sources.node_source(&facts, db.as_ref())?.into_units();
+    let nodes = units.flat_map(|unit| {
+        let read = unit();
+        warnings.extend(read.warnings);
+        read.nodes
+    });
     for n in nodes {
+        names.push((
+            n.name.clone(),
+            n.source.as_ref().map(|(_, s)| s.clone()).unwrap_or_default(),
+        ));
         if let Some(e) = &n.facts_error {
             fleet.nodes.push(n.name.clone());
             fleet.errors.push((n.name.clone(), e.to_string()));
@@ -166,6 +175,9 @@ fn run_inner(
             }
         }
     }
+    warnings.extend(hiera_engine::batch::duplicate_warnings(
+        names.iter().map(|(n, s)| (n.as_str(), s.as_str())),
+    ));
     fleet.finish();
     let code = if !fleet.errors.is_empty() {
         2

@@ -16,30 +16,35 @@ use hiera_value::value::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-/// One node of the fleet.
-#[derive(Debug, Clone)]
-pub(crate) struct FleetNode {
-    pub name: String,
-    pub facts: Map,
+/// One unit of the fleet's nodes (a facts file, a chunk of PuppetDB's), read by the worker
+/// that checks it.
+type Unit<'a> = Box<dyn FnOnce() -> Vec<hiera_facts::BatchNode> + Send + 'a>;
+
+/// The nodes of the fleet (`--facts-dir` or PuppetDB), read as they are checked: the fleet
+/// is never all in memory.
+pub(crate) struct Fleet<'a> {
+    units: Box<dyn Iterator<Item = Unit<'a>> + Send + 'a>,
+    /// How many nodes are expected (a facts file usually holds one), for progress.
+    pub expected: usize,
 }
 
-/// The nodes of the fleet (`--facts-dir` or PuppetDB).
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Fleet {
-    pub nodes: Vec<FleetNode>,
-}
+/// A PuppetDB client the fleet's units share.
+pub(crate) type Db = Option<hiera_facts::puppetdb::Client>;
 
-impl Fleet {
+impl<'a> Fleet<'a> {
     /// The nodes of `--facts-dir`, or of PuppetDB (every active node, or `nodes_query`'s),
-    /// read by the node sources batch mode uses ([`facts::batch`](hiera_facts::batch),
-    /// [`facts::puppetdb_batch`](hiera_facts::puppetdb_batch)). `None` without either.
-    pub fn from_options(root: &Path, opts: &super::Options) -> Result<Option<Fleet>> {
-        let nodes = match (&opts.facts_dir, &opts.puppetdb) {
-            (Some(_), Some(_)) => {
-                return Err(Error::Usage(
-                    "--facts-dir and --puppetdb cannot be combined".into(),
-                ))
-            }
+    /// read by the node sources batch mode uses ([`facts::read_batch_file`](hiera_facts::read_batch_file),
+    /// [`facts::read_puppetdb_chunk`](hiera_facts::read_puppetdb_chunk)). `None` without
+    /// either. `db` holds the PuppetDB client the units use.
+    pub fn from_options(
+        root: &Path,
+        opts: &super::Options,
+        db: &'a mut Db,
+    ) -> Result<Option<Fleet<'a>>> {
+        match (&opts.facts_dir, &opts.puppetdb) {
+            (Some(_), Some(_)) => Err(Error::Usage(
+                "--facts-dir and --puppetdb cannot be combined".into(),
+            )),
             (Some(dir), None) => {
                 let request = hiera_facts::FactsRequest {
                     dir: Some((
@@ -48,62 +53,76 @@ impl Fleet {
                     )),
                     ..Default::default()
                 };
-                hiera_facts::batch(&request)?.0
+                let files = hiera_facts::batch_files(&request)?;
+                let expected = files.len();
+                let units = files.into_iter().map(|(path, display)| -> Unit<'a> {
+                    Box::new(move || hiera_facts::read_batch_file(&path, &display, None).0)
+                });
+                Ok(Some(Fleet {
+                    units: Box::new(units),
+                    expected,
+                }))
             }
-            (None, Some(db)) => {
-                let client = hiera_facts::puppetdb::Client::new(db)?;
-                let mut nodes = Vec::new();
-                for chunk in
-                    hiera_facts::puppetdb_batch(&client, opts.nodes_query.as_deref(), None)?
-                {
-                    nodes.extend(chunk);
-                }
-                nodes
+            (None, Some(options)) => {
+                let client = &*db.insert(hiera_facts::puppetdb::Client::new(options)?);
+                let chunks = hiera_facts::puppetdb_chunks(client, opts.nodes_query.as_deref())?;
+                let expected = chunks.iter().map(Vec::len).sum();
+                let units = chunks.into_iter().map(move |chunk| -> Unit<'a> {
+                    Box::new(move || hiera_facts::read_puppetdb_chunk(client, &chunk, None))
+                });
+                Ok(Some(Fleet {
+                    units: Box::new(units),
+                    expected,
+                }))
             }
             (None, None) if opts.nodes_query.is_some() => {
-                return Err(Error::Usage("--nodes-query needs --puppetdb".into()))
+                Err(Error::Usage("--nodes-query needs --puppetdb".into()))
             }
-            (None, None) => return Ok(None),
-        };
-        Fleet::from_batch(nodes).map(Some)
-    }
-
-    /// The fleet of a batch's nodes. A node whose facts cannot be read stops the lint: every
-    /// fleet finding would be wrong without it.
-    pub fn from_batch(found: Vec<hiera_facts::BatchNode>) -> Result<Fleet> {
-        let mut nodes = Vec::with_capacity(found.len());
-        for n in found {
-            let mut facts = n.facts?;
-            // `$trusted.certname` follows clientcert, as in batch mode.
-            facts
-                .entry(Value::str("clientcert"))
-                .or_insert_with(|| Value::str(n.name.as_str()));
-            nodes.push(FleetNode {
-                name: n.name,
-                facts,
-            });
+            (None, None) => Ok(None),
         }
-        Ok(Fleet { nodes })
-    }
-
-    /// Whether some node has the fact at `path` (`["os", "family"]`).
-    pub(crate) fn any_has(&self, path: &[&str]) -> bool {
-        self.nodes.iter().any(|n| {
-            let mut cur = n.facts.get(&Value::str(path[0]));
-            for seg in &path[1..] {
-                cur = match cur {
-                    Some(Value::Hash(h)) => h.get(&Value::str(*seg)),
-                    Some(Value::Array(a)) => seg.parse::<usize>().ok().and_then(|i| a.get(i)),
-                    _ => None,
-                };
-            }
-            cur.is_some()
-        })
     }
 }
 
-fn scope_of(node: &FleetNode) -> Scope {
-    Scope::from_facts(node.facts.clone(), "production")
+/// A node's facts as the fleet rules see them: `$trusted.certname` follows clientcert, as in
+/// batch mode. A node whose facts cannot be read stops the lint: every fleet finding would
+/// be wrong without it.
+fn facts_of(n: hiera_facts::BatchNode) -> Result<(String, Map)> {
+    let mut facts = n.facts?;
+    facts
+        .entry(Value::str("clientcert"))
+        .or_insert_with(|| Value::str(n.name.as_str()));
+    Ok((n.name, facts))
+}
+
+/// Whether `facts` has the fact at `path` (`["os", "family"]`).
+fn has_fact(facts: &Map, path: &[String]) -> bool {
+    let mut cur = facts.get(&Value::str(path[0].as_str()));
+    for seg in &path[1..] {
+        cur = match cur {
+            Some(Value::Hash(h)) => h.get(&Value::str(seg.as_str())),
+            Some(Value::Array(a)) => seg.parse::<usize>().ok().and_then(|i| a.get(i)),
+            _ => None,
+        };
+    }
+    cur.is_some()
+}
+
+/// What the fleet's facts hold, as [`check_facts`](super::interpolations::check_facts) asks.
+#[derive(Debug, Default)]
+pub(crate) struct FleetFacts {
+    /// How many nodes.
+    pub nodes: usize,
+    /// Each fact path asked about, and whether some node has it.
+    seen: HashMap<Vec<String>, bool>,
+}
+
+impl FleetFacts {
+    /// Whether some node has the fact at `path` (`["os", "family"]`); only the paths
+    /// [`check`] was given are known.
+    pub(crate) fn any_has(&self, path: &[&str]) -> bool {
+        let path: Vec<String> = path.iter().map(|s| s.to_string()).collect();
+        self.seen.get(&path).copied().unwrap_or(false)
+    }
 }
 
 /// The files a node reaches, in priority order (layer, then level, then location).
@@ -173,19 +192,53 @@ fn merged_keys(repo: &Repo) -> Vec<String> {
     out
 }
 
-pub(crate) fn check(repo: &Repo, fleet: &Fleet, allow_exec: bool, sink: &mut Sink) -> Result<()> {
-    if fleet.nodes.is_empty() {
-        return Ok(());
-    }
+/// What one node gives the fleet rules.
+#[derive(Default)]
+struct NodeCheck<'r> {
+    name: String,
+    /// The files the node reaches.
+    reached: Vec<usize>,
+    shadowed: Vec<(usize, &'r str)>,
+    redundant: Vec<(usize, &'r str)>,
+    /// Whether the node has each fact path asked about.
+    has: Vec<bool>,
+    /// The merged keys whose lookup fails, and the message.
+    failures: Vec<(&'r str, String)>,
+    /// A `command` level a lookup reached and did not run.
+    refused: Option<String>,
+}
+
+/// Checks every node of the fleet, read and checked on the workers (one unit, a facts file,
+/// at a time) and counted in node order: the fleet rules' findings, and what
+/// [`check_facts`](super::interpolations::check_facts) needs to know of the facts (`facts`:
+/// the fact paths it asks about). `progress` is told how many nodes were checked, of about
+/// how many.
+pub(crate) fn check(
+    repo: &Repo,
+    fleet: Fleet<'_>,
+    facts: Vec<Vec<String>>,
+    allow_exec: bool,
+    progress: &mut (dyn FnMut(usize, usize) + Send),
+    sink: &mut Sink,
+) -> Result<FleetFacts> {
     let merged: HashSet<String> = merged_keys(repo).into_iter().collect();
+    let mut keys: Vec<&String> = merged.iter().collect();
+    keys.sort();
     let bare = Layers::default();
     let quiet = Settings {
         strict: Strict::Off,
         ..Default::default()
     };
-    let mut reach = vec![0u32; repo.files.len()];
-    let mut shadowed: HashMap<(usize, &str), u32> = HashMap::new();
-    let mut redundant: HashMap<(usize, &str), u32> = HashMap::new();
+    // One workspace for the fleet's lookups: every node shares its parses. A message may
+    // quote what eyaml decrypted ("got 'hunter2'"): the lint has no need to show it.
+    let workspace = Workspace::with_fs(
+        repo.layers_spec.clone(),
+        Settings {
+            redact: true,
+            ..Settings::default()
+        },
+        hiera_engine::fs::disk(),
+    );
     // Built once: every node looks its interpolated paths up in it.
     let index: HashMap<&Path, usize> = repo
         .files
@@ -193,17 +246,30 @@ pub(crate) fn check(repo: &Repo, fleet: &Fleet, allow_exec: bool, sink: &mut Sin
         .enumerate()
         .map(|(i, f)| (f.path.as_path(), i))
         .collect();
-    for node in &fleet.nodes {
-        let mut session = Session::new(scope_of(node), bare.clone(), quiet.clone());
+    // After a refusal the nodes are only read (a node whose facts cannot be read is the
+    // error, as when every node was read first).
+    let stop_checking = std::sync::atomic::AtomicBool::new(false);
+    let check_node = |name: String, facts_map: Map| -> NodeCheck<'_> {
+        let has = facts.iter().map(|p| has_fact(&facts_map, p)).collect();
+        if stop_checking.load(std::sync::atomic::Ordering::Relaxed) {
+            return NodeCheck {
+                name,
+                has,
+                ..NodeCheck::default()
+            };
+        }
+        let scope = Scope::from_facts(facts_map, "production");
+        let mut session = Session::new(scope.clone(), bare.clone(), quiet.clone());
         let list = reached(repo, &index, &mut session);
+        drop(session);
+        let (mut shadowed, mut redundant) = (Vec::new(), Vec::new());
         // Keys of the files above the current one (small: node, role, OS … files).
         let mut above: HashSet<&str> = HashSet::new();
         for (i, &fi) in list.iter().enumerate() {
-            reach[fi] += 1;
             let f = &repo.files[fi];
             for k in &above {
                 if f.data.contains_key(&Value::str(*k)) && !merged.contains(*k) {
-                    *shadowed.entry((fi, *k)).or_default() += 1;
+                    shadowed.push((fi, *k));
                 }
             }
             if i + 1 < list.len() {
@@ -216,7 +282,7 @@ pub(crate) fn check(repo: &Repo, fleet: &Fleet, allow_exec: bool, sink: &mut Sin
                         .iter()
                         .find_map(|&j| repo.files[j].data.get(&Value::str(k)));
                     if next == Some(v) {
-                        *redundant.entry((fi, k)).or_default() += 1;
+                        redundant.push((fi, k));
                     }
                 }
             }
@@ -228,6 +294,90 @@ pub(crate) fn check(repo: &Repo, fleet: &Fleet, allow_exec: bool, sink: &mut Sin
                 }
             }
         }
+        let (failures, refused) = lookups(&workspace, &keys, scope, allow_exec);
+        NodeCheck {
+            name,
+            reached: list,
+            shadowed,
+            redundant,
+            has,
+            failures,
+            refused,
+        }
+    };
+    let mut reach = vec![0u32; repo.files.len()];
+    let mut shadowed: HashMap<(usize, &str), u32> = HashMap::new();
+    let mut redundant: HashMap<(usize, &str), u32> = HashMap::new();
+    // key -> (first failing node, error, how many nodes fail)
+    let mut failures: HashMap<&str, (String, String, usize)> = HashMap::new();
+    let mut seen = vec![false; facts.len()];
+    let mut nodes = 0usize;
+    let mut refused: Option<String> = None;
+    let mut facts_error: Option<Error> = None;
+    let expected = fleet.expected;
+    hiera_engine::workers::in_order(
+        fleet.units,
+        threads(),
+        |unit| -> Result<Vec<NodeCheck<'_>>> {
+            let mut out = Vec::new();
+            for n in unit() {
+                let (name, facts_map) = facts_of(n)?;
+                out.push(check_node(name, facts_map));
+            }
+            Ok(out)
+        },
+        |_, checked| {
+            let checked = match checked {
+                Ok(c) => c,
+                Err(e) => {
+                    facts_error = Some(e);
+                    return std::ops::ControlFlow::Break(());
+                }
+            };
+            for c in checked {
+                nodes += 1;
+                for (s, h) in seen.iter_mut().zip(&c.has) {
+                    *s |= *h;
+                }
+                if refused.is_some() {
+                    continue;
+                }
+                for &fi in &c.reached {
+                    reach[fi] += 1;
+                }
+                for k in c.shadowed {
+                    *shadowed.entry(k).or_default() += 1;
+                }
+                for k in c.redundant {
+                    *redundant.entry(k).or_default() += 1;
+                }
+                for (k, message) in c.failures {
+                    failures
+                        .entry(k)
+                        .or_insert_with(|| (c.name.clone(), message, 0))
+                        .2 += 1;
+                }
+                if c.refused.is_some() {
+                    refused = c.refused;
+                    stop_checking.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+            progress(nodes, expected);
+            std::ops::ControlFlow::Continue(())
+        },
+    );
+    if let Some(e) = facts_error {
+        return Err(e);
+    }
+    if let Some(m) = refused {
+        return Err(Error::run(m));
+    }
+    let fleet_facts = FleetFacts {
+        nodes,
+        seen: facts.into_iter().zip(seen).collect(),
+    };
+    if nodes == 0 {
+        return Ok(fleet_facts);
     }
     for (i, f) in repo.files.iter().enumerate() {
         if reach[i] == 0 {
@@ -236,8 +386,7 @@ pub(crate) fn check(repo: &Repo, fleet: &Fleet, allow_exec: bool, sink: &mut Sin
                 (1, 1),
                 "unreached-file",
                 format!(
-                    "no node of the fleet ({} facts files) reads this file",
-                    fleet.nodes.len()
+                    "no node of the fleet ({nodes} facts files) reads this file"
                 ),
             );
         }
@@ -276,61 +425,6 @@ pub(crate) fn check(repo: &Repo, fleet: &Fleet, allow_exec: bool, sink: &mut Sin
     };
     report(shadowed, "shadowed-key");
     report(redundant, "redundant-value");
-    lookups(repo, fleet, &merged, allow_exec, sink)
-}
-
-/// Looks every merged key up for every node, as `puppet lookup` would, and reports the
-/// first node each failing key fails for. A `command` level such a lookup reaches fails the
-/// lint unless `allow_exec`.
-fn lookups(
-    repo: &Repo,
-    fleet: &Fleet,
-    merged: &HashSet<String>,
-    allow_exec: bool,
-    sink: &mut Sink,
-) -> Result<()> {
-    if merged.is_empty() {
-        return Ok(());
-    }
-    let mut keys: Vec<&String> = merged.iter().collect();
-    keys.sort();
-    // One workspace for the fleet: every node shares its parses. A message may quote what
-    // eyaml decrypted ("got 'hunter2'"): the lint has no need to show it.
-    let workspace = Workspace::with_fs(
-        repo.layers_spec.clone(),
-        Settings {
-            redact: true,
-            ..Settings::default()
-        },
-        hiera_engine::fs::disk(),
-    );
-    // key -> (first failing node, error, how many nodes fail)
-    let mut failures: HashMap<&str, (String, String, usize)> = HashMap::new();
-    for node in &fleet.nodes {
-        let mut session = workspace.session_unrefreshed(scope_of(node));
-        if !allow_exec {
-            session.set_exec(Exec::Refused {
-                how_to_allow:
-                    "lint runs no program the linted tree names unless given --allow-exec",
-            });
-        }
-        for k in &keys {
-            let result = session.lookup(&[k.to_string()], None);
-            if let Some(refused) = session.refused_exec() {
-                return Err(Error::run(refused.to_string()));
-            }
-            if let Err(e) = result {
-                let message = match session.redactor() {
-                    Some(r) => r.text(&e.to_string()).into_owned(),
-                    None => e.to_string(),
-                };
-                let entry = failures
-                    .entry(k.as_str())
-                    .or_insert_with(|| (node.name.clone(), message, 0));
-                entry.2 += 1;
-            }
-        }
-    }
     let mut failures: Vec<_> = failures.into_iter().collect();
     failures.sort();
     for (k, (node, err, n)) in failures {
@@ -353,5 +447,45 @@ fn lookups(
             format!("the lookup of '{k}' fails for node {node}{others}: {err}"),
         );
     }
-    Ok(())
+    Ok(fleet_facts)
+}
+
+/// The lint's worker threads: one per CPU.
+fn threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Looks every merged key up for a node, as `puppet lookup` would: the keys that fail, with
+/// the message, and the refusal of a `command` level such a lookup reached (the lint fails
+/// with it unless `allow_exec`).
+fn lookups<'k>(
+    workspace: &Workspace,
+    keys: &[&'k String],
+    scope: Scope,
+    allow_exec: bool,
+) -> (Vec<(&'k str, String)>, Option<String>) {
+    let mut failures = Vec::new();
+    if keys.is_empty() {
+        return (failures, None);
+    }
+    let mut session = workspace.session_unrefreshed(scope);
+    if !allow_exec {
+        session.set_exec(Exec::Refused {
+            how_to_allow: "lint runs no program the linted tree names unless given --allow-exec",
+        });
+    }
+    for k in keys {
+        let result = session.lookup(&[k.to_string()], None);
+        if let Some(refused) = session.refused_exec() {
+            return (failures, Some(refused.to_string()));
+        }
+        if let Err(e) = result {
+            let message = match session.redactor() {
+                Some(r) => r.text(&e.to_string()).into_owned(),
+                None => e.to_string(),
+            };
+            failures.push((k.as_str(), message));
+        }
+    }
+    (failures, None)
 }

@@ -187,6 +187,15 @@ impl Sink {
 
 /// Lints the control repo at `opts.root`.
 pub fn lint(opts: &Options) -> Result<Report> {
+    lint_with_progress(opts, &mut |_, _| ())
+}
+
+/// [`lint`], telling `progress` how many of the fleet's nodes were checked, of about how many
+/// (the fleet rules read and check them one facts file at a time).
+pub fn lint_with_progress(
+    opts: &Options,
+    progress: &mut (dyn FnMut(usize, usize) + Send),
+) -> Result<Report> {
     let root = opts.root.canonicalize().map_err(|e| {
         Error::run(format!(
             "Could not lint {}: {}",
@@ -218,9 +227,11 @@ pub fn lint(opts: &Options) -> Result<Report> {
     let known = interpolations::check(&repo, &code, &mut sink);
     lookup_options::check(&repo, &known, &mut sink);
     classes::check(&repo, &code, &known, &mut sink);
-    if let Some(fleet) = fleet::Fleet::from_options(&root, opts)? {
-        interpolations::check_facts(&repo, &fleet, &mut sink);
-        fleet::check(&repo, &fleet, opts.allow_exec, &mut sink)?;
+    let mut db = None;
+    if let Some(fleet) = fleet::Fleet::from_options(&root, opts, &mut db)? {
+        let asked = interpolations::facts_asked(&repo);
+        let facts = fleet::check(&repo, fleet, asked, opts.allow_exec, progress, &mut sink)?;
+        interpolations::check_facts(&repo, &facts, &mut sink);
     }
     let mut findings = sink.findings;
     // Per-line and per-file disables written in the data files themselves.
