@@ -283,6 +283,8 @@ pub struct DataFiles {
     twin: Option<(Arc<Mutex<ParseMap>>, Arc<PathSet>)>,
     /// Parsed hiera.yaml files: every node's session reads the same few.
     configs: Arc<Mutex<ConfigMap>>,
+    /// Resolved hierarchy levels (see [`LevelMemo`](crate::engine::LevelMemo)).
+    levels: Arc<crate::engine::LevelMemo>,
 }
 
 /// Parsed files by `function\0path`.
@@ -318,6 +320,7 @@ impl DataFiles {
             fs,
             twin: None,
             configs: Arc::default(),
+            levels: Arc::default(),
         }
     }
 
@@ -342,6 +345,18 @@ impl DataFiles {
         map.retain(|k, _| k.split_once('\0').is_none_or(|(_, p)| p != path));
         let mut configs = self.configs.lock().unwrap_or_else(|e| e.into_inner());
         configs.retain(|k, _| k.rsplit_once('\0').is_none_or(|(_, p)| p != path));
+        self.levels.clear();
+    }
+
+    /// Forgets every resolved hierarchy level: what they found of the file system (which
+    /// locations exist, what a glob lists) may have changed.
+    pub fn forget_resolved_levels(&self) {
+        self.levels.clear();
+    }
+
+    /// The resolved hierarchy levels every session of this store shares.
+    pub(crate) fn levels(&self) -> &Arc<crate::engine::LevelMemo> {
+        &self.levels
     }
 
     /// The hiera.yaml at `path`, loaded once for every session of this store (until

@@ -120,6 +120,8 @@ impl Workspace {
         for path in &changed {
             self.files.invalidate(&path.to_string_lossy());
         }
+        // Which locations exist is not stamped: levels are resolved again for each query.
+        self.files.forget_resolved_levels();
         if let Some(env) = &self.env {
             // A new module, an edited environment.conf: cheap to find again (a few
             // directory listings), so found again at every refresh.
@@ -459,6 +461,76 @@ mod tests {
             get(&ws, &n, "ntp::servers"),
             Outcome::Found(Value::Array(vec![Value::str("a")]))
         );
+    }
+
+    fn node_with(name: &str, os: &str) -> Scope {
+        let mut facts = Map::default();
+        facts.insert(Value::str("clientcert"), Value::str(name));
+        let mut os_fact = Map::default();
+        os_fact.insert(Value::str("family"), Value::str(os));
+        facts.insert(Value::str("os"), Value::Hash(os_fact));
+        Scope::from_facts(facts, "production")
+    }
+
+    #[test]
+    fn levels_resolved_once_answer_each_node_as_its_own() {
+        // Nodes share the resolution of the OS level (same os.family), never the node level,
+        // and a level that differs for every node (past the memo's bound) still answers each
+        // node from its own file.
+        let repo = Repo::new("levels");
+        repo.write(
+            "hiera.yaml",
+            "version: 5\nhierarchy:\n  - name: node\n    path: \"nodes/%{trusted.certname}.yaml\"\n  - name: os\n    path: \"os/%{facts.os.family}.yaml\"\n  - name: common\n    path: common.yaml\n",
+        );
+        repo.write("data/common.yaml", "port: 80\nos: none\n");
+        repo.write("data/os/RedHat.yaml", "os: redhat\n");
+        repo.write("data/os/Debian.yaml", "os: debian\n");
+        for i in 0..100 {
+            repo.write(&format!("data/nodes/n{i}.yaml"), &format!("port: {i}\n"));
+        }
+        let ws = repo.open();
+        let nodes: Vec<Scope> = (0..120)
+            .map(|i| node_with(&format!("n{i}"), ["RedHat", "Debian", "Solaris"][i % 3]))
+            .collect();
+        ws.refresh();
+        for (i, n) in nodes.iter().enumerate() {
+            let mut s = ws.session_unrefreshed(n.clone());
+            let port = s.lookup(&["port".into()], None).unwrap();
+            let os = s.lookup(&["os".into()], None).unwrap();
+            assert_eq!(port, int(if i < 100 { i as i64 } else { 80 }), "n{i}");
+            let want = ["redhat", "debian", "none"][i % 3];
+            assert_eq!(os, Outcome::Found(Value::str(want)), "n{i}");
+        }
+    }
+
+    #[test]
+    fn a_level_resolved_once_warns_every_node() {
+        // Warnings of a level's resolution (here strict=warning's undefined variable) are
+        // each node's, whether it resolved the level or took another node's resolution.
+        let repo = Repo::new("level-warn");
+        repo.write(
+            "hiera.yaml",
+            "version: 5\nhierarchy:\n  - name: x\n    path: \"x/%{nosuchvar}.yaml\"\n  - name: common\n    path: common.yaml\n",
+        );
+        repo.write("data/common.yaml", "port: 80\n");
+        let env = EnvOptions {
+            cwd: repo.0.clone(),
+            ..Default::default()
+        };
+        let settings = Settings {
+            strict: crate::scope::Strict::Warning,
+            ..Settings::default()
+        };
+        let ws = Workspace::open(env, settings).unwrap();
+        for name in ["a", "b", "c"] {
+            let mut s = ws.session_unrefreshed(node(name));
+            assert_eq!(s.lookup(&["port".into()], None).unwrap(), int(80));
+            let warnings = s.take_warnings();
+            assert!(
+                warnings.iter().any(|w| w.contains("Undefined variable 'nosuchvar'")),
+                "{name}: {warnings:?}"
+            );
+        }
     }
 
     #[test]

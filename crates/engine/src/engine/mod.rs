@@ -27,6 +27,7 @@ use crate::merge::{MergeError, MergeStrategy};
 use crate::scope::{Scope, Strict};
 use hiera_value::value::{Map, Value};
 use lookup_options::CompiledOptions;
+pub(crate) use providers::LevelMemo;
 use providers::{EntriesResult, ProviderId};
 use rustc_hash::FxHashMap;
 use std::collections::HashMap;
@@ -164,6 +165,9 @@ struct Interpolation {
     local_var: Option<(String, Value)>,
     /// Interpolating hierarchy locations: undefined variables warn (Puppet 8, PUP-11751).
     in_location: bool,
+    /// While a hierarchy level is resolved: every read of the node's scope and what it
+    /// found (the memo of resolved levels keys on them).
+    reads: Option<Vec<(context::ScopeRead, context::Peek)>>,
 }
 
 /// `--explain` only: the explanation and the Ruby objects behind values.
