@@ -47,7 +47,7 @@ fn incorrectly_formatted(display: &str) -> Error {
 }
 
 fn parse_json(text: &str, display: &str) -> Result<Value> {
-    hiera_formats::json::parse(text).map_err(|e| Error::run(format!("{e} (in {display})")))
+    hiera_formats::json::parse_fast(text).map_err(|e| Error::run(format!("{e} (in {display})")))
 }
 
 /// YAML as `--facts` reads it: no Ruby objects (Puppet's `safe_load_file`), except that the
