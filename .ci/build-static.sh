@@ -16,6 +16,25 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(x86_64-unknown-linux-musl aarch64-unknown-linux-musl)
+# Prerequisites of every target first, rather than rustc's E0463 ("can't find crate for
+# `core`") or a C compiler's error after minutes of building.
+missing=()
+installed=$(rustup target list --installed 2>/dev/null || true)
+for t in "${targets[@]}"; do
+  grep -qx "$t" <<<"$installed" || missing+=("rustup target add $t")
+  case "$t" in
+    x86_64-unknown-linux-musl) command -v musl-gcc >/dev/null || missing+=("apt-get install musl-tools   # musl-gcc, for $t") ;;
+    aarch64-unknown-linux-musl)
+      command -v clang >/dev/null || missing+=("apt-get install clang lld   # for $t")
+      [ -d /usr/include/aarch64-linux-musl ] || missing+=("dpkg --add-architecture arm64 && apt-get update && apt-get install musl-dev:arm64   # for $t") ;;
+    *) echo "build-static: unknown target $t" >&2; exit 2 ;;
+  esac
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "build-static: missing prerequisites; run:" >&2
+  printf '  %s\n' "${missing[@]}" >&2
+  exit 2
+fi
 mkdir -p dist
 for t in "${targets[@]}"; do
   case "$t" in

@@ -16,13 +16,14 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
     tune_malloc();
-    let invocation = match flags::parse(std::env::args_os().collect()) {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let invocation = match flags::parse(argv.clone()) {
         Ok(i) => i,
-        Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
-            let _ = e.print();
-            std::process::exit(code);
+        // A usage error is one line that names the help to read.
+        Err(flags::Early::Clap(e)) if e.use_stderr() => {
+            output::finish(Err(flags::usage_error(&e, &argv)))
         }
+        Err(e) => flags::exit_early(e),
     };
     // Every command runs on the lookup stack: lint and diff look up too, and the depth
     // limits were measured against that stack.
@@ -31,12 +32,15 @@ fn main() {
         Invocation::Command(Command::Where(args)) => commands::where_::exec(&args),
         Invocation::Command(Command::Diff(args)) => commands::diff::exec(&args),
         Invocation::Command(Command::Lint(args)) => commands::lint::exec(&args),
+        Invocation::Command(Command::Serve(args)) => commands::serve::exec(&args),
         Invocation::Command(Command::Completions(args)) => {
             commands::completions::exec(&args, flags::full_command())
         }
         Invocation::Command(Command::Man(args)) => {
             commands::man::exec(&args, flags::full_command())
         }
+        // `help [COMMAND]` is parsed as `[COMMAND] --help`.
+        Invocation::Command(Command::Help(_)) => unreachable!("help is answered by the parser"),
     }))
 }
 

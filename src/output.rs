@@ -36,6 +36,20 @@ impl ExitCode {
     }
 }
 
+/// When to colour (`--color`).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum When {
+    // (No doc comments: --help would list the values one per line instead of inline.)
+    // Always; Puppet's `true` too.
+    #[value(alias = "true")]
+    Always,
+    // Never; Puppet's `false` too.
+    #[value(alias = "false")]
+    Never,
+    // On a terminal, unless NO_COLOR is set.
+    Auto,
+}
+
 /// Why a command failed: the message printed after `Error: `.
 #[derive(Debug)]
 pub struct Failure(pub String);
@@ -76,6 +90,11 @@ pub fn warn(message: &str) {
     let _ = writeln!(std::io::stderr(), "Warning: {}", printable(message));
 }
 
+/// A note on stderr (what a command left out, and how to see it), on one line.
+pub fn note(message: &str) {
+    let _ = writeln!(std::io::stderr(), "hiera-lookup: {}", printable(message));
+}
+
 /// Prints a failure on stderr, on one line (Puppet's multi-line messages are joined).
 pub fn error(failure: &Failure) {
     let one_line = failure.0.lines().collect::<Vec<_>>().join(" ");
@@ -107,20 +126,35 @@ pub fn threads(flag: Option<usize>) -> usize {
     })
 }
 
-/// Whether `--color` asks for colour on stdout: always, never (the default) or auto (a
-/// terminal, unless NO_COLOR is set); Puppet's true/false too.
-pub fn use_color(flag: Option<&str>) -> std::result::Result<bool, hiera_engine::Error> {
+/// Whether to colour stdout: always, never, or auto (a terminal, unless NO_COLOR is set).
+pub fn use_color(when: When) -> bool {
     use std::io::IsTerminal;
-    match flag {
-        None | Some("never" | "false") => Ok(false),
-        Some("always" | "true" | "ansi") => Ok(true),
-        Some("auto") => {
-            Ok(std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal())
-        }
-        Some(other) => Err(hiera_engine::Error::Usage(format!(
-            "--color expects always, never or auto, got '{other}'"
-        ))),
+    match when {
+        When::Always => true,
+        When::Never => false,
+        When::Auto => std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal(),
     }
+}
+
+/// The width of the terminal stdout is (`COLUMNS` when set), `None` when stdout is no
+/// terminal: a pipe or a file gets whole lines.
+pub fn terminal_width() -> Option<usize> {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() {
+        return None;
+    }
+    if let Some(c) = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()) {
+        return Some(c);
+    }
+    #[cfg(unix)]
+    {
+        // SAFETY: TIOCGWINSZ only fills the winsize struct it is given.
+        let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+        if unsafe { libc::ioctl(1, libc::TIOCGWINSZ, &mut ws) } == 0 && ws.ws_col > 0 {
+            return Some(ws.ws_col as usize);
+        }
+    }
+    Some(80)
 }
 
 /// Runs `f` (a lookup, `where`, lint, diff) on a stack whose size is known, whatever
@@ -237,6 +271,62 @@ pub fn colorize_explanation(text: &str) -> String {
                 out.push('\n');
             }
         }
+    }
+    out
+}
+
+/// Highlights lint's text findings (`file:line:col: severity rule: message`): the place in
+/// bold, the severity in its colour (error red, warning yellow, info cyan), the rule dimmed.
+pub fn colorize_lint(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 64);
+    for line in text.lines() {
+        let styled = ["error", "warning", "info"].iter().find_map(|sev| {
+            let marker = format!(": {sev} ");
+            let at = line.find(&marker)?;
+            let (place, rest) = (&line[..at], &line[at + marker.len()..]);
+            let (rule, message) = rest.split_once(": ")?;
+            let color = match *sev {
+                "error" => "1;31",
+                "warning" => "33",
+                _ => "36",
+            };
+            Some(format!(
+                "\x1b[1m{place}\x1b[0m: \x1b[{color}m{sev}\x1b[0m \x1b[2m{rule}\x1b[0m: {message}"
+            ))
+        });
+        out.push_str(styled.as_deref().unwrap_or(line));
+        out.push('\n');
+    }
+    out
+}
+
+/// Highlights diff's text report: each changed key in bold, additions green, removals red,
+/// changes (`path: old → new`) yellow, errors red.
+pub fn colorize_diff(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 64);
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim_start();
+        let indent = line.len() - t.len();
+        let color = if i == 0 || line.is_empty() {
+            None
+        } else if t.starts_with("error") {
+            Some("31")
+        } else if indent == 0 {
+            Some("1")
+        } else if indent >= 4 && t.starts_with("+ ") {
+            Some("32")
+        } else if indent >= 4 && t.starts_with("- ") {
+            Some("31")
+        } else if indent >= 4 && t.contains(" → ") {
+            Some("33")
+        } else {
+            None
+        };
+        match color {
+            Some(c) => out.push_str(&format!("\x1b[{c}m{line}\x1b[0m")),
+            None => out.push_str(line),
+        }
+        out.push('\n');
     }
     out
 }

@@ -14,6 +14,7 @@ use hiera_engine::merge::MergeStrategy;
 use hiera_engine::scope::Scope;
 use hiera_engine::scope::Strict;
 use hiera_facts::conf::PuppetConf;
+use hiera_facts::enc::Classification;
 use hiera_facts::{puppetdb, BatchNode, FactsRequest};
 use hiera_value::value::Value;
 use std::path::{Path, PathBuf};
@@ -277,6 +278,8 @@ impl Request {
 /// the same thing everywhere.
 #[derive(Debug, Clone, Default)]
 pub struct Sources {
+    /// `-C DIR`: the control repo (default: the current directory).
+    pub repo: Option<PathBuf>,
     /// `--hiera_config`: the global layer's hiera.yaml.
     pub hiera_config: Option<PathBuf>,
     /// `--config`: puppet.conf.
@@ -319,6 +322,10 @@ pub struct Sources {
     pub puppetdb_timeout: u64,
     /// `--var NAME=VALUE`, as written.
     pub vars: Vec<String>,
+    /// `--fact NAME=VALUE`, as written.
+    pub fact_overrides: Vec<String>,
+    /// `--enc[=COMMAND]`: the classifier (`Some(None)`: puppet.conf's `external_nodes`).
+    pub enc: Option<Option<String>>,
 }
 
 /// [`Sources`] with Puppet's settings read and the layers located.
@@ -332,6 +339,10 @@ pub struct Resolved {
     pub env: EnvOptions,
     /// `--var`s, values read as YAML.
     pub vars: Vec<(String, Value)>,
+    /// `--fact`s: dotted names, values read as YAML.
+    pub fact_overrides: Vec<(String, Value)>,
+    /// The External Node Classifier to ask about every node (`--enc`).
+    pub enc: Option<hiera_facts::enc::Enc>,
     /// The flags resolved.
     pub sources: Sources,
 }
@@ -376,18 +387,95 @@ impl Sources {
             modulepath: self.modulepath.clone(),
             cwd: cwd.to_path_buf(),
         };
+        if let Some(repo) = &self.repo {
+            // The control repo is DIR; every other flag's file stays relative to `cwd`.
+            if !env.control_repo_mode() {
+                return Err(Error::Usage(
+                    "-C DIR reads DIR as the control repo, while --hiera_config, --environmentpath, --codedir and --confdir name Puppet's layout instead: give one or the other"
+                        .into(),
+                ));
+            }
+            let root = absolute(cwd, repo);
+            if !root.is_dir() {
+                return Err(Error::Usage(format!(
+                    "-C {}: no such directory",
+                    repo.display()
+                )));
+            }
+            env.modulepath = env
+                .modulepath
+                .as_deref()
+                .map(|m| absolute_path_list(cwd, m));
+            env.basemodulepath = env
+                .basemodulepath
+                .as_deref()
+                .map(|m| absolute_path_list(cwd, m));
+            env.cwd = root;
+        }
         conf.apply_layout(&mut env, self.config.is_some());
+        let enc = match &self.enc {
+            None => None,
+            Some(Some(command)) => Some(hiera_facts::enc::Enc::new(command, cwd)?),
+            Some(None) => match &conf.external_nodes {
+                Some(command) => Some(hiera_facts::enc::Enc::new(command, cwd)?),
+                None => {
+                    let read = match &conf.file {
+                        Some(f) => format!("{} names none", f.display()),
+                        None => "no puppet.conf was read".to_string(),
+                    };
+                    return Err(Error::Usage(format!(
+                        "--enc without =COMMAND asks the classifier Puppet's settings name (node_terminus = exec, external_nodes = PROGRAM), and {read}: give --enc=COMMAND"
+                    )));
+                }
+            },
+        };
         Ok(Resolved {
             cwd: cwd.to_path_buf(),
             conf,
             env,
             vars: parse_vars(&self.vars)?,
+            fact_overrides: parse_pairs("--fact", &self.fact_overrides)?,
+            enc,
             sources: self.clone(),
         })
     }
 }
 
 impl Resolved {
+    /// In control-repo mode (no layout flag, none from puppet.conf), the working directory
+    /// must look like one: a hiera.yaml, a data/ or modules/ directory, or environment.conf.
+    /// Anywhere else a lookup would find nothing and exit 1 like a missing key, and a CI step
+    /// run in the wrong directory would pass for ever.
+    pub fn check_control_repo(&self) -> Result<()> {
+        if !self.env.control_repo_mode() {
+            return Ok(());
+        }
+        let dir = &self.env.cwd;
+        let looks_like_one = ["hiera.yaml", "data", "modules", "environment.conf"]
+            .iter()
+            .any(|name| dir.join(name).exists());
+        if looks_like_one {
+            return Ok(());
+        }
+        Err(Error::Usage(format!(
+            "{} is not a control repo (no hiera.yaml, data/, modules/ or environment.conf): run hiera-lookup in the control repo, or point at one with --environmentpath DIR (and --environment) or --hiera_config FILE",
+            dir.display()
+        )))
+    }
+
+    /// Whether a single lookup was given no facts at all (no `--facts`, `--node`, PuppetDB,
+    /// and not `--no-facts`):
+    /// it answers as for a node with none, which is rarely what was meant.
+    pub fn no_facts_given(&self) -> bool {
+        let s = &self.sources;
+        s.facts.is_empty()
+            && s.facts_dir.is_none()
+            && s.node.is_none()
+            && s.puppetdb.is_none()
+            && s.nodes_query.is_none()
+            && !s.no_facts
+    }
+
     /// Where the node's facts come from.
     pub fn facts_request(&self) -> Result<FactsRequest> {
         let s = &self.sources;
@@ -456,25 +544,96 @@ impl Resolved {
         ))
     }
 
-    /// The scope of the one node of `facts`, with the environment's `$settings::` variables
-    /// and `--var`s; the facts' warnings go to `warnings`.
+    /// The scope of the one node of `facts`: its facts (`--fact`s over them), the
+    /// environment's `$settings::` variables, the classifier's parameters (`--enc`), then
+    /// `--var`s; the facts' warnings go to `warnings`. The classifier's environment becomes
+    /// the environment unless `--environment` was given, as for a Puppet server's node:
+    /// [`Resolved::env`] changes then (the caller's layers are to be found again).
     pub fn single_scope(
-        &self,
+        &mut self,
         facts: &FactsRequest,
         db: Option<&puppetdb::Client>,
         warnings: &mut Vec<String>,
     ) -> Result<Scope> {
-        let (facts, facts_warnings) = hiera_facts::single(facts, db)?;
+        let (mut facts, facts_warnings) = hiera_facts::single(facts, db)?;
         warnings.extend(facts_warnings);
+        self.override_facts(&mut facts);
         Scope::check_facts(&facts)?;
+        let class = match &self.enc {
+            Some(enc) => {
+                let name = self
+                    .sources
+                    .node
+                    .clone()
+                    .or_else(|| certname_of(&facts))
+                    .ok_or_else(|| {
+                        Error::Usage(
+                            "--enc asks the classifier about the node's certname, which neither --node nor the facts (clientcert) give".into(),
+                        )
+                    })?;
+                Some(enc.classify(&name)?)
+            }
+            None => None,
+        };
+        if let Some(env) = class.as_ref().and_then(|c| c.environment.clone()) {
+            if self.sources.environment.is_none() {
+                self.env.environment = Some(env);
+            }
+        }
+        Ok(self.scope_of(facts, class.as_ref()))
+    }
+
+    /// The scope of a node known only by the facts it was given (`serve`'s posted facts):
+    /// `--fact`s over them, the `$settings::` variables and `--var`s; no classifier is asked
+    /// about it.
+    pub fn unclassified_scope(&self, mut facts: hiera_value::value::Map) -> Scope {
+        self.override_facts(&mut facts);
+        self.scope_of(facts, None)
+    }
+
+    /// A node's scope from its facts (overrides applied) and classification.
+    fn scope_of(&self, facts: hiera_value::value::Map, class: Option<&Classification>) -> Scope {
         let mut scope = Scope::from_facts(facts, &self.env.environment_name());
         for (name, value) in self.env.settings_vars() {
             scope.set(&name, value);
         }
+        // Node parameters win over facts as top-scope variables ($facts keeps the facts).
+        for (name, value) in class.iter().flat_map(|c| c.parameters.iter()) {
+            if let Some(name) = name.as_str() {
+                scope.set(name, value.clone());
+            }
+        }
         for (name, value) in &self.vars {
             scope.set(name, value.clone());
         }
-        Ok(scope)
+        scope
+    }
+
+    /// `--fact NAME=VALUE`s over a node's facts.
+    fn override_facts(&self, facts: &mut hiera_value::value::Map) {
+        for (name, value) in &self.fact_overrides {
+            hiera_facts::set_fact(facts, name, value.clone());
+        }
+    }
+
+    /// The environment a classified node is looked up in, or why the run cannot: in Puppet's
+    /// layout the run reads one environment (unless `--environment` was given, a node the
+    /// classifier puts elsewhere is an error, not a wrong answer); a control repo is its own
+    /// environment, whatever its name.
+    fn classified_environment(&self, class: &Classification, node: &str) -> Result<String> {
+        let run = self.env.environment_name();
+        match &class.environment {
+            Some(e) if *e != run && self.sources.environment.is_none() => {
+                if self.env.control_repo_mode() {
+                    Ok(e.clone())
+                } else {
+                    Err(Error::run(format!(
+                        "the classifier puts {node} in environment '{e}', but this run reads '{run}': look its nodes up with --environment {e}"
+                    )))
+                }
+            }
+            _ => Ok(run),
+        }
     }
 
     /// The nodes of a batch, read as they are answered: each facts file, or each chunk of
@@ -500,10 +659,14 @@ impl Resolved {
                 let units = chunks.into_iter().map(move |chunk| -> NodeUnit<'a> {
                     let trusted = trusted.clone();
                     Box::new(move || ReadNodes {
-                        nodes: hiera_facts::read_puppetdb_chunk(db, &chunk, trusted.as_ref().as_ref())
-                            .into_iter()
-                            .map(|n| self.batch_node(n))
-                            .collect(),
+                        nodes: hiera_facts::read_puppetdb_chunk(
+                            db,
+                            &chunk,
+                            trusted.as_ref().as_ref(),
+                        )
+                        .into_iter()
+                        .map(|n| self.batch_node(n))
+                        .collect(),
                         warnings: Vec::new(),
                     })
                 });
@@ -513,39 +676,102 @@ impl Resolved {
                 let files = hiera_facts::batch_files(facts)?;
                 let expected = files.len();
                 let trusted = std::sync::Arc::new(trusted);
-                let units = files.into_iter().map(move |(path, display)| -> NodeUnit<'a> {
-                    let trusted = trusted.clone();
-                    Box::new(move || {
-                        let (nodes, warnings) =
-                            hiera_facts::read_batch_file(&path, &display, trusted.as_ref().as_ref());
-                        ReadNodes {
-                            nodes: nodes.into_iter().map(|n| self.batch_node(n)).collect(),
-                            warnings,
-                        }
-                    })
-                });
+                let units = files
+                    .into_iter()
+                    .map(move |(path, display)| -> NodeUnit<'a> {
+                        let trusted = trusted.clone();
+                        Box::new(move || {
+                            let (nodes, warnings) = hiera_facts::read_batch_file(
+                                &path,
+                                &display,
+                                trusted.as_ref().as_ref(),
+                            );
+                            ReadNodes {
+                                nodes: nodes.into_iter().map(|n| self.batch_node(n)).collect(),
+                                warnings,
+                            }
+                        })
+                    });
                 NodeSource::new(units, expected)
             }
         })
     }
 
+    /// Refuses a classifier that lives in the tree a command analyses (`root`, or the git
+    /// work tree holding it) unless `--allow-exec`: that tree may be a branch nobody has
+    /// read. A classifier of the machine's (puppet.conf's, a path outside) runs.
+    pub fn check_enc_trust(&self, root: &Path, allow_exec: bool, command: &str) -> Result<()> {
+        let Some(program) = self.enc.as_ref().and_then(|e| e.program_path()) else {
+            return Ok(());
+        };
+        if allow_exec {
+            return Ok(());
+        }
+        let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let root = canonical(root);
+        let top = root
+            .ancestors()
+            .find(|d| d.join(".git").exists())
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| root.clone());
+        if canonical(&program).starts_with(&top) {
+            return Err(Error::Usage(format!(
+                "the classifier {} is part of the tree {command} analyses, which may be a branch nobody has read: {command} runs it only with --allow-exec",
+                program.display()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Every node of [`node_source`](Self::node_source), read now (a server keeps them);
+    /// the facts' warnings, and one for each name given twice, go to `warnings`.
+    pub fn read_nodes(
+        &self,
+        facts: &FactsRequest,
+        db: Option<&puppetdb::Client>,
+        warnings: &mut Vec<String>,
+    ) -> Result<Vec<hiera_engine::batch::Node>> {
+        let read = self.node_source(facts, db)?.read_all();
+        warnings.extend(read.warnings);
+        warnings.extend(hiera_engine::batch::duplicate_warnings(
+            read.nodes.iter().map(|n| {
+                (
+                    n.name.as_str(),
+                    n.source.as_ref().map_or("", |(_, s)| s.as_str()),
+                )
+            }),
+        ));
+        Ok(read.nodes)
+    }
+
     /// A batch node with its scope (`$settings::` variables and `--var`s included); facts
     /// that cannot be read are the node's error (the batch goes on).
     pub fn batch_node(&self, n: BatchNode) -> hiera_engine::batch::Node {
-        let (facts, facts_error) = match n
-            .facts
-            .and_then(|facts| Scope::check_facts(&facts).map(|()| facts))
-        {
-            Ok(facts) => (facts, None),
-            Err(e) => (Default::default(), Some(e)),
+        let classified = n.facts.and_then(|mut facts| {
+            self.override_facts(&mut facts);
+            Scope::check_facts(&facts)?;
+            let class = match &self.enc {
+                Some(enc) => {
+                    let c = enc.classify(&n.name)?;
+                    let env = self.classified_environment(&c, &n.name)?;
+                    Some((c, env))
+                }
+                None => None,
+            };
+            Ok((facts, class))
+        });
+        let (scope, facts_error) = match classified {
+            Ok((facts, None)) => (self.scope_of(facts, None), None),
+            Ok((facts, Some((class, env)))) => {
+                let mut scope = self.scope_of(facts, Some(&class));
+                if env != self.env.environment_name() {
+                    // A control repo classified into another environment: its name.
+                    scope.set("environment", Value::str(env.as_str()));
+                }
+                (scope, None)
+            }
+            Err(e) => (self.scope_of(Default::default(), None), Some(e)),
         };
-        let mut scope = Scope::from_facts(facts, &self.env.environment_name());
-        for (name, value) in self.env.settings_vars() {
-            scope.set(&name, value);
-        }
-        for (name, value) in &self.vars {
-            scope.set(name, value.clone());
-        }
         hiera_engine::batch::Node {
             name: n.name,
             source: Some((n.kind.into(), n.source)),
@@ -553,6 +779,46 @@ impl Resolved {
             facts_error,
         }
     }
+}
+
+/// A `:`-separated list of directories, each made absolute against `cwd`.
+pub fn absolute_path_list(cwd: &Path, list: &str) -> String {
+    list.split(':')
+        .map(|p| {
+            if p.is_empty() {
+                String::new()
+            } else {
+                hiera_engine::environment::absolute(cwd, Path::new(p))
+                    .display()
+                    .to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+/// The certname a node's facts give (`clientcert`, else `certname`), for the classifier.
+fn certname_of(facts: &hiera_value::value::Map) -> Option<String> {
+    ["clientcert", "certname"]
+        .iter()
+        .find_map(|k| facts.get(&Value::str(*k)).and_then(|v| v.as_str()))
+        .map(str::to_string)
+}
+
+/// `FLAG NAME=VALUE` pairs (`--fact`), values read as YAML.
+fn parse_pairs(flag: &str, pairs: &[String]) -> Result<Vec<(String, Value)>> {
+    let mut out = Vec::new();
+    for p in pairs {
+        let Some((name, value)) = p.split_once('=').filter(|(n, _)| !n.is_empty()) else {
+            return Err(Error::Usage(format!(
+                "{flag} expects NAME=VALUE (a dotted NAME sets a nested fact: os.family=RedHat), got '{p}'"
+            )));
+        };
+        let value = hiera_formats::yaml::load(value)
+            .map_err(|e| Error::Usage(format!("{flag} {name}: {e}")))?;
+        out.push((name.to_string(), value));
+    }
+    Ok(out)
 }
 
 /// `--var NAME=VALUE` pairs, values read as YAML.
@@ -694,7 +960,7 @@ mod tests {
                 render_as: Some("xml".into()),
                 ..flags(&["k"])
             }),
-            "Unknown rendering format 'xml'"
+            "Unknown rendering format 'xml': --render-as takes yaml, json, s, console or flat"
         );
         let batch = Flags {
             batch: true,

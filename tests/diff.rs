@@ -194,14 +194,20 @@ fn run_diff(dir: &Path, args: &[&str]) -> (i32, Json) {
         .output()
         .unwrap();
     let code = o.status.code().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    // 2 after the report: the change makes lookups fail (issue 26, item 23).
+    let new_errors =
+        code == 2 && err.contains("lookup") && err.contains(" fail (see the report above)");
     assert!(
-        code == 0 || code == 1,
-        "diff {args:?} exited {code}: {}",
-        String::from_utf8_lossy(&o.stderr)
+        code == 0 || code == 1 || new_errors,
+        "diff {args:?} exited {code}: {err}"
     );
     let v: Json = serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)));
-    assert_eq!(code == 1, !v["changes"].as_array().unwrap().is_empty());
+    assert_eq!(
+        code == 1 || new_errors,
+        !v["changes"].as_array().unwrap().is_empty()
+    );
     (code, v)
 }
 
@@ -653,10 +659,6 @@ fn bad_input_exits_2() {
         (vec!["diff", "HEAD", "--all"], "diff needs nodes"),
         (vec!["diff", "HEAD", "--facts-dir", f], "No keys were given"),
         (
-            vec!["diff", "HEAD", "--facts-dir", f, "--all", "--format", "xml"],
-            "--format expects",
-        ),
-        (
             vec!["diff", "HEAD", "--facts", "/nonexistent.yaml", "--all"],
             "nonexistent.yaml",
         ),
@@ -669,6 +671,15 @@ fn bad_input_exits_2() {
             "{args:?}: {err}"
         );
     }
+    // --format's values are the parser's: listed in --help, refused with the list.
+    let o = bin()
+        .current_dir(&repo)
+        .args(["diff", "HEAD", "--facts-dir", f, "--all", "--format", "xml"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr)
+        .contains("[possible values: text, json, github, markdown]"));
 }
 
 const NODE: &str =
@@ -1518,7 +1529,8 @@ fn hostile_git_objects_are_bounded() {
         1024,
         8192,
     );
-    assert!(code == 0 || code == 1, "{code}: {out}{err}");
+    // The report says why, and the new error fails the diff (issue 26, item 23).
+    assert_eq!(code, 2, "{out}{err}");
     assert!(
         out.contains(&format!(
             "git object {id} is larger than 256 MiB (the file size limit)"
@@ -1578,4 +1590,60 @@ fn nodes_of_the_same_name_are_told_apart() {
         out.contains("foo (facts/a.yaml), foo (facts/b.yaml)"),
         "{out}"
     );
+}
+
+/// Issue 26, item 23: a change that makes lookups fail (broken YAML, a type error) exits 2
+/// after printing its report, so `|| test $? -eq 1` in a CI job does not pass it; a change
+/// that only changes answers exits 1, and one that mends a failing lookup too.
+#[test]
+fn a_change_that_breaks_lookups_exits_2() {
+    let hiera = "version: 5\nhierarchy:\n  - name: common\n    path: common.yaml\n";
+    let typed = "lookup_options:\n  port:\n    convert_to: Integer\n";
+    let t = scratch_tree::tree(
+        "diff",
+        "new-errors",
+        &[
+            ("facts.yaml", NODE),
+            ("a/hiera.yaml", hiera),
+            (
+                "a/data/common.yaml",
+                &format!("{typed}port: '80'\nname: a\n"),
+            ),
+            ("b/hiera.yaml", hiera),
+            (
+                "b/data/common.yaml",
+                &format!("{typed}port: eighty\nname: a\n"),
+            ),
+            ("c/hiera.yaml", hiera),
+            (
+                "c/data/common.yaml",
+                &format!("{typed}port: '81'\nname: b\n"),
+            ),
+        ],
+    );
+    let run = |old: &str, new: &str| {
+        let o = bin()
+            .current_dir(&*t)
+            .args(["diff", old, new, "--facts", "facts.yaml", "--all"])
+            .output()
+            .unwrap();
+        (
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+            o.status.code().unwrap_or(-1),
+        )
+    };
+    let (out, err, code) = run("a", "b");
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(out.contains("port"), "the report is printed: {out}");
+    assert!(
+        err.contains("makes 1 lookup fail") && err.lines().count() == 1,
+        "{err}"
+    );
+    // Answers that change, with no new error: 1.
+    let (out, err, code) = run("a", "c");
+    assert_eq!(code, 1, "{out}{err}");
+    // Mending the broken lookup is an ordinary change.
+    let (out, err, code) = run("b", "a");
+    assert_eq!(code, 1, "{out}{err}");
 }

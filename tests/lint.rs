@@ -245,6 +245,125 @@ fn exclude_drops_vendored_findings() {
     assert_eq!(o.status.code(), Some(2));
 }
 
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+const ENV_HIERA: &str = "version: 5\nhierarchy:\n  - name: Common\n    path: common.yaml\n";
+const MOD_HIERA: &str = "version: 5\nhierarchy:\n  - name: OS\n    path: \"%{facts.os.family}.yaml\"\n  - name: Common\n    path: common.yaml\n";
+
+/// A control repo as r10k deploys one (issue 29, items 10–12): the modules its Puppetfile
+/// installs (or its .gitignore leaves out) are not the operator's to fix, a module default
+/// that the environment's data override is the normal Hiera pattern, and the commonest
+/// Puppet 8 migration slip is a legacy fact under `facts.`.
+#[test]
+fn a_real_control_repo() {
+    let t = Tmp::new(
+        "real",
+        &[
+            ("Puppetfile", "forge 'https://forge.puppet.com'\nmod 'puppetlabs/ntp', '10.1.0'\n"),
+            ("hiera.yaml", "version: 5\nhierarchy:\n  - name: OS\n    path: \"os/%{facts.osfamily}.yaml\"\n  - name: Common\n    path: common.yaml\n"),
+            ("data/common.yaml", "site::x: '%{facts.operatingsystem}'\nprofile::b: 1\nntp::servers: [a]\n"),
+            ("data/os/Debian.yaml", "site::y: 1\n"),
+            ("environment.conf", "modulepath = modules:site\n"),
+            // Vendored: a duplicate key, a finding nobody here should fix.
+            ("modules/ntp/hiera.yaml", ENV_HIERA),
+            ("modules/ntp/data/common.yaml", "ntp::servers: [x]\nntp::servers: [y]\n"),
+            // The repo's own module: its default overridden by the environment is fine;
+            // overridden inside the module for every node, it is never used.
+            ("site/profile/hiera.yaml", MOD_HIERA),
+            ("site/profile/data/common.yaml", "profile::b: 2\nprofile::a: 1\n"),
+            ("site/profile/data/Debian.yaml", "profile::a: 2\n"),
+            ("facts/web.yaml", "clientcert: web\nhostname: web\ndomain: x\nfqdn: web.x\nos:\n  family: Debian\n"),
+        ],
+    );
+    let o = lint(&t.0, &["--facts-dir", "facts"]);
+    let out = stdout(&o);
+    // Vendored findings are counted on stderr, with how to see them.
+    assert!(!out.contains("modules/ntp"), "{out}");
+    assert!(
+        stderr(&o).contains("1 finding in vendored code not shown (modules/ntp, installed by the Puppetfile); --include-vendored shows them"),
+        "{}",
+        stderr(&o)
+    );
+    let all = stdout(&lint(&t.0, &["--facts-dir", "facts", "--include-vendored"]));
+    assert!(
+        all.contains("modules/ntp/data/common.yaml:2:1: error duplicate-key"),
+        "{all}"
+    );
+    // .gitignore's directories too.
+    std::fs::remove_file(t.0.join("Puppetfile")).unwrap();
+    std::fs::write(t.0.join(".gitignore"), "/modules/\n").unwrap();
+    let o = lint(&t.0, &["--facts-dir", "facts"]);
+    assert!(!stdout(&o).contains("modules/ntp"), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("modules, left out by .gitignore"),
+        "{}",
+        stderr(&o)
+    );
+    // The module default the environment overrides is not "never used"; the one the
+    // module's own OS level overrides for every node is.
+    assert!(
+        !out.contains("site/profile/data/common.yaml:1:1: warning shadowed-key"),
+        "{out}"
+    );
+    assert!(
+        out.contains("site/profile/data/common.yaml:2:1: warning shadowed-key: 'profile::a'"),
+        "{out}"
+    );
+    // Legacy facts under `facts.`, in data and in hiera.yaml's paths.
+    assert!(
+        out.contains("data/common.yaml:1:11: error legacy-fact: '%{facts.operatingsystem}' reads the legacy fact 'operatingsystem'")
+            && out.contains("use '%{facts.os.name}'"),
+        "{out}"
+    );
+    assert!(
+        out.contains("hiera.yaml:4:15: error legacy-fact: '%{facts.osfamily}' reads the legacy fact 'osfamily'"),
+        "{out}"
+    );
+}
+
+/// GitHub annotations and SARIF name files from the git root, so that they attach to the
+/// pull request's files when the control repo is a directory of a bigger repository.
+#[test]
+fn annotations_name_files_from_the_git_root() {
+    let t = Tmp::new(
+        "monorepo",
+        &[
+            ("puppet/env/hiera.yaml", HIERA),
+            ("puppet/env/data/common.yaml", "a: 1\na: 2\n"),
+        ],
+    );
+    let git = |args: &[&str]| {
+        assert!(Command::new("git")
+            .current_dir(&t.0)
+            .args(args)
+            .status()
+            .unwrap()
+            .success())
+    };
+    git(&["init", "-q"]);
+    let o = lint(&t.0.join("puppet"), &["env", "--format", "github"]);
+    assert!(
+        stdout(&o).starts_with("::error file=puppet/env/data/common.yaml,line=2,"),
+        "{}",
+        stdout(&o)
+    );
+    let o = lint(&t.0, &["-C", "puppet/env", "--format", "sarif"]);
+    assert!(
+        stdout(&o).contains("\"uri\": \"puppet/env/data/common.yaml\""),
+        "{}",
+        stdout(&o)
+    );
+    // Text stays relative to the control repo.
+    let o = lint(&t.0, &["puppet/env"]);
+    assert!(
+        stdout(&o).starts_with("data/common.yaml:2:1:"),
+        "{}",
+        stdout(&o)
+    );
+}
+
 /// Issue 26, items 3 and 5: a data file name holding a line break, a workflow command and a
 /// terminal escape: one finding is one line, in text and in GitHub's format.
 #[test]

@@ -400,26 +400,34 @@ fn colour_on_request() {
 #[test]
 fn bad_usage_exits_2_with_one_line() {
     for (args, msg) in [
-        (vec!["where"], "where needs a key"),
-        (vec!["where", "a", "b"], "where takes one key"),
         (
             vec!["where", "a", "--explain"],
-            "--explain cannot be used with where",
-        ),
-        (
-            vec!["where", "a", "--format", "yaml"],
-            "--format expects text or json",
+            "--explain is a flag of the lookup, not of `where`",
         ),
         (
             vec!["where", "a", "--facts", "/nonexistent/facts.yaml"],
             "/nonexistent/facts.yaml",
         ),
     ] {
-        let o = run_in(&root(), &args);
+        // In a control repo: elsewhere that is the first error (issue 26, item 21).
+        let o = run_in(&root().join("fixtures/environments/production"), &args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
         let err = stderr(&o);
         assert!(err.contains(msg), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    // The parser's own errors: the key, and --format's values.
+    for (args, msg) in [
+        (vec!["where"], "<KEY>"),
+        (vec!["where", "a", "b"], "unexpected argument 'b'"),
+        (
+            vec!["where", "a", "--format", "yaml"],
+            "[possible values: text, json]",
+        ),
+    ] {
+        let o = run_in(&root(), &args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains(msg), "{args:?}: {}", stderr(&o));
     }
     // A data error is the lookup's error, named with its file.
     let dir = scratch(
@@ -530,5 +538,139 @@ fn where_redacts_what_the_lookup_decrypted() {
     assert!(
         out.contains("[redacted]") && !out.contains("hunter2"),
         "{out}"
+    );
+}
+
+/// What `where` showed wrong on a real repo (issue 29, item 13): values cut at a fixed width
+/// even in a pipe or a wide terminal, a file listed twice when two paths name it, fleet rows
+/// out of hierarchy order, an `alias()` value shown resolved with nothing saying so.
+#[test]
+fn values_files_order_and_aliases_as_written() {
+    let long: String = (0..25)
+        .map(|i| format!("item{i}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let hiera = "version: 5\nhierarchy:\n  - name: node\n    path: \"nodes/%{facts.clientcert}.yaml\"\n  - name: role\n    path: \"roles/%{facts.role}.yaml\"\n  - name: os\n    paths:\n      - \"os/%{facts.os.name}.yaml\"\n      - \"os/%{facts.os.family}.yaml\"\n  - name: common\n    path: common.yaml\n";
+    let dir = scratch(
+        "issue29",
+        &[
+            ("hiera.yaml", hiera),
+            (
+                "data/common.yaml",
+                &format!("k: common\nlong: [{long}]\nsrc: [a, b]\nal: \"%{{alias('src')}}\"\n"),
+            ),
+            ("data/os/Debian.yaml", "k: debian\n"),
+            ("data/roles/web.yaml", "k: web\n"),
+            ("data/nodes/b.yaml", "k: b\n"),
+            (
+                "facts/a.yaml",
+                "clientcert: a\nrole: web\nos:\n  name: Debian\n  family: Debian\n",
+            ),
+            (
+                "facts/b.yaml",
+                "clientcert: b\nos:\n  name: Ubuntu\n  family: Debian\n",
+            ),
+            (
+                "facts/c.yaml",
+                "clientcert: c\nos:\n  name: Debian\n  family: Debian\n",
+            ),
+        ],
+    );
+    // In a pipe: the whole value.
+    let o = run_in(&dir, &["where", "long", "--facts", "facts/a.yaml"]);
+    assert!(stdout(&o).contains("\"item24\"]"), "{}", stdout(&o));
+    // On a 250-column terminal: the whole value too; on a narrow one, cut to fit.
+    let tty = |columns: &str| {
+        let o = Command::new("script")
+            .current_dir(&*dir)
+            .env("COLUMNS", columns)
+            .env("NO_COLOR", "1")
+            .args([
+                "-qec",
+                &format!(
+                    "{} where long --facts facts/a.yaml",
+                    env!("CARGO_BIN_EXE_hiera-lookup")
+                ),
+                "/dev/null",
+            ])
+            .output();
+        o.map(|o| stdout(&o)).unwrap_or_default()
+    };
+    if Command::new("script").arg("--version").output().is_ok() {
+        let wide = tty("400");
+        assert!(wide.contains("\"item24\"]"), "{wide}");
+        let narrow = tty("100");
+        assert!(
+            !narrow.contains("item24") && narrow.contains('…'),
+            "{narrow}"
+        );
+        assert!(
+            narrow
+                .lines()
+                .filter(|l| !l.starts_with("Warning:"))
+                .all(|l| l.trim_end().chars().count() <= 100),
+            "{narrow}"
+        );
+    }
+    // os.name == os.family: os/Debian.yaml is one definition, with a note.
+    let o = run_in(
+        &dir,
+        &["where", "k", "--facts", "facts/c.yaml", "--format", "json"],
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let debian: Vec<&serde_json::Value> = v["definitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["file"].as_str().unwrap().ends_with("os/Debian.yaml"))
+        .collect();
+    assert_eq!(debian.len(), 1, "{v}");
+    assert_eq!(debian[0]["role"], "wins");
+    assert!(
+        debian[0]["note"]
+            .as_str()
+            .unwrap()
+            .contains("read again as location #4 (level 'os')"),
+        "{v}"
+    );
+    // The fleet's rows in hierarchy order, whatever order the nodes come in.
+    let o = run_in(
+        &dir,
+        &["where", "k", "--facts-dir", "facts", "--format", "json"],
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let files: Vec<String> = v["definitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            let f = d["file"].as_str().unwrap();
+            f[f.find("data/").unwrap()..].to_string()
+        })
+        .collect();
+    assert_eq!(
+        files,
+        [
+            "data/nodes/b.yaml",
+            "data/roles/web.yaml",
+            "data/os/Debian.yaml",
+            "data/common.yaml"
+        ],
+        "{v}"
+    );
+    // An alias() value: shown resolved, with what the file writes.
+    let o = run_in(
+        &dir,
+        &["where", "al", "--facts", "facts/a.yaml", "--format", "json"],
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let d = &v["definitions"][0];
+    assert_eq!(d["value"], serde_json::json!(["a", "b"]), "{v}");
+    assert_eq!(d["written"], "%{alias('src')}", "{v}");
+    let o = run_in(&dir, &["where", "al", "--facts", "facts/a.yaml"]);
+    assert!(
+        stdout(&o).contains("(written %{alias('src')})"),
+        "{}",
+        stdout(&o)
     );
 }

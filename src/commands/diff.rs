@@ -1,30 +1,36 @@
 //! `hiera-lookup diff`: its flags, and the library calls they make.
 
-use crate::flags::groups::{FactsArgs, StrictArgs};
+use crate::flags::groups::{ColorArgs, FactsArgs, RedactArgs, RepoArgs, StrictArgs};
+use crate::flags::groups::{ThreadsArgs, TrustArgs, When};
 use crate::output::{self, ExitCode};
 use hiera_diff::{self as diff, git::Repo, output::Format, Keys, Tree};
 use hiera_engine::{Error, Settings};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-/// The end of `diff --help`: examples that run against this repository (a test runs them).
-const AFTER_HELP: &str = "\
-EXAMPLES:
-    hiera-lookup diff HEAD -C fixtures/environments/production --facts-dir fixtures/facts --all
-    hiera-lookup diff fixtures/environments/production fixtures/environments/production --facts fixtures/facts/web01.yaml ntp::servers --format json
+/// The end of `diff -h`.
+const AFTER_HELP: &str = "`hiera-lookup diff --help` adds examples and details.";
 
-BASE and HEAD are git revisions of the control repo (the current directory, or -C DIR), read
-straight from git's object database, no checkout; HEAD defaults to the work tree. Or BASE and
-HEAD are two directories. Every node (--facts-dir, --facts, or PuppetDB's: --puppetdb,
---nodes-query) is looked up on both sides for the keys the change can touch (and only on the
-nodes whose hierarchies name a changed file), and what changed is printed by key. In a pull
-request's CI job:
+/// The end of `diff --help`: examples to run in a control repo's git checkout (a test runs
+/// them in one).
+const AFTER_LONG_HELP: &str = "\
+Examples (in a control repo's git checkout, its nodes' facts in facts/):
+    hiera-lookup diff main --facts-dir facts --all
+    hiera-lookup diff main my-branch --facts-dir facts profile::base::dns_servers
+    hiera-lookup diff main HEAD --facts-dir facts --all --format github
+
+BASE and HEAD are git revisions of the control repo (the current directory, or -C DIR),
+read straight from git's object database, no checkout; HEAD defaults to the work tree.
+Or BASE and HEAD are two directories. Every node (--facts-dir, --facts, or PuppetDB's:
+--puppetdb, --nodes-query) is looked up on both sides for the keys the change can touch
+(and only on the nodes whose hierarchies name a changed file), and what changed is
+printed by key. In a pull request's CI job:
     hiera-lookup diff origin/main HEAD --facts-dir facts --all --format github
 
-Exit status: 0 no change, 1 changes, 2 error.";
+Exit status: 0 no change, 1 changes, 2 error or a change that makes lookups fail (after the report).";
 
 /// `hiera-lookup diff`'s flags.
 #[derive(clap::Args, Debug)]
-#[command(after_help = AFTER_HELP)]
+#[command(after_help = AFTER_HELP, after_long_help = AFTER_LONG_HELP)]
 pub struct DiffArgs {
     /// BASE (a revision or a directory), then HEAD (default: the work tree), then keys
     #[arg(value_name = "BASE [HEAD] [KEY]", required = true)]
@@ -32,46 +38,63 @@ pub struct DiffArgs {
     /// Every key either side can see
     #[arg(long)]
     pub all: bool,
-    /// text, json, github (workflow annotations) or markdown (a pull-request comment)
-    #[arg(long, default_value = "text", value_name = "FORMAT")]
+    /// Output format: github (workflow annotations), markdown (a pull-request comment)
+    #[arg(
+        long,
+        default_value = "text",
+        value_name = "FORMAT",
+        value_parser = ["text", "json", "github", "markdown"],
+        help_heading = "Output"
+    )]
     pub format: String,
-    /// The control repo (default: the current directory)
-    #[arg(short = 'C', long = "repo", value_name = "DIR")]
-    pub repo: Option<PathBuf>,
+    #[command(flatten)]
+    pub color: ColorArgs,
+    #[command(flatten)]
+    pub repo: RepoArgs,
     #[command(flatten)]
     pub facts: FactsArgs,
     #[command(flatten)]
     pub strict: StrictArgs,
-    /// Worker threads (default: every core)
-    #[arg(long)]
-    pub threads: Option<usize>,
+    #[command(flatten)]
+    pub threads: ThreadsArgs,
     /// Look up every key, even those the change cannot touch (checks the analysis)
-    #[arg(long)]
+    #[arg(long = "no-skip", alias = "no_skip")]
     pub no_skip: bool,
     /// Show what eyaml decrypted (by default every decrypted plaintext is [redacted])
-    #[arg(long, conflicts_with = "redact")]
+    #[arg(long, conflicts_with = "redact", help_heading = "Output")]
     pub show_secrets: bool,
-    /// Hide what eyaml decrypted (the default; accepted as a lookup accepts it)
-    #[arg(long)]
-    pub redact: bool,
-    /// Run the programs `lookup_key: command` levels of the compared trees name
-    #[arg(long)]
-    pub allow_exec: bool,
+    /// (diff always redacts unless --show-secrets: --redact is accepted as a lookup takes it)
+    #[command(flatten)]
+    pub redact: RedactArgs,
+    #[command(flatten)]
+    pub trust: TrustArgs,
 }
 
-/// Runs `diff` and prints its report: 0 no change, 1 changes.
+/// Runs `diff` and prints its report: 0 no change, 1 changes, 2 (after the report) when the
+/// change makes lookups fail.
 pub fn exec(args: &DiffArgs) -> output::Result<ExitCode> {
-    let (text, changed) = run(args)?;
-    output::stdout(&text, ExitCode::negative_if(changed))
+    let (mut text, changed, new_errors) = run(args)?;
+    if args.format == "text" && args.color.enabled(When::Auto) {
+        text = output::colorize_diff(&text);
+    }
+    output::stdout(&text, ExitCode::negative_if(changed))?;
+    if new_errors > 0 {
+        return Err(format!(
+            "the change makes {new_errors} lookup{} fail (see the report above): fix the data before merging",
+            if new_errors == 1 { "" } else { "s" }
+        )
+        .into());
+    }
+    Ok(ExitCode::negative_if(changed))
 }
 
-fn run(args: &DiffArgs) -> Result<(String, bool), Error> {
+fn run(args: &DiffArgs) -> Result<(String, bool, usize), Error> {
     let format = Format::parse(&args.format).map_err(Error::Usage)?;
     let strict = crate::request::parse_strict(&args.strict.strict)?;
     let cwd = std::env::current_dir()
         .map_err(|e| Error::run(format!("cannot read the current directory: {e}")))?;
     let abs = |p: &Path| hiera_engine::environment::absolute(&cwd, p);
-    let root = abs(args.repo.as_deref().unwrap_or(Path::new(".")));
+    let root = args.repo.root(&cwd);
 
     let mut positional = args.args.iter();
     let base_arg = positional.next().cloned().unwrap_or_default();
@@ -130,10 +153,11 @@ fn run(args: &DiffArgs) -> Result<(String, bool), Error> {
         cwd: root.clone(),
         ..Default::default()
     };
+    resolved.check_enc_trust(&root, args.trust.allow_exec, "diff")?;
     let facts = resolved.facts_request()?;
     let db = resolved.puppetdb()?;
     let nodes = resolved.node_source(&facts, db.as_ref())?;
-    let threads = output::threads(args.threads);
+    let threads = output::threads(args.threads.threads);
     let report = diff::run(diff::Request {
         base,
         head,
@@ -150,10 +174,16 @@ fn run(args: &DiffArgs) -> Result<(String, bool), Error> {
         },
         threads,
         no_skip: args.no_skip,
+        hiera_config: args.repo.hiera_config.as_deref().map(abs),
+        modulepath: args.repo.modulepath_in(&cwd),
         show_secrets: args.show_secrets,
-        allow_exec: args.allow_exec,
+        allow_exec: args.trust.allow_exec,
     })?;
-    Ok((format.render(&report), report.has_changes()))
+    Ok((
+        format.render(&report),
+        report.has_changes(),
+        report.new_errors(),
+    ))
 }
 
 /// Whether a word that is also a directory was meant as a revision: never, unless it has

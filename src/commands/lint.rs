@@ -1,56 +1,79 @@
 //! `hiera-lookup lint [PATH]`: flags → [`hiera_lint::lint`] → findings and exit status.
 
-use crate::flags::groups::PuppetDbArgs;
+use crate::flags::groups::{ColorArgs, FactsArgs, RepoArgs, TrustArgs, When};
 use crate::output::{self, ExitCode};
 use hiera_lint::{self as lint, Severity};
 use std::path::PathBuf;
 
-const AFTER_HELP: &str = "\
-EXAMPLES:
-    hiera-lookup lint fixtures/environments/production
-    hiera-lookup lint tests/conformance/layers/realworld/environments/production --facts-dir tests/conformance/layers/realworld/facts --format github
+const AFTER_HELP: &str = "`hiera-lookup lint --help` adds examples and details.";
+
+const AFTER_LONG_HELP: &str = "\
+Examples (in a control repo, its nodes' facts in facts/):
+    hiera-lookup lint
+    hiera-lookup lint --facts-dir facts --format github
     hiera-lookup lint --list-rules
 
-Rules are listed with --list-rules and explained in docs/lint.md. Turn a rule off for a repo
-in .hiera-lookup.toml ([lint] disable = [\"RULE\"]), or for one line of a data file with a
-comment on it or just above it: # hiera-lookup: disable=RULE
+Rules are listed with --list-rules and explained in docs/lint.md. Turn a rule off for a
+repo in .hiera-lookup.toml ([lint] disable = [\"RULE\"]), or for one line of a data file
+with a comment on it or just above it: # hiera-lookup: disable=RULE
 
 Exit status: 0 no finding at or above --fail-on, 1 findings, 2 the lint could not run.";
 
 /// `hiera-lookup lint`'s flags.
 #[derive(clap::Args, Debug)]
-#[command(after_help = AFTER_HELP)]
+#[command(after_help = AFTER_HELP, after_long_help = AFTER_LONG_HELP)]
 pub struct LintArgs {
-    /// The control repo (an environment directory: hiera.yaml, data/, environment.conf).
-    #[arg(default_value = ".")]
-    path: PathBuf,
-    /// Output format: text, json, github (workflow commands) or sarif (2.1.0).
-    #[arg(long, default_value = "text", value_parser = ["text", "json", "github", "sarif"])]
-    format: String,
-    /// Exit 1 when a finding is at least this severe: error, warning or info
-    /// (default: the settings file's `fail-on`, else error).
-    #[arg(long = "fail-on", value_parser = ["error", "warning", "info"])]
-    fail_on: Option<String>,
-    /// One facts file per node (.yaml, .yml, .json): enables the fleet rules.
-    #[arg(long = "facts-dir", visible_alias = "facts_dir", value_name = "DIR")]
-    facts_dir: Option<PathBuf>,
-    /// PuppetDB's nodes as the fleet (every active node, or those of --nodes-query): enables
-    /// the fleet rules.
+    /// The control repo, as -C DIR (default: the current directory)
+    #[arg(value_name = "PATH")]
+    path: Option<PathBuf>,
+
     #[command(flatten)]
-    pdb: PuppetDbArgs,
-    /// A global hiera.yaml to lint with the repo.
-    #[arg(long = "hiera_config", visible_aliases = ["hiera-config"], value_name = "FILE")]
-    hiera_config: Option<PathBuf>,
-    /// The modulepath, instead of environment.conf's (`:`-separated, relative to PATH).
-    #[arg(long, value_name = "PATH")]
-    modulepath: Option<String>,
-    /// The lint settings file (default: PATH/.hiera-lookup.toml when it exists).
-    #[arg(long, value_name = "FILE")]
-    config: Option<PathBuf>,
-    /// Run the programs `lookup_key: command` levels name (the fleet's lookups).
-    #[arg(long = "allow-exec")]
-    allow_exec: bool,
-    /// Print every rule (id, severity, summary) and exit.
+    repo: RepoArgs,
+
+    #[command(flatten)]
+    facts: FactsArgs,
+
+    /// Output format
+    #[arg(
+        long,
+        default_value = "text",
+        value_name = "FORMAT",
+        value_parser = ["text", "json", "github", "sarif"],
+        help_heading = "Output"
+    )]
+    format: String,
+
+    /// Exit 1 when a finding is at least this severe
+    ///
+    /// Default: the settings file's `fail-on`, else error.
+    #[arg(
+        long = "fail-on",
+        value_name = "SEVERITY",
+        value_parser = ["error", "warning", "info"],
+        help_heading = "Output"
+    )]
+    fail_on: Option<String>,
+
+    #[command(flatten)]
+    color: ColorArgs,
+
+    /// The lint settings file (default: the repo's .hiera-lookup.toml when it exists)
+    // `--config`, its name before 0.3, stays accepted but unlisted: everywhere else --config
+    // is Puppet's puppet.conf.
+    #[arg(long = "lint-config", alias = "config", value_name = "FILE")]
+    lint_config: Option<PathBuf>,
+
+    /// Report findings in vendored modules too
+    ///
+    /// By default the modules the repo's Puppetfile installs and the directories its
+    /// .gitignore leaves out (r10k's modules/) are read, but their findings only counted.
+    #[arg(long = "include-vendored")]
+    include_vendored: bool,
+
+    #[command(flatten)]
+    trust: TrustArgs,
+
+    /// Print every rule (id, severity, summary) and exit
     #[arg(long = "list-rules")]
     list_rules: bool,
 }
@@ -72,33 +95,60 @@ pub fn exec(args: &LintArgs) -> output::Result<ExitCode> {
         p.as_ref()
             .map(|p| hiera_engine::environment::absolute(&cwd, p))
     };
-    if args.facts_dir.is_some() && args.pdb.puppetdb.is_some() {
-        return Err(
-            "--facts-dir and --puppetdb cannot be combined: pick one fleet"
-                .to_string()
-                .into(),
-        );
+    let root = match (&args.path, &args.repo.repo) {
+        (Some(p), Some(c)) if p != c => {
+            return Err(format!(
+                "the control repo is given twice ({} and -C {}): give PATH or -C DIR",
+                p.display(),
+                c.display()
+            )
+            .into())
+        }
+        (Some(p), _) | (None, Some(p)) => p.clone(),
+        (None, None) => PathBuf::from("."),
+    };
+    // An empty directory, the one above the repo, an unrelated tree: no finding would
+    // mean nothing, and a CI step in the wrong directory would pass for ever.
+    let looks_like_one = ["hiera.yaml", "data", "modules", "environment.conf"]
+        .iter()
+        .any(|name| root.join(name).exists());
+    if !looks_like_one {
+        return Err(format!(
+            "{} is not a control repo (no hiera.yaml, data/, modules/ or environment.conf): run hiera-lookup lint in the control repo, or name it: hiera-lookup lint -C DIR",
+            std::fs::canonicalize(&root).unwrap_or_else(|_| root.clone()).display()
+        )
+        .into());
     }
-    if args.pdb.nodes_query.is_some() && args.pdb.puppetdb.is_none() {
-        return Err("--nodes-query needs --puppetdb URL".to_string().into());
-    }
-    // PuppetDB's flags mean what they mean for a lookup, Puppet's $ssldir certificates
-    // included.
-    let puppetdb = match &args.pdb.puppetdb {
-        Some(_) => args.pdb.sources().resolve_in(&cwd)?.puppetdb_options()?,
+    // The fleet, as every command finds its nodes (files, PuppetDB, --var over them), read
+    // as the fleet rules check them.
+    let resolved = match args.facts.any() {
+        true => {
+            let mut resolved = args.facts.sources().resolve_in(&cwd)?;
+            resolved.env.cwd = hiera_engine::environment::absolute(&cwd, &root);
+            resolved.check_enc_trust(&resolved.env.cwd.clone(), args.trust.allow_exec, "lint")?;
+            let facts = resolved.facts_request()?;
+            let db = resolved.puppetdb()?;
+            Some((resolved, facts, db))
+        }
+        false => None,
+    };
+    let nodes = match &resolved {
+        Some((resolved, facts, db)) => Some(resolved.node_source(facts, db.as_ref())?),
         None => None,
     };
     let opts = lint::Options {
-        root: args.path.clone(),
-        hiera_config: abs(&args.hiera_config),
-        modulepath: args.modulepath.clone(),
-        facts_dir: abs(&args.facts_dir),
-        puppetdb,
-        nodes_query: args.pdb.nodes_query.clone(),
-        config: abs(&args.config),
-        allow_exec: args.allow_exec,
+        root,
+        hiera_config: abs(&args.repo.hiera_config),
+        modulepath: args.repo.modulepath_in(&cwd),
+        config: abs(&args.lint_config),
+        include_vendored: args.include_vendored,
+        allow_exec: args.trust.allow_exec,
+        ..Default::default()
     };
-    let report = lint::lint(&opts)?;
+    let mut report = lint::lint_fleet(&opts, nodes, &mut |_, _| ())?;
+    for w in std::mem::take(&mut report.warnings) {
+        output::warn(&w);
+    }
     let fail_on = args
         .fail_on
         .as_deref()
@@ -106,6 +156,67 @@ pub fn exec(args: &LintArgs) -> output::Result<ExitCode> {
         .or(report.fail_on)
         .unwrap_or(Severity::Error);
     let format = lint::output::OutputFormat::parse(&args.format).unwrap_or_default();
+    // GitHub's annotations and SARIF name files from the repository's root (a control repo
+    // may be a directory of a monorepo).
+    if matches!(
+        format,
+        lint::output::OutputFormat::Github | lint::output::OutputFormat::Sarif
+    ) {
+        let root = hiera_engine::environment::absolute(&cwd, &opts.root);
+        if let Some(prefix) = git_prefix(&root) {
+            report.prefix_paths(&prefix);
+        }
+    }
     let code = ExitCode::negative_if(report.fails(fail_on));
-    output::stdout(&lint::output::render(&report, format), code)
+    if !report.vendored.is_empty() {
+        output::note(&vendored_summary(&report.vendored));
+    }
+    let mut text = lint::output::render(&report, format);
+    if format == lint::output::OutputFormat::Text && args.color.enabled(When::Auto) {
+        text = output::colorize_lint(&text);
+    }
+    output::stdout(&text, code)
+}
+
+/// The line saying which vendored directories' findings were left out, and how to see them.
+fn vendored_summary(vendored: &[lint::Vendored]) -> String {
+    let total: usize = vendored.iter().map(|v| v.findings).sum();
+    let mut by_source: Vec<(&str, Vec<&str>)> = Vec::new();
+    for v in vendored {
+        match by_source.iter_mut().find(|(s, _)| *s == v.source) {
+            Some((_, dirs)) => dirs.push(&v.dir),
+            None => by_source.push((v.source, vec![&v.dir])),
+        }
+    }
+    let sources: Vec<String> = by_source
+        .iter()
+        .map(|(source, dirs)| {
+            let shown: Vec<&str> = dirs.iter().take(5).copied().collect();
+            let more = if dirs.len() > 5 {
+                format!(" and {} more", dirs.len() - 5)
+            } else {
+                String::new()
+            };
+            let how = if *source == "Puppetfile" {
+                "installed by the Puppetfile"
+            } else {
+                "left out by .gitignore"
+            };
+            format!("{}{more}, {how}", shown.join(", "))
+        })
+        .collect();
+    format!(
+        "{total} finding{} in vendored code not shown ({}); --include-vendored shows them",
+        if total == 1 { "" } else { "s" },
+        sources.join("; ")
+    )
+}
+
+/// `dir` relative to the root of the git work tree holding it (`None` outside git, `""` at
+/// its root).
+fn git_prefix(dir: &std::path::Path) -> Option<String> {
+    let dir = std::fs::canonicalize(dir).ok()?;
+    let top = dir.ancestors().find(|d| d.join(".git").exists())?;
+    let rel = dir.strip_prefix(top).ok()?;
+    Some(rel.to_string_lossy().into_owned())
 }

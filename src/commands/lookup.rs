@@ -2,7 +2,8 @@
 //! scope and layers → lookup → rendered answer (or `--explain`'s trace). Many nodes (several
 //! `--facts`, `--facts-dir`, PuppetDB's, `--all`): batch mode, JSON Lines.
 
-use crate::flags::groups::{self, FactsArgs, LayoutArgs, MergeArgs, NodeArgs, StrictArgs};
+use crate::flags::groups::{self, ColorArgs, FactsArgs, LayoutArgs, Listed, MergeArgs};
+use crate::flags::groups::{NodeArgs, RedactArgs, StrictArgs, ThreadsArgs, When};
 use crate::output::{self, ExitCode};
 use crate::request::{Flags, Mode, Request, Resolved};
 use hiera_engine::{Error, Session, Workspace};
@@ -13,12 +14,13 @@ use hiera_engine::{Error, Session, Workspace};
     name = "hiera-lookup",
     version,
     about = "Resolve Hiera keys exactly as `puppet lookup` does, without Puppet",
-    infer_long_args = true,
     // Puppet's option parser lets a repeated option win: `--render-as s --render-as json`.
-    args_override_self = true
+    args_override_self = true,
+    max_term_width = 100
 )]
 pub struct Args {
     /// Keys to look up; the first one found wins. Dotted keys dig into the value.
+    #[arg(value_name = "KEY")]
     pub keys: Vec<String>,
 
     #[command(flatten)]
@@ -36,27 +38,19 @@ pub struct Args {
     #[command(flatten)]
     pub strict: StrictArgs,
 
-    /// Batch mode: every key each node can see in its data, instead of named keys.
-    #[arg(long, help_heading = "Fleet")]
-    pub all: bool,
-
-    /// Batch mode: worker threads (default: the number of CPUs).
-    #[arg(long, value_name = "N", help_heading = "Fleet")]
-    pub threads: Option<usize>,
-
-    /// Print Puppet's explanation of the lookup instead of the value.
+    /// Print Puppet's explanation of the lookup instead of the value
     #[arg(long, help_heading = "Output")]
     pub explain: bool,
 
-    /// Explain the lookup_options search.
+    /// Explain the lookup_options search
     #[arg(
         long = "explain-options",
-        visible_alias = "explain_options",
+        alias = "explain_options",
         help_heading = "Output"
     )]
     pub explain_options: bool,
 
-    /// Value (a string) to answer when no key is found.
+    /// Value (a string) to answer when no key is found
     #[arg(
         long,
         value_name = "VALUE",
@@ -65,37 +59,49 @@ pub struct Args {
     )]
     pub default: Option<String>,
 
-    /// Assert the type of the found value (Puppet type expression).
+    /// Assert the type of the found value (a Puppet type: `Array[String]`)
     #[arg(long = "type", value_name = "TYPE", help_heading = "Output")]
     pub type_: Option<String>,
 
-    /// Output format: yaml (default), json, s.
+    /// Output format (default yaml; s with --explain)
     #[arg(
         long = "render-as",
-        visible_alias = "render_as",
+        alias = "render_as",
         value_name = "FORMAT",
+        value_parser = Listed(RENDER_FORMATS),
         help_heading = "Output"
     )]
     pub render_as: Option<String>,
 
-    /// Print `[redacted]` wherever a plaintext decrypted from an eyaml `ENC[...]` token would
-    /// appear: values, --explain traces, batch lines, messages (beyond Puppet). Lookups,
-    /// interpolation and --type still use the real value.
-    #[arg(long, help_heading = "Output")]
-    pub redact: bool,
+    #[command(flatten)]
+    pub redact: RedactArgs,
 
-    /// Colour the --explain text: always, never or auto (a terminal, unless NO_COLOR is
-    /// set). Default never, so the trace stays byte-identical to Puppet's. Puppet's
-    /// true/false are accepted too.
-    #[arg(long, value_name = "WHEN", help_heading = "Output")]
-    pub color: Option<String>,
+    #[command(flatten)]
+    pub color: ColorArgs,
 
-    /// Puppet's --compile needs a Puppet compiler; not supported.
-    #[arg(long, short = 'c')]
+    /// Batch mode: every key each node can see in its data, instead of named keys
+    #[arg(long, help_heading = "Fleet")]
+    pub all: bool,
+
+    #[command(flatten)]
+    pub threads: ThreadsArgs,
+
+    /// Puppet's --compile needs a Puppet compiler; not supported
+    #[arg(
+        long,
+        short = 'c',
+        help_heading = "Puppet compatibility",
+        hide_short_help = true
+    )]
     pub compile: bool,
 
-    /// Accepted for compatibility (logging flags of Puppet).
-    #[arg(long, short = 'd')]
+    /// Accepted and ignored (Puppet's logging flag)
+    #[arg(
+        long,
+        short = 'd',
+        help_heading = "Puppet compatibility",
+        hide_short_help = true
+    )]
     pub debug: bool,
 
     #[arg(long, short = 'v', hide = true)]
@@ -107,6 +113,10 @@ pub struct Args {
     #[arg(long, value_name = "DIR", hide = true)]
     pub rundir: Option<std::path::PathBuf>,
 }
+
+/// `--render-as`'s formats that render a value (any case; `pson` is json, and Puppet's
+/// binary and msgpack render no lookup value).
+pub const RENDER_FORMATS: &[&str] = &["yaml", "json", "s"];
 
 impl Args {
     /// The command line's flags, as the library's request takes them.
@@ -127,7 +137,7 @@ impl Args {
             compile: self.compile,
             default: self.default.clone(),
             value_type: self.type_.clone(),
-            redact: self.redact,
+            redact: self.redact.redact,
             batch: self.facts.facts.len() > 1
                 || self.facts.facts_dir.is_some()
                 || self.all
@@ -141,6 +151,9 @@ impl Args {
         groups::sources(&self.layout, &self.facts, &self.node)
     }
 }
+
+/// The warning for a lookup given no facts.
+pub const NO_FACTS: &str = "no facts given (--facts FILE, --node NAME or --puppetdb URL): answering for a node without facts";
 
 /// Runs the lookup (or the batch) and prints its answer.
 pub fn exec(args: &Args) -> output::Result<ExitCode> {
@@ -167,7 +180,8 @@ fn run(
 ) -> Result<(String, ExitCode), Error> {
     let flags = args.flags();
     let request = Request::new(&flags)?;
-    let sources = args.sources().resolve()?;
+    let mut sources = args.sources().resolve()?;
+    sources.check_control_repo()?;
     if request.mode == Mode::Batch {
         let workspace = Workspace::open(sources.env.clone(), request.settings())?;
         let facts = sources.facts_request()?;
@@ -177,7 +191,17 @@ fn run(
     }
     let layers = sources.env.layers()?;
     let db = sources.puppetdb()?;
+    if sources.no_facts_given() {
+        warnings.push(NO_FACTS.into());
+    }
+    let environment = sources.env.environment.clone();
     let scope = sources.single_scope(&sources.facts_request()?, db.as_ref(), warnings)?;
+    // The classifier put the node in another environment: its layers.
+    let layers = if sources.env.environment != environment {
+        sources.env.layers()?
+    } else {
+        layers
+    };
 
     let mut session = Session::with_files(
         scope,
@@ -194,7 +218,7 @@ fn run(
         };
     })?;
     let code = ExitCode::from_status(out.code);
-    if out.explanation && output::use_color(args.color.as_deref())? {
+    if out.explanation && args.color.enabled(When::Never) {
         return Ok((output::colorize_explanation(&out.text), code));
     }
     Ok((out.text, code))
@@ -222,7 +246,7 @@ fn run_batch(
         } else {
             Keys::List(args.keys.clone())
         },
-        threads: output::threads(args.threads),
+        threads: output::threads(args.threads.threads),
         finish: lookup.finish()?,
         format: lookup.format_given.then_some(lookup.format),
     };
@@ -271,7 +295,8 @@ fn run_batch(
         broken.get_or_insert(e);
     }
     if broken.is_none() {
-        for w in hiera_facts::duplicate_warnings(names.iter().map(|(n, s)| (n.as_str(), s.as_str())))
+        for w in
+            hiera_facts::duplicate_warnings(names.iter().map(|(n, s)| (n.as_str(), s.as_str())))
         {
             output::warn(&w);
         }

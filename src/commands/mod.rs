@@ -7,4 +7,17 @@ pub mod diff;
 pub mod lint;
 pub mod lookup;
 pub mod man;
+pub mod serve;
 pub mod where_;
+
+/// The names `help` and `man` take: the lookup's, then the commands'.
+pub const TOPICS: &[&str] = &[
+    "lookup",
+    "where",
+    "diff",
+    "lint",
+    "serve",
+    "completions",
+    "man",
+    "help",
+];

@@ -1,41 +1,80 @@
 //! `hiera-lookup where KEY`: the lookup's flags, a report of where the key is defined
 //! instead of its value (the library's [`hiera_engine::where_`] does the work).
 
-use crate::commands::lookup::Args;
+use crate::flags::groups::{self, ColorArgs, FactsArgs, LayoutArgs, MergeArgs, NodeArgs};
+use crate::flags::groups::{RedactArgs, StrictArgs, TrustArgs, When};
 use crate::output::{self, ExitCode};
 use hiera_engine::redact::Redactor;
 use hiera_engine::where_::{self, fleet::FleetReport, render, Request};
 use hiera_engine::{Error, Workspace};
 
-const AFTER_HELP: &str = "\
-EXAMPLES:
-    hiera-lookup where ntp::servers --environmentpath fixtures/environments --facts fixtures/facts/web01.yaml
-    hiera-lookup where profile::base::users.alice --environmentpath fixtures/environments --facts fixtures/facts/web01.yaml --format json
-    hiera-lookup where ntp::servers --environmentpath fixtures/environments --facts-dir fixtures/facts
+const AFTER_HELP: &str = "`hiera-lookup where --help` adds examples and the roles.";
 
-Roles: wins (first found), contributes (merged), shadowed, knocked out (deep merge knockout),
-not reached (a data file this node's hierarchy does not name).
+const AFTER_LONG_HELP: &str = "\
+Examples (in a control repo: hiera.yaml and data/ in the current directory, or -C DIR):
+    hiera-lookup where ntp::servers --facts facts/web01.yaml
+    hiera-lookup where profile::base::users.alice --facts facts/web01.yaml --format json
+    hiera-lookup where ntp::servers --facts-dir facts
+
+Roles: wins (first found), contributes (merged), shadowed, knocked out (deep merge
+knockout), not reached (a data file this node's hierarchy does not name).
 
 Exit status: 0 found, 1 not found, 2 error.";
 
-/// `hiera-lookup where`'s flags: the lookup's, and the report's.
+/// `hiera-lookup where`'s flags: the lookup's layout, node and merge flags, and the
+/// report's own.
 #[derive(clap::Args, Debug)]
-#[command(infer_long_args = true, args_override_self = true, after_help = AFTER_HELP)]
+#[command(
+    args_override_self = true,
+    after_help = AFTER_HELP,
+    after_long_help = AFTER_LONG_HELP
+)]
 pub struct WhereArgs {
-    #[command(flatten)]
-    pub lookup: Args,
+    /// The key; a dotted key digs into the value
+    #[arg(value_name = "KEY")]
+    pub key: String,
 
-    /// Leave out definitions in data files the node does not reach.
-    #[arg(long = "reachable-only", visible_alias = "reachable_only")]
+    #[command(flatten)]
+    pub layout: LayoutArgs,
+
+    #[command(flatten)]
+    pub facts: FactsArgs,
+
+    #[command(flatten)]
+    pub node: NodeArgs,
+
+    #[command(flatten)]
+    pub merge: MergeArgs,
+
+    #[command(flatten)]
+    pub strict: StrictArgs,
+
+    /// Leave out definitions in data files the node does not reach
+    #[arg(
+        long = "reachable-only",
+        alias = "reachable_only",
+        help_heading = "Output"
+    )]
     pub reachable_only: bool,
 
-    /// Output format: text (default) or json.
-    #[arg(long, value_name = "FORMAT")]
-    pub format: Option<String>,
+    /// Output format
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        default_value = "text",
+        value_parser = ["text", "json"],
+        help_heading = "Output"
+    )]
+    pub format: String,
 
-    /// Over a fleet: run the programs `lookup_key: command` levels name.
-    #[arg(long = "allow-exec")]
-    pub allow_exec: bool,
+    #[command(flatten)]
+    pub redact: RedactArgs,
+
+    #[command(flatten)]
+    pub color: ColorArgs,
+
+    #[command(flatten)]
+    pub trust: TrustArgs,
 }
 
 /// Runs `where` and prints its report.
@@ -59,47 +98,21 @@ fn run_inner(
     warnings: &mut Vec<String>,
     secrets: &mut Redactor,
 ) -> Result<(String, i32), Error> {
-    let args = &w.lookup;
-    let json = match w.format.as_deref() {
-        None | Some("text") => false,
-        Some("json") => true,
-        Some(other) => {
-            return Err(Error::Usage(format!(
-                "--format expects text or json, got '{other}'"
-            )))
-        }
-    };
-    let refused = [
-        (args.explain, "--explain"),
-        (args.explain_options, "--explain-options"),
-        (args.all, "--all"),
-        (args.default.is_some(), "--default"),
-        (args.type_.is_some(), "--type"),
-        (args.render_as.is_some(), "--render-as"),
-        (args.compile, "--compile"),
-    ];
-    if let Some((_, flag)) = refused.iter().find(|(on, _)| *on) {
-        return Err(Error::Usage(format!(
-            "{flag} cannot be used with where (see hiera-lookup where --help)"
-        )));
-    }
-    let key = match args.keys.as_slice() {
-        [k] => k.clone(),
-        [] => return Err(Error::Usage("where needs a key".into())),
-        _ => return Err(Error::Usage("where takes one key".into())),
-    };
+    let json = w.format == "json";
+    let key = w.key.clone();
     let lookup = crate::request::Request::new(&crate::request::Flags {
         keys: vec![key.clone()],
-        merge: args.merge.merge.clone(),
-        knock_out_prefix: args.merge.knock_out_prefix.clone(),
-        sort_merged_arrays: args.merge.sort_merged_arrays,
-        merge_hash_arrays: args.merge.merge_hash_arrays,
-        strict: args.strict.strict.clone(),
-        redact: args.redact,
+        merge: w.merge.merge.clone(),
+        knock_out_prefix: w.merge.knock_out_prefix.clone(),
+        sort_merged_arrays: w.merge.sort_merged_arrays,
+        merge_hash_arrays: w.merge.merge_hash_arrays,
+        strict: w.strict.strict.clone(),
+        redact: w.redact.redact,
         ..Default::default()
     })?;
     let (merge, strict) = (lookup.merge.clone(), lookup.strict);
-    let sources = args.sources().resolve()?;
+    let mut sources = groups::sources(&w.layout, &w.facts, &w.node).resolve()?;
+    sources.check_control_repo()?;
     let cwd = sources.cwd.clone();
     let workspace = Workspace::open(sources.env.clone(), lookup.settings())?;
     let facts = sources.facts_request()?;
@@ -110,12 +123,23 @@ fn run_inner(
         reachable_only: w.reachable_only,
     };
     let style = render::Style {
-        color: output::use_color(args.color.as_deref())?,
+        color: w.color.enabled(When::Auto),
+        width: output::terminal_width(),
         base: Some(cwd.clone()),
     };
     if !sources.sources.many_nodes() {
+        if sources.no_facts_given() {
+            warnings.push(crate::commands::lookup::NO_FACTS.into());
+        }
+        let environment = sources.env.environment.clone();
         let scope = sources.single_scope(&facts, db.as_ref(), warnings)?;
-        let node = args.node.node.clone();
+        // The classifier put the node in another environment: its layers.
+        let workspace = if sources.env.environment != environment {
+            Workspace::open(sources.env.clone(), lookup.settings())?
+        } else {
+            workspace
+        };
+        let node = w.node.node.clone();
         let mut session = workspace.session_unrefreshed(scope);
         let report =
             where_::Reporter::new(workspace.files(), strict).report(&mut session, &request, node);
@@ -136,6 +160,11 @@ fn run_inner(
         };
         return Ok((out, code));
     }
+    sources.check_enc_trust(
+        &sources.env.cwd.clone(),
+        w.trust.allow_exec,
+        "where over a fleet",
+    )?;
     let mut fleet = FleetReport::new(&request.key);
     let mut reporter = where_::Reporter::new(workspace.files(), strict);
     // Each facts file (or chunk of PuppetDB's) read as its nodes are reached: the fleet is
@@ -150,7 +179,10 @@ fn run_inner(
     for n in nodes {
         names.push((
             n.name.clone(),
-            n.source.as_ref().map(|(_, s)| s.clone()).unwrap_or_default(),
+            n.source
+                .as_ref()
+                .map(|(_, s)| s.clone())
+                .unwrap_or_default(),
         ));
         if let Some(e) = &n.facts_error {
             fleet.nodes.push(n.name.clone());
@@ -158,7 +190,7 @@ fn run_inner(
             continue;
         }
         let mut session = workspace.session_unrefreshed(n.scope);
-        if !w.allow_exec {
+        if !w.trust.allow_exec {
             session.set_exec(hiera_engine::Exec::Refused {
                 how_to_allow: "where over a fleet runs no program a hierarchy names unless given --allow-exec",
             });

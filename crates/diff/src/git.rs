@@ -6,7 +6,7 @@
 //! before it is inflated ([`MAX_FILE_SIZE`]). A submodule is read from its own repository
 //! (the checkout's, or `.git/modules/…`) when its commit is there; when it is not, what lies
 //! under it cannot be read: reading there is an error saying so, and `diff` refuses to
-//! compare a side whose hierarchies may read there ([`GitFs::missing_submodules`]).
+//! compare a side whose hierarchies may read there (`GitFs::missing_submodules`).
 
 use hiera_engine::fs::{Fs, Kind};
 use hiera_value::limits::{
@@ -72,13 +72,30 @@ impl Repo {
         let repo = self.repo.to_thread_local();
         let id = repo
             .rev_parse_single(rev)
-            .map_err(|e| format!("unknown revision '{rev}': {e}"))?;
+            .map_err(|_| self.unknown_revision(rev))?;
         let tree = id
             .object()
             .map_err(|e| format!("revision '{rev}': {e}"))?
             .peel_to_tree()
             .map_err(|e| format!("revision '{rev}' has no tree: {e}"))?;
         Ok(tree.id)
+    }
+
+    /// Why `rev` names nothing, in git's terms and without gix's internals: a revision whose
+    /// history is too short (`HEAD~5` in a shallow clone), or a name that does not exist.
+    fn unknown_revision(&self, rev: &str) -> String {
+        let base = rev.split(['~', '^']).next().unwrap_or(rev);
+        let repo = self.repo.to_thread_local();
+        if base != rev && !base.is_empty() && repo.rev_parse_single(base).is_ok() {
+            format!(
+                "unknown revision '{rev}': '{base}' exists, but its history does not go back that far (a shallow clone? `git fetch --unshallow`, or `fetch-depth: 0` in CI)"
+            )
+        } else {
+            format!(
+                "unknown revision '{rev}': no branch, tag or commit of {} is named so (`git branch -a` and `git log --oneline` list them; a remote's branch needs `git fetch` first)",
+                self.workdir.display()
+            )
+        }
     }
 
     /// The files of revision `rev` (anything `git rev-parse` takes), mounted at the work tree.

@@ -9,6 +9,7 @@
 use super::Tree;
 use hiera_engine::fs::Fs;
 use hiera_engine::interpolation::{parse_expr, tokenize, Method, Token};
+use hiera_formats::DataFormat;
 use hiera_value::value::{Map, Value};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -33,7 +34,7 @@ pub(crate) fn role(rel: &str) -> Option<Role> {
     if matches!(ext, "pem" | "pkcs7") {
         return Some(Role::Config);
     }
-    if matches!(ext, "yaml" | "yml" | "json" | "eyaml" | "conf") {
+    if DataFormat::of_extension(ext).is_some() {
         return Some(Role::Data);
     }
     // A level's `path` may name any file; files under a data directory are data whatever
@@ -90,13 +91,16 @@ pub(super) type Parsed = Result<Arc<Map>, String>;
 /// side's own files).
 pub(super) fn parse(rel: &str, bytes: &[u8], fs: &dyn Fs) -> Parsed {
     let ext = rel.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
-    let v = match ext {
-        "json" => hiera_formats::json::parse(&String::from_utf8_lossy(bytes)),
-        "conf" => hiera_formats::hocon::parse_hocon_with(
+    // A file of a level's own `path` with another extension is read as YAML.
+    let v = match DataFormat::of_extension(ext).unwrap_or(DataFormat::Yaml) {
+        DataFormat::Json => hiera_formats::json::parse(&String::from_utf8_lossy(bytes)),
+        DataFormat::Hocon => hiera_formats::hocon::parse_hocon_with(
             &String::from_utf8_lossy(bytes),
             &hocon_includes(fs),
         ),
-        _ => hiera_formats::yaml::load_bytes(bytes).map_err(|e| e.puppet_message(rel)),
+        DataFormat::Yaml => {
+            hiera_formats::yaml::load_bytes(bytes).map_err(|e| e.puppet_message(rel))
+        }
     };
     match v {
         Ok(Value::Hash(m)) => Ok(Arc::new(m)),

@@ -441,6 +441,20 @@ impl Report {
         !self.changes.is_empty()
     }
 
+    /// How many node × key lookups the change makes fail (an error on the new side where
+    /// the old side answered or found nothing): a CI job must not pass such a change as an
+    /// ordinary one.
+    pub fn new_errors(&self) -> usize {
+        self.changes
+            .iter()
+            .flat_map(|c| &c.groups)
+            .filter(|g| {
+                matches!(g.after, Resolved::Error(_)) && !matches!(g.before, Resolved::Error(_))
+            })
+            .map(|g| g.nodes.len())
+            .sum()
+    }
+
     pub(crate) fn changed_nodes(&self) -> usize {
         let set: BTreeSet<&str> = self
             .changes
@@ -496,6 +510,11 @@ pub struct Request<'a> {
     pub threads: usize,
     /// Look up every key even where the change cannot touch it (a check of the analysis).
     pub no_skip: bool,
+    /// A global hiera.yaml (absolute) over both sides, as a lookup's `--hiera_config`.
+    pub hiera_config: Option<PathBuf>,
+    /// Both sides' modulepath instead of their environment.conf's (`:`-separated; entries
+    /// under the control repo are read from each side).
+    pub modulepath: Option<String>,
     /// Print what eyaml decrypted. By default every plaintext a lookup decrypted (on either
     /// side, for any node) is `[redacted]` wherever the report would show it (values, edits,
     /// error messages), as `--redact` does for a lookup; a secret that changed reads
@@ -617,6 +636,8 @@ pub fn run(req: Request) -> Result<Report> {
         no_skip,
         show_secrets,
         allow_exec,
+        hiera_config,
+        modulepath,
     } = req;
     let req = Options {
         base,
@@ -627,6 +648,8 @@ pub fn run(req: Request) -> Result<Report> {
         no_skip,
         show_secrets,
         allow_exec,
+        hiera_config,
+        modulepath,
     };
     stacker::grow(hiera_value::limits::LOOKUP_STACK_SIZE, || {
         let mut nodes = Some(nodes);
@@ -651,6 +674,8 @@ struct Options {
     no_skip: bool,
     show_secrets: bool,
     allow_exec: bool,
+    hiera_config: Option<PathBuf>,
+    modulepath: Option<String>,
 }
 
 /// The error of the first node (in node order) whose facts cannot be read.
@@ -677,6 +702,10 @@ fn first_facts_error(nodes: NodeSource<'_>, threads: usize) -> Option<Error> {
     first
 }
 
+/// A group of a key's change before its nodes are named: their indices, the values before
+/// and after, and the edits between them.
+type IndexedGroup = (Vec<usize>, Resolved, Resolved, Vec<paths::Edit>);
+
 /// One unit's nodes compared, or the first error of a node whose facts cannot be read.
 struct UnitDiff {
     /// Each node's name, source (the source's value) and comparison.
@@ -690,13 +719,19 @@ fn diff_trees(
     node_source: &mut Option<NodeSource<'_>>,
     events: &mut (dyn FnMut(Event) + Send),
 ) -> Result<Report> {
-    // Each side's layers, in control-repo mode (its root is the environment).
-    let layers_of = |tree: &Tree| {
-        EnvOptions {
+    // Each side's layers, in control-repo mode (its root is the environment), with the
+    // request's global hiera.yaml and modulepath.
+    let layers_of = |tree: &Tree| -> Result<hiera_engine::engine::Layers> {
+        let mut layers = EnvOptions {
             cwd: tree.root.clone(),
+            modulepath: req.modulepath.clone(),
             ..Default::default()
         }
-        .layers_in(&*tree.fs)
+        .layers_in(&*tree.fs)?;
+        if let Some(global) = &req.hiera_config {
+            layers.global = Some(global.clone());
+        }
+        Ok(layers)
     };
     let (base_layers, head_layers) = (layers_of(&req.base)?, layers_of(&req.head)?);
     let mut dirs = read_dirs(&req.base, &base_layers);
@@ -885,8 +920,7 @@ fn diff_trees(
     // Every node's name and source, in order; groups hold their indices until the names
     // are told apart (two facts files of one certname), which needs them all.
     let mut all_nodes: Vec<(String, Option<String>)> = Vec::new();
-    let mut by_key_nodes: BTreeMap<String, Vec<(Vec<usize>, Resolved, Resolved, Vec<paths::Edit>)>> =
-        BTreeMap::new();
+    let mut by_key_nodes: BTreeMap<String, Vec<IndexedGroup>> = BTreeMap::new();
     let expected = node_source.as_ref().map_or(0, |n| n.expected);
     let units = node_source.take().map(|n| n.into_units());
     hiera_engine::workers::in_order(
@@ -1151,6 +1185,8 @@ mod tests {
             no_skip: false,
             show_secrets: false,
             allow_exec: false,
+            hiera_config: None,
+            modulepath: None,
         };
         let report = std::thread::Builder::new()
             .stack_size(128 << 10)

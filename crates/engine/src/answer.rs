@@ -59,7 +59,12 @@ impl Answer {
 impl Finish {
     /// Parses `--type` (Puppet's message for a bad type expression).
     pub fn parse_type(text: &str) -> Result<Type, Error> {
-        hiera_types::parse_cli(text).map_err(|e| Error::run(e.message()))
+        hiera_types::parse_cli(text).map_err(|e| {
+            Error::run(format!(
+                "--type '{text}': {} (--type takes a Puppet data type, such as 'String', 'Array[String]' or 'Optional[Integer[0]]')",
+                e.message()
+            ))
+        })
     }
 
     /// `--type TEXT`: the found value (or the default) must be an instance of this Puppet

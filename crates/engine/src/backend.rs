@@ -3,10 +3,12 @@
 //! backends, with each data file read and parsed at most once per process.
 
 pub(crate) mod command;
+pub use command::run_program;
 pub mod custom;
 pub mod eyaml;
 #[cfg(test)]
 mod fixture_tests;
+use hiera_formats::format::{DataFormat, EYAML_LOOKUP_KEY};
 use hiera_formats::hocon;
 pub(crate) mod indexed;
 
@@ -82,11 +84,12 @@ impl DataHash {
 /// The built-in backend functions, by hiera.yaml name. Adding a backend: one file that
 /// implements a trait of [`custom`], and one line here.
 static BUILTINS: LazyLock<[Builtin; 5]> = LazyLock::new(|| {
+    let data = |f: DataFormat| Builtin::data_hash_fn(f.data_hash_function(), Arc::new(DataFile(f)));
     [
-        Builtin::data_hash_fn("yaml_data", Arc::new(DataFile)),
-        Builtin::data_hash_fn("json_data", Arc::new(DataFile)),
-        Builtin::data_hash_fn("hocon_data", Arc::new(DataFile)),
-        Builtin::lookup_key_fn("eyaml_lookup_key", Arc::new(eyaml::EyamlLookupKey)),
+        data(DataFormat::Yaml),
+        data(DataFormat::Json),
+        data(DataFormat::Hocon),
+        Builtin::lookup_key_fn(EYAML_LOOKUP_KEY, Arc::new(eyaml::EyamlLookupKey)),
         Builtin::lookup_key_fn("command", Arc::new(command::CommandBackend)),
     ]
 });
@@ -168,8 +171,9 @@ impl PartialEq for Builtin {
     }
 }
 
-/// `yaml_data`, `json_data`, `hocon_data`: the hash of a data file, parsed once per process.
-struct DataFile;
+/// `yaml_data`, `json_data`, `hocon_data`: the hash of a data file in their format, parsed
+/// once per process.
+struct DataFile(DataFormat);
 
 impl custom::DataHashBackend for DataFile {
     /// Outside the engine (`options` holds `path`): the file parsed as YAML, JSON or HOCON
@@ -179,13 +183,9 @@ impl custom::DataHashBackend for DataFile {
             .get(&Value::str("path"))
             .and_then(Value::as_str)
             .ok_or("a data_hash function needs a 'path' option")?;
-        let function = match Path::new(path).extension().and_then(|e| e.to_str()) {
-            Some("json") => "json_data",
-            Some("conf") => "hocon_data",
-            _ => "yaml_data",
-        };
+        let format = DataFormat::of_path(Path::new(path)).unwrap_or(DataFormat::Yaml);
         let hash = DataFiles::default()
-            .data_hash(function, path, Strict::Error, &mut Vec::new())
+            .data_hash(format, path, Strict::Error, &mut Vec::new())
             .map_err(|e| e.to_string())?;
         let mut map = Map::default();
         for k in hash.keys() {
@@ -206,7 +206,7 @@ impl custom::DataHashBackend for DataFile {
         let Some(path) = call.path().filter(|_| call.options.is_empty()) else {
             return Err(call.missing_path("data_hash", ""));
         };
-        host.load_data(call.function, path)
+        host.load_data(self.0, path)
     }
 }
 
@@ -254,10 +254,11 @@ fn rich_data(v: &Value) -> bool {
     match v {
         Value::Array(a) => a.iter().all(rich_data),
         Value::Hash(h) => h.iter().all(|(k, v)| {
-            matches!(
+            (matches!(
                 k,
                 Value::String(_) | Value::Int(_) | Value::BigInt(_) | Value::Float(_)
-            ) && rich_data(v)
+            ) || k.binary_bytes().is_some())
+                && rich_data(v)
         }),
         _ => true,
     }
@@ -287,7 +288,7 @@ pub struct DataFiles {
     levels: Arc<crate::engine::LevelMemo>,
 }
 
-/// Parsed files by `function\0path`.
+/// Parsed files by `function\0path` (the data_hash function reading the file's format).
 type ParseMap = HashMap<String, Arc<OnceLock<Loaded>>>;
 
 /// Parsed hiera.yaml files by `layer\0strict_off\0codedir\0path` (what loading one depends
@@ -396,11 +397,11 @@ impl DataFiles {
         &self.fs
     }
 
-    /// The hash a data_hash function returns for `path`. Warnings (Puppet 7's non-hash
-    /// files) are appended to `warnings` every time the file is used.
+    /// The hash the data_hash function of `format` returns for `path`. Warnings (Puppet 7's
+    /// non-hash files) are appended to `warnings` every time the file is used.
     pub(crate) fn data_hash(
         &self,
-        function: &str,
+        format: DataFormat,
         path: &str,
         strict: Strict,
         warnings: &mut Vec<String>,
@@ -411,13 +412,13 @@ impl DataFiles {
         };
         let cell = {
             let mut map = store.lock().unwrap_or_else(|e| e.into_inner());
-            map.entry(format!("{function}\0{path}"))
+            map.entry(format!("{}\0{path}", format.data_hash_function()))
                 .or_default()
                 .clone()
         };
         let loaded = cell.get_or_init(|| {
             let mut w = Vec::new();
-            let result = load(&*self.fs, function, path, strict, &mut w).map(Arc::new);
+            let result = load(&*self.fs, format, path, strict, &mut w).map(Arc::new);
             Loaded {
                 result,
                 warnings: w,
@@ -430,7 +431,7 @@ impl DataFiles {
 
 fn load(
     fs: &dyn Fs,
-    function: &str,
+    format: DataFormat,
     path: &str,
     strict: Strict,
     warnings: &mut Vec<String>,
@@ -441,14 +442,14 @@ fn load(
             crate::error::io_reason(&e)
         ))
     })?;
-    match function {
+    match format {
         // Read entry by entry when the structural pass vouches for the file.
-        "yaml_data" => match indexed::IndexedFile::new(indexed::Format::Yaml, path, bytes) {
+        DataFormat::Yaml => match indexed::IndexedFile::new(indexed::Format::Yaml, path, bytes) {
             Ok(f) => Ok(DataHash::Indexed(f)),
             Err(bytes) => yaml_data(&bytes, path, strict, warnings),
         },
         // `include file(...)` reads through `fs` too (a revision's own files in `diff`).
-        "hocon_data" => match hocon::parse_hocon_with(&String::from_utf8_lossy(&bytes), &|p| {
+        DataFormat::Hocon => match hocon::parse_hocon_with(&String::from_utf8_lossy(&bytes), &|p| {
             fs.is_file(p).then(|| fs.read(p))
         }) {
             Ok(Value::Hash(map)) => Ok(DataHash::Parsed {
@@ -461,7 +462,7 @@ fn load(
                 None => Err(Error::lookup(format!("Unable to parse ({path}): {e}"))),
             },
         },
-        "json_data" => match indexed::IndexedFile::new(indexed::Format::Json, path, bytes) {
+        DataFormat::Json => match indexed::IndexedFile::new(indexed::Format::Json, path, bytes) {
             Ok(f) => Ok(DataHash::Indexed(f)),
             Err(bytes) => {
                 json_data(&String::from_utf8_lossy(&bytes), path).map(|map| DataHash::Parsed {
@@ -470,9 +471,6 @@ fn load(
                 })
             }
         },
-        other => Err(Error::issue(format!(
-            "Unable to find 'data_hash' function named '{other}'"
-        ))),
     }
 }
 

@@ -57,9 +57,7 @@ pub fn distinct_names_of<'a>(
 
 /// One warning per node name that several sources give: `nodes` are each node's name and
 /// facts source, in order.
-pub fn duplicate_warnings<'a>(
-    nodes: impl IntoIterator<Item = (&'a str, &'a str)>,
-) -> Vec<String> {
+pub fn duplicate_warnings<'a>(nodes: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<String> {
     let mut by_name: indexmap::IndexMap<&str, Vec<&str>> = indexmap::IndexMap::new();
     for (name, source) in nodes {
         by_name.entry(name).or_default().push(source);
@@ -379,6 +377,26 @@ impl<'a> NodeSource<'a> {
             nodes.into_iter().map(|n| -> NodeUnit<'a> {
                 Box::new(move || ReadNodes {
                     nodes: vec![n],
+                    warnings: Vec::new(),
+                })
+            }),
+            expected,
+        )
+    }
+
+    /// Nodes the caller holds: each its own unit, cloned when read (a scope is shared, not
+    /// copied).
+    pub fn from_refs<I>(nodes: I) -> NodeSource<'a>
+    where
+        I: IntoIterator<Item = &'a Node>,
+        I::IntoIter: ExactSizeIterator + Send + 'a,
+    {
+        let nodes = nodes.into_iter();
+        let expected = nodes.len();
+        NodeSource::new(
+            nodes.map(|n| -> NodeUnit<'a> {
+                Box::new(move || ReadNodes {
+                    nodes: vec![n.clone()],
                     warnings: Vec::new(),
                 })
             }),

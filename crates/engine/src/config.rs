@@ -4,6 +4,7 @@
 //! never looks at the version again except to name it in `--explain`.
 
 use crate::error::{Error, Result};
+use hiera_formats::format::{DataFormat, EYAML_LOOKUP_KEY};
 use hiera_value::value::{Map, Value};
 use std::path::{Path, PathBuf};
 
@@ -77,6 +78,20 @@ pub struct Entry {
     pub extension: Option<String>,
     /// v3: the datadir was given by the config (not interpolated from the default).
     pub v3: bool,
+}
+
+impl Entry {
+    /// The format of the data files the level's built-in backend reads: `yaml_data`,
+    /// `json_data` and `hocon_data` as `data_hash`, `eyaml_lookup_key` as `lookup_key`
+    /// (`None`: a function without data files, or one named under the wrong kind, which
+    /// Puppet cannot find).
+    pub fn data_format(&self) -> Option<DataFormat> {
+        match self.kind {
+            FunctionKind::DataHash => DataFormat::of_data_hash(&self.function),
+            FunctionKind::LookupKey => DataFormat::of_lookup_key(&self.function),
+            FunctionKind::DataDig | FunctionKind::Hiera3Backend => None,
+        }
+    }
 }
 
 /// Hiera 3's `:merge_behavior:`, kept for `hiera_hash`-style lookups.
@@ -197,8 +212,12 @@ impl HieraConfig {
         };
         let shown = path.display().to_string();
         // A Psych error here is a Puppet::Error: the provider wraps it like a data error.
-        let parsed = hiera_formats::yaml::load(&text)
-            .map_err(|e| Error::Puppet(format!("({shown}): {e}")))?;
+        let parsed = hiera_formats::yaml::load(&text).map_err(|e| {
+            let (line, column) = e.position();
+            Error::Puppet(format!(
+                "({shown}): {e} ({shown}:{line}:{column}: this Hiera configuration is not valid YAML; no key can be looked up until it is fixed)"
+            ))
+        })?;
         let config = match parsed {
             Value::Hash(h) => h,
             _ => {
@@ -258,20 +277,28 @@ impl HieraConfig {
                 v.load_v4(map, &mut cfg)?
             }
             3 => {
-                match ctx.layer {
-                    Layer::Global => {}
-                    // The caller decides between Puppet 7's warning and Puppet 8's error.
-                    Layer::Environment | Layer::Module => {
-                        cfg.version = 3;
-                        return Ok(cfg);
-                    }
-                }
+                // HieraConfigV3#validate_config: the deprecation, then the v3 struct, in every
+                // layer (a version-less file with a v5-shaped hierarchy fails here).
                 if !ctx.strict_off {
                     warnings.push(format!(
                         "{shown}: Use of 'hiera.yaml' version 3 is deprecated. It should be converted to version 5"
                     ));
                 }
-                v.load_v3(map, ctx, &mut cfg)?
+                match ctx.layer {
+                    Layer::Global => v.load_v3(map, ctx, &mut cfg)?,
+                    // Then the caller decides between Puppet 7's warning and Puppet 8's error.
+                    // The environment and module providers load their configuration outside
+                    // any data provider: the failure is not wrapped.
+                    Layer::Environment | Layer::Module => {
+                        let mut checked = cfg.clone();
+                        v.load_v3(map, ctx, &mut checked).map_err(|e| match e {
+                            Error::Puppet(m) => Error::run(m),
+                            other => other,
+                        })?;
+                        cfg.version = 3;
+                        return Ok(cfg);
+                    }
+                }
             }
             n => {
                 return Err(v.issue(
@@ -372,7 +399,21 @@ impl Validator<'_> {
             match k {
                 Value::String(k) if allowed.contains(&k.as_str()) => {}
                 Value::String(k) => {
-                    return Err(self.type_error(&format!("{prefix}unrecognized key '{k}'")));
+                    // Puppet's words, then where the key is and what is valid there.
+                    let re = regex::Regex::new(&format!(
+                        r#"^\s*(-\s+)?["']?{}["']?\s*:"#,
+                        regex::escape(k)
+                    ))
+                    .ok();
+                    let line = re.and_then(|re| self.find_line(&re, 1));
+                    let at = match (self.file_given, line) {
+                        (true, Some(l)) => format!("{}:{l}: ", self.path),
+                        _ => String::new(),
+                    };
+                    return Err(self.type_error(&format!(
+                        "{prefix}unrecognized key '{k}' ({at}valid keys here: {})",
+                        allowed.join(", ")
+                    )));
                 }
                 other => {
                     return Err(self.type_error(&format!(
@@ -655,6 +696,11 @@ impl Validator<'_> {
             .unwrap_or("data")
             .to_string();
         for (key, entries) in hierarchies {
+            // plan_hierarchy serves only plans (Puppet::Pal's ScriptCompiler): validated above,
+            // never built, so a repeated name in it is not an error for a lookup.
+            if key == "plan_hierarchy" {
+                continue;
+            }
             let built =
                 self.build_v5_entries(&entries, defaults, &default_options, &default_datadir, cfg)?;
             match key {
@@ -855,11 +901,9 @@ impl Validator<'_> {
                 _ => vec![get("path").unwrap_or_else(|| name.clone())],
             };
             let backend = get("backend").unwrap_or_default();
-            let (function, ext) = match backend.as_str() {
-                "yaml" => ("yaml_data", ".yaml"),
-                "json" => ("json_data", ".json"),
-                "hocon" => ("hocon_data", ".conf"),
-                _ => {
+            let format = match DataFormat::of_backend(&backend) {
+                Some(f) => f,
+                None => {
                     // Raised when the providers are built, inside the provider's explain node.
                     #[allow(clippy::regex_creation_in_loops)] // once: the loop ends here
                     let re =
@@ -878,11 +922,11 @@ impl Validator<'_> {
             out.push(Entry {
                 name,
                 kind: FunctionKind::DataHash,
-                function: function.to_string(),
+                function: format.data_hash_function().to_string(),
                 datadir: path_plus(&cfg.root.display().to_string(), &dd),
                 locations: Locations::Paths(paths),
                 options: None,
-                extension: Some(ext.to_string()),
+                extension: Some(format!(".{}", format.extension())),
                 v3: false,
             });
         }
@@ -980,6 +1024,7 @@ impl Validator<'_> {
                 ));
             }
             seen.push(b.to_string());
+            let format = DataFormat::of_backend(b);
             let bc = match map.get(&s(b)) {
                 Some(Value::Hash(h)) => Some(h.clone()),
                 _ => None,
@@ -1004,15 +1049,13 @@ impl Validator<'_> {
                 .and_then(Value::as_str)
             {
                 Some(e) => format!(".{e}"),
-                None if b == "hocon" => ".conf".to_string(),
-                None => format!(".{b}"),
+                // eyaml's and other backends' extension is their name.
+                None => format!(".{}", format.map_or(b, |f| f.extension())),
             };
-            let (kind, function) = match b {
-                "yaml" => (FunctionKind::DataHash, "yaml_data".to_string()),
-                "json" => (FunctionKind::DataHash, "json_data".to_string()),
-                "hocon" => (FunctionKind::DataHash, "hocon_data".to_string()),
-                "eyaml" => (FunctionKind::LookupKey, "eyaml_lookup_key".to_string()),
-                other => (FunctionKind::Hiera3Backend, other.to_string()),
+            let (kind, function) = match (format, b) {
+                (Some(f), _) => (FunctionKind::DataHash, f.data_hash_function().to_string()),
+                (None, "eyaml") => (FunctionKind::LookupKey, EYAML_LOOKUP_KEY.to_string()),
+                (None, other) => (FunctionKind::Hiera3Backend, other.to_string()),
             };
             // Puppet passes a data_hash backend no options (only eyaml gets its section).
             let mut options = if kind == FunctionKind::DataHash {
@@ -1182,6 +1225,78 @@ mod tests {
         assert!(!option_name_ok("a_"));
         assert!(!option_name_ok("_a"));
         assert!(!option_name_ok("1a"));
+    }
+
+    /// Hiera 3's and 4's backend names and Hiera 5's function names reach the same
+    /// [`DataFormat`]s: the function, the default extension and the format of each level.
+    #[test]
+    fn backends_read_their_formats() {
+        use DataFormat::{Hocon, Json, Yaml};
+        use FunctionKind::{DataHash, Hiera3Backend, LookupKey};
+        let dir = std::env::temp_dir().join(format!("hiera-config-formats-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let levels = |name: &str, text: &str| {
+            let p = dir.join(name);
+            std::fs::write(&p, text).unwrap();
+            // Hiera 4 is for environments and modules only.
+            let ctx = LoadContext {
+                layer: if name == "v4.yaml" {
+                    Layer::Environment
+                } else {
+                    Layer::Global
+                },
+                codedir: dir.clone(),
+                strict_off: true,
+            };
+            let cfg = HieraConfig::load(&p, &ctx, &mut Vec::new()).unwrap();
+            cfg.hierarchy
+                .iter()
+                .map(|e| {
+                    let ext = e.extension.clone();
+                    (e.kind, e.function.clone(), ext, e.data_format())
+                })
+                .collect::<Vec<_>>()
+        };
+        let l = |k, f: &str, x: Option<&str>, d| (k, f.to_string(), x.map(str::to_string), d);
+        assert_eq!(
+            levels(
+                "v3.yaml",
+                ":backends: [yaml, json, hocon, eyaml, other]\n:hierarchy: [common]\n:json: {extension: js}\n"
+            ),
+            vec![
+                l(DataHash, "yaml_data", Some(".yaml"), Some(Yaml)),
+                l(DataHash, "json_data", Some(".js"), Some(Json)),
+                l(DataHash, "hocon_data", Some(".conf"), Some(Hocon)),
+                l(LookupKey, "eyaml_lookup_key", Some(".eyaml"), Some(Yaml)),
+                l(Hiera3Backend, "other", Some(".other"), None),
+            ]
+        );
+        assert_eq!(
+            levels(
+                "v4.yaml",
+                "version: 4\nhierarchy:\n  - {name: a, backend: yaml}\n  - {name: b, backend: json}\n  - {name: c, backend: hocon}\n"
+            ),
+            vec![
+                l(DataHash, "yaml_data", Some(".yaml"), Some(Yaml)),
+                l(DataHash, "json_data", Some(".json"), Some(Json)),
+                l(DataHash, "hocon_data", Some(".conf"), Some(Hocon)),
+            ]
+        );
+        // A function named under the wrong kind reads no data files (Puppet cannot find it).
+        assert_eq!(
+            levels(
+                "v5.yaml",
+                "version: 5\nhierarchy:\n  - {name: a, data_hash: json_data, path: a}\n  - {name: b, lookup_key: eyaml_lookup_key, path: b}\n  - {name: c, lookup_key: yaml_data, path: c}\n  - {name: d, data_hash: eyaml_lookup_key, path: d}\n  - {name: e, data_hash: my_data, path: e}\n"
+            ),
+            vec![
+                l(DataHash, "json_data", None, Some(Json)),
+                l(LookupKey, "eyaml_lookup_key", None, Some(Yaml)),
+                l(LookupKey, "yaml_data", None, None),
+                l(DataHash, "eyaml_lookup_key", None, None),
+                l(DataHash, "my_data", None, None),
+            ]
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -88,7 +88,11 @@ impl Error {
 pub fn unreadable(what: &str, display: &str, e: &std::io::Error, fix: &str) -> Error {
     let plain = match e.kind() {
         std::io::ErrorKind::NotFound => "does not exist",
-        std::io::ErrorKind::PermissionDenied => "cannot be read (permission denied)",
+        std::io::ErrorKind::PermissionDenied => {
+            return Error::run(format!(
+                "{what} {display} cannot be read (permission denied): {fix}, or give this user read access"
+            ))
+        }
         std::io::ErrorKind::IsADirectory => {
             return Error::run(format!(
                 "{what} {display} is a directory, not a file: {fix}"
@@ -118,3 +122,26 @@ pub fn io_reason(e: &std::io::Error) -> String {
 
 /// The library's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Ruby's `@ rb_sysopen` stays only where a recording has it (a missing file); a file
+    /// that cannot be read says so and what to do.
+    #[test]
+    fn unreadable_files_in_plain_words() {
+        let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        let m = unreadable("The facts file", "x.json", &denied, "check --facts").to_string();
+        assert_eq!(
+            m,
+            "The facts file x.json cannot be read (permission denied): check --facts, or give this user read access"
+        );
+        let missing = std::io::Error::from(std::io::ErrorKind::NotFound);
+        let m = unreadable("The facts file", "x.json", &missing, "check --facts").to_string();
+        assert!(
+            m.contains("No such file or directory @ rb_sysopen - x.json"),
+            "{m}"
+        );
+    }
+}

@@ -396,6 +396,13 @@ impl Explainer {
             Format::S => self.explain(),
             Format::Yaml => hiera_formats::render::tree_to_yaml(&self.to_tree())
                 .map_err(|e| crate::Error::run(e.to_string())),
+            // The hash's keys are Symbols, so `console` never makes it a table.
+            Format::Console => match self.to_hash() {
+                Value::Hash(h) if h.is_empty() => Ok("\n".into()),
+                h => hiera_formats::json::write::to_json_pretty(&h)
+                    .map(|s| s + "\n")
+                    .map_err(|e| crate::Error::run(e.to_string())),
+            },
             _ => format.render(&self.to_hash()),
         }
     }

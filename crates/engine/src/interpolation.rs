@@ -121,10 +121,10 @@ pub(crate) fn interpolate_string<C: Context>(
     cx.explained(
         || Kind::Interpolate(subj),
         |s| -> Result<Value> {
-            let mut out = String::new();
+            let mut out = Gsub::default();
             for tok in tokenize(subject) {
                 match tok {
-                    Token::Text(t) => out.push_str(t),
+                    Token::Text(t) => out.push_utf8(t)?,
                     Token::Empty => {}
                     Token::Expr { whole, expr } => {
                         let (method, key, call) = parse_expr(expr);
@@ -159,8 +159,11 @@ pub(crate) fn interpolate_string<C: Context>(
                             }
                             None => Value::Null,
                         };
-                        out.push_str(&hiera_value::ruby::to_s(&value));
-                        if out.len() > hiera_value::limits::MAX_INTERPOLATED_STRING {
+                        match value.binary_bytes() {
+                            Some(bytes) => out.push_binary(&bytes)?,
+                            None => out.push_utf8(&hiera_value::ruby::to_s(&value))?,
+                        }
+                        if out.bytes.len() > hiera_value::limits::MAX_INTERPOLATED_STRING {
                             return Err(Error::run(format!(
                                 "interpolation result too large (more than {} MiB)",
                                 hiera_value::limits::MAX_INTERPOLATED_STRING >> 20
@@ -169,9 +172,50 @@ pub(crate) fn interpolate_string<C: Context>(
                     }
                 }
             }
-            Ok(Value::String(out))
+            Ok(out.finish())
         },
     )
+}
+
+/// The string `gsub` builds: UTF-8 (the subject's encoding) until a binary (ASCII-8BIT) piece
+/// that is not ASCII joins an ASCII-only result, which then becomes binary; mixing non-ASCII
+/// text of both encodings is Ruby's Encoding::CompatibilityError.
+#[derive(Default)]
+struct Gsub {
+    bytes: Vec<u8>,
+    binary: bool,
+}
+
+impl Gsub {
+    fn push(&mut self, piece: &[u8], binary: bool) -> Result<()> {
+        if !piece.is_ascii() && binary != self.binary {
+            if !self.bytes.is_ascii() {
+                let name = |b: bool| if b { "ASCII-8BIT" } else { "UTF-8" };
+                return Err(Error::run(format!(
+                    "incompatible character encodings: {} and {}",
+                    name(self.binary),
+                    name(binary)
+                )));
+            }
+            self.binary = binary;
+        }
+        self.bytes.extend_from_slice(piece);
+        Ok(())
+    }
+    fn push_utf8(&mut self, s: &str) -> Result<()> {
+        self.push(s.as_bytes(), false)
+    }
+    fn push_binary(&mut self, b: &[u8]) -> Result<()> {
+        self.push(b, true)
+    }
+    fn finish(self) -> Value {
+        if self.binary {
+            hiera_value::value::binary_string(&self.bytes)
+        } else {
+            // Only UTF-8 text was appended.
+            Value::String(String::from_utf8(self.bytes).unwrap_or_default())
+        }
+    }
 }
 
 /// `%{var}` / `%{scope('var')}`: a scope variable with optional dotted sub-keys.
@@ -182,7 +226,15 @@ pub(crate) fn scope_lookup<C: Context>(
 ) -> Result<Option<Value>> {
     let mut segments =
         split_key(key).map_err(|_| Error::lookup(format!("Syntax error in string: {subject}")))?;
-    let root = segments.remove(0).to_string();
+    let root = match segments.remove(0) {
+        Segment::Key(k) => k,
+        // `scope[root_key]` with the Integer split_key made: Scope#lookupvar's ParseError.
+        n => {
+            return Err(Error::Puppet(format!(
+                "Scope variable name {n} is a Integer, not a string"
+            )))
+        }
+    };
     if let Some(found) = cx.scope_dig(&root, key, &segments) {
         return found;
     }

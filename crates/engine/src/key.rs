@@ -9,6 +9,8 @@ pub enum Segment {
     Key(String),
     /// An array index.
     Index(i64),
+    /// An integer beyond 64 bits (a Ruby Bignum): its decimal digits. Indexes no array.
+    BigIndex(String),
 }
 
 impl Segment {
@@ -16,6 +18,7 @@ impl Segment {
         match self {
             Segment::Key(s) => Value::String(s.clone()),
             Segment::Index(i) => Value::Int(*i),
+            Segment::BigIndex(d) => Value::BigInt(d.clone()),
         }
     }
 }
@@ -25,6 +28,7 @@ impl std::fmt::Display for Segment {
         match self {
             Segment::Key(s) => f.write_str(s),
             Segment::Index(i) => write!(f, "{i}"),
+            Segment::BigIndex(d) => f.write_str(d),
         }
     }
 }
@@ -69,8 +73,8 @@ pub fn split_key(key: &str) -> Result<Vec<Segment>, SyntaxError> {
             return Err(SyntaxError);
         }
     }
-    // Integer conversion applies to every segment, the root included, in split_key; the
-    // root is then used as a string key by LookupKey (to_s of an Integer root).
+    // Integer conversion applies to every segment, the root included, in split_key: an
+    // Integer root fails both as a lookup key and as a scope variable name.
     Ok(out)
 }
 
@@ -127,9 +131,12 @@ fn plain_segment(text: &str) -> Segment {
         if text.starts_with(':') {
             return Segment::Index(0);
         }
-        if let Ok(n) = t.parse::<i64>() {
-            return Segment::Index(n);
-        }
+        let neg = t.starts_with('-');
+        return match hiera_value::value::integer_from_digits(neg, 10, digits) {
+            Value::Int(n) => Segment::Index(n),
+            Value::BigInt(d) => Segment::BigIndex(d),
+            _ => Segment::Key(text.to_string()),
+        };
     }
     Segment::Key(text.to_string())
 }
@@ -156,7 +163,12 @@ impl LookupKey {
             })?;
             let root = match segs.remove(0) {
                 Segment::Key(s) => s,
-                index => index.to_string(),
+                // `root_key.index('::')` on the Integer split_key made of it.
+                _ => {
+                    return Err(crate::error::Error::run(
+                        "undefined method `index' for an instance of Integer",
+                    ))
+                }
             };
             (root, segs)
         } else {

@@ -150,6 +150,10 @@ pub fn glob(fs: &dyn Fs, pattern: &str) -> Result<Vec<String>, String> {
     let mut out = Vec::new();
     let mut steps = 0usize;
     for p in expand_braces(pattern) {
+        // A pattern ending in `/` matches only directories, which are dropped below.
+        if p.ends_with('/') {
+            continue;
+        }
         let absolute = p.starts_with('/');
         let parts: Vec<&str> = p.split('/').filter(|s| !s.is_empty()).collect();
         let base = if absolute {
@@ -164,7 +168,6 @@ pub fn glob(fs: &dyn Fs, pattern: &str) -> Result<Vec<String>, String> {
                 "glob '{pattern}' visits too many directory entries (more than {MAX_GLOB_STEPS})"
             ));
         }
-        found.sort();
         let mut seen: std::collections::HashSet<String> = out.iter().cloned().collect();
         for f in found {
             if seen.insert(f.clone()) {
@@ -202,44 +205,41 @@ fn join(base: &str, name: &str) -> String {
     }
 }
 
+/// Ruby's `glob_helper`: at `base`, the pattern suffixes still to match. A suffix that has
+/// ended yields `base`; otherwise the directory's entries are read sorted and each is followed,
+/// depth first, with the suffixes it advances (so results come in Ruby's order: by entry, a
+/// directory's matches before the next entry's). `**` followed by more components is
+/// recursive (it stays active below every non-hidden directory and also lets the next
+/// component match here); a final `**` is an ordinary component, matching like `*`.
 fn walk(fs: &dyn Fs, base: &str, parts: &[&str], out: &mut Vec<String>, steps: &mut usize) {
+    walk_set(fs, base, &[parts], out, steps);
+}
+
+fn walk_set(fs: &dyn Fs, base: &str, pats: &[&[&str]], out: &mut Vec<String>, steps: &mut usize) {
     *steps += 1;
     if *steps > MAX_GLOB_STEPS {
         return;
     }
-    let Some((first, rest)) = parts.split_first() else {
-        if !base.is_empty() {
-            out.push(base.to_string());
-        }
-        return;
-    };
-    if *first == "**" {
-        // Zero or more directories (not hidden ones, as Ruby).
-        walk(fs, base, rest, out, steps);
-        let dir = if base.is_empty() { "." } else { base };
-        if let Ok(mut names) = fs.read_dir(Path::new(dir)) {
-            names.sort();
-            for n in names {
-                if n.starts_with('.') {
-                    continue;
-                }
-                let p = join(base, &n);
-                if fs.is_dir(Path::new(&p)) && !fs.is_symlink(Path::new(&p)) {
-                    walk(fs, &p, parts, out, steps);
-                }
-            }
-        }
+    if pats.iter().any(|p| p.is_empty()) && !base.is_empty() {
+        out.push(base.to_string());
+    }
+    let live: Vec<&[&str]> = pats.iter().copied().filter(|p| !p.is_empty()).collect();
+    if live.is_empty() {
         return;
     }
-    if !has_magic(first) {
-        // A plain component: Ruby removes its escapes (`\{` is a literal `{`).
-        let p = join(base, &remove_backslashes(first));
-        if rest.is_empty() {
-            if fs.exists(Path::new(&p)) {
-                out.push(p);
+    let recursive = |p: &[&str]| p.len() > 1 && p[0] == "**";
+    // Only plain components: no directory read, each named path is checked.
+    if live.iter().all(|p| !recursive(p) && !has_magic(p[0])) {
+        for p in live {
+            let path = join(base, &remove_backslashes(p[0]));
+            let rest = &p[1..];
+            if rest.is_empty() {
+                if fs.exists(Path::new(&path)) {
+                    out.push(path);
+                }
+            } else if fs.is_dir(Path::new(&path)) {
+                walk_set(fs, &path, &[rest], out, steps);
             }
-        } else if fs.is_dir(Path::new(&p)) {
-            walk(fs, &p, rest, out, steps);
         }
         return;
     }
@@ -249,16 +249,38 @@ fn walk(fs: &dyn Fs, base: &str, parts: &[&str], out: &mut Vec<String>, steps: &
     };
     names.sort();
     for n in names {
-        if n.starts_with('.') && !first.starts_with('.') {
+        let path = join(base, &n);
+        let mut next: Vec<&[&str]> = Vec::new();
+        let mut is_dir = None;
+        for p in &live {
+            let mut p: &[&str] = p;
+            if recursive(p) {
+                // Below every directory that is not hidden (nor a link to one).
+                let dir = *is_dir.get_or_insert_with(|| {
+                    fs.is_dir(Path::new(&path)) && !fs.is_symlink(Path::new(&path))
+                });
+                if dir && !n.starts_with('.') {
+                    next.push(p);
+                }
+                p = &p[1..];
+            }
+            let first = p[0];
+            let matched = if has_magic(first) {
+                // A hidden name only for a pattern that starts with a dot.
+                (first.starts_with('.') || !n.starts_with('.'))
+                    && fnmatch(first.as_bytes(), n.as_bytes())
+            } else {
+                n == remove_backslashes(first)
+            };
+            if matched {
+                next.push(&p[1..]);
+            }
+        }
+        if next.is_empty() {
             continue;
         }
-        if fnmatch(first.as_bytes(), n.as_bytes()) {
-            let p = join(base, &n);
-            if rest.is_empty() {
-                out.push(p);
-            } else if fs.is_dir(Path::new(&p)) {
-                walk(fs, &p, rest, out, steps);
-            }
+        if next.iter().all(|p| p.is_empty()) || fs.is_dir(Path::new(&path)) {
+            walk_set(fs, &path, &next, out, steps);
         }
     }
 }

@@ -44,6 +44,8 @@ pub(crate) mod fold;
 #[cfg(test)]
 mod laws;
 pub(crate) mod objects;
+#[cfg(test)]
+mod ports;
 
 /// Options of the deep-merge strategies (deep_merge's option hash). Built by
 /// [`MergeStrategy::from_value`]; the public fields are for reading (the compiled knockout

@@ -77,13 +77,18 @@ impl Scope {
     /// Builds the scope for a node from its facts, as `generate_scope` does: every fact is a
     /// top-scope variable, plus `$facts`, `$trusted`, `$environment`, and `$name`/`$title`.
     pub fn from_facts(facts: Map, environment: &str) -> Scope {
+        let trusted = trusted_from_facts(&facts);
+        // Node#fact_merge sanitizes the facts before they become `$facts` and variables.
+        let facts = match sanitize_fact(Value::Hash(facts)) {
+            Value::Hash(h) => h,
+            _ => Map::default(),
+        };
         let mut vars: IndexMap<String, Var> = IndexMap::default();
         for (i, (k, _)) in facts.iter().enumerate() {
             if let Value::String(k) = k {
                 vars.insert(k.clone(), Var::Fact(i));
             }
         }
-        let trusted = trusted_from_facts(&facts);
         // Node#add_server_facts: the server facts become node parameters unless a fact of
         // the same name is already one; `$server_facts` holds them all plus the environment.
         vars.entry("serverversion".into())
@@ -134,9 +139,22 @@ impl Scope {
         inner.vars.insert(name.to_string(), Var::Value(value));
     }
 
+    /// The node's facts (`$facts`), when the scope has them.
+    pub fn facts(&self) -> Option<&Map> {
+        match self.inner.vars.get("facts") {
+            Some(Var::Value(Value::Hash(m))) => Some(m),
+            Some(Var::Facts) => self.inner.facts.as_hash(),
+            _ => None,
+        }
+    }
+
     /// A variable by name (`x`, `::x`); `None` when it does not exist.
     pub(crate) fn get(&self, name: &str) -> Option<&Value> {
-        self.resolve(self.inner.vars.get(name.strip_prefix("::").unwrap_or(name))?)
+        self.resolve(
+            self.inner
+                .vars
+                .get(name.strip_prefix("::").unwrap_or(name))?,
+        )
     }
 
     fn resolve<'a>(&'a self, var: &'a Var) -> Option<&'a Value> {
@@ -224,6 +242,30 @@ pub fn host_name() -> Option<String> {
     match word("domain").or_else(|| word("search")) {
         Some(d) => Some(format!("{host}.{d}")),
         None => Some(host),
+    }
+}
+
+/// `Puppet::Node::Facts#sanitize_fact`: hashes (keys too) and arrays are kept, numbers,
+/// booleans and Strings as they are, anything else becomes its `to_s`: a nil, at any depth,
+/// is `""`.
+pub fn sanitize_fact(v: Value) -> Value {
+    match v {
+        Value::Hash(h) => {
+            let mut out = Map::default();
+            for (k, x) in h {
+                out.insert(sanitize_fact(k), sanitize_fact(x));
+            }
+            Value::Hash(out)
+        }
+        Value::Array(a) => Value::Array(a.into_iter().map(sanitize_fact).collect()),
+        Value::Null => Value::str(""),
+        v @ (Value::Bool(_)
+        | Value::Int(_)
+        | Value::BigInt(_)
+        | Value::Float(_)
+        | Value::String(_)) => v,
+        Value::Object(o) if o.binary_bytes().is_some() => Value::Object(o),
+        other => Value::String(hiera_value::text::to_s(&other)),
     }
 }
 

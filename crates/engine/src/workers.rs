@@ -149,10 +149,15 @@ mod tests {
     #[test]
     fn no_items_no_calls() {
         let mut calls = 0;
-        in_order(&[] as &[u8], 4, |_| (), |_, _| {
-            calls += 1;
-            ControlFlow::Continue(())
-        });
+        in_order(
+            &[] as &[u8],
+            4,
+            |_| (),
+            |_, _| {
+                calls += 1;
+                ControlFlow::Continue(())
+            },
+        );
         assert_eq!(calls, 0);
     }
 
@@ -165,16 +170,25 @@ mod tests {
             taken.fetch_add(1, Ordering::Relaxed);
         });
         let mut got = Vec::new();
-        in_order(items, 4, |n| n, |i, n| {
-            got.push((i, n));
-            if i == 9 {
-                ControlFlow::Break(())
-            } else {
-                ControlFlow::Continue(())
-            }
-        });
+        in_order(
+            items,
+            4,
+            |n| n,
+            |i, n| {
+                got.push((i, n));
+                if i == 9 {
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
+                }
+            },
+        );
         assert_eq!(got, (0..10).map(|n| (n as usize, n)).collect::<Vec<_>>());
-        assert!(taken.load(Ordering::Relaxed) < 100, "{}", taken.load(Ordering::Relaxed));
+        assert!(
+            taken.load(Ordering::Relaxed) < 100,
+            "{}",
+            taken.load(Ordering::Relaxed)
+        );
     }
 
     #[test]

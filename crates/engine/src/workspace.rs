@@ -527,7 +527,9 @@ mod tests {
             assert_eq!(s.lookup(&["port".into()], None).unwrap(), int(80));
             let warnings = s.take_warnings();
             assert!(
-                warnings.iter().any(|w| w.contains("Undefined variable 'nosuchvar'")),
+                warnings
+                    .iter()
+                    .any(|w| w.contains("Undefined variable 'nosuchvar'")),
                 "{name}: {warnings:?}"
             );
         }

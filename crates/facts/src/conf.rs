@@ -53,6 +53,9 @@ pub struct PuppetConf {
     pub codedir_set: Option<PathBuf>,
     /// Every setting of the sections read, raw, for other readers (puppetdb.conf has its own).
     pub raw: IndexMap<String, String>,
+    /// The External Node Classifier Puppet's settings name: `external_nodes` when
+    /// `node_terminus = exec` (`$setting`s interpolated), as a Puppet server classifies.
+    pub external_nodes: Option<String>,
 }
 
 /// The sections `puppet lookup` reads, first wins.
@@ -227,6 +230,12 @@ impl PuppetConf {
             None
         };
         let codedir_set = set_by_file("codedir").then(|| codedir.clone());
+        let external_nodes = if raw.get("node_terminus").map(|t| t.trim()) == Some("exec") {
+            Some(r.value("external_nodes", "none".into(), 0)?)
+                .filter(|c| !c.trim().is_empty() && c.trim() != "none")
+        } else {
+            None
+        };
         Ok(PuppetConf {
             file,
             confdir,
@@ -238,6 +247,7 @@ impl PuppetConf {
             basemodulepath,
             codedir_set,
             raw,
+            external_nodes,
         })
     }
 }

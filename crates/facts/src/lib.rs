@@ -9,6 +9,7 @@
 
 pub(crate) mod cache;
 pub mod conf;
+pub mod enc;
 pub mod puppetdb;
 pub(crate) mod shapes;
 
@@ -374,6 +375,29 @@ pub fn load_facts_file(path: &Path, display: &str) -> Result<Map> {
     Ok(facts)
 }
 
+/// One node's facts from the text of a facts document, in any shape a `--facts` file may have
+/// (a Facter hash, `puppet facts` output, a fact cache file, PuppetDB's answer for one node):
+/// the node's name (the document's certname, else its `clientcert` fact, else `fallback`), its
+/// facts, and the warning a `--facts` file setting only some of the host-name facts gives.
+/// `display` names the document in messages; its extension picks the parser, as a file's
+/// does (anything else: JSON, then YAML). For facts that arrive without a file (`serve`'s
+/// `POST /api/v1/lookup`).
+pub fn facts_from_text(
+    text: &str,
+    display: &str,
+    fallback: &str,
+) -> Result<(String, Map, Option<String>)> {
+    let facts = pick(shapes::parse_text(text, display)?, None, display)?;
+    let name = facts.name(fallback);
+    if facts.values.is_empty() {
+        return Err(Error::run(format!(
+            "No facts available for target node: {name}"
+        )));
+    }
+    let warning = trusted_information_warning(&facts.values, display);
+    Ok((name, facts.values, warning))
+}
+
 /// What to do about a `--facts` file that cannot be read.
 pub(crate) const FACTS_FIX: &str = "check the path given to --facts";
 
@@ -520,8 +544,8 @@ pub(crate) fn apply_trusted(values: &mut Map, trusted: &Map, node: Option<&str>)
     values.insert(Value::str("trusted"), Value::Hash(base));
 }
 
-/// The facts files (`*.yaml`, `*.yml`, `*.json`) of a directory, unsorted; batch mode, diff and
-/// lint's fleet all list a `--facts-dir` this way.
+/// The facts files (`*.yaml`, `*.yml`, `*.json`, in any case, as `--facts` reads them) of a
+/// directory, unsorted; batch mode, diff and lint's fleet all list a `--facts-dir` this way.
 pub(crate) fn facts_files_in(dir: &std::path::Path) -> Result<Vec<PathBuf>> {
     let rd = std::fs::read_dir(dir).map_err(|e| {
         Error::run(format!(
@@ -533,10 +557,58 @@ pub(crate) fn facts_files_in(dir: &std::path::Path) -> Result<Vec<PathBuf>> {
     Ok(rd
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
-            matches!(
-                p.extension().and_then(|x| x.to_str()),
-                Some("yaml" | "yml" | "json")
-            )
+            p.extension()
+                .and_then(|x| x.to_str())
+                .and_then(shapes::format_of_extension)
+                .is_some()
         })
         .collect())
+}
+
+/// Sets the fact at the dotted `name` (`role`, `os.family`) to `value` over `facts`:
+/// `--fact`. Hashes on the way are created, or replaced when they are not hashes.
+pub fn set_fact(facts: &mut Map, name: &str, value: Value) {
+    let mut parts = name.split('.').peekable();
+    let mut cur = facts;
+    while let Some(part) = parts.next() {
+        let key = Value::str(part);
+        if parts.peek().is_none() {
+            cur.insert(key, value);
+            return;
+        }
+        let slot = cur
+            .entry(key)
+            .or_insert_with(|| Value::Hash(Map::default()));
+        if !matches!(slot, Value::Hash(_)) {
+            *slot = Value::Hash(Map::default());
+        }
+        let Value::Hash(next) = slot else {
+            unreachable!("made a hash above")
+        };
+        cur = next;
+    }
+}
+
+#[cfg(test)]
+mod set_fact_tests {
+    use super::*;
+
+    #[test]
+    fn dotted_names_nest() {
+        let mut facts: Map = Default::default();
+        facts.insert(Value::str("os"), Value::str("linux"));
+        set_fact(&mut facts, "role", Value::str("db"));
+        set_fact(&mut facts, "os.family", Value::str("RedHat"));
+        set_fact(&mut facts, "os.release.major", Value::Int(9));
+        let os = match facts.get(&Value::str("os")) {
+            Some(Value::Hash(h)) => h.clone(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(os.get(&Value::str("family")), Some(&Value::str("RedHat")));
+        assert!(matches!(
+            os.get(&Value::str("release")),
+            Some(Value::Hash(_))
+        ));
+        assert_eq!(facts.get(&Value::str("role")), Some(&Value::str("db")));
+    }
 }

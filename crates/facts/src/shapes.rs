@@ -13,6 +13,7 @@
 
 use super::NodeFacts;
 use hiera_engine::error::{Error, Result};
+use hiera_formats::DataFormat;
 use hiera_value::value::{Map, Value};
 
 /// Parses a facts file's text as Puppet does (`.json` JSON, `.yaml`/`.yml` YAML, anything else
@@ -22,20 +23,34 @@ pub(crate) fn parse_text(text: &str, display: &str) -> Result<Vec<NodeFacts>> {
     from_value(value, display)
 }
 
+/// The format of a facts file by its extension, as Puppet's `--facts` reads it (case
+/// insensitive): `json` is JSON, `yaml` and `yml` YAML. `None` for any other: a `--facts` file
+/// is then tried as JSON, then YAML, and a facts directory does not list it.
+pub(crate) fn format_of_extension(extension: &str) -> Option<DataFormat> {
+    match extension.to_ascii_lowercase().as_str() {
+        "json" => Some(DataFormat::Json),
+        "yaml" | "yml" => Some(DataFormat::Yaml),
+        _ => None,
+    }
+}
+
 /// The parsed document of a facts file.
 pub(crate) fn parse_value(text: &str, display: &str) -> Result<Value> {
-    let lower = display.to_ascii_lowercase();
-    let parsed = if lower.ends_with(".json") {
-        Some(parse_json(text, display)?)
-    } else if lower.ends_with(".yaml") || lower.ends_with(".yml") {
-        Some(parse_yaml(text, display)?)
-    } else {
-        parse_json(text, display)
+    let format = display
+        .rsplit_once('.')
+        .and_then(|(_, ext)| format_of_extension(ext));
+    let parsed = match format {
+        Some(DataFormat::Json) => Some(parse_json(text, display)?),
+        Some(_) => Some(parse_yaml(text, display)?),
+        None => parse_json(text, display)
             .ok()
-            .or_else(|| parse_yaml(text, display).ok())
+            .or_else(|| parse_yaml(text, display).ok()),
     };
     match parsed {
         Some(v @ (Value::Hash(_) | Value::Array(_))) => Ok(v),
+        _ if text.trim().is_empty() => Err(Error::run(format!(
+            "Incorrectly formatted data in {display} given via the --facts flag (only accepts yaml and json files): the file is empty; {FACTS_HINT}"
+        ))),
         _ => Err(incorrectly_formatted(display)),
     }
 }
@@ -46,8 +61,22 @@ fn incorrectly_formatted(display: &str) -> Error {
     ))
 }
 
+/// What a facts file holds, for the messages about one that does not.
+const FACTS_HINT: &str =
+    "it should hold the node's facts as a YAML or JSON hash (`puppet facts show` prints them)";
+
+/// JSON as `--facts` reads it. Puppet's message is the json gem's (`JSON::ParserError` alone
+/// for an empty file); ours names the file and what it should hold around it.
 fn parse_json(text: &str, display: &str) -> Result<Value> {
-    hiera_formats::json::parse_fast(text).map_err(|e| Error::run(format!("{e} (in {display})")))
+    hiera_formats::json::parse_fast(text).map_err(|e| {
+        if text.trim().is_empty() {
+            Error::run(format!(
+                "The facts file {display} is empty: {FACTS_HINT} ({e})"
+            ))
+        } else {
+            Error::run(format!("The facts file {display} is not valid JSON: {e}"))
+        }
+    })
 }
 
 /// YAML as `--facts` reads it: no Ruby objects (Puppet's `safe_load_file`), except that the
@@ -63,7 +92,9 @@ fn parse_yaml(text: &str, display: &str) -> Result<Value> {
             format!("{m} (in {display})")
         })
     })?;
-    if let Some(rv) = doc.ruby_values.first() {
+    // An Encoding (Psych builds `!ruby/encoding` even under safe_load) is kept: the node's
+    // fact sanitizing makes it its name.
+    if let Some(rv) = doc.ruby_values.iter().find(|rv| rv.class != "Encoding") {
         return Err(Error::run(format!(
             "({display}): Tried to load unspecified class: {}",
             rv.class
@@ -279,6 +310,44 @@ mod tests {
 
     fn fact<'a>(n: &'a NodeFacts, k: &str) -> Option<&'a Value> {
         n.values.get(&Value::str(k))
+    }
+
+    /// One rule says which names are facts files and how each is read: `--facts` and the
+    /// files a facts directory lists.
+    #[test]
+    fn facts_file_extensions() {
+        for (ext, format) in [
+            ("json", Some(DataFormat::Json)),
+            ("JSON", Some(DataFormat::Json)),
+            ("yaml", Some(DataFormat::Yaml)),
+            ("Yml", Some(DataFormat::Yaml)),
+            ("eyaml", None),
+            ("conf", None),
+            ("txt", None),
+        ] {
+            assert_eq!(format_of_extension(ext), format, "{ext}");
+        }
+        // YAML that is not JSON: read as YAML by its extension, whatever its case.
+        assert!(parse_value("a: 1\n", "n.YML").is_ok());
+        assert!(parse_value("a: 1\n", "n.JSON").is_err());
+        // Any other name: JSON, then YAML.
+        assert!(parse_value("a: 1\n", "n.facts").is_ok());
+        // A facts directory lists the names `--facts` reads by their extension.
+        let dir = std::env::temp_dir().join(format!("hl-facts-ext-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in [
+            "a.yaml", "b.YML", "c.json", "d.txt", "e.eyaml", ".json", "f",
+        ] {
+            std::fs::write(dir.join(name), "{}").unwrap();
+        }
+        let mut listed: Vec<String> = crate::facts_files_in(&dir)
+            .unwrap()
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        listed.sort();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(listed, ["a.yaml", "b.YML", "c.json"]);
     }
 
     #[test]

@@ -1044,21 +1044,26 @@ fn number(t: &str) -> Option<Value> {
         if !f.is_finite() {
             return None;
         }
-        if f.fract() == 0.0 && f.abs() < 9.2e18 {
-            return Some(Value::Int(f as i64));
+        // ConfigNumber.new_number: `number.to_i == number` makes an Integer, of any size.
+        if f.fract() == 0.0 {
+            return Some(hiera_value::value::integer_from_f64(f));
         }
         return Some(Value::Float(f));
     }
     if t[1..].contains(['+', '-']) || body.contains(['+', '-']) {
         return None;
     }
+    // `Integer(s)`: any size; a leading zero means octal.
     let neg = t.starts_with('-');
-    let n = if body.len() > 1 && body.starts_with('0') {
-        i64::from_str_radix(&body[1..], 8).ok()?
+    let (radix, digits) = if body.len() > 1 && body.starts_with('0') {
+        (8, &body[1..])
     } else {
-        body.parse::<i64>().ok()?
+        (10, body)
     };
-    Some(Value::Int(if neg { -n } else { n }))
+    if !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    Some(hiera_value::value::integer_from_digits(neg, radix, digits))
 }
 
 /// Sets `key` (a path) in `obj` as ruby-hocon does for a field: a self-reference in the new
@@ -1395,6 +1400,12 @@ impl Resolver<'_> {
         for (v, n) in &vals {
             match (v, n) {
                 (_, Node::Scalar(_, text)) => s.push_str(text),
+                // A substituted number keeps its original text (ConfigNumber).
+                (Some(Value::Int(_) | Value::BigInt(_) | Value::Float(_)), n)
+                    if number_text(self.root, n, 0).is_some() =>
+                {
+                    s.push_str(number_text(self.root, n, 0).unwrap_or_default())
+                }
                 (Some(v), _) => s.push_str(&scalar_text(v)),
                 (None, _) => {}
             }
@@ -1449,12 +1460,24 @@ fn describe(v: &Value) -> String {
     }
 }
 
+/// The text a substitution of a number was written with, following substitutions.
+fn number_text<'a>(root: &'a IndexMap<String, Node>, n: &'a Node, depth: usize) -> Option<&'a str> {
+    match n {
+        Node::Scalar(Value::Int(_) | Value::BigInt(_) | Value::Float(_), t) => Some(t),
+        Node::Subst { path, .. } if depth < 32 => {
+            number_text(root, subst_target(root, path)?, depth + 1)
+        }
+        _ => None,
+    }
+}
+
 /// A substituted scalar inside a string concatenation.
 fn scalar_text(v: &Value) -> String {
     match v {
         Value::Null => "null".into(),
         Value::Bool(b) => b.to_string(),
         Value::Int(i) => i.to_string(),
+        Value::BigInt(d) => d.clone(),
         Value::Float(f) => f.to_string(),
         Value::String(s) => s.clone(),
         _ => String::new(),

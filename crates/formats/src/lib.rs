@@ -8,10 +8,11 @@
 //! name or the file's extension; every caller asks it instead of matching names itself.
 #![warn(missing_docs)]
 
+pub mod format;
 pub mod hocon;
 pub mod json;
 pub mod position;
 pub mod render;
 pub mod yaml;
 
-pub use position::DataFormat;
+pub use format::DataFormat;

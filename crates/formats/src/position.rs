@@ -19,40 +19,8 @@
 
 pub mod tree;
 
+pub use crate::format::DataFormat;
 pub use tree::{char_pos, LineIndex, Located, Path, Pos, PosEntry, PosKind, PosNode};
-
-/// The data file formats positions are read from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DataFormat {
-    /// YAML (`.yaml`, `.yml`, `.eyaml`), read as Psych reads it.
-    Yaml,
-    /// JSON (`.json`), as the json gem reads it.
-    Json,
-    /// HOCON (`.conf`), as ruby-hocon reads it.
-    Hocon,
-}
-
-impl DataFormat {
-    /// The format a backend function reads, or `None` for a function without data files.
-    pub fn of_function(function: &str) -> Option<DataFormat> {
-        match function {
-            "yaml_data" | "eyaml_lookup_key" => Some(DataFormat::Yaml),
-            "json_data" => Some(DataFormat::Json),
-            "hocon_data" => Some(DataFormat::Hocon),
-            _ => None,
-        }
-    }
-
-    /// The format of a data file, by its extension.
-    pub fn of_path(path: &std::path::Path) -> Option<DataFormat> {
-        match path.extension()?.to_str()? {
-            "yaml" | "yml" | "eyaml" => Some(DataFormat::Yaml),
-            "json" => Some(DataFormat::Json),
-            "conf" => Some(DataFormat::Hocon),
-            _ => None,
-        }
-    }
-}
 
 /// The position tree of a whole data file (`None`: an empty document), or the parser's
 /// error message.

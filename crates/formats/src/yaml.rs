@@ -1099,6 +1099,187 @@ fn mapping_tag_class(tag: &str) -> Option<&str> {
     None
 }
 
+/// Ruby 3.3's `Encoding.name_list` (names and aliases, which `Encoding.find` compares ignoring
+/// ASCII case), each with the name of the encoding it finds (`Encoding#to_s`; `internal` is nil,
+/// and `external`, `locale` and `filesystem` are UTF-8 under Puppet's UTF-8 locale).
+const RUBY_ENCODING_NAMES: &[(&str, &str)] = &[
+    ("646", "US-ASCII"),
+    ("ANSI_X3.4-1968", "US-ASCII"),
+    ("ASCII", "US-ASCII"),
+    ("ASCII-8BIT", "ASCII-8BIT"),
+    ("BINARY", "ASCII-8BIT"),
+    ("Big5", "Big5"),
+    ("Big5-HKSCS", "Big5-HKSCS"),
+    ("Big5-HKSCS:2008", "Big5-HKSCS"),
+    ("Big5-UAO", "Big5-UAO"),
+    ("CESU-8", "CESU-8"),
+    ("CP1250", "Windows-1250"),
+    ("CP1251", "Windows-1251"),
+    ("CP1252", "Windows-1252"),
+    ("CP1253", "Windows-1253"),
+    ("CP1254", "Windows-1254"),
+    ("CP1255", "Windows-1255"),
+    ("CP1256", "Windows-1256"),
+    ("CP1257", "Windows-1257"),
+    ("CP1258", "Windows-1258"),
+    ("CP437", "IBM437"),
+    ("CP50220", "CP50220"),
+    ("CP50221", "CP50221"),
+    ("CP51932", "CP51932"),
+    ("CP65000", "UTF-7"),
+    ("CP65001", "UTF-8"),
+    ("CP720", "IBM720"),
+    ("CP737", "IBM737"),
+    ("CP775", "IBM775"),
+    ("CP850", "CP850"),
+    ("CP852", "CP852"),
+    ("CP855", "CP855"),
+    ("CP857", "IBM857"),
+    ("CP860", "IBM860"),
+    ("CP861", "IBM861"),
+    ("CP862", "IBM862"),
+    ("CP863", "IBM863"),
+    ("CP864", "IBM864"),
+    ("CP865", "IBM865"),
+    ("CP866", "IBM866"),
+    ("CP869", "IBM869"),
+    ("CP874", "Windows-874"),
+    ("CP878", "KOI8-R"),
+    ("CP932", "Windows-31J"),
+    ("CP936", "GBK"),
+    ("CP949", "CP949"),
+    ("CP950", "CP950"),
+    ("CP951", "CP951"),
+    ("EUC-CN", "GB2312"),
+    ("EUC-JIS-2004", "EUC-JIS-2004"),
+    ("EUC-JISX0213", "EUC-JIS-2004"),
+    ("EUC-JP", "EUC-JP"),
+    ("EUC-KR", "EUC-KR"),
+    ("EUC-TW", "EUC-TW"),
+    ("Emacs-Mule", "Emacs-Mule"),
+    ("GB12345", "GB12345"),
+    ("GB18030", "GB18030"),
+    ("GB1988", "GB1988"),
+    ("GB2312", "GB2312"),
+    ("GBK", "GBK"),
+    ("IBM037", "IBM037"),
+    ("IBM437", "IBM437"),
+    ("IBM720", "IBM720"),
+    ("IBM737", "IBM737"),
+    ("IBM775", "IBM775"),
+    ("IBM850", "CP850"),
+    ("IBM852", "IBM852"),
+    ("IBM855", "IBM855"),
+    ("IBM857", "IBM857"),
+    ("IBM860", "IBM860"),
+    ("IBM861", "IBM861"),
+    ("IBM862", "IBM862"),
+    ("IBM863", "IBM863"),
+    ("IBM864", "IBM864"),
+    ("IBM865", "IBM865"),
+    ("IBM866", "IBM866"),
+    ("IBM869", "IBM869"),
+    ("ISO-2022-JP", "ISO-2022-JP"),
+    ("ISO-2022-JP-2", "ISO-2022-JP-2"),
+    ("ISO-2022-JP-KDDI", "ISO-2022-JP-KDDI"),
+    ("ISO-8859-1", "ISO-8859-1"),
+    ("ISO-8859-10", "ISO-8859-10"),
+    ("ISO-8859-11", "ISO-8859-11"),
+    ("ISO-8859-13", "ISO-8859-13"),
+    ("ISO-8859-14", "ISO-8859-14"),
+    ("ISO-8859-15", "ISO-8859-15"),
+    ("ISO-8859-16", "ISO-8859-16"),
+    ("ISO-8859-2", "ISO-8859-2"),
+    ("ISO-8859-3", "ISO-8859-3"),
+    ("ISO-8859-4", "ISO-8859-4"),
+    ("ISO-8859-5", "ISO-8859-5"),
+    ("ISO-8859-6", "ISO-8859-6"),
+    ("ISO-8859-7", "ISO-8859-7"),
+    ("ISO-8859-8", "ISO-8859-8"),
+    ("ISO-8859-9", "ISO-8859-9"),
+    ("ISO2022-JP", "ISO-2022-JP"),
+    ("ISO2022-JP2", "ISO-2022-JP-2"),
+    ("ISO8859-1", "ISO-8859-1"),
+    ("ISO8859-10", "ISO-8859-10"),
+    ("ISO8859-11", "ISO-8859-11"),
+    ("ISO8859-13", "ISO-8859-13"),
+    ("ISO8859-14", "ISO-8859-14"),
+    ("ISO8859-15", "ISO-8859-15"),
+    ("ISO8859-16", "ISO-8859-16"),
+    ("ISO8859-2", "ISO-8859-2"),
+    ("ISO8859-3", "ISO-8859-3"),
+    ("ISO8859-4", "ISO-8859-4"),
+    ("ISO8859-5", "ISO-8859-5"),
+    ("ISO8859-6", "ISO-8859-6"),
+    ("ISO8859-7", "ISO-8859-7"),
+    ("ISO8859-8", "ISO-8859-8"),
+    ("ISO8859-9", "ISO-8859-9"),
+    ("KOI8-R", "KOI8-R"),
+    ("KOI8-U", "KOI8-U"),
+    ("MacJapan", "MacJapanese"),
+    ("MacJapanese", "MacJapanese"),
+    ("PCK", "Windows-31J"),
+    ("SJIS", "Windows-31J"),
+    ("SJIS-DoCoMo", "SJIS-DoCoMo"),
+    ("SJIS-KDDI", "SJIS-KDDI"),
+    ("SJIS-SoftBank", "SJIS-SoftBank"),
+    ("Shift_JIS", "Shift_JIS"),
+    ("TIS-620", "TIS-620"),
+    ("UCS-2BE", "UTF-16BE"),
+    ("UCS-4BE", "UTF-32BE"),
+    ("UCS-4LE", "UTF-32LE"),
+    ("US-ASCII", "US-ASCII"),
+    ("UTF-16", "UTF-16"),
+    ("UTF-16BE", "UTF-16BE"),
+    ("UTF-16LE", "UTF-16LE"),
+    ("UTF-32", "UTF-32"),
+    ("UTF-32BE", "UTF-32BE"),
+    ("UTF-32LE", "UTF-32LE"),
+    ("UTF-7", "UTF-7"),
+    ("UTF-8", "UTF-8"),
+    ("UTF-8-HFS", "UTF8-MAC"),
+    ("UTF-8-MAC", "UTF8-MAC"),
+    ("UTF8-DoCoMo", "UTF8-DoCoMo"),
+    ("UTF8-KDDI", "UTF8-KDDI"),
+    ("UTF8-MAC", "UTF8-MAC"),
+    ("UTF8-SoftBank", "UTF8-SoftBank"),
+    ("Windows-1250", "Windows-1250"),
+    ("Windows-1251", "Windows-1251"),
+    ("Windows-1252", "Windows-1252"),
+    ("Windows-1253", "Windows-1253"),
+    ("Windows-1254", "Windows-1254"),
+    ("Windows-1255", "Windows-1255"),
+    ("Windows-1256", "Windows-1256"),
+    ("Windows-1257", "Windows-1257"),
+    ("Windows-1258", "Windows-1258"),
+    ("Windows-31J", "Windows-31J"),
+    ("Windows-874", "Windows-874"),
+    ("csWindows31J", "Windows-31J"),
+    ("ebcdic-cp-us", "IBM037"),
+    ("euc-jp-ms", "eucJP-ms"),
+    ("eucCN", "GB2312"),
+    ("eucJP", "EUC-JP"),
+    ("eucJP-ms", "eucJP-ms"),
+    ("eucKR", "EUC-KR"),
+    ("eucTW", "EUC-TW"),
+    ("external", "UTF-8"),
+    ("filesystem", "UTF-8"),
+    ("internal", ""),
+    ("locale", "UTF-8"),
+    ("macCentEuro", "macCentEuro"),
+    ("macCroatian", "macCroatian"),
+    ("macCyrillic", "macCyrillic"),
+    ("macGreek", "macGreek"),
+    ("macIceland", "macIceland"),
+    ("macRoman", "macRoman"),
+    ("macRomania", "macRomania"),
+    ("macThai", "macThai"),
+    ("macTurkish", "macTurkish"),
+    ("macUkraine", "macUkraine"),
+    ("stateless-ISO-2022-JP", "stateless-ISO-2022-JP"),
+    ("stateless-ISO-2022-JP-KDDI", "stateless-ISO-2022-JP-KDDI"),
+];
+
 /// Psych's `deserialize` for a scalar node.
 fn scalar_node(
     value: String,
@@ -1138,13 +1319,13 @@ fn scalar_node(
         return from_scan(s, value);
     };
     match tag {
+        // `unpack('m')`: an ASCII-8BIT String.
         "!binary" | "tag:yaml.org,2002:binary" => {
             let bytes = ruby_unpack_m(value.as_bytes());
-            let s = match String::from_utf8(bytes) {
-                Ok(s) => s,
-                Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-            };
-            Ok(Node::plain(Value::String(s), Kind::Scalar))
+            Ok(Node::plain(
+                hiera_value::value::binary_string(&bytes),
+                Kind::Scalar,
+            ))
         }
         STR_TAG => Ok(Node {
             str_tag: true,
@@ -1156,13 +1337,27 @@ fn scalar_node(
         "!ruby/object:Rational" => Err(disallowed("Rational", mark)),
         "!ruby/regexp" => Err(disallowed("Regexp", mark)),
         "!ruby/range" => Err(disallowed("Range", mark)),
-        "!ruby/encoding" => Ok(Node {
-            taint: Some(Taint {
-                class: "Encoding",
-                mark,
-            }),
-            ..Node::plain(Value::String(value), Kind::Scalar)
-        }),
+        // `Encoding.find(value)`: `internal` is the default internal encoding, nil; an
+        // unknown name is an ArgumentError that fails the whole file.
+        "!ruby/encoding" => {
+            if value.eq_ignore_ascii_case("internal") {
+                Ok(Node::plain(Value::Null, Kind::Scalar))
+            } else if let Some((_, name)) = RUBY_ENCODING_NAMES
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(&value))
+            {
+                // The Encoding object, which data files reject; its `to_s` is its name.
+                Ok(Node {
+                    taint: Some(Taint {
+                        class: "Encoding",
+                        mark,
+                    }),
+                    ..Node::plain(Value::str(*name), Kind::Scalar)
+                })
+            } else {
+                Err(conv(format!("unknown encoding name - {value}")))
+            }
+        }
         "!ruby/class" | "!ruby/module" => {
             if value.is_empty() {
                 Ok(Node::plain(Value::Null, Kind::Scalar))
@@ -1658,43 +1853,10 @@ fn ruby_integer(t: &str) -> Scalar {
 
 /// An integer in `radix` as Int, or as decimal digits when it does not fit i64.
 fn big_int(neg: bool, radix: u32, digits: &str) -> Scalar {
-    let mut small: Option<u128> = Some(0);
-    for c in digits.chars() {
-        let d = c.to_digit(radix).unwrap_or(0) as u128;
-        small = small
-            .and_then(|v| v.checked_mul(radix as u128))
-            .and_then(|v| v.checked_add(d));
+    match hiera_value::value::integer_from_digits(neg, radix, digits) {
+        Value::BigInt(d) => Scalar::BigInt(d),
+        v => Scalar::Value(v),
     }
-    if let Some(v) = small.and_then(|v| i128::try_from(v).ok()) {
-        let signed = if neg { -v } else { v };
-        return match i64::try_from(signed) {
-            Ok(i) => Scalar::Value(Value::Int(i)),
-            Err(_) => Scalar::BigInt(signed.to_string()),
-        };
-    }
-    // Arbitrary precision: little-endian limbs in base 1e9.
-    let mut limbs: Vec<u64> = vec![0];
-    for c in digits.chars() {
-        let mut carry = c.to_digit(radix).unwrap_or(0) as u64;
-        for l in limbs.iter_mut() {
-            let v = *l * radix as u64 + carry;
-            *l = v % 1_000_000_000;
-            carry = v / 1_000_000_000;
-        }
-        while carry > 0 {
-            limbs.push(carry % 1_000_000_000);
-            carry /= 1_000_000_000;
-        }
-    }
-    let mut out = String::from(if neg { "-" } else { "" });
-    let mut it = limbs.iter().rev();
-    if let Some(first) = it.next() {
-        out.push_str(&first.to_string());
-    }
-    for l in it {
-        out.push_str(&format!("{l:09}"));
-    }
-    Scalar::BigInt(out)
 }
 
 /// Ruby `Float(str)`: optional surrounding whitespace, sign, decimal digits with single '_'

@@ -7,6 +7,7 @@
 
 use super::repo::{has_placeholders, Repo};
 use super::Sink;
+use hiera_engine::batch::{Node, NodeSource, NodeUnit, ReadNodes};
 use hiera_engine::config::Locations;
 use hiera_engine::engine::{Exec, Layers, Session, Settings};
 use hiera_engine::error::{Error, Result};
@@ -16,31 +17,52 @@ use hiera_value::value::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-/// One unit of the fleet's nodes (a facts file, a chunk of PuppetDB's), read by the worker
-/// that checks it.
-type Unit<'a> = Box<dyn FnOnce() -> Vec<hiera_facts::BatchNode> + Send + 'a>;
-
-/// The nodes of the fleet (`--facts-dir` or PuppetDB), read as they are checked: the fleet
-/// is never all in memory.
+/// The nodes of the fleet (`--facts-dir`, PuppetDB, or the caller's), read as they are
+/// checked, one unit (a facts file, a chunk of PuppetDB's) at a time: the fleet is never all
+/// in memory.
 pub(crate) struct Fleet<'a> {
-    units: Box<dyn Iterator<Item = Unit<'a>> + Send + 'a>,
-    /// How many nodes are expected (a facts file usually holds one), for progress.
-    pub expected: usize,
+    nodes: NodeSource<'a>,
+    /// Whether a node's facts error is named with the node ("node web01: …"): the caller
+    /// built the nodes, and its messages do not name them.
+    name_errors: bool,
 }
 
 /// A PuppetDB client the fleet's units share.
 pub(crate) type Db = Option<hiera_facts::puppetdb::Client>;
 
 impl<'a> Fleet<'a> {
-    /// The nodes of `--facts-dir`, or of PuppetDB (every active node, or `nodes_query`'s),
-    /// read by the node sources batch mode uses ([`facts::read_batch_file`](hiera_facts::read_batch_file),
+    /// The caller's nodes ([`Options::nodes`](super::Options::nodes), or a stream of them),
+    /// else the nodes of `--facts-dir`, or of PuppetDB (every active node, or
+    /// `nodes_query`'s), read by the node sources batch mode uses
+    /// ([`facts::read_batch_file`](hiera_facts::read_batch_file),
     /// [`facts::read_puppetdb_chunk`](hiera_facts::read_puppetdb_chunk)). `None` without
-    /// either. `db` holds the PuppetDB client the units use.
-    pub fn from_options(
+    /// any. `db` holds the PuppetDB client the units use.
+    pub fn from_options<'s: 'a>(
         root: &Path,
-        opts: &super::Options,
+        opts: &'a super::Options,
+        stream: Option<NodeSource<'s>>,
         db: &'a mut Db,
     ) -> Result<Option<Fleet<'a>>> {
+        let named = |nodes| {
+            Ok(Some(Fleet {
+                nodes,
+                name_errors: true,
+            }))
+        };
+        if let Some(nodes) = stream {
+            let expected = nodes.expected;
+            let units = nodes.into_units().map(|u| -> NodeUnit<'a> { u });
+            return named(NodeSource::new(units, expected));
+        }
+        if let Some(nodes) = &opts.nodes {
+            return named(NodeSource::from_refs(nodes));
+        }
+        let plain = |nodes| {
+            Ok(Some(Fleet {
+                nodes,
+                name_errors: false,
+            }))
+        };
         match (&opts.facts_dir, &opts.puppetdb) {
             (Some(_), Some(_)) => Err(Error::Usage(
                 "--facts-dir and --puppetdb cannot be combined".into(),
@@ -55,25 +77,31 @@ impl<'a> Fleet<'a> {
                 };
                 let files = hiera_facts::batch_files(&request)?;
                 let expected = files.len();
-                let units = files.into_iter().map(|(path, display)| -> Unit<'a> {
-                    Box::new(move || hiera_facts::read_batch_file(&path, &display, None).0)
+                let units = files.into_iter().map(|(path, display)| -> NodeUnit<'a> {
+                    Box::new(move || {
+                        let (nodes, warnings) = hiera_facts::read_batch_file(&path, &display, None);
+                        ReadNodes {
+                            nodes: nodes.into_iter().map(node_of).collect(),
+                            warnings,
+                        }
+                    })
                 });
-                Ok(Some(Fleet {
-                    units: Box::new(units),
-                    expected,
-                }))
+                plain(NodeSource::new(units, expected))
             }
             (None, Some(options)) => {
                 let client = &*db.insert(hiera_facts::puppetdb::Client::new(options)?);
                 let chunks = hiera_facts::puppetdb_chunks(client, opts.nodes_query.as_deref())?;
                 let expected = chunks.iter().map(Vec::len).sum();
-                let units = chunks.into_iter().map(move |chunk| -> Unit<'a> {
-                    Box::new(move || hiera_facts::read_puppetdb_chunk(client, &chunk, None))
+                let units = chunks.into_iter().map(move |chunk| -> NodeUnit<'a> {
+                    Box::new(move || ReadNodes {
+                        nodes: hiera_facts::read_puppetdb_chunk(client, &chunk, None)
+                            .into_iter()
+                            .map(node_of)
+                            .collect(),
+                        warnings: Vec::new(),
+                    })
                 });
-                Ok(Some(Fleet {
-                    units: Box::new(units),
-                    expected,
-                }))
+                plain(NodeSource::new(units, expected))
             }
             (None, None) if opts.nodes_query.is_some() => {
                 Err(Error::Usage("--nodes-query needs --puppetdb".into()))
@@ -83,15 +111,25 @@ impl<'a> Fleet<'a> {
     }
 }
 
-/// A node's facts as the fleet rules see them: `$trusted.certname` follows clientcert, as in
-/// batch mode. A node whose facts cannot be read stops the lint: every fleet finding would
-/// be wrong without it.
-fn facts_of(n: hiera_facts::BatchNode) -> Result<(String, Map)> {
-    let mut facts = n.facts?;
-    facts
-        .entry(Value::str("clientcert"))
-        .or_insert_with(|| Value::str(n.name.as_str()));
-    Ok((n.name, facts))
+/// A node of `--facts-dir` or PuppetDB as the fleet rules see it: `$trusted.certname`
+/// follows clientcert, as in batch mode. A node whose facts cannot be read stops the lint:
+/// every fleet finding would be wrong without it.
+fn node_of(n: hiera_facts::BatchNode) -> Node {
+    let (scope, facts_error) = match n.facts {
+        Ok(mut facts) => {
+            facts
+                .entry(Value::str("clientcert"))
+                .or_insert_with(|| Value::str(n.name.as_str()));
+            (Scope::from_facts(facts, "production"), None)
+        }
+        Err(e) => (Scope::default(), Some(e)),
+    };
+    Node {
+        name: n.name,
+        source: Some((n.kind.into(), n.source)),
+        scope,
+        facts_error,
+    }
 }
 
 /// Whether `facts` has the fact at `path` (`["os", "family"]`).
@@ -112,6 +150,8 @@ fn has_fact(facts: &Map, path: &[String]) -> bool {
 pub(crate) struct FleetFacts {
     /// How many nodes.
     pub nodes: usize,
+    /// What reading the nodes warned of.
+    pub warnings: Vec<String>,
     /// Each fact path asked about, and whether some node has it.
     seen: HashMap<Vec<String>, bool>,
 }
@@ -179,7 +219,7 @@ fn merged_keys(repo: &Repo) -> Vec<String> {
                 continue;
             }
             if name.starts_with('^') {
-                if let Ok(re) = hiera_value::ruby::pattern(name) {
+                if let Ok(re) = hiera_engine::engine::KeyPattern::new(name) {
                     out.extend(repo.defined.iter().filter(|k| re.is_match(k)).cloned());
                 }
             } else if repo.defined.contains(name) {
@@ -196,6 +236,8 @@ fn merged_keys(repo: &Repo) -> Vec<String> {
 #[derive(Default)]
 struct NodeCheck<'r> {
     name: String,
+    /// Where its facts came from (`""`: the caller does not say).
+    source: String,
     /// The files the node reaches.
     reached: Vec<usize>,
     shadowed: Vec<(usize, &'r str)>,
@@ -249,25 +291,41 @@ pub(crate) fn check(
     // After a refusal the nodes are only read (a node whose facts cannot be read is the
     // error, as when every node was read first).
     let stop_checking = std::sync::atomic::AtomicBool::new(false);
-    let check_node = |name: String, facts_map: Map| -> NodeCheck<'_> {
-        let has = facts.iter().map(|p| has_fact(&facts_map, p)).collect();
+    let check_node = |node: Node| -> NodeCheck<'_> {
+        let source = node.source.map(|(_, s)| s).unwrap_or_default();
+        let empty = Map::default();
+        let facts_map = node.scope.facts().unwrap_or(&empty);
+        let has = facts.iter().map(|p| has_fact(facts_map, p)).collect();
+        let name = node.name;
         if stop_checking.load(std::sync::atomic::Ordering::Relaxed) {
             return NodeCheck {
                 name,
+                source,
                 has,
                 ..NodeCheck::default()
             };
         }
-        let scope = Scope::from_facts(facts_map, "production");
+        let scope = node.scope;
         let mut session = Session::new(scope.clone(), bare.clone(), quiet.clone());
         let list = reached(repo, &index, &mut session);
         drop(session);
         let (mut shadowed, mut redundant) = (Vec::new(), Vec::new());
-        // Keys of the files above the current one (small: node, role, OS … files).
-        let mut above: HashSet<&str> = HashSet::new();
+        // Keys of the files above the current one (small: node, role, OS … files), with
+        // the layers defining them.
+        let mut above: HashMap<&str, Vec<usize>> = HashMap::new();
         for (i, &fi) in list.iter().enumerate() {
             let f = &repo.files[fi];
-            for k in &above {
+            // A module's data are defaults that the environment's data override: that is
+            // the normal Hiera pattern, not a value "never used". Within a module, and for
+            // the other layers, a value overridden everywhere is.
+            let module = repo
+                .layers
+                .get(f.layer)
+                .is_some_and(|l| l.kind == hiera_engine::config::Layer::Module);
+            for (k, layers) in &above {
+                if module && !layers.contains(&f.layer) {
+                    continue;
+                }
                 if f.data.contains_key(&Value::str(*k)) && !merged.contains(*k) {
                     shadowed.push((fi, *k));
                 }
@@ -289,7 +347,7 @@ pub(crate) fn check(
             for k in f.data.keys() {
                 if let Some(k) = k.as_str() {
                     if k != "lookup_options" {
-                        above.insert(k);
+                        above.entry(k).or_default().push(f.layer);
                     }
                 }
             }
@@ -297,6 +355,7 @@ pub(crate) fn check(
         let (failures, refused) = lookups(&workspace, &keys, scope, allow_exec);
         NodeCheck {
             name,
+            source,
             reached: list,
             shadowed,
             redundant,
@@ -314,28 +373,42 @@ pub(crate) fn check(
     let mut nodes = 0usize;
     let mut refused: Option<String> = None;
     let mut facts_error: Option<Error> = None;
-    let expected = fleet.expected;
+    let mut warnings = Vec::new();
+    let mut names: Vec<(String, String)> = Vec::new();
+    let expected = fleet.nodes.expected;
+    let name_errors = fleet.name_errors;
     hiera_engine::workers::in_order(
-        fleet.units,
+        fleet.nodes.into_units(),
         threads(),
-        |unit| -> Result<Vec<NodeCheck<'_>>> {
+        |unit| -> Result<(Vec<NodeCheck<'_>>, Vec<String>)> {
+            let read = unit();
             let mut out = Vec::new();
-            for n in unit() {
-                let (name, facts_map) = facts_of(n)?;
-                out.push(check_node(name, facts_map));
+            for n in read.nodes {
+                if let Some(e) = n.facts_error {
+                    return Err(if name_errors {
+                        Error::run(format!("node {}: {e}", n.name))
+                    } else {
+                        e
+                    });
+                }
+                out.push(check_node(n));
             }
-            Ok(out)
+            Ok((out, read.warnings))
         },
         |_, checked| {
             let checked = match checked {
-                Ok(c) => c,
+                Ok((c, w)) => {
+                    warnings.extend(w);
+                    c
+                }
                 Err(e) => {
                     facts_error = Some(e);
                     return std::ops::ControlFlow::Break(());
                 }
             };
-            for c in checked {
+            for mut c in checked {
                 nodes += 1;
+                names.push((c.name.clone(), std::mem::take(&mut c.source)));
                 for (s, h) in seen.iter_mut().zip(&c.has) {
                     *s |= *h;
                 }
@@ -372,8 +445,13 @@ pub(crate) fn check(
     if let Some(m) = refused {
         return Err(Error::run(m));
     }
+    warnings.extend(hiera_engine::batch::duplicate_warnings(
+        names.iter().map(|(n, s)| (n.as_str(), s.as_str())),
+    ));
+    drop(names);
     let fleet_facts = FleetFacts {
         nodes,
+        warnings,
         seen: facts.into_iter().zip(seen).collect(),
     };
     if nodes == 0 {
@@ -385,9 +463,7 @@ pub(crate) fn check(
                 &f.path,
                 (1, 1),
                 "unreached-file",
-                format!(
-                    "no node of the fleet ({nodes} facts files) reads this file"
-                ),
+                format!("no node of the fleet ({nodes} facts files) reads this file"),
             );
         }
     }

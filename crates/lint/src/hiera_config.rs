@@ -5,6 +5,7 @@
 use super::repo::{has_placeholders, LayerInfo, Repo};
 use super::Sink;
 use hiera_engine::config::{Entry, FunctionKind, Layer, Locations};
+use hiera_formats::DataFormat;
 use std::path::Path;
 
 pub(crate) fn check(repo: &Repo, sink: &mut Sink) {
@@ -40,7 +41,7 @@ pub(crate) fn check(repo: &Repo, sink: &mut Sink) {
             continue;
         }
         if cfg.version == 3 || cfg.version == 4 {
-            let pos = super::positions::find_text(&text, "version", 1)
+            let pos = super::written::find_text(&text, "version", 1)
                 .filter(|_| cfg.version == 4)
                 .unwrap_or((1, 1));
             sink.add(
@@ -57,12 +58,9 @@ pub(crate) fn check(repo: &Repo, sink: &mut Sink) {
         for level in &layer.levels {
             let e = &level.entry;
             if e.kind == FunctionKind::Hiera3Backend {
-                let pos = super::positions::find_text(
-                    &text,
-                    "hiera3_backend",
-                    level_pos(&text, &e.name).0,
-                )
-                .unwrap_or((1, 1));
+                let pos =
+                    super::written::find_text(&text, "hiera3_backend", level_pos(&text, &e.name).0)
+                        .unwrap_or((1, 1));
                 sink.add(
                     path,
                     pos,
@@ -76,14 +74,7 @@ pub(crate) fn check(repo: &Repo, sink: &mut Sink) {
                 );
                 continue;
             }
-            let reads_files = matches!(
-                (e.kind, e.function.as_str()),
-                (
-                    FunctionKind::DataHash,
-                    "yaml_data" | "json_data" | "hocon_data"
-                ) | (FunctionKind::LookupKey, "eyaml_lookup_key")
-            );
-            if !reads_files || level.templates.is_empty() || level.default_hierarchy {
+            if e.data_format().is_none() || level.templates.is_empty() || level.default_hierarchy {
                 continue;
             }
             if level.files.iter().all(Vec::is_empty) {
@@ -169,11 +160,11 @@ fn relative(t: &str, dir: &Path) -> String {
 
 /// What replaces a Hiera 3 backend in version 5.
 fn hiera3_replacement(backend: &str) -> String {
+    if let Some(f) = DataFormat::of_backend(backend) {
+        return format!("use `data_hash: {}` instead", f.data_hash_function());
+    }
     match backend {
-        "yaml" => "use `data_hash: yaml_data` instead".into(),
-        "json" => "use `data_hash: json_data` instead".into(),
         "eyaml" => "use `lookup_key: eyaml_lookup_key` with `options: {pkcs7_private_key: …, pkcs7_public_key: …}` instead".into(),
-        "hocon" => "use `data_hash: hocon_data` instead".into(),
         other => format!(
             "port it to a Hiera 5 function (`data_hash`/`lookup_key`), or keep '{other}' only as long as Puppet still runs Hiera 3 backends"
         ),

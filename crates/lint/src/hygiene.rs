@@ -4,9 +4,10 @@
 //! `1e3`, `1.10`: the message says what Puppet sees, e.g. 5400 for `1:30` by Psych's
 //! base-60 arithmetic), tabs and byte-order marks.
 
-use super::positions::{self, Scan};
-use super::repo::{Format, Repo};
+use super::repo::Repo;
+use super::written::{self, Scan};
 use super::Sink;
+use hiera_formats::DataFormat;
 use hiera_value::value::Value;
 use std::collections::HashMap;
 use std::path::Path;
@@ -17,7 +18,7 @@ pub(crate) fn check(repo: &Repo, sink: &mut Sink) {
             continue;
         }
         text_rules(&f.path, &f.bytes, &f.text, sink);
-        if f.format != Format::Yaml || f.parse_error.is_some() {
+        if f.format != DataFormat::Yaml || f.parse_error.is_some() {
             continue;
         }
         if f.bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
@@ -46,13 +47,7 @@ pub(crate) fn check(repo: &Repo, sink: &mut Sink) {
             if let Some(k) = k.as_str() {
                 // Psych reads a plain `::a::b` as the Symbol `:a::b`, whose name is `:a::b`.
                 if k.starts_with(':') {
-                    let pos = f
-                        .scan
-                        .keys
-                        .iter()
-                        .find(|w| w.parents.is_empty() && w.key.ends_with(k))
-                        .map(|w| (w.line, w.column))
-                        .unwrap_or((1, 1));
+                    let pos = f.key_pos(k);
                     sink.add(
                         &f.path,
                         pos,
@@ -73,17 +68,14 @@ pub(crate) fn check(repo: &Repo, sink: &mut Sink) {
             if let Ok(bytes) = hiera_value::limits::read_file(p) {
                 let text = String::from_utf8_lossy(&bytes);
                 text_rules(p, &bytes, &text, sink);
-                duplicates(p, &positions::scan(&text), sink);
+                duplicates(p, &written::scan(&text), sink);
             }
         }
     }
 }
 
 fn text_rules(path: &Path, bytes: &[u8], text: &str, sink: &mut Sink) {
-    if bytes.starts_with(&[0xEF, 0xBB, 0xBF])
-        && !path
-            .extension()
-            .is_some_and(|e| e == "yaml" || e == "yml" || e == "eyaml")
+    if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) && DataFormat::of_path(path) != Some(DataFormat::Yaml)
     {
         sink.add(
             path,

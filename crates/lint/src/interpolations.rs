@@ -27,7 +27,7 @@ struct Site<'a> {
 
 impl Site<'_> {
     fn pos(&self) -> (usize, usize) {
-        super::positions::find_text(self.text, &self.whole, self.key_line)
+        super::written::find_text(self.text, &self.whole, self.key_line)
             .unwrap_or((self.key_line, 1))
     }
 }
@@ -160,15 +160,13 @@ pub(crate) fn check(repo: &Repo, _code: &Code, sink: &mut Sink) -> HashSet<Strin
                 }
             }
             Method::Scope => {
-                let var = arg.trim_start_matches("::");
-                let first = var.split('.').next().unwrap_or(var);
-                if let Some(modern) = legacy_fact(first) {
+                if let Some((legacy, modern)) = legacy_read(arg) {
                     sink.add(
                         site.path,
                         site.pos(),
                         "legacy-fact",
                         format!(
-                            "'{}' reads the legacy fact '{first}', which Puppet 8 no longer sets (include_legacy_facts is false): use '%{{facts.{modern}}}'",
+                            "'{}' reads the legacy fact '{legacy}', which Puppet 8 no longer sets (include_legacy_facts is false): use '%{{facts.{modern}}}'",
                             site.whole
                         ),
                     );
@@ -256,12 +254,7 @@ pub(crate) fn facts_asked(repo: &Repo) -> Vec<Vec<String>> {
     asked.into_inner()
 }
 
-fn check_facts_with(
-    repo: &Repo,
-    nodes: usize,
-    any_has: &dyn Fn(&[&str]) -> bool,
-    sink: &mut Sink,
-) {
+fn check_facts_with(repo: &Repo, nodes: usize, any_has: &dyn Fn(&[&str]) -> bool, sink: &mut Sink) {
     if nodes == 0 {
         return;
     }
@@ -274,7 +267,7 @@ fn check_facts_with(
         let var = arg.trim_start_matches("::");
         let segs: Vec<&str> = var.split('.').collect();
         let first = segs[0];
-        if legacy_fact(first).is_some() {
+        if legacy_read(arg).is_some() {
             continue;
         }
         if first == "facts" && segs.len() > 1 {
@@ -337,6 +330,20 @@ const BUILTIN_VARS: &[&str] = &[
     "serverip6",
     "serverversion",
 ];
+
+/// The legacy fact a variable reads, and its modern path: `osfamily`, `::osfamily`, and the
+/// commonest Puppet 8 migration slip, `facts.osfamily` (the legacy name under `$facts`).
+fn legacy_read(var: &str) -> Option<(String, String)> {
+    let var = var.trim_start_matches("::");
+    let mut segs = var.split('.');
+    let first = segs.next()?;
+    let name = if first == "facts" {
+        segs.next()?
+    } else {
+        first
+    };
+    legacy_fact(name).map(|modern| (name.to_string(), modern))
+}
 
 /// The modern fact path of a legacy fact Puppet 8 no longer sets.
 pub(crate) fn legacy_fact(name: &str) -> Option<String> {
@@ -452,6 +459,15 @@ mod tests {
     #[test]
     fn legacy() {
         assert_eq!(legacy_fact("osfamily").as_deref(), Some("os.family"));
+        assert_eq!(
+            legacy_read("facts.osfamily"),
+            Some(("osfamily".into(), "os.family".into()))
+        );
+        assert_eq!(
+            legacy_read("::operatingsystem"),
+            Some(("operatingsystem".into(), "os.name".into()))
+        );
+        assert_eq!(legacy_read("facts.os.family"), None);
         assert_eq!(
             legacy_fact("ipaddress_eth0").as_deref(),
             Some("networking.interfaces.eth0.ip")

@@ -15,8 +15,10 @@
 //! | `fleet.rs` | 6. rules that need the nodes (`--facts-dir`) |
 //! | `hygiene.rs` | 7. YAML hygiene |
 //!
-//! `repo.rs` finds the layers and every data file their hierarchies can reach, `positions.rs`
-//! finds keys in the text, `settings.rs` reads `.hiera-lookup.toml` and the per-line
+//! `repo.rs` finds the layers and every data file their hierarchies can reach (findings point
+//! where the formats' own readers place each key, `hiera_formats::position`), `written.rs`
+//! scans YAML text for what the loaded value cannot show (keys given twice, plain scalars),
+//! `settings.rs` reads `.hiera-lookup.toml` and the per-line
 //! `# hiera-lookup: disable=RULE` comments, `output.rs` prints text, JSON, GitHub and SARIF.
 #![warn(missing_docs)]
 
@@ -29,10 +31,13 @@ mod lookup_options;
 mod manifests;
 pub mod output;
 mod parse;
-mod positions;
 mod repo;
 pub(crate) mod rules;
 pub(crate) mod settings;
+mod vendored;
+mod written;
+
+pub use vendored::Vendored;
 
 use hiera_engine::error::{Error, Result};
 use std::path::{Path, PathBuf};
@@ -112,6 +117,9 @@ pub struct Options {
     pub hiera_config: Option<PathBuf>,
     /// Overrides the modulepath of `environment.conf` (`:`-separated, relative to `root`).
     pub modulepath: Option<String>,
+    /// The fleet's nodes as the caller found them (their scopes: facts, `--var`s, …):
+    /// enables the fleet rules. Given, `facts_dir` and `puppetdb` are not read.
+    pub nodes: Option<Vec<hiera_engine::batch::Node>>,
     /// One facts file per node: enables the fleet rules.
     pub facts_dir: Option<PathBuf>,
     /// PuppetDB's nodes as the fleet instead (every active node, or those of
@@ -121,6 +129,9 @@ pub struct Options {
     pub nodes_query: Option<String>,
     /// The lint settings file; default `ROOT/.hiera-lookup.toml` when it exists.
     pub config: Option<PathBuf>,
+    /// Report the findings in vendored directories too (modules the Puppetfile installs,
+    /// directories .gitignore leaves out); by default they are only counted.
+    pub include_vendored: bool,
     /// Run the programs of `lookup_key: command` levels in the fleet's lookups
     /// (`--allow-exec`). Off, a lookup reaching one fails the lint with one line: the tree
     /// linted may be a branch nobody has read. Only the caller sets it: the settings file,
@@ -134,9 +145,26 @@ pub struct Report {
     pub(crate) findings: Vec<Finding>,
     /// `fail-on` from the settings file, if any (the command line wins over it).
     pub fail_on: Option<Severity>,
+    /// The vendored directories whose findings were left out, with their counts.
+    pub vendored: Vec<Vendored>,
+    /// What reading the fleet's nodes warned of (a facts file that sets some of the names
+    /// Puppet wants together, a node name given twice …).
+    pub warnings: Vec<String>,
 }
 
 impl Report {
+    /// Names every finding's file with `prefix` before it (`envs/prod` + `data/x.yaml`):
+    /// annotations attach to a pull request's files only when named from the git root.
+    pub fn prefix_paths(&mut self, prefix: &str) {
+        let prefix = prefix.trim_matches('/');
+        if prefix.is_empty() {
+            return;
+        }
+        for f in &mut self.findings {
+            f.file = format!("{prefix}/{}", f.file);
+        }
+    }
+
     /// True when a finding is at or above `fail_on`.
     pub fn fails(&self, fail_on: Severity) -> bool {
         self.findings.iter().any(|f| f.severity >= fail_on)
@@ -187,13 +215,15 @@ impl Sink {
 
 /// Lints the control repo at `opts.root`.
 pub fn lint(opts: &Options) -> Result<Report> {
-    lint_with_progress(opts, &mut |_, _| ())
+    lint_fleet(opts, None, &mut |_, _| ())
 }
 
-/// [`lint`], telling `progress` how many of the fleet's nodes were checked, of about how many
-/// (the fleet rules read and check them one facts file at a time).
-pub fn lint_with_progress(
+/// [`lint`], the fleet rules over `nodes` when given (read as they are checked, one unit at
+/// a time: a fleet is never all in memory) instead of `opts`' nodes, telling `progress` how
+/// many of the fleet's nodes were checked, of about how many.
+pub fn lint_fleet(
     opts: &Options,
+    nodes: Option<hiera_engine::batch::NodeSource<'_>>,
     progress: &mut (dyn FnMut(usize, usize) + Send),
 ) -> Result<Report> {
     let root = opts.root.canonicalize().map_err(|e| {
@@ -228,10 +258,12 @@ pub fn lint_with_progress(
     lookup_options::check(&repo, &known, &mut sink);
     classes::check(&repo, &code, &known, &mut sink);
     let mut db = None;
-    if let Some(fleet) = fleet::Fleet::from_options(&root, opts, &mut db)? {
+    let mut warnings = Vec::new();
+    if let Some(fleet) = fleet::Fleet::from_options(&root, opts, nodes, &mut db)? {
         let asked = interpolations::facts_asked(&repo);
-        let facts = fleet::check(&repo, fleet, asked, opts.allow_exec, progress, &mut sink)?;
+        let mut facts = fleet::check(&repo, fleet, asked, opts.allow_exec, progress, &mut sink)?;
         interpolations::check_facts(&repo, &facts, &mut sink);
+        warnings = std::mem::take(&mut facts.warnings);
     }
     let mut findings = sink.findings;
     // Per-line and per-file disables written in the data files themselves.
@@ -251,9 +283,30 @@ pub fn lint_with_progress(
             .cmp(&(&b.file, b.line, b.column, b.rule, &b.message))
     });
     findings.dedup();
+    // What the repo marks as vendored is not the user's to fix: counted, not reported.
+    let mut vendored = if opts.include_vendored {
+        Vec::new()
+    } else {
+        vendored::find(&root)
+    };
+    findings.retain(|f| {
+        match vendored
+            .iter_mut()
+            .find(|v| f.file.starts_with(&format!("{}/", v.dir)))
+        {
+            Some(v) => {
+                v.findings += 1;
+                false
+            }
+            None => true,
+        }
+    });
+    vendored.retain(|v| v.findings > 0);
     Ok(Report {
         findings,
         fail_on: lint_settings.fail_on,
+        vendored,
+        warnings,
     })
 }
 

@@ -30,7 +30,9 @@ pub(crate) fn check(repo: &Repo, _refs: &HashSet<String>, sink: &mut Sink) {
         let module = f.module(repo);
         for (name, opts) in lo {
             let Some(name) = name.as_str() else { continue };
-            let pos = f.scan.key_path(&["lookup_options", name]).unwrap_or(lo_pos);
+            let pos = f
+                .path_pos(&[Value::str("lookup_options"), Value::str(name)])
+                .unwrap_or(lo_pos);
             if let Some(m) = module {
                 let body = name.strip_prefix('^').unwrap_or(name);
                 if !body.starts_with(&format!("{m}::")) {
@@ -45,7 +47,7 @@ pub(crate) fn check(repo: &Repo, _refs: &HashSet<String>, sink: &mut Sink) {
                 }
             }
             if let Some(pattern) = name.strip_prefix('^').map(|_| name) {
-                match hiera_value::ruby::pattern(pattern) {
+                match hiera_engine::engine::KeyPattern::new(pattern) {
                     Err(e) => sink.add(
                         &f.path,
                         pos,
@@ -98,7 +100,13 @@ fn check_options(
 ) {
     for (k, v) in opts {
         let k = k.as_str().unwrap_or("");
-        let opos = f.scan.key_path(&["lookup_options", name, k]).unwrap_or(pos);
+        let opos = f
+            .path_pos(&[
+                Value::str("lookup_options"),
+                Value::str(name),
+                Value::str(k),
+            ])
+            .unwrap_or(pos);
         match k {
             "merge" => {
                 if let Err(e) = hiera_engine::merge::MergeStrategy::from_value(v) {

@@ -4,14 +4,17 @@
 //! that exist (each placeholder matches any one path component's text), so files that no node
 //! of a given fleet reaches are read too.
 
-use super::positions::{self, Scan};
+use super::written::{self, Scan};
 use super::{Finding, Options, Sink};
-use hiera_engine::config::{Entry, FunctionKind, HieraConfig, Layer, LoadContext, Locations};
+use hiera_engine::config::{Entry, HieraConfig, Layer, LoadContext, Locations};
 use hiera_engine::error::Result;
 use hiera_engine::interpolation::{tokenize, Token};
+use hiera_formats::format::{DataFormat, EYAML_LOOKUP_KEY};
+use hiera_formats::position::{positions_of, PosNode};
 use hiera_value::value::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 /// One layer: the global hiera.yaml, the environment's, or one module's.
 #[derive(Debug)]
@@ -42,19 +45,11 @@ pub(crate) struct Level {
     pub files: Vec<Vec<usize>>,
 }
 
-/// The reader a data file is read with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Format {
-    Yaml,
-    Json,
-    Hocon,
-}
-
 /// A data file some hierarchy level can reach.
 #[derive(Debug)]
 pub(crate) struct DataFile {
     pub path: PathBuf,
-    pub format: Format,
+    pub format: DataFormat,
     /// The layer it belongs to (first level that reaches it).
     pub layer: usize,
     /// The options of an `eyaml_lookup_key` level that reads it.
@@ -70,24 +65,39 @@ pub(crate) struct DataFile {
     pub ruby_values: Vec<hiera_formats::yaml::RubyValue>,
     /// The top-level value when it is not a hash (Puppet rejects it).
     pub not_a_hash: Option<&'static str>,
-    /// Key positions (YAML only).
+    /// What is written where, as text (YAML only): keys given twice, plain scalars, the
+    /// top-level keys a byte-order mark makes Psych lose.
     pub scan: Scan,
+    /// Where each key and value is, by the file's own reader (built when first asked;
+    /// the fleet rules run on worker threads).
+    positions: OnceLock<Option<PosNode>>,
 }
 
 impl DataFile {
-    /// The position of top-level `key`.
+    /// Where `path` (a top-level key first, then keys and indexes inside its value) is
+    /// written, as deep as the file holds it, by the marks of the reader that loaded it
+    /// (libyaml's, the json gem's, ruby-hocon's); through a YAML alias or merge key, the
+    /// place that brings it in. `None` when not even the first key is there.
+    pub(crate) fn path_pos(&self, path: &[Value]) -> Option<(usize, usize)> {
+        let tree = self
+            .positions
+            .get_or_init(|| positions_of(self.format, &self.bytes).ok().flatten())
+            .as_ref()?;
+        (1..=path.len())
+            .rev()
+            .find_map(|n| tree.locate(&path[..n]))
+            .map(|l| (l.pos.line, l.pos.column))
+    }
+
+    /// The position of top-level `key` (else the start of the file).
     pub(crate) fn key_pos(&self, key: &str) -> (usize, usize) {
-        let p = match self.format {
-            Format::Yaml => self.scan.top_key(key),
-            _ => positions::find_key_any(&self.text, key),
-        };
-        p.unwrap_or((1, 1))
+        self.path_pos(&[Value::str(key)]).unwrap_or((1, 1))
     }
 
     /// The position of `needle` in the value of top-level `key` (else of the key).
     pub(crate) fn pos_in_key(&self, key: &str, needle: &str) -> (usize, usize) {
         let (line, col) = self.key_pos(key);
-        positions::find_text(&self.text, needle, line).unwrap_or((line, col))
+        written::find_text(&self.text, needle, line).unwrap_or((line, col))
     }
 
     /// Whether the file is in a module layer, and which module.
@@ -183,13 +193,7 @@ impl Repo {
                 entries.extend(d.iter().map(|e| (e.clone(), true)));
             }
             for (entry, default_hierarchy) in entries {
-                let format = match (entry.kind, entry.function.as_str()) {
-                    (FunctionKind::DataHash, "yaml_data") => Some(Format::Yaml),
-                    (FunctionKind::DataHash, "json_data") => Some(Format::Json),
-                    (FunctionKind::DataHash, "hocon_data") => Some(Format::Hocon),
-                    (FunctionKind::LookupKey, "eyaml_lookup_key") => Some(Format::Yaml),
-                    _ => None,
-                };
+                let format = entry.data_format();
                 let templates = templates(&entry);
                 let mut level_files = Vec::new();
                 for t in &templates {
@@ -200,7 +204,7 @@ impl Repo {
                                 self.files.push(read_file(p.clone(), format, li));
                                 self.files.len() - 1
                             });
-                            if entry.function == "eyaml_lookup_key" {
+                            if entry.function == EYAML_LOOKUP_KEY {
                                 self.files[idx].eyaml =
                                     Some(entry.options.clone().unwrap_or_default());
                             }
@@ -348,7 +352,7 @@ fn expand(template: &str) -> Vec<PathBuf> {
     out
 }
 
-fn read_file(path: PathBuf, format: Format, layer: usize) -> DataFile {
+fn read_file(path: PathBuf, format: DataFormat, layer: usize) -> DataFile {
     let mut f = DataFile {
         path,
         format,
@@ -362,6 +366,7 @@ fn read_file(path: PathBuf, format: Format, layer: usize) -> DataFile {
         ruby_values: Vec::new(),
         not_a_hash: None,
         scan: Scan::default(),
+        positions: OnceLock::new(),
     };
     match hiera_value::limits::read_file(&f.path) {
         Ok(b) => f.bytes = b,
@@ -372,19 +377,19 @@ fn read_file(path: PathBuf, format: Format, layer: usize) -> DataFile {
     }
     f.text = String::from_utf8_lossy(&f.bytes).into_owned();
     let parsed: std::result::Result<Value, (String, (usize, usize))> = match format {
-        Format::Yaml => match hiera_formats::yaml::load_document(&f.bytes) {
+        DataFormat::Yaml => match hiera_formats::yaml::load_document(&f.bytes) {
             Ok(doc) => {
                 f.ruby_values = doc.ruby_values;
-                f.scan = positions::scan(&f.text);
+                f.scan = written::scan(&f.text);
                 Ok(doc.value)
             }
             Err(e) => Err((e.to_string(), e.position())),
         },
-        Format::Json => hiera_formats::json::parse(&f.text).map_err(|m| {
+        DataFormat::Json => hiera_formats::json::parse(&f.text).map_err(|m| {
             let p = position_in_message(&m);
             (m, p)
         }),
-        Format::Hocon => hiera_formats::hocon::parse_hocon(&f.text).map_err(|m| {
+        DataFormat::Hocon => hiera_formats::hocon::parse_hocon(&f.text).map_err(|m| {
             let p = position_in_message(&m);
             (m, p)
         }),

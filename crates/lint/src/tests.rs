@@ -381,6 +381,44 @@ fn group5_lookup_options() {
     );
 }
 
+/// Findings point where the file's own reader puts the key (libyaml's marks, the json gem's
+/// offsets, ruby-hocon's fields): inside flow mappings, in JSON and HOCON files (not at a
+/// key of the same name elsewhere), at the definition Psych keeps of a key given twice, and
+/// at the alias that brings a key in through `<<`.
+#[test]
+fn positions_come_from_the_readers() {
+    let hiera = "version: 5\ndefaults:\n  datadir: data\n  data_hash: yaml_data\nhierarchy:\n  - name: Y\n    path: common.yaml\n  - name: J\n    data_hash: json_data\n    path: common.json\n  - name: H\n    data_hash: hocon_data\n    path: common.conf\n";
+    let fx = Fixture::new(&[
+        ("hiera.yaml", hiera),
+        (
+            "data/common.yaml",
+            "base: &b\n  merge: bogus\nlookup_options:\n  a: {merge: deep}\nlookup_options:\n  a: {merge: deeper}\n  b: {convert_to: 5}\n  c:\n    <<: *b\na: 1\nb: 1\nc: 1\n",
+        ),
+        (
+            "data/common.json",
+            "{\n  \"x\": {\"lookup_options\": 1},\n  \"lookup_options\": {\n    \"j\": {\"merge\": \"bogus\"}\n  },\n  \"j\": 1\n}\n",
+        ),
+        (
+            "data/common.conf",
+            "a { lookup_options = 1 }\nlookup_options {\n  h { merge = bogus }\n}\nh = 1\n",
+        ),
+    ]);
+    let f = fx.lint();
+    assert_eq!(
+        of(&f, "lookup-options-merge"),
+        vec![
+            "data/common.conf:3:7",
+            "data/common.json:4:11",
+            "data/common.yaml:6:7",
+            "data/common.yaml:9:9",
+        ]
+    );
+    assert_eq!(
+        of(&f, "lookup-options-convert-to"),
+        vec!["data/common.yaml:7:7"]
+    );
+}
+
 #[test]
 fn group6_fleet() {
     let fx = Fixture::new(&[

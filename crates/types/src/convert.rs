@@ -66,6 +66,12 @@ pub fn convert(value: Value, target: &Value) -> Result<Value, ConvertError> {
             )))
         }
     };
+    // `new_instance`: the value itself when it is the only argument, the type is not an Init
+    // type and the value is already an instance of it.
+    let init = matches!(&ty, Type::Other(t) if t == "Init" || t.starts_with("Init["));
+    if args.is_empty() && !init && ty.is_instance(&value) {
+        return Ok(value);
+    }
     let result = convert_with_type(value, &ty, args).map_err(ConvertError::New)?;
     // `new` of a parameterised type asserts its result against the type.
     if !ty.is_instance(&result) {
@@ -100,7 +106,7 @@ pub fn convert_args_string(target: &Value) -> String {
 /// value counts): more is an arity error before any dispatch is tried.
 fn new_arity(ty: &Type) -> Option<(&'static str, usize)> {
     Some(match ty {
-        Type::String { .. } | Type::Enum(..) | Type::Pattern(_) => ("new_string", 2),
+        Type::String { .. } => ("new_string", 2),
         Type::Integer(_) | Type::IntegerF(..) => ("new", 3),
         Type::Float(_) => ("new_float", 2),
         Type::Numeric => ("new_numeric", 2),
@@ -134,8 +140,7 @@ pub(crate) fn convert_with_type(value: Value, ty: &Type, args: &[Value]) -> Resu
             Value::Sensitive(_) => value,
             v => Value::Sensitive(Box::new(v)),
         }),
-        // Enum and Pattern make a String (checked against the type afterwards).
-        Type::String { .. } | Type::Enum(..) | Type::Pattern(_) => to_string(value, args.first()),
+        Type::String { .. } => to_string(value, args.first()),
         Type::Integer(_) | Type::IntegerF(..) => to_integer(value, args),
         Type::Float(_) => to_float(value, args.first()).map_err(|e| prefixed("new_float", e)),
         Type::Numeric => to_numeric(value, args.first()).map_err(|e| prefixed("new_numeric", e)),
@@ -161,7 +166,20 @@ pub(crate) fn convert_with_type(value: Value, ty: &Type, args: &[Value]) -> Resu
         Type::Optional(Some(inner)) | Type::NotUndef(Some(inner)) => {
             convert_with_type(value, inner, args)
         }
-        Type::Data | Type::RichData | Type::Any | Type::NotUndef(None) => Ok(value),
+        // PUnitType's "null" new: the value as is.
+        Type::RichData | Type::Any | Type::NotUndef(None) => Ok(value),
+        // An alias: its resolved type's new, which a Variant does not have.
+        Type::Data => Err(
+            "Creation of new instance of type 'Variant[ScalarData, Undef, Hash[String, Data], Array[Data]]' is not supported"
+                .to_string(),
+        ),
+        // POptionalType#new_function: `optional_type.new_function`, on nil.
+        Type::Optional(None) => Err("undefined method `new_function' for nil".to_string()),
+        // PInitType: the type's own new.
+        Type::Other(t) if t.starts_with("Init[") => match super::init_inner(t).map(super::parse) {
+            Some(Ok(inner)) => convert_with_type(value, &inner, args),
+            _ => Err(format!("Creation of new instance of type '{t}' is not supported")),
+        },
         t => Err(format!(
             "Creation of new instance of type '{}' is not supported",
             t
@@ -233,7 +251,7 @@ fn cannot(v: &Value, target: &str) -> String {
 }
 
 /// Ruby `Integer(str, radix)` (strict: optional sign, prefix, digits with single underscores).
-fn ruby_integer(s: &str, radix: Option<u32>) -> Option<i64> {
+fn ruby_integer(s: &str, radix: Option<u32>) -> Option<Value> {
     let t = s.trim_matches(|c: char| c.is_ascii_whitespace());
     let (neg, rest) = match t.as_bytes().first() {
         Some(b'-') => (true, &t[1..]),
@@ -276,8 +294,10 @@ fn ruby_integer(s: &str, radix: Option<u32>) -> Option<i64> {
         return None;
     }
     let clean: String = digits.chars().filter(|c| *c != '_').collect();
-    let n = i64::from_str_radix(&clean, base).ok()?;
-    Some(if neg { -n } else { n })
+    if !clean.chars().all(|c| c.is_digit(base)) {
+        return None;
+    }
+    Some(hiera_value::value::integer_from_digits(neg, base, &clean))
 }
 
 /// INTEGER_PATTERN_LENIENT: `\A[+-]?\s*(?:\d+|0[xX][0-9A-Fa-f]+|0[bB][01]+)\z`.
@@ -366,11 +386,17 @@ fn integer_from_hash(h: &hiera_value::value::Map) -> Result<Value, String> {
         if h.keys()
             .all(|k| matches!(k, Value::String(s) if allowed.contains(&s.as_str())))
         {
-            let mut args = vec![get("radix").unwrap_or(Value::String("default".into()))];
-            if let Some(a) = get("abs") {
-                args.push(a);
+            if let Value::Hash(h) = &from {
+                return integer_from_hash(h);
             }
-            return to_integer(from, &args);
+            // A missing radix is `default`, which data cannot spell (it reads as a String).
+            let radix = match get("radix") {
+                None => None,
+                Some(r) => Some(radix_of(&from, &r, 2)?),
+            }
+            .flatten();
+            let abs = matches!(get("abs"), Some(Value::Bool(true)));
+            return integer_of(from, radix, abs).map_err(|e| prefixed("new", e));
         }
     }
     let mut errs = Vec::new();
@@ -393,18 +419,26 @@ fn integer_from_hash(h: &hiera_value::value::Map) -> Result<Value, String> {
     })
 }
 
+/// The radix argument of `Integer.new` (`None`: default), or Puppet's rejection of it.
+fn radix_of(v: &Value, radix: &Value, n_args: usize) -> Result<Option<i64>, String> {
+    match radix {
+        Value::Int(r) => Ok(Some(*r)),
+        // A radix no signature takes, with a value the first one would: Puppet's rejection.
+        other if integer_convertible(v) => Err(new_integer_rejected(other, n_args)),
+        _ => Err(cannot(v, "Integer")),
+    }
+}
+
 fn to_integer_args(v: Value, args: &[Value]) -> Result<Value, String> {
     let radix = match args.first() {
         None => None,
-        Some(Value::String(d)) if d == "default" => None,
-        Some(Value::Int(r)) => Some(*r),
-        // A radix no signature takes, with a value the first one would: Puppet's rejection.
-        Some(other) if integer_convertible(&v) => {
-            return Err(new_integer_rejected(other, args.len() + 1))
-        }
-        Some(_) => return Err(cannot(&v, "Integer")),
+        Some(r) => radix_of(&v, r, args.len() + 1)?,
     };
     let abs = matches!(args.get(1), Some(Value::Bool(true)));
+    integer_of(v, radix, abs)
+}
+
+fn integer_of(v: Value, radix: Option<i64>, abs: bool) -> Result<Value, String> {
     if let Some(r) = radix {
         if ![2, 8, 10, 16].contains(&r) {
             return Err(format!(
@@ -413,9 +447,9 @@ fn to_integer_args(v: Value, args: &[Value]) -> Result<Value, String> {
         }
     }
     let n = match &v {
-        Value::Int(i) => *i,
-        Value::Float(f) => f.trunc() as i64,
-        Value::Bool(b) => i64::from(*b),
+        Value::Int(_) | Value::BigInt(_) => v.clone(),
+        Value::Float(f) => hiera_value::value::integer_from_f64(*f),
+        Value::Bool(b) => Value::Int(i64::from(*b)),
         Value::String(s) if integer_lenient(s) => {
             match ruby_integer(&close_sign(s), radix.map(|r| r as u32)) {
                 Some(n) => n,
@@ -429,7 +463,11 @@ fn to_integer_args(v: Value, args: &[Value]) -> Result<Value, String> {
         }
         other => return Err(cannot(other, "Integer")),
     };
-    Ok(Value::Int(if abs { n.abs() } else { n }))
+    Ok(if abs {
+        hiera_value::value::integer_abs(n)
+    } else {
+        n
+    })
 }
 
 /// `Convertible = Variant[Numeric, Boolean, Pattern[INTEGER_PATTERN_LENIENT], Timespan, Timestamp]`.
@@ -479,7 +517,7 @@ fn to_float(v: Value, abs: Option<&Value>) -> Result<Value, String> {
             let neg = t.starts_with('-');
             let lower = body.to_ascii_lowercase();
             let mag = if lower.starts_with("0b") || lower.starts_with("0x") {
-                ruby_integer(body, None).map(|n| n as f64)
+                ruby_integer(body, None).map(|n| hiera_value::value::int_to_f64(&n))
             } else {
                 // Ruby Float() reads "010" as decimal 10.0.
                 lower.parse::<f64>().ok()
@@ -508,14 +546,12 @@ fn to_float(v: Value, abs: Option<&Value>) -> Result<Value, String> {
 fn to_numeric(v: Value, abs: Option<&Value>) -> Result<Value, String> {
     let abs = matches!(abs, Some(Value::Bool(true)));
     let r = match &v {
-        Value::Float(_) | Value::Int(_) => v.clone(),
+        Value::Float(_) | Value::Int(_) | Value::BigInt(_) => v.clone(),
         Value::Bool(b) => Value::Int(i64::from(*b)),
         Value::String(s) if float_pattern(s) => {
             let lower = s.to_ascii_lowercase();
             if lower.starts_with("0b") || lower.starts_with("0x") {
-                ruby_integer(s, None)
-                    .map(Value::Int)
-                    .ok_or_else(|| cannot(&v, "Numeric"))?
+                ruby_integer(s, None).ok_or_else(|| cannot(&v, "Numeric"))?
             } else {
                 to_n(s).ok_or_else(|| cannot(&v, "Numeric"))?
             }
@@ -523,7 +559,7 @@ fn to_numeric(v: Value, abs: Option<&Value>) -> Result<Value, String> {
         other => return Err(cannot(other, "Numeric")),
     };
     Ok(match r {
-        Value::Int(i) if abs => Value::Int(i.abs()),
+        Value::Int(_) | Value::BigInt(_) if abs => hiera_value::value::integer_abs(r),
         Value::Float(f) if abs => Value::Float(f.abs()),
         r => r,
     })
@@ -540,14 +576,14 @@ fn to_n(s: &str) -> Option<Value> {
         let f: f64 = body.parse().ok()?;
         return Some(Value::Float(if neg { -f } else { f }));
     }
-    let n = ruby_integer(&body, None)?;
-    Some(Value::Int(if neg { -n } else { n }))
+    ruby_integer(&format!("{}{body}", if neg { "-" } else { "" }), None)
 }
 
 fn to_boolean(v: Value) -> Result<Value, String> {
     Ok(Value::Bool(match &v {
         Value::Bool(b) => *b,
         Value::Int(i) => *i != 0,
+        Value::BigInt(_) => true,
         Value::Float(f) => *f != 0.0,
         Value::String(s) => match s.to_ascii_lowercase().as_str() {
             "true" | "yes" | "y" => true,
@@ -905,6 +941,197 @@ fn pad(s: String, spec: &Spec) -> String {
     }
 }
 
+/// C's (and Ruby's `Kernel.format`) `%f`, `%e`, `%E`, `%g`, `%G` of a non-negative float,
+/// without the sign: precision 6 unless given; `%g` picks `%e` for exponents below -4 or from
+/// the precision up, and drops trailing zeros unless `alt` (`#`).
+fn c_float(x: f64, conv: char, prec: Option<usize>, alt: bool) -> String {
+    let upper = conv.is_ascii_uppercase();
+    if !x.is_finite() {
+        let s = if x.is_nan() { "NaN" } else { "Inf" };
+        return s.to_string();
+    }
+    let exp_form = |p: usize| {
+        let s = format!("{:.*e}", p, x);
+        let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
+        let e: i32 = e.parse().unwrap_or(0);
+        let m = if alt && p == 0 {
+            format!("{m}.")
+        } else {
+            m.to_string()
+        };
+        let r = format!("{}e{}{:02}", m, if e < 0 { '-' } else { '+' }, e.abs());
+        (r, e)
+    };
+    let p = prec.unwrap_or(6);
+    let out = match conv {
+        'f' | 'F' => {
+            let s = format!("{:.*}", p, x);
+            if alt && p == 0 {
+                s + "."
+            } else {
+                s
+            }
+        }
+        'e' | 'E' => exp_form(p).0,
+        _ => {
+            let p = p.max(1);
+            let (e_form, x_exp) = exp_form(p - 1);
+            let mut s = if x_exp < -4 || x_exp >= p as i32 {
+                e_form
+            } else {
+                let s = format!("{:.*}", (p as i32 - 1 - x_exp) as usize, x);
+                if alt && !s.contains('.') {
+                    s + "."
+                } else {
+                    s
+                }
+            };
+            if !alt {
+                // Trailing zeros of the fraction, and a bare point.
+                let (num, exp) = match s.find('e') {
+                    Some(i) => (s[..i].to_string(), s[i..].to_string()),
+                    None => (s.clone(), String::new()),
+                };
+                let num = if num.contains('.') {
+                    num.trim_end_matches('0').trim_end_matches('.').to_string()
+                } else {
+                    num
+                };
+                s = num + &exp;
+            }
+            s
+        }
+    };
+    if upper {
+        out.to_uppercase()
+    } else {
+        out
+    }
+}
+
+/// Ruby's `Kernel.format` of an Integer with `d i x X o b B`: C's rules (precision is a
+/// minimum digit count and turns off `0`; `#` prefixes non-zero values), and Ruby's own for a
+/// negative number in base 2, 8 or 16 without `+` or space: its two's complement after `..`,
+/// extended with the radix's top digit (`..f01` for -255).
+fn format_integer(v: &Value, spec: &Spec) -> String {
+    use hiera_value::value::integer_digits;
+    let radix = match spec.conv {
+        'x' | 'X' => 16,
+        'o' => 8,
+        'b' | 'B' => 2,
+        _ => 10,
+    };
+    let flag = |c: char| spec.flags.contains(c);
+    let (neg, mag) = integer_digits(v, radix);
+    let zero = mag == "0";
+    let dots = neg && radix != 10 && !flag('+') && !flag(' ');
+    let top = std::char::from_digit(radix - 1, radix).unwrap_or('0');
+    let mut digits = if dots {
+        twos_complement(&mag, radix)
+    } else {
+        mag
+    };
+    let sign = if dots {
+        ""
+    } else if neg {
+        "-"
+    } else if flag('+') {
+        "+"
+    } else if flag(' ') {
+        " "
+    } else {
+        ""
+    };
+    let mut prefix = match (flag('#') && !zero, spec.conv) {
+        (true, 'x') => "0x",
+        (true, 'X') => "0X",
+        (true, 'b') => "0b",
+        (true, 'B') => "0B",
+        (true, 'o') if !dots => "0",
+        _ => "",
+    };
+    let width = spec.width.unwrap_or(0);
+    let zero_pad = flag('0') && !flag('-') && spec.prec.is_none();
+    let fill_to = |digits: &mut String, n: usize, c: char| {
+        let len = digits.chars().count();
+        if len < n {
+            digits.insert_str(0, &c.to_string().repeat(n - len));
+        }
+    };
+    if dots {
+        let room = match spec.prec {
+            Some(p) => p.saturating_sub(2),
+            None if zero_pad => width.saturating_sub(prefix.len() + 2),
+            None => 0,
+        };
+        fill_to(&mut digits, room, top);
+        digits.insert_str(0, "..");
+    } else {
+        match spec.prec {
+            // `%.0d` of 0 prints no digit.
+            Some(0) if zero => digits.clear(),
+            Some(p) => fill_to(&mut digits, p, '0'),
+            None if zero_pad => fill_to(
+                &mut digits,
+                width.saturating_sub(sign.len() + prefix.len()),
+                '0',
+            ),
+            None => {}
+        }
+        // Octal's `#` only ensures a leading zero.
+        if prefix == "0" && digits.starts_with('0') {
+            prefix = "";
+        }
+    }
+    if spec.conv == 'X' {
+        digits = digits.to_uppercase();
+    }
+    let s = format!("{sign}{prefix}{digits}");
+    let len = s.chars().count();
+    if len >= width {
+        s
+    } else if flag('-') {
+        format!("{s}{}", " ".repeat(width - len))
+    } else {
+        format!("{}{s}", " ".repeat(width - len))
+    }
+}
+
+/// The two's complement digits (in `radix`, 2, 8 or 16) of minus the magnitude `mag`: the
+/// fewest digits whose first is the radix's top digit.
+fn twos_complement(mag: &str, radix: u32) -> String {
+    // radix^k - mag, for growing k, until its first digit is radix - 1.
+    let m: Vec<u32> = mag
+        .chars()
+        .map(|c| c.to_digit(radix).unwrap_or(0))
+        .collect();
+    let mut k = m.len();
+    loop {
+        // Subtract m from radix^k: digits of (radix^k - 1) - m, plus one.
+        let mut out: Vec<u32> = vec![radix - 1; k];
+        let off = k - m.len();
+        for (i, d) in m.iter().enumerate() {
+            out[off + i] -= d;
+        }
+        let mut i = k;
+        while i > 0 {
+            i -= 1;
+            if out[i] + 1 < radix {
+                out[i] += 1;
+                break;
+            }
+            out[i] = 0;
+        }
+        if out.first() == Some(&(radix - 1)) {
+            return out
+                .into_iter()
+                .map(|d| std::char::from_digit(d, radix).unwrap_or('0'))
+                .collect();
+        }
+        k += 1;
+    }
+}
+
 fn format_value(v: &Value, fmt: &str) -> Result<String, String> {
     let bad = || {
         format!(
@@ -925,40 +1152,21 @@ fn format_value(v: &Value, fmt: &str) -> Result<String, String> {
         }
     };
     let s = match (v, spec.conv) {
-        (Value::Int(i), 'd' | 'i' | 'x' | 'X' | 'o' | 'b' | 'B') => {
-            let m = i.unsigned_abs();
-            let alt = spec.flags.contains('#');
-            let digits = match spec.conv {
-                'x' => format!("{}{:x}", if alt { "0x" } else { "" }, m),
-                'X' => format!("{}{:X}", if alt { "0X" } else { "" }, m),
-                'o' => format!("{}{:o}", if alt { "0" } else { "" }, m),
-                'b' => format!("{}{:b}", if alt { "0b" } else { "" }, m),
-                'B' => format!("{}{:b}", if alt { "0B" } else { "" }, m),
-                _ => m.to_string(),
-            };
-            format!("{}{}", sign(*i < 0), digits)
+        (Value::Int(_) | Value::BigInt(_), 'd' | 'i' | 'x' | 'X' | 'o' | 'b' | 'B') => {
+            return Ok(format_integer(v, &spec))
+        }
+        (Value::BigInt(_), 'e' | 'E' | 'f' | 'g' | 'G' | 'a' | 'A') => {
+            return format_value(&Value::Float(hiera_value::value::int_to_f64(v)), fmt)
         }
         (Value::Int(i), 'e' | 'E' | 'f' | 'g' | 'G' | 'a' | 'A') => return format_value(&Value::Float(*i as f64), fmt),
         (Value::Float(f), 'f' | 'e' | 'E' | 'g' | 'G') => {
-            let p = spec.prec.unwrap_or(6);
-            let body = match spec.conv {
-                'f' => format!("{:.*}", p, f.abs()),
-                'e' | 'E' => {
-                    let s = format!("{:.*e}", p, f.abs());
-                    let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
-                    let e: i32 = e.parse().unwrap_or(0);
-                    let r = format!("{}e{}{:02}", m, if e < 0 { '-' } else { '+' }, e.abs());
-                    if spec.conv == 'E' {
-                        r.to_uppercase()
-                    } else {
-                        r
-                    }
-                }
-                _ => ruby_float(f.abs()),
-            };
-            format!("{}{}", sign(f.is_sign_negative() && *f != 0.0), body)
+            // Kernel.format: the sign of -0.0 is kept.
+            let body = c_float(f.abs(), spec.conv, spec.prec, spec.flags.contains('#'));
+            format!("{}{}", sign(f.is_sign_negative() && !f.is_nan()), body)
         }
-        (Value::Float(f), 'd' | 'x' | 'X' | 'o' | 'b' | 'B') => return format_value(&Value::Int(f.trunc() as i64), fmt),
+        (Value::Float(f), 'd' | 'x' | 'X' | 'o' | 'b' | 'B') => {
+            return format_value(&hiera_value::value::integer_from_f64(*f), fmt)
+        }
         (Value::Bool(b), 't' | 's') => b.to_string(),
         (Value::Bool(b), 'T') => if *b { "True" } else { "False" }.into(),
         (Value::Bool(b), 'y') => if *b { "yes" } else { "no" }.into(),
@@ -1008,7 +1216,7 @@ fn format_value(v: &Value, fmt: &str) -> Result<String, String> {
 
 fn valid_chars(v: &Value) -> &'static str {
     match v {
-        Value::Int(_) => "dxXobBeEfgGaAspc",
+        Value::Int(_) | Value::BigInt(_) => "dxXobBeEfgGaAspc",
         Value::Float(_) => "dxXobBeEfgGaAsp",
         Value::String(_) => "cCudspt",
         Value::Bool(_) => "tTyYdxXobBeEfgGaAsp",
@@ -1083,15 +1291,42 @@ fn to_timestamp(v: Value, fmt: Option<&Value>, tz: Option<&Value>) -> Result<Val
 /// `new(URI, string)`: `URI.parse(string)` (see [`super::uri`]). Building one from a hash of
 /// members (`URI::Generic.build`) is not supported.
 fn to_uri(v: Value) -> Result<Value, String> {
+    const INIT_HASH: &str = "Struct[{Optional['scheme'] => String[1], Optional['userinfo'] => String[1], Optional['host'] => String[1], Optional['port'] => Integer[0], Optional['path'] => String[1], Optional['query'] => String[1], Optional['fragment'] => String[1], Optional['opaque'] => String[1]}]";
+    let init_hash = super::parse(INIT_HASH).expect("TYPE_URI_INIT_HASH");
     match &v {
+        // dispatch :create (String[1] uri): URI.parse.
         Value::String(s) if !s.is_empty() => super::uri::Uri::parse(s).map(|u| u.to_value()),
-        Value::Hash(_) => Err("hiera-lookup cannot build a URI from a hash of its parts (URI::Generic.build); give the URI as a string".into()),
+        // dispatch :from_hash (TYPE_URI_INIT_HASH hash): the class's build.
+        Value::Hash(h) if init_hash.is_instance(&v) => {
+            super::uri::Uri::build(h).map(|u| u.to_value())
+        }
         // Neither signature takes it: Puppet lists both, each with why it was rejected.
         other => {
-            let got = type_name_of(other);
-            Err(format!(
-                "The function 'new_error' was called with arguments it does not accept. It expects one of:\n  (String[1] uri)\n    rejected: parameter 'uri' expects a String value, got {got}\n  (Struct[{{Optional['scheme'] => String[1], Optional['userinfo'] => String[1], Optional['host'] => String[1], Optional['port'] => Integer[0], Optional['path'] => String[1], Optional['query'] => String[1], Optional['fragment'] => String[1], Optional['opaque'] => String[1]}}] hash)\n    rejected: parameter 'hash' expects a Struct value, got {got}"
-            ))
+            let uri_line = match other {
+                Value::String(_) => {
+                    "parameter 'uri' expects a String[1] value, got String".to_string()
+                }
+                _ => format!(
+                    "parameter 'uri' expects a String value, got {}",
+                    super::describe::simple_type_name(other)
+                ),
+            };
+            let hash_lines = match other {
+                Value::Hash(_) => {
+                    super::describe::describe_lines("parameter 'hash'", &init_hash, other)
+                }
+                _ => vec![format!(
+                    "parameter 'hash' expects a Struct value, got {}",
+                    super::describe::simple_type_name(other)
+                )],
+            };
+            let mut out = format!(
+                "The function 'new_error' was called with arguments it does not accept. It expects one of:\n  (String[1] uri)\n    rejected: {uri_line}\n  ({INIT_HASH} hash)"
+            );
+            for l in hash_lines {
+                out.push_str(&format!("\n    rejected: {l}"));
+            }
+            Err(out)
         }
     }
 }
@@ -1545,4 +1780,590 @@ fn new_version_rejected(v: &Value, n: usize) -> String {
     format!(
         "The function 'new_Version' was called with arguments it does not accept. It expects one of:\n  ({PATTERN} str)\n    rejected: {str_line}\n  ({POSITIVE} major, {POSITIVE} minor, {POSITIVE} patch, {QUALIFIER} prerelease?, {QUALIFIER} build?)\n    rejected: {args_line}\n  ({hash} hash_args)\n    rejected: {hash_line}"
     )
+}
+
+#[cfg(test)]
+mod format_tests {
+    use super::*;
+
+    /// Ruby 3.3's `Kernel.format` of integers (recorded in Puppet 8.10's Ruby).
+    #[test]
+    fn integers_format_as_ruby_does() {
+        let cases: &[(&str, &str, &str)] = &[
+            ("0", "%x", "0"),
+            ("0", "%o", "0"),
+            ("0", "%b", "0"),
+            ("0", "%#x", "0"),
+            ("0", "%#o", "0"),
+            ("0", "%#b", "0"),
+            ("0", "%X", "0"),
+            ("0", "%#X", "0"),
+            ("0", "%8x", "       0"),
+            ("0", "%08x", "00000000"),
+            ("0", "%.8x", "00000000"),
+            ("0", "%-8x|", "0       |"),
+            ("0", "%+x", "+0"),
+            ("0", "% x", " 0"),
+            ("0", "%#B", "0"),
+            ("0", "%.3d", "000"),
+            ("0", "%08.3d", "     000"),
+            ("0", "%-08d|", "0       |"),
+            ("0", "%+05d", "+0000"),
+            ("0", "%#08x", "00000000"),
+            ("0", "%#.5o", "00000"),
+            ("0", "%5.1x", "    0"),
+            ("0", "%d", "0"),
+            ("0", "%#d", "0"),
+            ("0", "%+.0d", "+"),
+            ("0", "%.0d", ""),
+            ("0", "%#010x", "0000000000"),
+            ("0", "%010o", "0000000000"),
+            ("0", "%.2x", "00"),
+            ("5", "%x", "5"),
+            ("5", "%o", "5"),
+            ("5", "%b", "101"),
+            ("5", "%#x", "0x5"),
+            ("5", "%#o", "05"),
+            ("5", "%#b", "0b101"),
+            ("5", "%X", "5"),
+            ("5", "%#X", "0X5"),
+            ("5", "%8x", "       5"),
+            ("5", "%08x", "00000005"),
+            ("5", "%.8x", "00000005"),
+            ("5", "%-8x|", "5       |"),
+            ("5", "%+x", "+5"),
+            ("5", "% x", " 5"),
+            ("5", "%#B", "0B101"),
+            ("5", "%.3d", "005"),
+            ("5", "%08.3d", "     005"),
+            ("5", "%-08d|", "5       |"),
+            ("5", "%+05d", "+0005"),
+            ("5", "%#08x", "0x000005"),
+            ("5", "%#.5o", "00005"),
+            ("5", "%5.1x", "    5"),
+            ("5", "%d", "5"),
+            ("5", "%#d", "5"),
+            ("5", "%+.0d", "+5"),
+            ("5", "%.0d", "5"),
+            ("5", "%#010x", "0x00000005"),
+            ("5", "%010o", "0000000005"),
+            ("5", "%.2x", "05"),
+            ("-1", "%x", "..f"),
+            ("-1", "%o", "..7"),
+            ("-1", "%b", "..1"),
+            ("-1", "%#x", "0x..f"),
+            ("-1", "%#o", "..7"),
+            ("-1", "%#b", "0b..1"),
+            ("-1", "%X", "..F"),
+            ("-1", "%#X", "0X..F"),
+            ("-1", "%8x", "     ..f"),
+            ("-1", "%08x", "..ffffff"),
+            ("-1", "%.8x", "..ffffff"),
+            ("-1", "%-8x|", "..f     |"),
+            ("-1", "%+x", "-1"),
+            ("-1", "% x", "-1"),
+            ("-1", "%#B", "0B..1"),
+            ("-1", "%.3d", "-001"),
+            ("-1", "%08.3d", "    -001"),
+            ("-1", "%-08d|", "-1      |"),
+            ("-1", "%+05d", "-0001"),
+            ("-1", "%#08x", "0x..ffff"),
+            ("-1", "%#.5o", "..777"),
+            ("-1", "%5.1x", "  ..f"),
+            ("-1", "%d", "-1"),
+            ("-1", "%#d", "-1"),
+            ("-1", "%+.0d", "-1"),
+            ("-1", "%.0d", "-1"),
+            ("-1", "%#010x", "0x..ffffff"),
+            ("-1", "%010o", "..77777777"),
+            ("-1", "%.2x", "..f"),
+            ("-8", "%x", "..f8"),
+            ("-8", "%o", "..70"),
+            ("-8", "%b", "..1000"),
+            ("-8", "%#x", "0x..f8"),
+            ("-8", "%#o", "..70"),
+            ("-8", "%#b", "0b..1000"),
+            ("-8", "%X", "..F8"),
+            ("-8", "%#X", "0X..F8"),
+            ("-8", "%8x", "    ..f8"),
+            ("-8", "%08x", "..fffff8"),
+            ("-8", "%.8x", "..fffff8"),
+            ("-8", "%-8x|", "..f8    |"),
+            ("-8", "%+x", "-8"),
+            ("-8", "% x", "-8"),
+            ("-8", "%#B", "0B..1000"),
+            ("-8", "%.3d", "-008"),
+            ("-8", "%08.3d", "    -008"),
+            ("-8", "%-08d|", "-8      |"),
+            ("-8", "%+05d", "-0008"),
+            ("-8", "%#08x", "0x..fff8"),
+            ("-8", "%#.5o", "..770"),
+            ("-8", "%5.1x", " ..f8"),
+            ("-8", "%d", "-8"),
+            ("-8", "%#d", "-8"),
+            ("-8", "%+.0d", "-8"),
+            ("-8", "%.0d", "-8"),
+            ("-8", "%#010x", "0x..fffff8"),
+            ("-8", "%010o", "..77777770"),
+            ("-8", "%.2x", "..f8"),
+            ("-255", "%x", "..f01"),
+            ("-255", "%o", "..7401"),
+            ("-255", "%b", "..100000001"),
+            ("-255", "%#x", "0x..f01"),
+            ("-255", "%#o", "..7401"),
+            ("-255", "%#b", "0b..100000001"),
+            ("-255", "%X", "..F01"),
+            ("-255", "%#X", "0X..F01"),
+            ("-255", "%8x", "   ..f01"),
+            ("-255", "%08x", "..ffff01"),
+            ("-255", "%.8x", "..ffff01"),
+            ("-255", "%-8x|", "..f01   |"),
+            ("-255", "%+x", "-ff"),
+            ("-255", "% x", "-ff"),
+            ("-255", "%#B", "0B..100000001"),
+            ("-255", "%.3d", "-255"),
+            ("-255", "%08.3d", "    -255"),
+            ("-255", "%-08d|", "-255    |"),
+            ("-255", "%+05d", "-0255"),
+            ("-255", "%#08x", "0x..ff01"),
+            ("-255", "%#.5o", "..7401"),
+            ("-255", "%5.1x", "..f01"),
+            ("-255", "%d", "-255"),
+            ("-255", "%#d", "-255"),
+            ("-255", "%+.0d", "-255"),
+            ("-255", "%.0d", "-255"),
+            ("-255", "%#010x", "0x..ffff01"),
+            ("-255", "%010o", "..77777401"),
+            ("-255", "%.2x", "..f01"),
+            ("255", "%x", "ff"),
+            ("255", "%o", "377"),
+            ("255", "%b", "11111111"),
+            ("255", "%#x", "0xff"),
+            ("255", "%#o", "0377"),
+            ("255", "%#b", "0b11111111"),
+            ("255", "%X", "FF"),
+            ("255", "%#X", "0XFF"),
+            ("255", "%8x", "      ff"),
+            ("255", "%08x", "000000ff"),
+            ("255", "%.8x", "000000ff"),
+            ("255", "%-8x|", "ff      |"),
+            ("255", "%+x", "+ff"),
+            ("255", "% x", " ff"),
+            ("255", "%#B", "0B11111111"),
+            ("255", "%.3d", "255"),
+            ("255", "%08.3d", "     255"),
+            ("255", "%-08d|", "255     |"),
+            ("255", "%+05d", "+0255"),
+            ("255", "%#08x", "0x0000ff"),
+            ("255", "%#.5o", "00377"),
+            ("255", "%5.1x", "   ff"),
+            ("255", "%d", "255"),
+            ("255", "%#d", "255"),
+            ("255", "%+.0d", "+255"),
+            ("255", "%.0d", "255"),
+            ("255", "%#010x", "0x000000ff"),
+            ("255", "%010o", "0000000377"),
+            ("255", "%.2x", "ff"),
+            ("98765432109876543210", "%x", "55aa54d38e5267eea"),
+            ("98765432109876543210", "%o", "12552452323434511477352"),
+            (
+                "98765432109876543210",
+                "%b",
+                "1010101101010100101010011010011100011100101001001100111111011101010",
+            ),
+            ("98765432109876543210", "%#x", "0x55aa54d38e5267eea"),
+            ("98765432109876543210", "%#o", "012552452323434511477352"),
+            (
+                "98765432109876543210",
+                "%#b",
+                "0b1010101101010100101010011010011100011100101001001100111111011101010",
+            ),
+            ("98765432109876543210", "%X", "55AA54D38E5267EEA"),
+            ("98765432109876543210", "%#X", "0X55AA54D38E5267EEA"),
+            ("98765432109876543210", "%8x", "55aa54d38e5267eea"),
+            ("98765432109876543210", "%08x", "55aa54d38e5267eea"),
+            ("98765432109876543210", "%.8x", "55aa54d38e5267eea"),
+            ("98765432109876543210", "%-8x|", "55aa54d38e5267eea|"),
+            ("98765432109876543210", "%+x", "+55aa54d38e5267eea"),
+            ("98765432109876543210", "% x", " 55aa54d38e5267eea"),
+            (
+                "98765432109876543210",
+                "%#B",
+                "0B1010101101010100101010011010011100011100101001001100111111011101010",
+            ),
+            ("98765432109876543210", "%.3d", "98765432109876543210"),
+            ("98765432109876543210", "%08.3d", "98765432109876543210"),
+            ("98765432109876543210", "%-08d|", "98765432109876543210|"),
+            ("98765432109876543210", "%+05d", "+98765432109876543210"),
+            ("98765432109876543210", "%#08x", "0x55aa54d38e5267eea"),
+            ("98765432109876543210", "%#.5o", "012552452323434511477352"),
+            ("98765432109876543210", "%5.1x", "55aa54d38e5267eea"),
+            ("98765432109876543210", "%d", "98765432109876543210"),
+            ("98765432109876543210", "%#d", "98765432109876543210"),
+            ("98765432109876543210", "%+.0d", "+98765432109876543210"),
+            ("98765432109876543210", "%.0d", "98765432109876543210"),
+            ("98765432109876543210", "%#010x", "0x55aa54d38e5267eea"),
+            ("98765432109876543210", "%010o", "12552452323434511477352"),
+            ("98765432109876543210", "%.2x", "55aa54d38e5267eea"),
+            ("-98765432109876543210", "%x", "..faa55ab2c71ad98116"),
+            ("-98765432109876543210", "%o", "..765225325454343266300426"),
+            (
+                "-98765432109876543210",
+                "%b",
+                "..10101010010101011010101100101100011100011010110110011000000100010110",
+            ),
+            ("-98765432109876543210", "%#x", "0x..faa55ab2c71ad98116"),
+            ("-98765432109876543210", "%#o", "..765225325454343266300426"),
+            (
+                "-98765432109876543210",
+                "%#b",
+                "0b..10101010010101011010101100101100011100011010110110011000000100010110",
+            ),
+            ("-98765432109876543210", "%X", "..FAA55AB2C71AD98116"),
+            ("-98765432109876543210", "%#X", "0X..FAA55AB2C71AD98116"),
+            ("-98765432109876543210", "%8x", "..faa55ab2c71ad98116"),
+            ("-98765432109876543210", "%08x", "..faa55ab2c71ad98116"),
+            ("-98765432109876543210", "%.8x", "..faa55ab2c71ad98116"),
+            ("-98765432109876543210", "%-8x|", "..faa55ab2c71ad98116|"),
+            ("-98765432109876543210", "%+x", "-55aa54d38e5267eea"),
+            ("-98765432109876543210", "% x", "-55aa54d38e5267eea"),
+            (
+                "-98765432109876543210",
+                "%#B",
+                "0B..10101010010101011010101100101100011100011010110110011000000100010110",
+            ),
+            ("-98765432109876543210", "%.3d", "-98765432109876543210"),
+            ("-98765432109876543210", "%08.3d", "-98765432109876543210"),
+            ("-98765432109876543210", "%-08d|", "-98765432109876543210|"),
+            ("-98765432109876543210", "%+05d", "-98765432109876543210"),
+            ("-98765432109876543210", "%#08x", "0x..faa55ab2c71ad98116"),
+            (
+                "-98765432109876543210",
+                "%#.5o",
+                "..765225325454343266300426",
+            ),
+            ("-98765432109876543210", "%5.1x", "..faa55ab2c71ad98116"),
+            ("-98765432109876543210", "%d", "-98765432109876543210"),
+            ("-98765432109876543210", "%#d", "-98765432109876543210"),
+            ("-98765432109876543210", "%+.0d", "-98765432109876543210"),
+            ("-98765432109876543210", "%.0d", "-98765432109876543210"),
+            ("-98765432109876543210", "%#010x", "0x..faa55ab2c71ad98116"),
+            (
+                "-98765432109876543210",
+                "%010o",
+                "..765225325454343266300426",
+            ),
+            ("-98765432109876543210", "%.2x", "..faa55ab2c71ad98116"),
+        ];
+        for (n, f, want) in cases {
+            let v = match n.parse::<i64>() {
+                Ok(i) => Value::Int(i),
+                Err(_) => Value::BigInt(n.to_string()),
+            };
+            // `|` marks the end of a left-justified field.
+            let f = f.strip_suffix('|').unwrap_or(f);
+            let want = want.strip_suffix('|').unwrap_or(want);
+            let got = format_value(&v, f).unwrap_or_else(|e| e);
+            assert_eq!(got, *want, "{f} of {n}");
+        }
+    }
+    /// Ruby 3.3's `Kernel.format` of floats (recorded in Puppet 8.10's Ruby).
+    #[test]
+    fn floats_format_as_ruby_does() {
+        let cases: &[(&str, &str, &str)] = &[
+        ("0.0", "%f", "0.000000"),
+        ("0.0", "%.2f", "0.00"),
+        ("0.0", "%e", "0.000000e+00"),
+        ("0.0", "%.0e", "0e+00"),
+        ("0.0", "%#.0e", "0.e+00"),
+        ("0.0", "%E", "0.000000E+00"),
+        ("0.0", "%g", "0"),
+        ("0.0", "%.3g", "0"),
+        ("0.0", "%#g", "0.00000"),
+        ("0.0", "%G", "0"),
+        ("0.0", "%.0g", "0"),
+        ("0.0", "%#.0f", "0."),
+        ("0.0", "%10.3e", " 0.000e+00"),
+        ("0.0", "%-12g", "0           "),
+        ("0.0", "%+g", "+0"),
+        ("0.0", "% g", " 0"),
+        ("0.0", "%012.4f", "0000000.0000"),
+        ("0.0", "%.10g", "0"),
+        ("0.0", "%g", "0"),
+        ("-0.0", "%f", "-0.000000"),
+        ("-0.0", "%.2f", "-0.00"),
+        ("-0.0", "%e", "-0.000000e+00"),
+        ("-0.0", "%.0e", "-0e+00"),
+        ("-0.0", "%#.0e", "-0.e+00"),
+        ("-0.0", "%E", "-0.000000E+00"),
+        ("-0.0", "%g", "-0"),
+        ("-0.0", "%.3g", "-0"),
+        ("-0.0", "%#g", "-0.00000"),
+        ("-0.0", "%G", "-0"),
+        ("-0.0", "%.0g", "-0"),
+        ("-0.0", "%#.0f", "-0."),
+        ("-0.0", "%10.3e", "-0.000e+00"),
+        ("-0.0", "%-12g", "-0          "),
+        ("-0.0", "%+g", "-0"),
+        ("-0.0", "% g", "-0"),
+        ("-0.0", "%012.4f", "-000000.0000"),
+        ("-0.0", "%.10g", "-0"),
+        ("-0.0", "%g", "-0"),
+        ("1.5", "%f", "1.500000"),
+        ("1.5", "%.2f", "1.50"),
+        ("1.5", "%e", "1.500000e+00"),
+        ("1.5", "%.0e", "2e+00"),
+        ("1.5", "%#.0e", "2.e+00"),
+        ("1.5", "%E", "1.500000E+00"),
+        ("1.5", "%g", "1.5"),
+        ("1.5", "%.3g", "1.5"),
+        ("1.5", "%#g", "1.50000"),
+        ("1.5", "%G", "1.5"),
+        ("1.5", "%.0g", "2"),
+        ("1.5", "%#.0f", "2."),
+        ("1.5", "%10.3e", " 1.500e+00"),
+        ("1.5", "%-12g", "1.5         "),
+        ("1.5", "%+g", "+1.5"),
+        ("1.5", "% g", " 1.5"),
+        ("1.5", "%012.4f", "0000001.5000"),
+        ("1.5", "%.10g", "1.5"),
+        ("1.5", "%g", "1.5"),
+        ("-2.25", "%f", "-2.250000"),
+        ("-2.25", "%.2f", "-2.25"),
+        ("-2.25", "%e", "-2.250000e+00"),
+        ("-2.25", "%.0e", "-2e+00"),
+        ("-2.25", "%#.0e", "-2.e+00"),
+        ("-2.25", "%E", "-2.250000E+00"),
+        ("-2.25", "%g", "-2.25"),
+        ("-2.25", "%.3g", "-2.25"),
+        ("-2.25", "%#g", "-2.25000"),
+        ("-2.25", "%G", "-2.25"),
+        ("-2.25", "%.0g", "-2"),
+        ("-2.25", "%#.0f", "-2."),
+        ("-2.25", "%10.3e", "-2.250e+00"),
+        ("-2.25", "%-12g", "-2.25       "),
+        ("-2.25", "%+g", "-2.25"),
+        ("-2.25", "% g", "-2.25"),
+        ("-2.25", "%012.4f", "-000002.2500"),
+        ("-2.25", "%.10g", "-2.25"),
+        ("-2.25", "%g", "-2.25"),
+        ("100.0", "%f", "100.000000"),
+        ("100.0", "%.2f", "100.00"),
+        ("100.0", "%e", "1.000000e+02"),
+        ("100.0", "%.0e", "1e+02"),
+        ("100.0", "%#.0e", "1.e+02"),
+        ("100.0", "%E", "1.000000E+02"),
+        ("100.0", "%g", "100"),
+        ("100.0", "%.3g", "100"),
+        ("100.0", "%#g", "100.000"),
+        ("100.0", "%G", "100"),
+        ("100.0", "%.0g", "1e+02"),
+        ("100.0", "%#.0f", "100."),
+        ("100.0", "%10.3e", " 1.000e+02"),
+        ("100.0", "%-12g", "100         "),
+        ("100.0", "%+g", "+100"),
+        ("100.0", "% g", " 100"),
+        ("100.0", "%012.4f", "0000100.0000"),
+        ("100.0", "%.10g", "100"),
+        ("100.0", "%g", "100"),
+        ("1.0e+20", "%f", "100000000000000000000.000000"),
+        ("1.0e+20", "%.2f", "100000000000000000000.00"),
+        ("1.0e+20", "%e", "1.000000e+20"),
+        ("1.0e+20", "%.0e", "1e+20"),
+        ("1.0e+20", "%#.0e", "1.e+20"),
+        ("1.0e+20", "%E", "1.000000E+20"),
+        ("1.0e+20", "%g", "1e+20"),
+        ("1.0e+20", "%.3g", "1e+20"),
+        ("1.0e+20", "%#g", "1.00000e+20"),
+        ("1.0e+20", "%G", "1E+20"),
+        ("1.0e+20", "%.0g", "1e+20"),
+        ("1.0e+20", "%#.0f", "100000000000000000000."),
+        ("1.0e+20", "%10.3e", " 1.000e+20"),
+        ("1.0e+20", "%-12g", "1e+20       "),
+        ("1.0e+20", "%+g", "+1e+20"),
+        ("1.0e+20", "% g", " 1e+20"),
+        ("1.0e+20", "%012.4f", "100000000000000000000.0000"),
+        ("1.0e+20", "%.10g", "1e+20"),
+        ("1.0e+20", "%g", "1e+20"),
+        ("1.0e-05", "%f", "0.000010"),
+        ("1.0e-05", "%.2f", "0.00"),
+        ("1.0e-05", "%e", "1.000000e-05"),
+        ("1.0e-05", "%.0e", "1e-05"),
+        ("1.0e-05", "%#.0e", "1.e-05"),
+        ("1.0e-05", "%E", "1.000000E-05"),
+        ("1.0e-05", "%g", "1e-05"),
+        ("1.0e-05", "%.3g", "1e-05"),
+        ("1.0e-05", "%#g", "1.00000e-05"),
+        ("1.0e-05", "%G", "1E-05"),
+        ("1.0e-05", "%.0g", "1e-05"),
+        ("1.0e-05", "%#.0f", "0."),
+        ("1.0e-05", "%10.3e", " 1.000e-05"),
+        ("1.0e-05", "%-12g", "1e-05       "),
+        ("1.0e-05", "%+g", "+1e-05"),
+        ("1.0e-05", "% g", " 1e-05"),
+        ("1.0e-05", "%012.4f", "0000000.0000"),
+        ("1.0e-05", "%.10g", "1e-05"),
+        ("1.0e-05", "%g", "1e-05"),
+        ("0.0001234", "%f", "0.000123"),
+        ("0.0001234", "%.2f", "0.00"),
+        ("0.0001234", "%e", "1.234000e-04"),
+        ("0.0001234", "%.0e", "1e-04"),
+        ("0.0001234", "%#.0e", "1.e-04"),
+        ("0.0001234", "%E", "1.234000E-04"),
+        ("0.0001234", "%g", "0.0001234"),
+        ("0.0001234", "%.3g", "0.000123"),
+        ("0.0001234", "%#g", "0.000123400"),
+        ("0.0001234", "%G", "0.0001234"),
+        ("0.0001234", "%.0g", "0.0001"),
+        ("0.0001234", "%#.0f", "0."),
+        ("0.0001234", "%10.3e", " 1.234e-04"),
+        ("0.0001234", "%-12g", "0.0001234   "),
+        ("0.0001234", "%+g", "+0.0001234"),
+        ("0.0001234", "% g", " 0.0001234"),
+        ("0.0001234", "%012.4f", "0000000.0001"),
+        ("0.0001234", "%.10g", "0.0001234"),
+        ("0.0001234", "%g", "0.0001234"),
+        ("123456.0", "%f", "123456.000000"),
+        ("123456.0", "%.2f", "123456.00"),
+        ("123456.0", "%e", "1.234560e+05"),
+        ("123456.0", "%.0e", "1e+05"),
+        ("123456.0", "%#.0e", "1.e+05"),
+        ("123456.0", "%E", "1.234560E+05"),
+        ("123456.0", "%g", "123456"),
+        ("123456.0", "%.3g", "1.23e+05"),
+        ("123456.0", "%#g", "123456."),
+        ("123456.0", "%G", "123456"),
+        ("123456.0", "%.0g", "1e+05"),
+        ("123456.0", "%#.0f", "123456."),
+        ("123456.0", "%10.3e", " 1.235e+05"),
+        ("123456.0", "%-12g", "123456      "),
+        ("123456.0", "%+g", "+123456"),
+        ("123456.0", "% g", " 123456"),
+        ("123456.0", "%012.4f", "0123456.0000"),
+        ("123456.0", "%.10g", "123456"),
+        ("123456.0", "%g", "123456"),
+        ("1234567.0", "%f", "1234567.000000"),
+        ("1234567.0", "%.2f", "1234567.00"),
+        ("1234567.0", "%e", "1.234567e+06"),
+        ("1234567.0", "%.0e", "1e+06"),
+        ("1234567.0", "%#.0e", "1.e+06"),
+        ("1234567.0", "%E", "1.234567E+06"),
+        ("1234567.0", "%g", "1.23457e+06"),
+        ("1234567.0", "%.3g", "1.23e+06"),
+        ("1234567.0", "%#g", "1.23457e+06"),
+        ("1234567.0", "%G", "1.23457E+06"),
+        ("1234567.0", "%.0g", "1e+06"),
+        ("1234567.0", "%#.0f", "1234567."),
+        ("1234567.0", "%10.3e", " 1.235e+06"),
+        ("1234567.0", "%-12g", "1.23457e+06 "),
+        ("1234567.0", "%+g", "+1.23457e+06"),
+        ("1234567.0", "% g", " 1.23457e+06"),
+        ("1234567.0", "%012.4f", "1234567.0000"),
+        ("1234567.0", "%.10g", "1234567"),
+        ("1234567.0", "%g", "1.23457e+06"),
+        ("0.5", "%f", "0.500000"),
+        ("0.5", "%.2f", "0.50"),
+        ("0.5", "%e", "5.000000e-01"),
+        ("0.5", "%.0e", "5e-01"),
+        ("0.5", "%#.0e", "5.e-01"),
+        ("0.5", "%E", "5.000000E-01"),
+        ("0.5", "%g", "0.5"),
+        ("0.5", "%.3g", "0.5"),
+        ("0.5", "%#g", "0.500000"),
+        ("0.5", "%G", "0.5"),
+        ("0.5", "%.0g", "0.5"),
+        ("0.5", "%#.0f", "0."),
+        ("0.5", "%10.3e", " 5.000e-01"),
+        ("0.5", "%-12g", "0.5         "),
+        ("0.5", "%+g", "+0.5"),
+        ("0.5", "% g", " 0.5"),
+        ("0.5", "%012.4f", "0000000.5000"),
+        ("0.5", "%.10g", "0.5"),
+        ("0.5", "%g", "0.5"),
+        ("2.5", "%f", "2.500000"),
+        ("2.5", "%.2f", "2.50"),
+        ("2.5", "%e", "2.500000e+00"),
+        ("2.5", "%.0e", "2e+00"),
+        ("2.5", "%#.0e", "2.e+00"),
+        ("2.5", "%E", "2.500000E+00"),
+        ("2.5", "%g", "2.5"),
+        ("2.5", "%.3g", "2.5"),
+        ("2.5", "%#g", "2.50000"),
+        ("2.5", "%G", "2.5"),
+        ("2.5", "%.0g", "2"),
+        ("2.5", "%#.0f", "2."),
+        ("2.5", "%10.3e", " 2.500e+00"),
+        ("2.5", "%-12g", "2.5         "),
+        ("2.5", "%+g", "+2.5"),
+        ("2.5", "% g", " 2.5"),
+        ("2.5", "%012.4f", "0000002.5000"),
+        ("2.5", "%.10g", "2.5"),
+        ("2.5", "%g", "2.5"),
+        ("1.0e-300", "%f", "0.000000"),
+        ("1.0e-300", "%.2f", "0.00"),
+        ("1.0e-300", "%e", "1.000000e-300"),
+        ("1.0e-300", "%.0e", "1e-300"),
+        ("1.0e-300", "%#.0e", "1.e-300"),
+        ("1.0e-300", "%E", "1.000000E-300"),
+        ("1.0e-300", "%g", "1e-300"),
+        ("1.0e-300", "%.3g", "1e-300"),
+        ("1.0e-300", "%#g", "1.00000e-300"),
+        ("1.0e-300", "%G", "1E-300"),
+        ("1.0e-300", "%.0g", "1e-300"),
+        ("1.0e-300", "%#.0f", "0."),
+        ("1.0e-300", "%10.3e", "1.000e-300"),
+        ("1.0e-300", "%-12g", "1e-300      "),
+        ("1.0e-300", "%+g", "+1e-300"),
+        ("1.0e-300", "% g", " 1e-300"),
+        ("1.0e-300", "%012.4f", "0000000.0000"),
+        ("1.0e-300", "%.10g", "1e-300"),
+        ("1.0e-300", "%g", "1e-300"),
+        ("1.7976931348623157e+308", "%f", "179769313486231570814527423731704356798070567525844996598917476803157260780028538760589558632766878171540458953514382464234321326889464182768467546703537516986049910576551282076245490090389328944075868508455133942304583236903222948165808559332123348274797826204144723168738177180919299881250404026184124858368.000000"),
+        ("1.7976931348623157e+308", "%.2f", "179769313486231570814527423731704356798070567525844996598917476803157260780028538760589558632766878171540458953514382464234321326889464182768467546703537516986049910576551282076245490090389328944075868508455133942304583236903222948165808559332123348274797826204144723168738177180919299881250404026184124858368.00"),
+        ("1.7976931348623157e+308", "%e", "1.797693e+308"),
+        ("1.7976931348623157e+308", "%.0e", "2e+308"),
+        ("1.7976931348623157e+308", "%#.0e", "2.e+308"),
+        ("1.7976931348623157e+308", "%E", "1.797693E+308"),
+        ("1.7976931348623157e+308", "%g", "1.79769e+308"),
+        ("1.7976931348623157e+308", "%.3g", "1.8e+308"),
+        ("1.7976931348623157e+308", "%#g", "1.79769e+308"),
+        ("1.7976931348623157e+308", "%G", "1.79769E+308"),
+        ("1.7976931348623157e+308", "%.0g", "2e+308"),
+        ("1.7976931348623157e+308", "%#.0f", "179769313486231570814527423731704356798070567525844996598917476803157260780028538760589558632766878171540458953514382464234321326889464182768467546703537516986049910576551282076245490090389328944075868508455133942304583236903222948165808559332123348274797826204144723168738177180919299881250404026184124858368."),
+        ("1.7976931348623157e+308", "%10.3e", "1.798e+308"),
+        ("1.7976931348623157e+308", "%-12g", "1.79769e+308"),
+        ("1.7976931348623157e+308", "%+g", "+1.79769e+308"),
+        ("1.7976931348623157e+308", "% g", " 1.79769e+308"),
+        ("1.7976931348623157e+308", "%012.4f", "179769313486231570814527423731704356798070567525844996598917476803157260780028538760589558632766878171540458953514382464234321326889464182768467546703537516986049910576551282076245490090389328944075868508455133942304583236903222948165808559332123348274797826204144723168738177180919299881250404026184124858368.0000"),
+        ("1.7976931348623157e+308", "%.10g", "1.797693135e+308"),
+        ("1.7976931348623157e+308", "%g", "1.79769e+308"),
+        ("5.0e-324", "%f", "0.000000"),
+        ("5.0e-324", "%.2f", "0.00"),
+        ("5.0e-324", "%e", "4.940656e-324"),
+        ("5.0e-324", "%.0e", "5e-324"),
+        ("5.0e-324", "%#.0e", "5.e-324"),
+        ("5.0e-324", "%E", "4.940656E-324"),
+        ("5.0e-324", "%g", "4.94066e-324"),
+        ("5.0e-324", "%.3g", "4.94e-324"),
+        ("5.0e-324", "%#g", "4.94066e-324"),
+        ("5.0e-324", "%G", "4.94066E-324"),
+        ("5.0e-324", "%.0g", "5e-324"),
+        ("5.0e-324", "%#.0f", "0."),
+        ("5.0e-324", "%10.3e", "4.941e-324"),
+        ("5.0e-324", "%-12g", "4.94066e-324"),
+        ("5.0e-324", "%+g", "+4.94066e-324"),
+        ("5.0e-324", "% g", " 4.94066e-324"),
+        ("5.0e-324", "%012.4f", "0000000.0000"),
+        ("5.0e-324", "%.10g", "4.940656458e-324"),
+        ("5.0e-324", "%g", "4.94066e-324"),
+        ];
+        for (n, f, want) in cases {
+            let v = Value::Float(n.parse().unwrap());
+            assert_eq!(
+                format_value(&v, f).unwrap_or_else(|e| e),
+                *want,
+                "{f} of {n}"
+            );
+        }
+    }
 }

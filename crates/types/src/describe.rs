@@ -130,18 +130,26 @@ impl Mismatch {
 
 fn range_to_s(r: &Range, zero: &str) -> String {
     let min = r.from.unwrap_or(0);
+    // Float bounds (a size given as `Integer[2.0, 3.0]`) print as Floats.
+    let n = |v: i64| {
+        if r.float {
+            super::ruby_float(v as f64)
+        } else {
+            v.to_string()
+        }
+    };
     match r.to {
         Some(max) if max == min => {
             if min == 0 {
                 zero.to_string()
             } else {
-                min.to_string()
+                n(min)
             }
         }
         None if min == 0 => "unlimited".to_string(),
-        Some(max) if min == 0 => format!("at most {max}"),
-        None => format!("at least {min}"),
-        Some(max) => format!("between {min} and {max}"),
+        Some(max) if min == 0 => format!("at most {}", n(max)),
+        None => format!("at least {}", n(min)),
+        Some(max) => format!("between {} and {}", n(min), n(max)),
     }
 }
 

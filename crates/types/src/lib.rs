@@ -53,20 +53,29 @@ pub struct Range {
     pub from: Option<i64>,
     /// The upper bound (`None`: unbounded).
     pub to: Option<i64>,
+    /// A size given as an `Integer[2.0, 3.0]` type: Puppet keeps the Float bounds, and prints
+    /// them as Floats (integral ones only are kept exactly).
+    pub float: bool,
 }
 
 impl Range {
     pub(crate) const ANY: Range = Range {
         from: None,
         to: None,
+        float: false,
     };
     pub(crate) fn new(from: Option<i64>, to: Option<i64>) -> Range {
-        Range { from, to }
+        Range {
+            from,
+            to,
+            float: false,
+        }
     }
     pub(crate) fn exact(n: i64) -> Range {
         Range {
             from: Some(n),
             to: Some(n),
+            float: false,
         }
     }
     fn lo(&self) -> i128 {
@@ -102,12 +111,14 @@ impl Range {
         Range {
             from: Some(0),
             to: self.to.map(|t| t.max(0)),
+            float: false,
         }
     }
     /// The range a collection size type means when absent (`Integer[0]`).
     pub(crate) const DEFAULT_SIZE: Range = Range {
         from: Some(0),
         to: None,
+        float: false,
     };
 }
 
@@ -400,6 +411,12 @@ impl Type {
     /// Is `v` an instance of this type (`PAnyType#instance?`)?
     pub fn is_instance(&self, v: &Value) -> bool {
         use Type as T;
+        // A binary (ASCII-8BIT) String is a String to every type.
+        if let Value::Object(o) = v {
+            if o.binary_bytes().is_some() {
+                return self.is_instance(&Value::String(o.to_s.clone()));
+            }
+        }
         match self {
             T::Any | T::Unit => true,
             T::Undef => v.is_null(),
@@ -640,10 +657,11 @@ pub(crate) fn is_data(v: &Value) -> bool {
         | Value::Float(_)
         | Value::String(_) => true,
         Value::Array(a) => a.iter().all(is_data),
-        Value::Hash(h) => h
-            .iter()
-            .all(|(k, x)| matches!(k, Value::String(_)) && is_data(x)),
-        Value::Sensitive(_) | Value::Object(_) => false,
+        Value::Hash(h) => h.iter().all(|(k, x)| {
+            (matches!(k, Value::String(_)) || k.binary_bytes().is_some()) && is_data(x)
+        }),
+        Value::Object(o) => o.binary_bytes().is_some(),
+        Value::Sensitive(_) => false,
     }
 }
 
@@ -730,6 +748,7 @@ pub(crate) fn infer(v: &Value) -> Type {
             }
         }
         Value::Sensitive(inner) => Type::Sensitive(Box::new(calc::generalize(&infer(inner)))),
+        Value::Object(o) if o.binary_bytes().is_some() => Type::str_value(&o.to_s),
         Value::Object(o) => match o.type_name {
             "Symbol" => Type::Other("Runtime[ruby, 'Symbol']".into()),
             // `Timestamp['...']`: a range holding only the value, as Puppet infers it.
@@ -841,9 +860,16 @@ fn range_part(r: &Option<Range>) -> Vec<String> {
         None => vec![],
         Some(r) if r.unbounded() => vec![],
         Some(r) => {
-            let mut v = vec![r.from.map_or("default".to_string(), |f| f.to_string())];
+            let bound = |n: i64| {
+                if r.float {
+                    ruby_float(n as f64)
+                } else {
+                    n.to_string()
+                }
+            };
+            let mut v = vec![r.from.map_or("default".to_string(), bound)];
             if let Some(t) = r.to {
-                v.push(t.to_string());
+                v.push(bound(t));
             }
             v
         }
@@ -875,7 +901,8 @@ fn has_empty_range(size: &Option<Range>) -> bool {
         size,
         Some(Range {
             from: Some(0),
-            to: Some(0)
+            to: Some(0),
+            ..
         })
     )
 }

@@ -694,7 +694,11 @@ fn make_range(from: Option<i64>, to: Option<i64>) -> Result<Range, TypeError> {
             )));
         }
     }
-    Ok(Range { from, to })
+    Ok(Range {
+        from,
+        to,
+        float: false,
+    })
 }
 
 fn as_type(v: &Val, text: &str) -> Result<Type, TypeError> {
@@ -872,6 +876,8 @@ fn access(
                 .iter()
                 .map(|p| match p {
                     Val::Str(s) => Ok(Type::Other(format!("Runtime[ruby, '{s}']"))),
+                    // type_of(nil): the inferred type of undef.
+                    Val::Undef => Ok(Type::Undef),
                     _ => as_type(p, text),
                 })
                 .collect::<Result<Vec<_>, _>>()?;
@@ -896,6 +902,7 @@ fn access(
                     }),
                     Val::Str(_) => Type::string(),
                     Val::Bool(_) => Type::Boolean(None),
+                    Val::Undef => Type::Undef,
                     _ => return Err(invalid("Struct element value_type must be a Type")),
                 };
                 let (name, optional_key) = match k {
@@ -953,7 +960,8 @@ fn access(
             1 => match params[0] {
                 Val::Int(i) => Type::Integer(Range::new(Some(i), None)),
                 Val::Default => Type::integer(),
-                _ => return Err(not_a_type(text)),
+                // No type (nil): whatever holds it reports its own text, as Puppet does.
+                _ => return Ok(Val::Undef),
             },
             2 => {
                 // PNumericType#initialize compares `from > to` (Ruby 3.3's wording: the
@@ -1014,7 +1022,7 @@ fn access(
                     from: None,
                     to: None,
                 }),
-                _ => return Err(not_a_type(text)),
+                _ => return Ok(Val::Undef),
             },
             2 => {
                 let f = float_bound(&params[0], text)?;
@@ -1217,6 +1225,12 @@ fn access(
 fn size_type(v: &Val) -> Option<Range> {
     match v {
         Val::Type(Type::Integer(r)) => Some(*r),
+        // An Integer type with Float bounds is a size too, kept as written.
+        Val::Type(Type::IntegerF(from, to)) => Some(Range {
+            from: from.map(|n| n.as_f64().ceil() as i64),
+            to: to.map(|n| n.as_f64().floor() as i64),
+            float: true,
+        }),
         _ => None,
     }
 }
@@ -1396,7 +1410,8 @@ fn ruby_type_class(t: &Type) -> &'static str {
 fn int_bound(v: &Val, text: &str) -> Result<Option<i64>, TypeError> {
     match v {
         Val::Int(i) => Ok(Some(*i)),
-        Val::Default => Ok(None),
+        // TypeFactory.range/float_range: nil is an open bound, like default.
+        Val::Default | Val::Undef => Ok(None),
         Val::Str(s) if s == "default" => Ok(None),
         _ => Err(not_a_type(text)),
     }
@@ -1406,7 +1421,8 @@ fn num_bound(v: &Val, text: &str) -> Result<Option<super::Num>, TypeError> {
     match v {
         Val::Int(i) => Ok(Some(super::Num::Int(*i))),
         Val::Float(f) => Ok(Some(super::Num::Float(*f))),
-        Val::Default => Ok(None),
+        // TypeFactory.range/float_range: nil is an open bound, like default.
+        Val::Default | Val::Undef => Ok(None),
         Val::Str(s) if s == "default" => Ok(None),
         _ => Err(not_a_type(text)),
     }
@@ -1416,7 +1432,8 @@ fn float_bound(v: &Val, text: &str) -> Result<Option<f64>, TypeError> {
     match v {
         Val::Int(i) => Ok(Some(*i as f64)),
         Val::Float(f) => Ok(Some(*f)),
-        Val::Default => Ok(None),
+        // TypeFactory.range/float_range: nil is an open bound, like default.
+        Val::Default | Val::Undef => Ok(None),
         _ => Err(not_a_type(text)),
     }
 }

@@ -7,8 +7,10 @@
 //! on its exact split, on the component rules (scheme lower-cased, userinfo split at the
 //! first `:`, an empty port is the default one, the query percent-encoded) and on the
 //! instance variables Psych dumps (`--render-as yaml` prints the parser object too).
-//! Schemes whose classes parse more (ftp, ldap, ldaps, mailto) are refused with a clear
-//! error rather than answered differently.
+//! The classes that split their parts further (`URI::FTP`'s typecode, `URI::LDAP`'s dn and
+//! query parts, `URI::MailTo`'s recipients and headers) are ported too, as is
+//! `new(URI, hash)`: `URI::Generic.build` (and the subclasses' `build`), whose checks use
+//! Ruby 3.3's `DEFAULT_PARSER` (RFC 2396) regexps.
 
 use hiera_value::value::{RubyObject, TaggedScalar, Value};
 
@@ -26,9 +28,35 @@ pub(crate) struct Uri {
     pub query: Option<String>,
     pub opaque: Option<String>,
     pub fragment: Option<String>,
+    /// What a subclass adds (FTP's typecode, LDAP's dn and query parts, MailTo's to/headers).
+    pub extra: Extra,
+    /// Made by `URI.parse` (its parser is kept and dumped) rather than `build` (no parser).
+    pub parsed: bool,
 }
 
-/// The class `URI.for` picks for a scheme, with its default port.
+/// The instance variables a `URI::Generic` subclass adds.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) enum Extra {
+    #[default]
+    None,
+    /// `URI::FTP`: `@typecode`.
+    Ftp { typecode: Option<String> },
+    /// `URI::LDAP`/`URI::LDAPS`: the dn and the parts of the query.
+    Ldap {
+        dn: Option<String>,
+        attributes: Option<String>,
+        scope: Option<String>,
+        filter: Option<String>,
+        extensions: Option<String>,
+    },
+    /// `URI::MailTo`: `@to` and `@headers` (each `name=value` split at the first `=`).
+    MailTo {
+        to: Option<String>,
+        headers: Vec<Vec<String>>,
+    },
+}
+
+/// The class `URI.for` picks for a scheme (`URI.scheme_list`), with its default port.
 fn class_for(scheme: Option<&str>) -> Result<(&'static str, Option<i64>), String> {
     let up = scheme.map(str::to_ascii_uppercase);
     Ok(match up.as_deref() {
@@ -37,20 +65,39 @@ fn class_for(scheme: Option<&str>) -> Result<(&'static str, Option<i64>), String
         Some("WS") => ("URI::WS", Some(80)),
         Some("WSS") => ("URI::WSS", Some(443)),
         Some("FILE") => ("URI::File", None),
-        Some(s @ ("FTP" | "LDAP" | "LDAPS" | "MAILTO")) => {
-            return Err(format!(
-                "hiera-lookup cannot make {} URIs (Ruby's URI::{} parses its parts further)",
-                s.to_ascii_lowercase(),
-                match s {
-                    "FTP" => "FTP",
-                    "LDAP" => "LDAP",
-                    "LDAPS" => "LDAPS",
-                    _ => "MailTo",
-                }
-            ))
-        }
+        Some("FTP") => ("URI::FTP", Some(21)),
+        Some("LDAP") => ("URI::LDAP", Some(389)),
+        Some("LDAPS") => ("URI::LDAPS", Some(636)),
+        Some("MAILTO") => ("URI::MailTo", None),
         _ => ("URI::Generic", None),
     })
+}
+
+/// Ruby's `str.split(sep)`: trailing empty fields dropped.
+fn ruby_split(s: &str, sep: char) -> Vec<String> {
+    let mut parts: Vec<String> = s.split(sep).map(str::to_string).collect();
+    while parts.last().is_some_and(String::is_empty) {
+        parts.pop();
+    }
+    parts
+}
+
+/// `URI::LDAP#parse_query`.
+fn ldap_query(q: Option<&str>) -> [Option<String>; 4] {
+    let mut out: [Option<String>; 4] = Default::default();
+    if let Some(q) = q {
+        for (i, part) in ruby_split(q, '?').into_iter().take(4).enumerate() {
+            if !part.is_empty() {
+                out[i] = Some(part);
+            }
+        }
+    }
+    out
+}
+
+/// A regexp of Ruby's URI library, compiled once.
+fn re(cell: &'static std::sync::OnceLock<regex::Regex>, src: &str) -> &'static regex::Regex {
+    cell.get_or_init(|| regex::Regex::new(src).expect("URI regexp"))
 }
 
 /// What `RFC3986_Parser#split` returns (registry is always nil).
@@ -311,6 +358,30 @@ fn set_query(q: &str) -> Result<String, String> {
     Ok(out)
 }
 
+const FTP_TYPECODE_PREFIX: &str = ";type=";
+
+/// `URI::FTP#set_path`: `"/" + v.sub(/^\//, "%2F")`.
+fn ftp_set_path(v: &str) -> String {
+    match v.strip_prefix('/') {
+        Some(rest) => format!("/%2F{rest}"),
+        None => format!("/{v}"),
+    }
+}
+
+/// `URI::Generic#fragment=`: tabs and line breaks dropped, anything outside `!`..`~`
+/// percent-encoded.
+fn set_fragment(f: &str) -> String {
+    let mut out = String::new();
+    for c in f.bytes().filter(|c| !matches!(c, b'\t' | b'\r' | b'\n')) {
+        if (b'!'..=b'~').contains(&c) {
+            out.push(c as char);
+        } else {
+            out.push_str(&format!("%{c:02X}"));
+        }
+    }
+    out
+}
+
 impl Uri {
     /// `URI.parse(s)`, with Ruby's messages.
     pub fn parse(s: &str) -> Result<Uri, String> {
@@ -368,18 +439,281 @@ impl Uri {
             query: sp.query.map(set_query).transpose()?,
             opaque: sp.opaque,
             fragment: sp.fragment.map(str::to_string),
+            extra: Extra::None,
+            parsed: true,
         };
+        // URI::FTP#initialize: a path is required; its leading `/` is dropped and a leading
+        // `%2F` decoded before the (FTP) set_path puts them back.
+        if class == "URI::FTP" {
+            let Some(p) = u.path.take() else {
+                return Err("URI::InvalidURIError".into());
+            };
+            let p = p.strip_prefix('/').unwrap_or(&p).to_string();
+            let p = match p.strip_prefix("%2F") {
+                Some(rest) => format!("/{rest}"),
+                None => p,
+            };
+            u.path = Some(ftp_set_path(&p));
+        }
         if u.path.is_none() && u.opaque.is_none() {
             u.path = Some(String::new());
         }
         if u.port.is_none() {
             u.port = default_port;
         }
+        u.subclass_init(false)?;
         Ok(u)
+    }
+
+    /// `new(URI, hash)`: `(URI.scheme_list[scheme.upcase] || URI::Generic).build(hash)`, the
+    /// hash already checked against `TYPE_URI_INIT_HASH` (String parts, an Integer port).
+    pub(crate) fn build(h: &hiera_value::value::Map) -> Result<Uri, String> {
+        let get = |k: &str| {
+            h.get(&Value::str(k))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        let given_scheme = get("scheme");
+        let (class, default_port) = class_for(given_scheme.as_deref())?;
+        // Util.make_components_hash: a subclass's build sets the scheme to its name.
+        let scheme = match class {
+            "URI::Generic" => given_scheme,
+            c => Some(c.trim_start_matches("URI::").to_ascii_lowercase()),
+        };
+        let mut path = get("path");
+        let mut query = get("query");
+        let mut opaque = get("opaque");
+        match class {
+            "URI::FTP" => {
+                // FTP.build, then FTP#initialize undoing it (set_path redoes it below).
+                let Some(p) = path else {
+                    return Err("undefined method `sub' for nil".into());
+                };
+                let built = ftp_set_path(&p);
+                let p = built.strip_prefix('/').unwrap_or(&built).to_string();
+                path = Some(match p.strip_prefix("%2F") {
+                    Some(rest) => format!("/{rest}"),
+                    None => p,
+                });
+            }
+            // LDAP.build: the query is rebuilt from the (absent) LDAP parts.
+            "URI::LDAP" | "URI::LDAPS" => query = Some(String::new()),
+            // MailTo.build: the opaque part is made from the (absent) `to`.
+            "URI::MailTo" => opaque = Some(String::new()),
+            _ => {}
+        }
+        let file = class == "URI::File";
+        let mut u = Uri {
+            class,
+            parsed: false,
+            ..Uri::default()
+        };
+        // Generic#initialize with arg_check, setter by setter (DEFAULT_PARSER: RFC 2396).
+        static SCHEME: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+        if let Some(sc) = &scheme {
+            if !re(&SCHEME, r"\A[a-zA-Z][\-+.a-zA-Z\d]*\z").is_match(sc) {
+                return Err(format!("bad component(expected scheme component): {sc}"));
+            }
+            u.scheme = Some(sc.to_ascii_lowercase());
+        }
+        if let Some(ui) = get("userinfo") {
+            if file {
+                return Err("can not set userinfo for file URI".into());
+            }
+            let (user, password) = match ui.split_once(':') {
+                Some((a, b)) => (a.to_string(), Some(b.to_string())),
+                None => (ui.clone(), None),
+            };
+            static USERINFO: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+            let userinfo_re = re(
+                &USERINFO,
+                r"\A(?:[\-_.!~*'()a-zA-Z\d;:&=+$,]|%[a-fA-F\d]{2})*\z",
+            );
+            if !userinfo_re.is_match(&user) {
+                return Err(format!(
+                    "bad component(expected userinfo component or user component): {user}"
+                ));
+            }
+            if let Some(pw) = &password {
+                if !userinfo_re.is_match(pw) {
+                    return Err("bad password component".into());
+                }
+            }
+            u.user = Some(user);
+            u.password = password;
+        }
+        let host = get("host").map(|v| {
+            if v.contains(':') && !(v.starts_with('[') && v.ends_with(']')) {
+                format!("[{v}]")
+            } else {
+                v
+            }
+        });
+        if let Some(hs) = &host {
+            static HOST: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+            let host_re = re(
+                &HOST,
+                r"\A(?:(?:[a-zA-Z0-9\-.]|%[0-9a-fA-F]{2})+|\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[(?:(?:[a-fA-F\d]{1,4}:)*(?:[a-fA-F\d]{1,4}|\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})|(?:(?:[a-fA-F\d]{1,4}:)*[a-fA-F\d]{1,4})?::(?:(?:[a-fA-F\d]{1,4}:)*(?:[a-fA-F\d]{1,4}|\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}))?)\])\z",
+            );
+            if !host_re.is_match(hs) {
+                return Err(format!("bad component(expected host component): {hs}"));
+            }
+        }
+        u.host = match (host, file) {
+            (None, true) => Some(String::new()),
+            (Some(h), true) if h == "localhost" => Some(String::new()),
+            (h, _) => h,
+        };
+        if !file {
+            u.port = match h.get(&Value::str("port")) {
+                Some(Value::Int(p)) => Some(*p),
+                _ => None,
+            };
+        }
+        if let Some(p) = &path {
+            static ABS: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+            static REL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+            let seg = r"(?:[\-_.!~*'()a-zA-Z\d:@&=+$,]|%[a-fA-F\d]{2})*(?:;(?:[\-_.!~*'()a-zA-Z\d:@&=+$,]|%[a-fA-F\d]{2})*)*";
+            let abs = re(&ABS, &format!(r"\A/{seg}(?:/{seg})*\z"));
+            let rel = re(
+                &REL,
+                &format!(
+                    r"\A(?:[\-_.!~*'()a-zA-Z\d;@&=+$,]|%[a-fA-F\d]{{2}})+(?:/{seg}(?:/{seg})*)?\z"
+                ),
+            );
+            let absolute_only = u.scheme.as_deref().is_some_and(|s| s != "ftp");
+            if !p.is_empty() {
+                if absolute_only && !abs.is_match(p) {
+                    return Err(format!(
+                        "bad component(expected absolute path component): {p}"
+                    ));
+                }
+                if !absolute_only && !abs.is_match(p) && !rel.is_match(p) {
+                    return Err(format!(
+                        "bad component(expected relative path component): {p}"
+                    ));
+                }
+            }
+            u.path = Some(if class == "URI::FTP" {
+                ftp_set_path(p)
+            } else {
+                p.clone()
+            });
+        }
+        u.query = query.as_deref().map(set_query).transpose()?;
+        if let Some(o) = &opaque {
+            if u.host.is_some() || u.port.is_some() || u.user.is_some() || u.path.is_some() {
+                return Err("can not set opaque with host, port, userinfo or path".into());
+            }
+            static OPAQUE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+            let opaque_re = re(
+                &OPAQUE,
+                r"\A(?:[\-_.!~*'()a-zA-Z\d;?:@&=+$,]|%[a-fA-F\d]{2})(?:[\-_.!~*'()a-zA-Z\d;/?:@&=+$,\[\]]|%[a-fA-F\d]{2})*\z",
+            );
+            if !opaque_re.is_match(o) {
+                return Err(format!("bad component(expected opaque component): {o}"));
+            }
+            u.opaque = Some(o.clone());
+        }
+        u.fragment = get("fragment").map(|f| set_fragment(&f));
+        if u.path.is_none() && u.opaque.is_none() {
+            u.path = Some(String::new());
+        }
+        if u.port.is_none() && !file {
+            u.port = default_port;
+        }
+        u.subclass_init(true)?;
+        Ok(u)
+    }
+
+    /// What the subclasses' `initialize` do after `Generic#initialize` (`check`: arg_check,
+    /// as `build` passes it).
+    fn subclass_init(&mut self, check: bool) -> Result<(), String> {
+        match self.class {
+            "URI::FTP" => {
+                let mut typecode = None;
+                if let Some(p) = &self.path {
+                    if let Some(i) = p.find(FTP_TYPECODE_PREFIX) {
+                        let t = p[i + FTP_TYPECODE_PREFIX.len()..].to_string();
+                        if check && !matches!(t.as_str(), "a" | "i" | "d") {
+                            return Err(format!("bad typecode(expected a, i, d): {t}"));
+                        }
+                        typecode = Some(t);
+                        self.path = Some(p[..i].to_string());
+                    }
+                }
+                self.extra = Extra::Ftp { typecode };
+            }
+            "URI::LDAP" | "URI::LDAPS" => {
+                if self.fragment.is_some() {
+                    return Err("bad LDAP URL".into());
+                }
+                let Some(p) = &self.path else {
+                    return Err("bad LDAP URL".into());
+                };
+                // `@path[1..-1]`: nil for an empty path.
+                let dn = p.get(1..).map(str::to_string).filter(|_| !p.is_empty());
+                let [attributes, scope, filter, extensions] = ldap_query(self.query.as_deref());
+                self.extra = Extra::Ldap {
+                    dn,
+                    attributes,
+                    scope,
+                    filter,
+                    extensions,
+                };
+            }
+            "URI::MailTo" => {
+                if self.opaque.is_none() {
+                    if let Some(q) = &self.query {
+                        self.opaque = Some(format!("?{q}"));
+                    }
+                }
+                let Some(opaque) = self.opaque.clone() else {
+                    return Err("missing opaque part for mailto URL".into());
+                };
+                let mut parts = opaque.splitn(2, '?');
+                let to = parts
+                    .next()
+                    .filter(|_| !opaque.is_empty())
+                    .map(str::to_string);
+                let header = parts.next().map(str::to_string);
+                static TO: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+                let to_ok = to
+                    .as_deref()
+                    .is_some_and(|t| re(&TO, r"\A(?:[^@,;]+@[^@,;]+(?:\z|[,;]))*\z").is_match(t));
+                if !to_ok {
+                    return Err(format!("unrecognised opaque part for mailtoURL: {opaque}"));
+                }
+                let headers = header
+                    .map(|h| {
+                        ruby_split(&h, '&')
+                            .into_iter()
+                            .map(|x| x.splitn(2, '=').map(str::to_string).collect())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                self.extra = Extra::MailTo { to, headers };
+            }
+            _ => {}
+        }
+        Ok(())
     }
 
     fn default_port(&self) -> Option<i64> {
         class_for(self.scheme.as_deref()).ok().and_then(|(_, p)| p)
+    }
+
+    /// `uri.path`: URI::FTP's drops the leading `/` and decodes a leading `%2F`.
+    fn path_member(&self) -> Option<String> {
+        let p = self.path.clone()?;
+        if self.class != "URI::FTP" {
+            return Some(p);
+        }
+        let p = p.strip_prefix('/').unwrap_or(&p).to_string();
+        Some(match p.strip_prefix("%2F") {
+            Some(rest) => format!("/{rest}"),
+            None => p,
+        })
     }
 
     /// `URI::Generic#userinfo`.
@@ -391,8 +725,34 @@ impl Uri {
         }
     }
 
-    /// `URI::Generic#to_s`.
+    /// `URI::Generic#to_s` (and the subclasses': FTP's typecode, MailTo's own form).
     pub(crate) fn to_s(&self) -> String {
+        if let Extra::MailTo { to, headers } = &self.extra {
+            let mut s = format!("{}:", self.scheme.as_deref().unwrap_or_default());
+            s.push_str(to.as_deref().unwrap_or_default());
+            if !headers.is_empty() {
+                s.push('?');
+                let hs: Vec<String> = headers.iter().map(|h| h.join("=")).collect();
+                s.push_str(&hs.join("&"));
+            }
+            if let Some(f) = &self.fragment {
+                s.push('#');
+                s.push_str(f);
+            }
+            return s;
+        }
+        if let Extra::Ftp {
+            typecode: Some(t), ..
+        } = &self.extra
+        {
+            let mut with = self.clone();
+            with.extra = Extra::None;
+            with.path = Some(format!(
+                "{}{FTP_TYPECODE_PREFIX}{t}",
+                self.path.as_deref().unwrap_or_default()
+            ));
+            return with.to_s();
+        }
         let mut s = String::new();
         if let Some(sc) = &self.scheme {
             s.push_str(sc);
@@ -452,8 +812,45 @@ impl Uri {
             ("query".to_string(), opt(&self.query)),
             ("opaque".to_string(), opt(&self.opaque)),
             ("fragment".to_string(), opt(&self.fragment)),
-            ("parser".to_string(), parser_value()),
+            (
+                "parser".to_string(),
+                if self.parsed {
+                    parser_value()
+                } else {
+                    Value::Null
+                },
+            ),
         ];
+        let mut fields = fields;
+        match &self.extra {
+            Extra::None => {}
+            Extra::Ftp { typecode } => fields.push(("typecode".to_string(), opt(typecode))),
+            Extra::Ldap {
+                dn,
+                attributes,
+                scope,
+                filter,
+                extensions,
+            } => {
+                for (k, v) in [
+                    ("dn", dn),
+                    ("attributes", attributes),
+                    ("scope", scope),
+                    ("filter", filter),
+                    ("extensions", extensions),
+                ] {
+                    fields.push((k.to_string(), opt(v)));
+                }
+            }
+            Extra::MailTo { to, headers } => {
+                fields.push(("to".to_string(), opt(to)));
+                let hs = headers
+                    .iter()
+                    .map(|h| Value::Array(h.iter().map(|x| Value::str(x.as_str())).collect()))
+                    .collect();
+                fields.push(("headers".to_string(), Value::Array(hs)));
+            }
+        }
         Value::Object(Box::new(RubyObject {
             type_name: "URI",
             class: self.class,
@@ -485,6 +882,13 @@ impl Uri {
             query: s("query"),
             opaque: s("opaque"),
             fragment: s("fragment"),
+            extra: match o.class {
+                "URI::FTP" => Extra::Ftp {
+                    typecode: s("typecode"),
+                },
+                _ => Extra::None,
+            },
+            parsed: !matches!(get("parser"), Some(Value::Null) | None),
         })
     }
 
@@ -496,7 +900,7 @@ impl Uri {
             "userinfo" => opt(self.userinfo()),
             "host" => opt(self.host.clone()),
             "port" => self.port.map_or(Value::Null, Value::Int),
-            "path" => opt(self.path.clone()),
+            "path" => opt(self.path_member()),
             "query" => opt(self.query.clone()),
             "fragment" => opt(self.fragment.clone()),
             "opaque" => opt(self.opaque.clone()),
@@ -526,8 +930,8 @@ impl Uri {
                 out.push(("port".to_string(), Value::String(p.to_string())));
             }
         }
-        if let Some(p) = self.path.as_ref().filter(|p| !p.is_empty()) {
-            out.push(("path".to_string(), Value::str(p.as_str())));
+        if let Some(p) = self.path_member().filter(|p| !p.is_empty()) {
+            out.push(("path".to_string(), Value::String(p)));
         }
         for (k, v) in [
             ("query", &self.query),
@@ -608,6 +1012,18 @@ mod tests {
             ("file:///etc/hosts", "URI::File", "file:///etc/hosts"),
             ("ws://x/y", "URI::WS", "ws://x/y"),
             ("", "URI::Generic", ""),
+            ("ftp://h", "URI::FTP", "ftp://h/"),
+            (
+                "ftp://h/%2Fetc/x;type=z",
+                "URI::FTP",
+                "ftp://h/%2Fetc/x;type=z",
+            ),
+            ("ldap:///??sub??", "URI::LDAP", "ldap:///??sub??"),
+            (
+                "mailto:a@b.c;d@e.f?x=1&y=2&",
+                "URI::MailTo",
+                "mailto:a@b.c;d@e.f?x=1&y=2",
+            ),
         ];
         for (s, class, to_s) in cases {
             let u = Uri::parse(s).unwrap();
@@ -632,6 +1048,37 @@ mod tests {
         for (s, want) in errors {
             assert_eq!(Uri::parse(s).unwrap_err(), want, "{s}");
         }
+        // URI::Generic.build and the subclasses' (recorded from Ruby 3.3).
+        let build = |pairs: &[(&str, &str)]| {
+            let h: hiera_value::value::Map = pairs
+                .iter()
+                .map(|(k, v)| (Value::str(*k), Value::str(*v)))
+                .collect();
+            Uri::build(&h).map(|u| u.to_s())
+        };
+        assert_eq!(
+            build(&[("scheme", "ftp"), ("host", "h"), ("path", "/a/b")]).unwrap(),
+            "ftp://h/%2Fa/b"
+        );
+        assert_eq!(
+            build(&[
+                ("scheme", "ldap"),
+                ("host", "h"),
+                ("path", "/dc=x"),
+                ("query", "q")
+            ])
+            .unwrap(),
+            "ldap://h/dc=x?"
+        );
+        assert_eq!(build(&[]).unwrap(), "");
+        assert_eq!(
+            build(&[("scheme", "mailto"), ("opaque", "a@b.c")]).unwrap_err(),
+            "bad component(expected opaque component): "
+        );
+        assert_eq!(
+            build(&[("scheme", "http"), ("host", "h"), ("path", "x")]).unwrap_err(),
+            "bad component(expected absolute path component): x"
+        );
         let params = |s: &str| {
             Uri::parse(s)
                 .unwrap()

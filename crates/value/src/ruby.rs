@@ -72,6 +72,22 @@ pub fn pattern_source(pattern: &str) -> Result<String, String> {
                         'h' => out.push_str("[0-9a-fA-F]"),
                         'H' => out.push_str("[^0-9a-fA-F]"),
                         'Z' => out.push_str("(?:\\n?\\z)"),
+                        // A property (`\p{Alpha}`, negated `\p{^Alpha}`), copied whole.
+                        'p' | 'P' if chars.get(i) == Some(&'{') => {
+                            let name: String =
+                                chars[i + 1..].iter().take_while(|&&ch| ch != '}').collect();
+                            if chars.get(i + 1 + name.chars().count()) != Some(&'}') {
+                                return ruby_err("invalid character property name {");
+                            }
+                            i += name.chars().count() + 2;
+                            let (neg, name) = match name.strip_prefix('^') {
+                                Some(rest) => (n == 'p', rest.to_string()),
+                                None => (n == 'P', name),
+                            };
+                            out.push_str(if neg { "\\P{" } else { "\\p{" });
+                            out.push_str(&name);
+                            out.push('}');
+                        }
                         n => {
                             out.push('\\');
                             out.push(n);

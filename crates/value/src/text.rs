@@ -210,6 +210,33 @@ fn write_inspect(out: &mut String, v: &Value, utf8: bool) {
     }
 }
 
+/// Ruby's `inspect` of an ASCII-8BIT String: printable ASCII as is, the usual escapes, every
+/// other byte `\xHH`.
+pub fn inspect_binary(bytes: &[u8]) -> String {
+    let mut out = String::from('"');
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'#' if matches!(bytes.get(i + 1), Some(b'{' | b'$' | b'@')) => out.push_str("\\#"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            0x0C => out.push_str("\\f"),
+            0x0B => out.push_str("\\v"),
+            0x08 => out.push_str("\\b"),
+            0x07 => out.push_str("\\a"),
+            0x1B => out.push_str("\\e"),
+            b' '..=b'~' => out.push(b as char),
+            _ => {
+                let _ = write!(out, "\\x{b:02X}");
+            }
+        }
+    }
+    out.push('"');
+    out
+}
+
 /// Ruby 3.1 `rb_str_inspect` for a UTF-8 string.
 fn inspect_str(out: &mut String, s: &str, utf8: bool) {
     out.push('"');

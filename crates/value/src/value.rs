@@ -64,6 +64,9 @@ impl RubyObject {
     /// Ruby's `inspect` (explain output): a Regexp's `/source/`, a URI's `#<URI::HTTP url>`,
     /// otherwise `to_s`.
     pub fn inspect(&self) -> String {
+        if let Some(bytes) = self.binary_bytes() {
+            return crate::text::inspect_binary(&bytes);
+        }
         match (self.type_name, &self.scalar) {
             ("Regexp", Some(s)) => s.text.clone(),
             ("URI", _) => format!("#<{} {}>", self.class, self.to_s),
@@ -72,7 +75,53 @@ impl RubyObject {
     }
 }
 
+impl RubyObject {
+    /// The bytes of a binary (ASCII-8BIT) String, as YAML's `!!binary` makes it.
+    pub fn binary_bytes(&self) -> Option<Vec<u8>> {
+        match &self.scalar {
+            Some(TaggedScalar {
+                tag: Some(BINARY_TAG),
+                text,
+                ..
+            }) if self.type_name == "String" => crate::ruby::strict_decode64(text),
+            _ => None,
+        }
+    }
+}
+
+/// The YAML tag Psych gives a binary String.
+pub const BINARY_TAG: &str = "!binary";
+
+/// A Ruby String of `bytes` in ASCII-8BIT (Psych's `!!binary`): ASCII-only bytes are an
+/// ordinary String (they render alike everywhere); others a String object that Psych dumps as
+/// `!binary` base64, JSON writes only when the bytes are UTF-8, and `inspect` shows as `\xHH`.
+pub fn binary_string(bytes: &[u8]) -> Value {
+    if bytes.is_ascii() {
+        return Value::String(String::from_utf8_lossy(bytes).into_owned());
+    }
+    let b64 = crate::ruby::strict_encode64(bytes);
+    Value::Object(Box::new(RubyObject {
+        type_name: "String",
+        class: "String",
+        fields: Vec::new(),
+        to_s: String::from_utf8_lossy(bytes).into_owned(),
+        scalar: Some(TaggedScalar {
+            tag: Some(BINARY_TAG),
+            text: b64,
+            literal: true,
+        }),
+    }))
+}
+
 impl Value {
+    /// The bytes of a binary String made by [`binary_string`] (None for anything else).
+    pub fn binary_bytes(&self) -> Option<Vec<u8>> {
+        match self {
+            Value::Object(o) => o.binary_bytes(),
+            _ => None,
+        }
+    }
+
     /// True when arrays and hashes nest more than `limit` deep in this value (counted without
     /// recursion, so any value can be asked).
     pub fn deeper_than(&self, limit: usize) -> bool {
@@ -263,6 +312,115 @@ impl From<String> for Value {
     fn from(s: String) -> Value {
         Value::String(s)
     }
+}
+
+/// The integer written with `digits` (valid digits of `radix`, no sign or separators) as an
+/// Int, or as a BigInt's decimal digits when it does not fit 64 bits (Ruby's Integer of any
+/// size).
+pub fn integer_from_digits(neg: bool, radix: u32, digits: &str) -> Value {
+    let mut small: Option<u128> = Some(0);
+    for c in digits.chars() {
+        let d = c.to_digit(radix).unwrap_or(0) as u128;
+        small = small
+            .and_then(|v| v.checked_mul(radix as u128))
+            .and_then(|v| v.checked_add(d));
+    }
+    if let Some(v) = small.and_then(|v| i128::try_from(v).ok()) {
+        return integer_from_i128(if neg { -v } else { v });
+    }
+    // Arbitrary precision: little-endian limbs in base 1e9.
+    let mut limbs: Vec<u64> = vec![0];
+    for c in digits.chars() {
+        let mut carry = c.to_digit(radix).unwrap_or(0) as u64;
+        for l in limbs.iter_mut() {
+            let v = *l * radix as u64 + carry;
+            *l = v % 1_000_000_000;
+            carry = v / 1_000_000_000;
+        }
+        while carry > 0 {
+            limbs.push(carry % 1_000_000_000);
+            carry /= 1_000_000_000;
+        }
+    }
+    let mut out = String::from(if neg { "-" } else { "" });
+    let mut it = limbs.iter().rev();
+    if let Some(first) = it.next() {
+        out.push_str(&first.to_string());
+    }
+    for l in it {
+        out.push_str(&format!("{l:09}"));
+    }
+    Value::BigInt(out)
+}
+
+/// An i128 as an Int, or a BigInt beyond 64 bits.
+pub fn integer_from_i128(v: i128) -> Value {
+    match i64::try_from(v) {
+        Ok(i) => Value::Int(i),
+        Err(_) => Value::BigInt(v.to_string()),
+    }
+}
+
+/// Ruby's `Float#to_i` (truncation, any size) of a finite float.
+pub fn integer_from_f64(f: f64) -> Value {
+    let t = f.trunc();
+    if t.abs() < 1e38 {
+        return integer_from_i128(t as i128);
+    }
+    // |t| >= 2^126: an integral mantissa times a power of two, exactly.
+    let bits = t.abs().to_bits();
+    let exp = ((bits >> 52) & 0x7ff) as i32 - 1075;
+    let mantissa = (bits & ((1u64 << 52) - 1)) | (1u64 << 52);
+    let mut digits = format!("{mantissa:b}");
+    digits.extend(std::iter::repeat_n('0', exp.max(0) as usize));
+    integer_from_digits(t < 0.0, 2, &digits)
+}
+
+/// The absolute value of an Int or BigInt (Ruby `Integer#abs`).
+pub fn integer_abs(v: Value) -> Value {
+    match v {
+        Value::Int(i) => integer_from_i128((i as i128).abs()),
+        Value::BigInt(d) => Value::BigInt(d.trim_start_matches('-').to_string()),
+        other => other,
+    }
+}
+
+/// The sign and the magnitude's digits in `radix` (2 to 36, lowercase) of an Int or BigInt.
+pub fn integer_digits(v: &Value, radix: u32) -> (bool, String) {
+    let (neg, dec) = match v {
+        Value::Int(i) => (*i < 0, i.unsigned_abs().to_string()),
+        Value::BigInt(d) => match d.strip_prefix('-') {
+            Some(m) => (true, m.to_string()),
+            None => (false, d.clone()),
+        },
+        _ => (false, "0".to_string()),
+    };
+    if radix == 10 {
+        return (neg, dec);
+    }
+    // Base 1e9 limbs, most significant first, divided by the radix until zero.
+    let mut limbs: Vec<u64> = Vec::new();
+    let head = dec.len() % 9;
+    if head > 0 {
+        limbs.push(dec[..head].parse().unwrap_or(0));
+    }
+    for i in (head..dec.len()).step_by(9) {
+        limbs.push(dec[i..i + 9].parse().unwrap_or(0));
+    }
+    let mut out = Vec::new();
+    while limbs.iter().any(|&l| l != 0) {
+        let mut rem = 0u64;
+        for l in limbs.iter_mut() {
+            let cur = rem * 1_000_000_000 + *l;
+            *l = cur / radix as u64;
+            rem = cur % radix as u64;
+        }
+        out.push(std::char::from_digit(rem as u32, radix).unwrap_or('0'));
+    }
+    if out.is_empty() {
+        out.push('0');
+    }
+    (neg, out.into_iter().rev().collect())
 }
 
 #[cfg(test)]

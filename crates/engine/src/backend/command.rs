@@ -139,6 +139,20 @@ pub(crate) const PASSED_ENV: &[&str] = &[
     "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR",
 ];
 
+/// Runs `argv` (a program and its arguments; a relative program path is taken from `dir`,
+/// which is also its working directory) as the `command` backend runs its programs: `input`
+/// on stdin, a withheld environment, its own process group killed on timeout, its output
+/// bounded. Its stdout when it exits 0 within `timeout`, else why not (with its stderr).
+/// Other runners of external programs (an External Node Classifier) share it.
+pub fn run_program(
+    argv: &[String],
+    dir: &Path,
+    input: &str,
+    timeout: Duration,
+) -> Result<Vec<u8>, String> {
+    run(argv, dir, input, timeout)
+}
+
 /// Runs the program with `input` on stdin; its stdout when it exits 0 within `timeout`.
 /// The program runs in a process group of its own: on timeout the whole group is killed, and
 /// children it leaves behind holding its stdout do not stretch the timeout. Its stdout and

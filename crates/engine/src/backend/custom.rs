@@ -63,8 +63,13 @@ impl Call<'_> {
 
 /// What a built-in backend may ask of the engine running it.
 pub(crate) trait Host {
-    /// The hash `function` (`yaml_data` …) makes of the file at `path`, parsed once.
-    fn load_data(&mut self, function: &str, path: &str) -> crate::Result<Arc<DataHash>>;
+    /// The hash the data_hash function of `format` (`yaml_data` …) makes of the file at
+    /// `path`, parsed once.
+    fn load_data(
+        &mut self,
+        format: hiera_formats::DataFormat,
+        path: &str,
+    ) -> crate::Result<Arc<DataHash>>;
     /// The node's scope.
     fn scope(&self) -> &Scope;
     /// A backend decrypted `plaintext`: with `--redact` it is shown as `[redacted]`

@@ -306,7 +306,7 @@ impl crate::backend::custom::LookupKeyBackend for EyamlLookupKey {
             .ok_or("eyaml_lookup_key needs a 'path' option")?;
         let hash = crate::backend::DataFiles::default()
             .data_hash(
-                "yaml_data",
+                hiera_formats::DataFormat::Yaml,
                 path,
                 crate::scope::Strict::Error,
                 &mut Vec::new(),
@@ -332,7 +332,7 @@ impl crate::backend::custom::LookupKeyBackend for EyamlLookupKey {
         let Some(path) = call.path() else {
             return Err(call.missing_path("lookup_key", ":"));
         };
-        let hash = host.load_data("yaml_data", path)?;
+        let hash = host.load_data(hiera_formats::DataFormat::Yaml, path)?;
         let mut plaintexts = Vec::new();
         let found = Self::find(host.fs(), key, path, &hash, call.options, &mut plaintexts);
         // Recorded even when a later token fails: the message must not show the earlier ones.

@@ -69,6 +69,12 @@ impl Context for Session {
             _ => None,
         };
         let found = local.or_else(|| self.scope.get(root).cloned());
+        // A built-in variable (Scope::BUILT_IN_VARS): `Scope#exist?` is true for it, and
+        // unset it reads as nil, so it is found with that value (only unqualified).
+        let found = match found {
+            None if root == "caller_module_name" => Some(Value::Null),
+            other => other,
+        };
         // Hiera 3's scope (`Hiera::Scope`): the calling_* variables exist (empty for
         // `puppet lookup`), and empty strings read as nil.
         let found = match found {
@@ -233,7 +239,8 @@ impl Session {
             Some((k, v)) if k == root => Some(v),
             _ => self.scope.get(root),
         };
-        let Some(value) = found else {
+        // A built-in variable (Scope::BUILT_IN_VARS): unset, it is found with the value nil.
+        let Some(value) = found.or((root == "caller_module_name").then_some(&NULL)) else {
             return Ok(None);
         };
         match value {

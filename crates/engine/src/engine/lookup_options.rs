@@ -12,17 +12,24 @@ use hiera_value::value::{Map, Value};
 /// Unicode tables: the same matches on ASCII keys, for a fraction of the compile time that
 /// every lookup would otherwise pay.
 #[derive(Debug, Clone)]
-pub(super) enum KeyPattern {
+pub enum KeyPattern {
     /// `^literal` or `^literal.*` (the usual `'^profile::users::.*'`): a key matches when one
     /// of its lines starts with the literal (Ruby's `^` is a line start). No regex to build:
     /// compiling one costs more than the rest of a lookup.
     Prefix(String),
+    /// An ASCII pattern, compiled without Unicode tables.
     Ascii(regex::bytes::Regex),
+    /// Any other pattern `regex` runs.
     Unicode(regex::Regex),
+    /// What `regex` cannot run and Onigmo can (lookaround, atomic groups, backreferences,
+    /// conditionals): a backtracking engine.
+    Fancy(fancy_regex::Regex),
 }
 
 impl KeyPattern {
-    pub(super) fn new(pattern: &str) -> Result<KeyPattern> {
+    /// Compiles a `^pattern` key as Ruby's `Regexp.compile` reads it (Onigmo syntax), with
+    /// Ruby's message for an invalid one.
+    pub fn new(pattern: &str) -> Result<KeyPattern> {
         let literal = pattern
             .strip_prefix('^')
             .map(|p| p.strip_suffix(".*").unwrap_or(p))
@@ -44,15 +51,20 @@ impl KeyPattern {
                 return Ok(KeyPattern::Ascii(b));
             }
         }
-        regex::Regex::new(&source)
-            .map(KeyPattern::Unicode)
-            .map_err(|e| Error::run(format!("invalid pattern: /{pattern}/ ({e})")))
+        match regex::Regex::new(&source) {
+            Ok(r) => Ok(KeyPattern::Unicode(r)),
+            Err(e) => fancy_regex::RegexBuilder::new(&source)
+                .backtrack_limit(hiera_value::limits::REGEX_BACKTRACK_LIMIT)
+                .build()
+                .map(KeyPattern::Fancy)
+                .map_err(|_| Error::run(format!("invalid pattern: /{pattern}/ ({e})"))),
+        }
     }
 
     /// [`new`](Self::new) once per process for each pattern: every node's session merges the
     /// same lookup_options, and compiling a regex costs more than the lookups that use it.
     /// Failures are not kept (they are rare, and each says where it came from).
-    pub(super) fn cached(pattern: &str) -> Result<std::sync::Arc<KeyPattern>> {
+    pub fn cached(pattern: &str) -> Result<std::sync::Arc<KeyPattern>> {
         use std::sync::{Arc, Mutex, OnceLock};
         type Cache = rustc_hash::FxHashMap<String, Arc<KeyPattern>>;
         /// Past this many patterns (a long-lived process whose repo keeps changing them)
@@ -73,13 +85,16 @@ impl KeyPattern {
         Ok(compiled)
     }
 
-    pub(super) fn is_match(&self, key: &str) -> bool {
+    /// `pattern =~ key`.
+    pub fn is_match(&self, key: &str) -> bool {
         match self {
             KeyPattern::Prefix(p) => key.split('\n').any(|line| line.starts_with(p.as_str())),
             // A non-ASCII key would be matched byte-wise: fall back to exact semantics.
             KeyPattern::Ascii(b) if key.is_ascii() => b.is_match(key.as_bytes()),
             KeyPattern::Ascii(b) => regex::Regex::new(b.as_str()).is_ok_and(|r| r.is_match(key)),
             KeyPattern::Unicode(r) => r.is_match(key),
+            // Past the backtracking limit Onigmo would still be searching: no match.
+            KeyPattern::Fancy(r) => r.is_match(key).unwrap_or(false),
         }
     }
 }
@@ -193,19 +208,35 @@ impl Session {
         if let Some(g) = &self.cache.global_lookup_options {
             return Ok(g.clone());
         }
-        let lo = LookupKey::parse(LOOKUP_OPTIONS)?;
-        let g = match self.lookup_global(&lo, strategy)? {
-            Some(v) => {
-                let o = self.object_for(&v);
-                if let Some(x) = self.explain.as_mut() {
-                    x.global_lookup_options_obj = o;
+        // Cached (as none) before it is read: a `lookup()` interpolated into the global
+        // lookup_options, which looks its key's options up, finds none instead of recursing.
+        self.cache.global_lookup_options = Some(None);
+        let read = |s: &mut Session| -> Result<Option<Map>> {
+            let lo = LookupKey::parse(LOOKUP_OPTIONS)?;
+            Ok(match s.lookup_global(&lo, strategy)? {
+                Some(v) => {
+                    let o = s.object_for(&v);
+                    if let Some(x) = s.explain.as_mut() {
+                        x.global_lookup_options_obj = o;
+                    }
+                    validate_lookup_options(v, None)?
                 }
-                validate_lookup_options(v, None)?
-            }
-            None => None,
+                None => None,
+            })
         };
-        self.cache.global_lookup_options = Some(g.clone());
-        Ok(g)
+        match read(self) {
+            Ok(g) => {
+                self.cache.global_lookup_options = Some(g.clone());
+                Ok(g)
+            }
+            Err(e) => {
+                // Nothing read half-way stays: the next lookup meets the same error.
+                self.cache.global_lookup_options = None;
+                self.cache.env_lookup_options = None;
+                self.cache.lookup_options.clear();
+                Err(e)
+            }
+        }
     }
 
     pub(super) fn env_lookup_options(&mut self, strategy: &MergeStrategy) -> Result<Option<Map>> {

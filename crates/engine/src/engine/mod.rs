@@ -14,6 +14,7 @@
 
 mod context;
 mod lookup_options;
+pub use lookup_options::KeyPattern;
 mod providers;
 pub mod reach;
 
@@ -393,20 +394,21 @@ impl Session {
             }
             for entries in lists.into_iter().flatten() {
                 for e in entries.iter() {
-                    // eyaml_lookup_key reads its files as yaml_data does.
-                    let function = match e.entry.kind {
-                        FunctionKind::DataHash => e.entry.function.as_str(),
-                        FunctionKind::LookupKey
-                            if eyaml && e.entry.function == "eyaml_lookup_key" =>
-                        {
-                            "yaml_data"
-                        }
-                        _ => continue,
+                    // The built-in data_hash functions' files, and eyaml_lookup_key's (read
+                    // as yaml_data reads them) when asked; another function's keys are known
+                    // only to it.
+                    let format = match e.entry.kind {
+                        FunctionKind::DataHash => e.entry.data_format(),
+                        FunctionKind::LookupKey if eyaml => e.entry.data_format(),
+                        _ => None,
+                    };
+                    let Some(format) = format else {
+                        continue;
                     };
                     for loc in e.locations.iter().flatten().filter(|l| l.exists && !l.uri) {
                         let mut w = Vec::new();
                         let Ok(hash) = self.cache.files.data_hash(
-                            function,
+                            format,
                             &loc.location,
                             self.settings.strict,
                             &mut w,
@@ -477,10 +479,19 @@ impl Session {
             self.do_lookup(&lo, &strategy)?;
             return Ok(Some(Value::Null));
         }
-        let opts = self.lookup_lookup_options(lk)?;
+        // `lookup_lookup_options(key, invocation) || {}`: nil and false are no options.
+        let opts = self
+            .lookup_lookup_options(lk)?
+            .filter(|o| !matches!(o, Value::Null | Value::Bool(false)));
         let strategy = match merge {
             Some(m) => m.clone(),
-            None => match opts.as_ref().and_then(|o| hash_get(o, "merge")) {
+            None => match opts
+                .as_ref()
+                .map(|o| option_get(o, "merge"))
+                .transpose()?
+                .flatten()
+                .filter(|m| !m.is_null())
+            {
                 Some(m) => {
                     if let Some(ex) = self.ex_mut() {
                         ex.merge_source(LOOKUP_OPTIONS);
@@ -507,7 +518,13 @@ impl Session {
                 }
             },
         )?;
-        match (value, opts.as_ref().and_then(|o| hash_get(o, "convert_to"))) {
+        // `lookup_options[CONVERT_TO]`, read once a value is found; `return result if
+        // convert_to.nil?`: a null convert_to converts nothing.
+        let convert_to = match (&value, &opts) {
+            (Some(_), Some(o)) => option_get(o, "convert_to")?.filter(|c| !c.is_null()),
+            _ => None,
+        };
+        match (value, convert_to) {
             (Some(v), Some(convert_to)) => {
                 let v = self.convert_to(&lk.key, v, &convert_to)?;
                 // A new object, which an `alias` of this key returns.
@@ -543,11 +560,16 @@ impl Session {
                 ProviderId::Environment,
                 ProviderId::Module(String::new()),
             ];
-            self.merge_lookup(strategy, &layers, |s, layer| match layer {
-                ProviderId::Global => s.lookup_global(lk, strategy),
-                ProviderId::Environment => s.lookup_in_environment(lk, strategy),
-                ProviderId::Module(_) => s.lookup_in_module(lk, strategy),
-            })?
+            self.merge_lookup_in(
+                strategy,
+                &layers,
+                |s, layer| match layer {
+                    ProviderId::Global => s.lookup_global(lk, strategy),
+                    ProviderId::Environment => s.lookup_in_environment(lk, strategy),
+                    ProviderId::Module(_) => s.lookup_in_module(lk, strategy),
+                },
+                true,
+            )?
         };
         match found {
             Some(v) => self.dig(lk, v),
@@ -624,8 +646,28 @@ impl Session {
         &mut self,
         strategy: &MergeStrategy,
         variants: &[T],
-        mut f: impl FnMut(&mut Self, &T) -> Result<Option<Value>>,
+        f: impl FnMut(&mut Self, &T) -> Result<Option<Value>>,
     ) -> Result<Option<Value>> {
+        self.merge_lookup_in(strategy, variants, f, false)
+    }
+
+    /// [`merge_lookup`](Self::merge_lookup); `unchecked`: the merge runs outside any
+    /// `Invocation#check` (LookupAdapter#do_lookup's merge of the layers), so a merge that
+    /// fails is a plain error (a TypeAssertionError), never a LookupError.
+    fn merge_lookup_in<T: Clone>(
+        &mut self,
+        strategy: &MergeStrategy,
+        variants: &[T],
+        mut f: impl FnMut(&mut Self, &T) -> Result<Option<Value>>,
+        unchecked: bool,
+    ) -> Result<Option<Value>> {
+        let merge_error = |e: crate::merge::MergeError| {
+            if unchecked {
+                Error::run(e.message)
+            } else {
+                merge_error(e)
+            }
+        };
         if strategy.is_first() {
             for v in variants {
                 if let Some(x) = f(self, v)? {
@@ -729,6 +771,24 @@ fn merge_error(e: MergeError) -> Error {
     }
 }
 
+/// Ruby's `options[key]` on a key's lookup_options entry, whatever data made it: a Hash's
+/// value, a String's substring (`String#[]`), else the TypeError or NoMethodError Ruby raises.
+pub(super) fn option_get(v: &Value, key: &str) -> Result<Option<Value>> {
+    match v {
+        Value::Hash(h) => Ok(h.get(&Value::str(key)).cloned()),
+        Value::String(s) => Ok(s.contains(key).then(|| Value::str(key))),
+        Value::Int(_) | Value::BigInt(_) | Value::Array(_) => {
+            Err(Error::run("no implicit conversion of String into Integer"))
+        }
+        Value::Null => Err(Error::run("undefined method `[]' for nil")),
+        Value::Bool(b) => Err(Error::run(format!("undefined method `[]' for {b}"))),
+        other => Err(Error::run(format!(
+            "undefined method `[]' for an instance of {}",
+            other.ruby_class()
+        ))),
+    }
+}
+
 fn hash_get(v: &Value, key: &str) -> Option<Value> {
     match v {
         Value::Hash(h) => h.get(&Value::str(key)).cloned(),
@@ -739,10 +799,16 @@ fn hash_get(v: &Value, key: &str) -> Option<Value> {
 /// One step of digging into a value (`Lookup::SubLookup#sub_lookup`): the element `seg`
 /// names, by reference (`None`: there is none), or Puppet's error for a value that cannot be
 /// dug into.
-pub(crate) fn dig_step<'a>(value: &'a Value, seg: &Segment, key: &str) -> Result<Option<&'a Value>> {
+pub(crate) fn dig_step<'a>(
+    value: &'a Value,
+    seg: &Segment,
+    key: &str,
+) -> Result<Option<&'a Value>> {
     match (value, seg) {
         (Value::Null, _) => Ok(None),
         (Value::Array(a), Segment::Index(i)) => Ok(usize::try_from(*i).ok().and_then(|i| a.get(i))),
+        // An index beyond 64 bits is past the end of any array.
+        (Value::Array(_), Segment::BigIndex(_)) => Ok(None),
         (Value::Hash(h), seg) => Ok(h.get(&seg.to_value())),
         // Integer#[] exists (a bit reference), so Puppet goes on to `include?`, which
         // Integer lacks: a raw NoMethodError.

@@ -1,11 +1,11 @@
 //! The data providers: the global layer, the environment layer and each module, their
 //! hiera.yaml, their resolved hierarchy entries and the backend call at each location.
 
+use super::context::{Peek, ScopeRead};
 use super::lookup_options::{
     compile_patterns, extract_options, validate_lookup_options, CompiledOptions,
 };
-use super::context::{Peek, ScopeRead};
-use super::{hash_get, merge_error, Session, LOOKUP_OPTIONS};
+use super::{merge_error, option_get, Session, LOOKUP_OPTIONS};
 use crate::backend::custom::{Call, Found, Host};
 use crate::backend::{validate_data_value, Builtin, DataHash};
 use crate::config::{Entry, FunctionKind, HieraConfig, Layer, LoadContext};
@@ -16,6 +16,7 @@ use crate::key::{LookupKey, Segment};
 use crate::location::ResolvedLocation;
 use crate::merge::MergeStrategy;
 use crate::scope::Strict;
+use hiera_formats::DataFormat;
 use hiera_value::value::{Map, Value};
 use std::path::Path;
 use std::sync::Arc;
@@ -75,7 +76,10 @@ struct LevelResolution {
 impl LevelMemo {
     /// Forgets every resolution.
     pub(crate) fn clear(&self) {
-        self.levels.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.levels
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
     }
 
     /// The resolution of level `key` for what `peek` finds for each of its reads.
@@ -100,12 +104,10 @@ impl LevelMemo {
         let mut levels = self.levels.lock().unwrap_or_else(|e| e.into_inner());
         let level = match levels.get_mut(key) {
             Some(level) => level,
-            None if resolution.result.is_ok() => {
-                levels.entry(key.to_string()).or_insert(Level {
-                    reads: reads.iter().map(|(r, _)| r.clone()).collect(),
-                    by_found: Default::default(),
-                })
-            }
+            None if resolution.result.is_ok() => levels.entry(key.to_string()).or_insert(Level {
+                reads: reads.iter().map(|(r, _)| r.clone()).collect(),
+                by_found: Default::default(),
+            }),
             None => return,
         };
         if level.by_found.len() >= MAX_RESOLUTIONS_PER_LEVEL
@@ -151,7 +153,16 @@ impl Session {
                 issue: false,
             } => {
                 let top = self.inv.top_keys.last().cloned().unwrap_or_default();
-                Error::Puppet(format!("Lookup of key '{top}' failed: {message}"))
+                // Puppet blames the first key looked up (`lookup_options`) for a broken
+                // global hiera.yaml: say first what failed.
+                let config = message.starts_with("The Lookup Configuration at")
+                    || (message.starts_with('(') && message.contains("this Hiera configuration"));
+                let lead = if config {
+                    "The Hiera configuration could not be loaded: "
+                } else {
+                    ""
+                };
+                Error::Puppet(format!("{lead}Lookup of key '{top}' failed: {message}"))
             }
             other => other,
         })
@@ -331,12 +342,16 @@ impl Session {
                     .cloned()
                     .flatten()
                 {
-                    Some(o) => {
-                        match extract_options(&o, &lk.root).and_then(|v| hash_get(&v, "merge")) {
-                            Some(m) => MergeStrategy::from_value(&m).map_err(merge_error)?,
-                            None => MergeStrategy::First,
-                        }
-                    }
+                    // `lookup_options[MERGE] unless lookup_options.nil?`
+                    Some(o) => match extract_options(&o, &lk.root)
+                        .map(|v| option_get(&v, "merge"))
+                        .transpose()?
+                        .flatten()
+                        .filter(|m| !m.is_null())
+                    {
+                        Some(m) => MergeStrategy::from_value(&m).map_err(merge_error)?,
+                        None => MergeStrategy::First,
+                    },
                     None => MergeStrategy::First,
                 };
                 let k = lk.key.clone();
@@ -672,14 +687,14 @@ impl Session {
     }
 
     /// The parsed hash of a data file (once per session; once per process behind that).
-    pub(super) fn load_data(&mut self, function: &str, path: &str) -> Result<Arc<DataHash>> {
+    pub(super) fn load_data(&mut self, format: DataFormat, path: &str) -> Result<Arc<DataHash>> {
         if let Some(r) = self.cache.local_files.get(path) {
             return r.clone();
         }
-        let r =
-            self.cache
-                .files
-                .data_hash(function, path, self.settings.strict, &mut self.warnings);
+        let r = self
+            .cache
+            .files
+            .data_hash(format, path, self.settings.strict, &mut self.warnings);
         self.cache.local_files.insert(path.to_string(), r.clone());
         r
     }
@@ -794,8 +809,8 @@ impl Session {
 
 /// What the built-in backends ask of the session running them.
 impl Host for Session {
-    fn load_data(&mut self, function: &str, path: &str) -> Result<Arc<DataHash>> {
-        Session::load_data(self, function, path)
+    fn load_data(&mut self, format: DataFormat, path: &str) -> Result<Arc<DataHash>> {
+        Session::load_data(self, format, path)
     }
 
     fn scope(&self) -> &crate::scope::Scope {

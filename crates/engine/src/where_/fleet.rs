@@ -19,6 +19,9 @@ pub struct FleetDefinition {
     pub knocked_out: Vec<String>,
     /// How many nodes reach the definition's file.
     pub reached_by: usize,
+    /// Its earliest place in a node's lookup order: the nodes share the hierarchy, so this
+    /// puts the definitions in hierarchy order.
+    pub first_order: Option<usize>,
 }
 
 /// `where` for a key over a set of nodes.
@@ -77,11 +80,15 @@ impl FleetReport {
                         shadowed: Vec::new(),
                         knocked_out: Vec::new(),
                         reached_by: 0,
+                        first_order: None,
                     });
                     self.definitions.len() - 1
                 }
             };
             let f = &mut self.definitions[i];
+            if let Some(o) = d.order {
+                f.first_order = Some(f.first_order.map_or(o, |x| x.min(o)));
+            }
             // Shown as a node that reaches it sees it.
             if f.reached_by == 0 && d.role != Role::NotReached {
                 f.definition = d.clone();
@@ -112,9 +119,10 @@ impl FleetReport {
         }
     }
 
-    /// Reached definitions first (in the order the nodes met them), then those no node
-    /// reaches.
+    /// Reached definitions first, in hierarchy order (the lookup order of the nodes that
+    /// reach them), then those no node reaches.
     pub fn finish(&mut self) {
-        self.definitions.sort_by_key(|f| f.reached_by == 0);
+        self.definitions
+            .sort_by_key(|f| (f.reached_by == 0, f.first_order.unwrap_or(usize::MAX)));
     }
 }

@@ -85,6 +85,9 @@ pub struct Definition {
     pub value: Value,
     /// More about the role (what a knockout removed, why nothing is found, …).
     pub note: Option<String>,
+    /// The value as the file writes it, when that is an interpolation the engine resolved
+    /// (`%{alias('x')}`, `%{facts.x}`): `value` is the resolved one.
+    pub written: Option<String>,
 }
 
 impl Definition {
@@ -111,6 +114,7 @@ impl Definition {
             complete: len == lk.segments.len(),
             value,
             note: None,
+            written: None,
         }
     }
 
@@ -263,6 +267,8 @@ fn report(
         Err(e) => Answer::Error(e.to_string()),
     };
     let mut definitions = Vec::new();
+    // Notes for files read twice: (definition, note).
+    let mut again: Vec<(usize, String)> = Vec::new();
     let found_at: HashMap<usize, &Value> = trace
         .found
         .iter()
@@ -293,9 +299,32 @@ fn report(
             None => Role::Shadowed,
         };
         let mut d = Definition::of(&lk, &root_value, role, r.layer.clone(), file);
+        // A file the hierarchy names twice (`os/%{os.name}` and `os/%{os.family}` on a node
+        // where both are Debian) is one definition: the later place is a note on it.
+        if let Some(first) = definitions
+            .iter()
+            .position(|p: &Definition| p.file == d.file && p.path == d.path)
+        {
+            again.push((
+                first,
+                format!("read again as location #{} (level '{}')", i + 1, r.entry),
+            ));
+            continue;
+        }
         if file_backed {
             let len = d.path_len(&lk);
             (d.pos, d.anchor) = ctx.locate(r, &d.file, &lk, len);
+            if found.is_some() {
+                // What the file writes, where the engine interpolated it.
+                if let Some(raw) = ctx.raw_root(r, &d.file, &lk.root) {
+                    let (_, raw) = deepest(&raw, &lk.segments[..len]);
+                    if let Value::String(s) = raw {
+                        if s.contains("%{") && Value::str(s.as_str()) != d.value {
+                            d.written = Some(s);
+                        }
+                    }
+                }
+            }
         }
         definitions.push(Definition {
             level: Some(r.entry.clone()),
@@ -321,6 +350,13 @@ fn report(
         ));
     }
     explain_roles(&mut definitions, &trace.strategy, &lk, &answer);
+    for (i, note) in again {
+        let d = &mut definitions[i];
+        d.note = Some(match d.note.take() {
+            Some(n) => format!("{n}; {note}"),
+            None => note,
+        });
+    }
     let mut option_entries = ctx.option_entries(&reachable, &lk.root)?;
     mark_applying(&mut option_entries, trace.options.as_ref());
     if !request.reachable_only {
@@ -493,12 +529,9 @@ struct Context<'a> {
 impl Context<'_> {
     /// The data hash a location's backend reads, or `None` (with a warning) when it fails.
     fn hash(&mut self, r: &Reached, path: &str) -> Option<Arc<DataHash>> {
-        let function = match r.function.as_str() {
-            "eyaml_lookup_key" => "yaml_data",
-            f => f,
-        };
+        let format = data_format(r)?;
         let mut w = Vec::new();
-        match self.files.data_hash(function, path, self.strict, &mut w) {
+        match self.files.data_hash(format, path, self.strict, &mut w) {
             Ok(h) => Some(h),
             Err(e) => {
                 self.warn(format!("{e}"));

@@ -13,9 +13,13 @@ pub struct Style {
     pub color: bool,
     /// Paths under this directory are printed relative to it.
     pub base: Option<std::path::PathBuf>,
+    /// The terminal's width: a table's last column (the value) is cut to fit it. `None`
+    /// (a pipe, a file): values are printed whole.
+    pub width: Option<usize>,
 }
 
-const VALUE_WIDTH: usize = 72;
+/// The least a cut value keeps, however narrow the terminal.
+const MIN_VALUE_WIDTH: usize = 20;
 
 impl Style {
     fn path(&self, file: &str) -> String {
@@ -54,14 +58,18 @@ fn role_color(role: Role) -> &'static str {
     }
 }
 
-/// A value on one line, as `--explain` prints values (Ruby's inspect), shortened.
+/// A value on one line, as `--explain` prints values (Ruby's inspect).
 fn short(v: &Value) -> String {
-    let s = hiera_value::text::inspect(v).replace('\n', "\\n");
-    if s.chars().count() > VALUE_WIDTH {
-        let cut: String = s.chars().take(VALUE_WIDTH - 1).collect();
-        format!("{cut}…")
+    hiera_value::text::inspect(v).replace('\n', "\\n")
+}
+
+/// `s` cut to `width` characters (the last one `…`).
+fn cut(s: &str, width: usize) -> String {
+    if s.chars().count() > width {
+        let kept: String = s.chars().take(width.saturating_sub(1)).collect();
+        format!("{kept}…")
     } else {
-        s
+        s.to_string()
     }
 }
 
@@ -85,6 +93,7 @@ fn table(rows: &[Vec<(String, &'static str)>], style: &Style, indent: &str) -> S
     let mut out = String::new();
     for r in rows {
         let mut line = String::from(indent);
+        let mut used = indent.chars().count();
         for (i, (c, color)) in r.iter().enumerate() {
             let last = i + 1 == r.len();
             let pad = if last {
@@ -92,8 +101,14 @@ fn table(rows: &[Vec<(String, &'static str)>], style: &Style, indent: &str) -> S
             } else {
                 widths[i] - c.chars().count() + 2
             };
-            line.push_str(&style.paint(color, c));
+            // The last column gets what the terminal has left.
+            let c = match style.width {
+                Some(w) if last => cut(c, w.saturating_sub(used).max(MIN_VALUE_WIDTH)),
+                _ => c.clone(),
+            };
+            line.push_str(&style.paint(color, &c));
             line.push_str(&" ".repeat(pad));
+            used += c.chars().count() + pad;
         }
         out.push_str(line.trim_end());
         out.push('\n');
@@ -125,7 +140,14 @@ pub fn text(r: &Report, style: &Style) -> String {
         .map(|n| format!(" for {n}"))
         .unwrap_or_default();
     let answer = match &r.answer {
-        Answer::Found(v) => style.paint("1", &format!("found {}", short(v))),
+        Answer::Found(v) => {
+            let head = format!("{}{node}: found ", r.key).chars().count();
+            let value = match style.width {
+                Some(w) => cut(&short(v), w.saturating_sub(head).max(MIN_VALUE_WIDTH)),
+                None => short(v),
+            };
+            style.paint("1", &format!("found {value}"))
+        }
         Answer::NotFound => style.paint("31", "not found"),
         Answer::Error(e) => style.paint("31", &format!("error: {e}")),
     };
@@ -144,13 +166,20 @@ pub fn text(r: &Report, style: &Style) -> String {
         ])];
         for d in &r.definitions {
             rows.push(definition_row(d, style));
-            if let Some(n) = &d.note {
+            let written = d.written.as_ref().map(|w| format!("written {w}"));
+            let notes: Vec<&str> = d
+                .note
+                .iter()
+                .chain(written.iter())
+                .map(String::as_str)
+                .collect();
+            if !notes.is_empty() {
                 rows.push(vec![
                     (String::new(), ""),
                     (String::new(), ""),
                     (String::new(), ""),
                     (String::new(), ""),
-                    (format!("  ({n})"), ""),
+                    (format!("  ({})", notes.join("; ")), ""),
                 ]);
             }
         }
@@ -332,6 +361,7 @@ fn definition_value(d: &Definition) -> Value {
         ("key", Value::str(d.path.as_str())),
         ("complete", Value::Bool(d.complete)),
         ("value", d.value.clone()),
+        ("written", opt_str(&d.written)),
         ("note", opt_str(&d.note)),
     ])
 }

@@ -2,7 +2,7 @@
 //! entries that its interpolated locations do not name.
 
 use crate::engine::reach::Reached;
-use hiera_formats::position::DataFormat;
+use hiera_formats::format::{DataFormat, EYAML_LOOKUP_KEY};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -46,7 +46,7 @@ pub(super) fn unreached_files<'r>(
                 continue;
             }
             // `.eyaml` files hold encrypted values only eyaml_lookup_key reads.
-            if f.extension().is_some_and(|e| e == "eyaml") && r.function != "eyaml_lookup_key" {
+            if f.extension().is_some_and(|e| e == "eyaml") && r.function != EYAML_LOOKUP_KEY {
                 continue;
             }
             let s = f.display().to_string();

@@ -51,6 +51,7 @@ fn knocked_out_roles() {
         complete: true,
         value: v(value),
         note: None,
+        written: None,
     };
     let deep = MergeStrategy::from_value(&v("{strategy: deep, knockout_prefix: '--'}")).unwrap();
     let lk = LookupKey::parse("k").unwrap();

@@ -54,7 +54,14 @@ fn write_json(out: &mut String, v: &Value, depth: usize, max: usize) -> Result<(
         }
         Value::String(s) => json_str(out, s),
         Value::Sensitive(_) => json_str(out, SENSITIVE_TO_S),
-        Value::Object(o) => json_str(out, &o.to_s),
+        Value::Object(o) => match o.binary_bytes() {
+            // A binary String: written as UTF-8 when its bytes are.
+            Some(bytes) => {
+                check_utf8(&bytes)?;
+                json_str(out, &o.to_s)
+            }
+            None => json_str(out, &o.to_s),
+        },
         Value::Array(a) => {
             if depth + 1 > max {
                 return Err(nesting_error());
@@ -86,6 +93,114 @@ fn write_json(out: &mut String, v: &Value, depth: usize, max: usize) -> Result<(
             }
             out.push('}');
         }
+    }
+    Ok(())
+}
+
+/// `Puppet::Util::Json.dump(v, pretty: true)` (MultiJson's json gem adapter with
+/// `JSON::PRETTY_STATE_PROTOTYPE`), as the `console` and `flat` renderers print what is neither
+/// a String, a Numeric, a Hash nor an Array: two-space indents, `": "` after keys, and the
+/// adapter's empty containers (`[` two newlines `]`, `{` one newline `}`), no final newline.
+pub fn to_json_pretty(v: &Value) -> Result<String, RenderError> {
+    let mut out = String::new();
+    write_pretty(&mut out, v, 0)?;
+    Ok(out)
+}
+
+fn write_pretty(out: &mut String, v: &Value, depth: usize) -> Result<(), RenderError> {
+    let indent = |out: &mut String, d: usize| {
+        for _ in 0..d {
+            out.push_str("  ");
+        }
+    };
+    match v {
+        Value::Array(a) => {
+            if depth + 1 > JSON_MAX_NESTING {
+                return Err(nesting_error());
+            }
+            out.push_str("[\n");
+            for (i, e) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(",\n");
+                }
+                indent(out, depth + 1);
+                write_pretty(out, e, depth + 1)?;
+            }
+            out.push('\n');
+            indent(out, depth);
+            out.push(']');
+        }
+        Value::Hash(h) => {
+            if depth + 1 > JSON_MAX_NESTING {
+                return Err(nesting_error());
+            }
+            out.push_str("{\n");
+            for (i, (k, e)) in h.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(",\n");
+                }
+                indent(out, depth + 1);
+                match k {
+                    Value::String(s) => json_str(out, s),
+                    _ => json_str(out, &to_s(k)),
+                }
+                out.push_str(": ");
+                write_pretty(out, e, depth + 1)?;
+            }
+            if !h.is_empty() {
+                out.push('\n');
+            }
+            indent(out, depth);
+            out.push('}');
+        }
+        other => write_json(out, other, depth, JSON_MAX_NESTING)?,
+    }
+    Ok(())
+}
+
+/// The json gem's check of a String's bytes as UTF-8 (ConvertUTF's `trailingBytesForUTF8` and
+/// `isLegalUTF8`), with its two messages.
+fn check_utf8(b: &[u8]) -> Result<(), RenderError> {
+    let mut i = 0;
+    while i < b.len() {
+        let lead = b[i];
+        let extra = match lead {
+            0x00..=0xBF => 0,
+            0xC0..=0xDF => 1,
+            0xE0..=0xEF => 2,
+            0xF0..=0xF7 => 3,
+            0xF8..=0xFB => 4,
+            _ => 5,
+        };
+        if i + extra >= b.len() && extra > 0 {
+            return Err(RenderError::Json(
+                "partial character in source, but hit end".into(),
+            ));
+        }
+        let seq = &b[i..=i + extra];
+        let legal = match seq.len() {
+            1 => !(0x80..0xC2).contains(&lead),
+            2..=4 => {
+                let tail_ok = seq[2..].iter().all(|c| (0x80..=0xBF).contains(c));
+                let a = seq[1];
+                let second_ok = a <= 0xBF
+                    && match lead {
+                        0xE0 => a >= 0xA0,
+                        0xED => a <= 0x9F,
+                        0xF0 => a >= 0x90,
+                        0xF4 => a <= 0x8F,
+                        _ => a >= 0x80,
+                    };
+                tail_ok && second_ok && (0xC2..=0xF4).contains(&lead)
+            }
+            _ => false,
+        };
+        if !legal {
+            return Err(RenderError::Json(
+                "source sequence is illegal/malformed utf-8".into(),
+            ));
+        }
+        i += extra + 1;
     }
     Ok(())
 }

@@ -1,9 +1,13 @@
-//! Where keys and plain scalars are in a YAML data file, for findings' line and column.
+//! What a YAML file says as written, where the loaded value cannot tell: the keys of each
+//! block mapping as they are written (a key written twice, which Psych silently collapses; the
+//! top-level keys a byte-order mark makes Psych lose), whether each is quoted, and the plain
+//! scalars as written (`no`, `0755`, `1:30`, which YAML 1.1 reads as something else).
 //!
-//! A small line scanner over block-style YAML (what Hiera data is written in), run only on
-//! files that [`hiera_formats::yaml`] has already parsed: it never decides what a file means, only
-//! where something is. Flow collections (`{a: 1}`, `[x, y]`) are not looked into; findings
-//! inside them point at the line of their key.
+//! Where a *loaded* key or value is written is the readers' business
+//! ([`hiera_formats::position`], through [`DataFile::path_pos`](super::repo::DataFile::path_pos)):
+//! this is a small line scanner over block-style YAML, run only on files that
+//! [`hiera_formats::yaml`] has already parsed, for the three rules above. It never decides
+//! what a file means. Flow collections (`{a: 1}`, `[x, y]`) are not looked into.
 
 /// A `key:` in a block mapping.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,39 +37,6 @@ pub(crate) struct Scan {
     pub plains: Vec<PlainPos>,
 }
 
-impl Scan {
-    /// The position of top-level `key`, else of its first occurrence at any depth.
-    pub(crate) fn top_key(&self, key: &str) -> Option<(usize, usize)> {
-        self.keys
-            .iter()
-            .find(|k| k.parents.is_empty() && k.key == key)
-            .map(|k| (k.line, k.column))
-    }
-
-    /// The position of the key at `path` (top-level key first), as deep as it can be found.
-    pub(crate) fn key_path(&self, path: &[&str]) -> Option<(usize, usize)> {
-        let mut best = None;
-        let mut parents: Vec<String> = Vec::new();
-        for seg in path {
-            let found = self.keys.iter().find(|k| {
-                k.key == *seg
-                    && k.parents
-                        .iter()
-                        .filter(|p| !p.starts_with('#'))
-                        .eq(parents.iter())
-            });
-            match found {
-                Some(k) => {
-                    best = Some((k.line, k.column));
-                    parents.push(k.key.clone());
-                }
-                None => break,
-            }
-        }
-        best
-    }
-}
-
 /// 1-based line and column of the first `needle` at or after line `from` (1-based), else of
 /// the first anywhere.
 pub(crate) fn find_text(text: &str, needle: &str, from: usize) -> Option<(usize, usize)> {
@@ -80,23 +51,6 @@ pub(crate) fn find_text(text: &str, needle: &str, from: usize) -> Option<(usize,
         }
     }
     first
-}
-
-/// The position of a top-level `key` in a JSON or HOCON file (`"key"` or `key` followed by
-/// `:` or `=`), for formats the scanner does not read.
-pub(crate) fn find_key_any(text: &str, key: &str) -> Option<(usize, usize)> {
-    let quoted = format!("\"{key}\"");
-    for (i, line) in text.lines().enumerate() {
-        for needle in [quoted.as_str(), key] {
-            if let Some(c) = line.find(needle) {
-                let after = line[c + needle.len()..].trim_start();
-                if after.starts_with(':') || after.starts_with('=') || after.starts_with('{') {
-                    return Some((i + 1, line[..c].chars().count() + 1));
-                }
-            }
-        }
-    }
-    None
 }
 
 /// Scans block-style YAML.
@@ -363,9 +317,6 @@ mod tests {
                 ("3", 10, 10)
             ]
         );
-        assert_eq!(s.key_path(&["b", "f"]), Some((7, 3)));
-        assert_eq!(s.key_path(&["b", "zz"]), Some((3, 1)));
-        assert_eq!(s.top_key("q"), Some((11, 1)));
     }
 
     #[test]
@@ -380,7 +331,5 @@ mod tests {
     fn text_search() {
         assert_eq!(find_text("a\nb x\nx", "x", 3), Some((3, 1)));
         assert_eq!(find_text("a\nb x\n", "x", 9), Some((2, 3)));
-        assert_eq!(find_key_any("{\n  \"k\": 1\n}", "k"), Some((2, 3)));
-        assert_eq!(find_key_any("k = 1", "k"), Some((1, 1)));
     }
 }

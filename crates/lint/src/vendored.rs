@@ -1,0 +1,146 @@
+//! What a control repo marks as vendored: the modules its Puppetfile installs (r10k, g10k and
+//! Code Manager deploy them; nobody edits them in this repo) and the directories its
+//! .gitignore leaves out. Their findings are left out of the report by default and counted
+//! instead ([`Report::vendored`](crate::Report::vendored)).
+
+use std::path::Path;
+
+/// A vendored directory, relative to the repo, and what says it is vendored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Vendored {
+    /// The directory, relative to the repo (`modules/ntp`).
+    pub dir: String,
+    /// `Puppetfile` or `.gitignore`.
+    pub source: &'static str,
+    /// The findings in it that were left out.
+    pub findings: usize,
+}
+
+/// The vendored directories of the repo at `root` that exist.
+pub(crate) fn find(root: &Path) -> Vec<Vendored> {
+    let mut out: Vec<Vendored> = Vec::new();
+    let mut add = |dir: String, source: &'static str| {
+        let dir = dir.trim_matches('/').to_string();
+        if !dir.is_empty() && root.join(&dir).is_dir() && !out.iter().any(|v| v.dir == dir) {
+            out.push(Vendored {
+                dir,
+                source,
+                findings: 0,
+            });
+        }
+    };
+    if let Ok(text) = std::fs::read_to_string(root.join("Puppetfile")) {
+        for dir in puppetfile_dirs(&text) {
+            add(dir, "Puppetfile");
+        }
+    }
+    if let Ok(text) = std::fs::read_to_string(root.join(".gitignore")) {
+        for dir in gitignore_dirs(&text) {
+            add(dir, ".gitignore");
+        }
+    }
+    out
+}
+
+/// The quoted strings of a Ruby line, in order (`'a'`, `"b"`).
+fn strings(line: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = line;
+    while let Some(start) = rest.find(['\'', '"']) {
+        let quote = rest.as_bytes()[start] as char;
+        let after = &rest[start + 1..];
+        let Some(end) = after.find(quote) else { break };
+        out.push(&after[..end]);
+        rest = &after[end + 1..];
+    }
+    out
+}
+
+/// Where a Puppetfile installs its modules: `moduledir` (default `modules`) / the module's
+/// name (`mod 'puppetlabs/ntp'`, `mod 'puppetlabs-ntp'`, `mod 'ntp', :git => …`), or the
+/// module's `install_path`.
+fn puppetfile_dirs(text: &str) -> Vec<String> {
+    let mut moduledir = "modules".to_string();
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if let Some(rest) = line.strip_prefix("moduledir") {
+            if let Some(d) = strings(rest).first() {
+                moduledir = d.to_string();
+            }
+            continue;
+        }
+        let Some(rest) = line
+            .strip_prefix("mod ")
+            .or_else(|| line.strip_prefix("mod("))
+        else {
+            continue;
+        };
+        let words = strings(rest);
+        let Some(full) = words.first() else { continue };
+        let name = match full.rsplit_once('/') {
+            Some((_, n)) => n,
+            None => full.split_once('-').map(|(_, n)| n).unwrap_or(full),
+        };
+        let install = rest
+            .find("install_path")
+            .and_then(|i| strings(&rest[i..]).first().map(|s| s.to_string()));
+        out.push(format!(
+            "{}/{name}",
+            install.unwrap_or_else(|| moduledir.clone())
+        ));
+    }
+    out
+}
+
+/// The directories a .gitignore names plainly (`/modules/`, `modules/*`, `site/vendor`):
+/// patterns with wildcards elsewhere, and negations, are not followed.
+fn gitignore_dirs(text: &str) -> Vec<String> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with('!'))
+        .map(|l| {
+            l.trim_end_matches("/**")
+                .trim_end_matches("/*")
+                .trim_matches('/')
+                .to_string()
+        })
+        .filter(|l| !l.contains(['*', '?', '[']))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn puppetfile_modules() {
+        let text = "forge 'https://forge.puppet.com'\n\
+                    mod 'puppetlabs/stdlib', '9.4.1'\n\
+                    mod 'puppetlabs-ntp', :latest\n\
+                    mod \"chrony\",\n  :git => 'https://example.com/chrony.git'\n\
+                    mod 'site_role', :install_path => 'site'\n\
+                    # mod 'commented/out'\n";
+        assert_eq!(
+            puppetfile_dirs(text),
+            [
+                "modules/stdlib",
+                "modules/ntp",
+                "modules/chrony",
+                "site/site_role"
+            ]
+        );
+        assert_eq!(
+            puppetfile_dirs("moduledir 'vendor'\nmod 'a/b'\n"),
+            ["vendor/b"]
+        );
+    }
+
+    #[test]
+    fn gitignore_directories() {
+        assert_eq!(
+            gitignore_dirs("# r10k\n/modules/\n.tmp\n*.swp\nvendor/*\n!keep\n"),
+            ["modules", ".tmp", "vendor"]
+        );
+    }
+}

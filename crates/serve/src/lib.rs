@@ -1,0 +1,335 @@
+//! `hiera-lookup serve`: a control repo's Hiera data across the fleet, in a browser and as a
+//! JSON API, answered by the exact engine. One [`State`] (a long-lived
+//! [`Workspace`](hiera_engine::Workspace) and the fleet's nodes) behind an axum [`app`]:
+//!
+//! | page | API | what |
+//! |---|---|---|
+//! | `/` | — | layers and hierarchies, files and how many nodes reach them, search |
+//! | `/nodes` | `GET /api/v1/nodes` | every node |
+//! | `/nodes/{node}` | `GET /api/v1/nodes/{node}` | every key the node sees, value, file:line |
+//! | `/nodes/{node}/keys/{key}` | `GET /api/v1/nodes/{node}/keys/{key}` | the answer, `where`, `--explain` |
+//! | `/keys/{key}` | `GET /api/v1/keys/{key}` | the key across the fleet |
+//! | `/diff?base=REV` | `GET /api/v1/diff?base=REV` | `diff`'s report |
+//! | `/lint` | `GET /api/v1/lint` | `lint`'s findings |
+//! | `/files/{path}` | `GET /api/v1/files/{path}` | a file with line anchors |
+//! | — | `POST /api/v1/lookup` | answers for a facts document |
+//! | — | `GET /api/v1/openapi.json` | the API, as OpenAPI 3 |
+//!
+//! Every document is computed once ([`views`]) and either returned as JSON or rendered as
+//! HTML ([`pages`]), every value escaped by the templates (maud), under a strict
+//! Content-Security-Policy; assets are compiled into the binary. Read-only: nothing is ever
+//! written. No `command` level runs without `--allow-exec`, no eyaml plaintext is shown
+//! without `--show-secrets`.
+//!
+//! The library holds no flags: a front end ([`Frontend`], the `hiera-lookup` binary) reads
+//! the nodes and explains lookups as its command line does.
+
+pub mod files;
+pub mod pages;
+pub mod state;
+pub mod views;
+
+pub use state::{Fleet, Frontend, Loaded, Options, State};
+
+use axum::extract::{DefaultBodyLimit, Path, Query, State as Ext};
+use axum::http::{header, HeaderValue, Request, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use serde_json::Value as Json;
+use std::sync::Arc;
+use views::ViewError;
+
+/// The largest request body (`POST /api/v1/lookup`'s facts document), in bytes.
+pub const MAX_BODY_BYTES: usize = 16 << 20;
+/// The longest request target (path and query), in bytes.
+pub const MAX_URI_BYTES: usize = 16 << 10;
+
+/// The Content-Security-Policy of every answer: nothing but this server's own stylesheet and
+/// script, no inline script or style, no frames, forms only to this server.
+pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
+connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+/// The OpenAPI 3 document of the JSON API.
+pub const OPENAPI: &str = include_str!("openapi.json");
+
+/// The HTTP application over `state`: every page, the API and the assets.
+pub fn app(state: Arc<State>) -> Router {
+    Router::new()
+        .route("/", get(pages::index))
+        .route("/nodes", get(pages::nodes))
+        .route("/nodes/{node}", get(pages::node))
+        .route("/nodes/{node}/keys/{key}", get(pages::node_key))
+        .route("/keys/{key}", get(pages::key))
+        .route("/diff", get(pages::diff))
+        .route("/lint", get(pages::lint))
+        .route("/files", get(pages::files_root))
+        .route("/files/", get(pages::files_root))
+        .route("/files/{*path}", get(pages::file))
+        .route("/assets/{name}", get(asset))
+        .route("/api/v1/", get(api_overview))
+        .route("/api/v1/nodes", get(api_nodes))
+        .route("/api/v1/nodes/{node}", get(api_node))
+        .route("/api/v1/nodes/{node}/keys/{key}", get(api_node_key))
+        .route("/api/v1/keys/{key}", get(api_key))
+        .route("/api/v1/lint", get(api_lint))
+        .route("/api/v1/diff", get(api_diff))
+        .route("/api/v1/files", get(api_files_root))
+        .route("/api/v1/files/{*path}", get(api_file))
+        .route("/api/v1/lookup", post(api_lookup))
+        .route("/api/v1/openapi.json", get(openapi))
+        .fallback(fallback)
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(axum::middleware::from_fn(guard))
+        .with_state(state)
+}
+
+/// Serves `app(state)` on `listener` until the process ends; `ready` is called with the
+/// address once connections are accepted. The lookups run on blocking threads with the
+/// lookup stack.
+pub fn serve(
+    state: Arc<State>,
+    listener: std::net::TcpListener,
+    ready: impl FnOnce(std::net::SocketAddr),
+) -> std::io::Result<()> {
+    listener.set_nonblocking(true)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_stack_size(hiera_value::limits::LOOKUP_STACK_SIZE)
+        .thread_name("hiera-serve")
+        .build()?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::from_std(listener)?;
+        ready(listener.local_addr()?);
+        // The overview's index of the whole fleet, made while the first pages are asked for.
+        let warm = state.clone();
+        tokio::task::spawn_blocking(move || {
+            let fleet = warm.refresh();
+            views::overview(&warm, &fleet, None);
+        });
+        axum::serve(listener, app(state)).await
+    })
+}
+
+/// Every request: a target longer than [`MAX_URI_BYTES`] is refused (414), and every answer
+/// gets the security headers.
+async fn guard(request: Request<axum::body::Body>, next: Next) -> Response {
+    let too_long = request
+        .uri()
+        .path_and_query()
+        .is_some_and(|pq| pq.as_str().len() > MAX_URI_BYTES);
+    let mut response = if too_long {
+        (StatusCode::URI_TOO_LONG, "request target too long\n").into_response()
+    } else {
+        next.run(request).await
+    };
+    let h = response.headers_mut();
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CSP),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    response
+}
+
+/// Runs `work` on a blocking thread (with the lookup stack), after a refresh: lookups never
+/// hold up the threads that accept connections.
+pub(crate) async fn blocking<T: Send + 'static>(
+    state: &Arc<State>,
+    work: impl FnOnce(&State, &Fleet) -> T + Send + 'static,
+) -> Result<T, ViewError> {
+    let state = state.clone();
+    tokio::task::spawn_blocking(move || {
+        // A thread of a runtime built elsewhere (the tests') may have a small stack.
+        let size = hiera_value::limits::LOOKUP_STACK_SIZE;
+        stacker::maybe_grow(size / 2, size, || {
+            let fleet = state.refresh();
+            work(&state, &fleet)
+        })
+    })
+    .await
+    .map_err(|e| ViewError::Failed(format!("the request failed: {e}")))
+}
+
+/// [`blocking`] for a question about the whole fleet: at most a few at once.
+pub(crate) async fn heavy<T: Send + 'static>(
+    state: &Arc<State>,
+    work: impl FnOnce(&State, &Fleet) -> T + Send + 'static,
+) -> Result<T, ViewError> {
+    let _permit = state
+        .heavy
+        .acquire()
+        .await
+        .map_err(|_| ViewError::Failed("the server is stopping".into()))?;
+    blocking(state, work).await
+}
+
+/// The status a view error answers with.
+pub(crate) fn status(e: &ViewError) -> StatusCode {
+    match e {
+        ViewError::NotFound(_) => StatusCode::NOT_FOUND,
+        ViewError::BadRequest(_) => StatusCode::BAD_REQUEST,
+        ViewError::Failed(_) => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
+/// A JSON answer.
+fn json_response(status: StatusCode, doc: &Json) -> Response {
+    let mut body = serde_json::to_string_pretty(doc).unwrap_or_else(|_| "null".into());
+    body.push('\n');
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json; charset=utf-8")],
+        body,
+    )
+        .into_response()
+}
+
+/// The API's answer for a document or an error (`{"error": message}`).
+fn api(result: Result<Result<Json, ViewError>, ViewError>) -> Response {
+    match result.and_then(|r| r) {
+        Ok(doc) => json_response(StatusCode::OK, &doc),
+        Err(e) => json_response(status(&e), &serde_json::json!({"error": e.message()})),
+    }
+}
+
+/// The query's parameters, in order (a name may repeat).
+pub(crate) type Params = Query<Vec<(String, String)>>;
+
+/// The first value of the query parameter `name`.
+pub(crate) fn param<'a>(params: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    params
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+}
+
+/// Whether a flag parameter (`?explain=1`) is on.
+pub(crate) fn flag(params: &[(String, String)], name: &str) -> bool {
+    param(params, name).is_some_and(|v| !matches!(v, "" | "0" | "false" | "no"))
+}
+
+async fn api_overview(Ext(state): Ext<Arc<State>>, Query(p): Params) -> Response {
+    let q = param(&p, "q").map(str::to_string);
+    api(heavy(&state, move |s, f| Ok(views::overview(s, f, q.as_deref()))).await)
+}
+
+async fn api_nodes(Ext(state): Ext<Arc<State>>) -> Response {
+    api(blocking(&state, |_, f| Ok(views::nodes(f))).await)
+}
+
+async fn api_node(Ext(state): Ext<Arc<State>>, Path(node): Path<String>) -> Response {
+    api(blocking(&state, move |s, f| views::node(s, f, &node)).await)
+}
+
+async fn api_node_key(
+    Ext(state): Ext<Arc<State>>,
+    Path((node, key)): Path<(String, String)>,
+    Query(p): Params,
+) -> Response {
+    let explain = flag(&p, "explain");
+    api(blocking(&state, move |s, f| {
+        views::node_key(s, f, &node, &key, explain)
+    })
+    .await)
+}
+
+async fn api_key(Ext(state): Ext<Arc<State>>, Path(key): Path<String>) -> Response {
+    api(heavy(&state, move |s, f| views::key(s, f, &key)).await)
+}
+
+async fn api_lint(Ext(state): Ext<Arc<State>>) -> Response {
+    api(heavy(&state, views::lint).await)
+}
+
+async fn api_diff(Ext(state): Ext<Arc<State>>, Query(p): Params) -> Response {
+    let Some(base) = param(&p, "base").map(str::to_string) else {
+        return api(Err(ViewError::BadRequest(
+            "diff needs ?base=REV (and optionally &head=REV; default: the work tree)".into(),
+        )));
+    };
+    let head = param(&p, "head")
+        .filter(|h| !h.is_empty())
+        .map(str::to_string);
+    api(heavy(&state, move |s, f| {
+        views::diff(s, f, &base, head.as_deref())
+    })
+    .await)
+}
+
+async fn api_files_root(Ext(state): Ext<Arc<State>>) -> Response {
+    api(blocking(&state, |s, _| files::view(s, "")).await)
+}
+
+async fn api_file(Ext(state): Ext<Arc<State>>, Path(path): Path<String>) -> Response {
+    api(blocking(&state, move |s, _| files::view(s, &path)).await)
+}
+
+async fn api_lookup(
+    Ext(state): Ext<Arc<State>>,
+    Query(p): Params,
+    body: axum::body::Bytes,
+) -> Response {
+    let keys: Vec<String> = p
+        .iter()
+        .filter(|(k, _)| k == "key")
+        .map(|(_, v)| v.clone())
+        .collect();
+    let merge = param(&p, "merge").map(str::to_string);
+    let explain = flag(&p, "explain");
+    api(blocking(&state, move |s, _| {
+        views::lookup(s, &body, keys, merge, explain)
+    })
+    .await)
+}
+
+async fn openapi() -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json; charset=utf-8")],
+        OPENAPI,
+    )
+        .into_response()
+}
+
+/// The stylesheet and the script, compiled into the binary.
+async fn asset(Path(name): Path<String>) -> Response {
+    let (body, kind) = match name.as_str() {
+        "style.css" => (
+            include_str!("../assets/style.css"),
+            "text/css; charset=utf-8",
+        ),
+        "app.js" => (
+            include_str!("../assets/app.js"),
+            "text/javascript; charset=utf-8",
+        ),
+        _ => return (StatusCode::NOT_FOUND, "no such asset\n").into_response(),
+    };
+    (
+        [
+            (header::CONTENT_TYPE, kind),
+            (header::CACHE_CONTROL, "public, max-age=300"),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+async fn fallback(request: Request<axum::body::Body>) -> Response {
+    let path = request.uri().path();
+    if path.starts_with("/api/") {
+        return api(Err(ViewError::NotFound(format!(
+            "no such API route: {}",
+            hiera_value::escape::printable(path)
+        ))));
+    }
+    pages::error_page(&ViewError::NotFound("no such page".into()))
+}

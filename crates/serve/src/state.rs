@@ -1,0 +1,377 @@
+//! What the server holds between requests: one [`Workspace`] over the control repo (parsed
+//! data files shared by every node and every request, revalidated by stamp before each
+//! request), the fleet's nodes (read again when a facts file changes, or on an interval for
+//! PuppetDB), and the options the command line gave.
+
+use hiera_engine::batch::Node;
+use hiera_engine::engine::{Exec, Session, Settings};
+use hiera_engine::environment::EnvOptions;
+use hiera_engine::error::Error;
+use hiera_engine::scope::{Scope, Strict};
+use hiera_engine::workspace::Workspace;
+use hiera_value::value::Map;
+use serde_json::Value as Json;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// What the refusal to run a `lookup_key: command` level adds to its error.
+pub const HOW_TO_ALLOW: &str =
+    "serve runs no program a hierarchy of the served tree names unless given --allow-exec";
+
+/// How the server was asked to run.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The control repo: `/files/` serves the files under it (and nothing else), file names
+    /// are shown relative to it, `lint` lints it and `diff` reads its git history.
+    pub root: PathBuf,
+    /// `--strict`: undefined variables in data.
+    pub strict: Strict,
+    /// `--show-secrets`: show what eyaml decrypts. Off (the default), every decrypted
+    /// plaintext is `[redacted]` in every page and every API answer.
+    pub show_secrets: bool,
+    /// `--allow-exec`: run the programs `lookup_key: command` levels name. Off (the
+    /// default), a lookup reaching one fails with one line saying so.
+    pub allow_exec: bool,
+    /// Worker threads for the questions about the whole fleet (at least 1).
+    pub threads: usize,
+    /// How `lint` runs (its root is [`root`](Self::root)); `allow_exec` is taken from above.
+    pub lint: hiera_lint::Options,
+}
+
+/// The fleet as a front end reads it.
+#[derive(Debug, Clone, Default)]
+pub struct Loaded {
+    /// The nodes, in the order they are listed.
+    pub nodes: Vec<Node>,
+    /// What reading them warned about (duplicate names, partial host names).
+    pub warnings: Vec<String>,
+}
+
+/// What the program embedding the server provides: how the nodes are read (the command line's
+/// facts sources, resolved as every command resolves them) and how a lookup is explained
+/// (exactly as the command line's `--explain` prints it). The server never parses flags.
+pub trait Frontend: Send + Sync {
+    /// Reads every node again: facts files, a facts directory, PuppetDB.
+    fn load_nodes(&self) -> Result<Loaded, Error>;
+    /// Files and directories whose change (a file edited, added or removed) means the nodes
+    /// must be read again.
+    fn watched(&self) -> Vec<PathBuf>;
+    /// Read the nodes again at least this often (PuppetDB's node set), whatever changed.
+    fn reload_every(&self) -> Option<Duration> {
+        None
+    }
+    /// The scope of a node known only by its `facts` (`POST /api/v1/lookup`), as the
+    /// command line makes a node's scope (its `$settings::` variables and `--var`s).
+    fn scope(&self, facts: Map) -> Scope;
+    /// Puppet's `--explain` text for `key` on `session` (made with explain settings by
+    /// [`State::explain`]; `merge`: a `--merge` strategy name), byte for byte what
+    /// `hiera-lookup --explain` prints.
+    fn explain(
+        &self,
+        session: &mut Session,
+        key: &str,
+        merge: Option<&str>,
+    ) -> Result<String, Error>;
+}
+
+/// The fleet at one moment.
+#[derive(Debug, Default)]
+pub struct Fleet {
+    /// The nodes, in order.
+    pub nodes: Vec<Node>,
+    /// Each node's name as pages and URLs name it: its name, or with its facts source when
+    /// two nodes share a name ([`hiera_engine::batch::distinct_names`]).
+    pub names: Vec<String>,
+    index: HashMap<String, usize>,
+    /// What reading the nodes warned about.
+    pub warnings: Vec<String>,
+    /// Why the last reading failed (the nodes are then those read before).
+    pub error: Option<String>,
+    /// Which reading of the nodes this is (each reading gets a new number).
+    pub generation: u64,
+}
+
+/// The number of the next reading of the nodes.
+static GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+impl Fleet {
+    fn new(loaded: Loaded) -> Fleet {
+        let names = hiera_engine::batch::distinct_names(&loaded.nodes);
+        let index = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.clone(), i))
+            .collect();
+        Fleet {
+            nodes: loaded.nodes,
+            names,
+            index,
+            warnings: loaded.warnings,
+            error: None,
+            generation: GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        }
+    }
+
+    /// The node a page names, by its [distinct name](Self::names).
+    pub fn get(&self, name: &str) -> Option<(&str, &Node)> {
+        let i = *self.index.get(name)?;
+        Some((&self.names[i], &self.nodes[i]))
+    }
+}
+
+/// The fleet as last read, and what its watched files were then.
+struct NodeCache {
+    fleet: Arc<Fleet>,
+    fingerprint: u64,
+    loaded: Instant,
+}
+
+/// Everything a request needs: see the [module](self).
+pub struct State {
+    workspace: Workspace,
+    frontend: Box<dyn Frontend>,
+    options: Options,
+    /// The root, canonical (symbolic links resolved), for telling what is inside it.
+    canonical_root: PathBuf,
+    nodes: Mutex<NodeCache>,
+    /// The latest key views (`/keys/{key}`), each with the state of its inputs, newest first.
+    key_views: Mutex<std::collections::VecDeque<(String, u64, Arc<Json>)>>,
+    /// The overview's fleet index, and the state of its inputs it was computed for.
+    fleet_index: Mutex<Option<(u64, Arc<crate::views::FleetIndex>)>>,
+    /// Questions about the whole fleet (a key across every node, the overview, lint, diff)
+    /// run at most this many at once; others wait their turn.
+    pub(crate) heavy: tokio::sync::Semaphore,
+}
+
+/// Key views kept for the next request asking for them unchanged.
+pub const KEY_VIEWS_KEPT: usize = 32;
+
+/// Fleet-wide questions answered at once (each also spreads over the worker threads).
+const HEAVY_AT_ONCE: usize = 2;
+
+impl State {
+    /// Opens the control repo `env` and reads the nodes once (an error here is the server's
+    /// start-up error).
+    pub fn open(
+        env: EnvOptions,
+        options: Options,
+        frontend: Box<dyn Frontend>,
+    ) -> Result<State, Error> {
+        let settings = Settings {
+            strict: options.strict,
+            // What eyaml decrypts is recorded so that it can be hidden (`--show-secrets` off).
+            redact: !options.show_secrets,
+            ..Default::default()
+        };
+        let workspace = Workspace::open(env, settings)?;
+        let loaded = frontend.load_nodes()?;
+        let fingerprint = fingerprint(&frontend.watched());
+        let canonical_root =
+            std::fs::canonicalize(&options.root).unwrap_or_else(|_| options.root.clone());
+        Ok(State {
+            workspace,
+            frontend,
+            canonical_root,
+            options,
+            nodes: Mutex::new(NodeCache {
+                fleet: Arc::new(Fleet::new(loaded)),
+                fingerprint,
+                loaded: Instant::now(),
+            }),
+            fleet_index: Mutex::new(None),
+            key_views: Mutex::default(),
+            heavy: tokio::sync::Semaphore::new(HEAVY_AT_ONCE),
+        })
+    }
+
+    /// The workspace every lookup goes through.
+    pub fn workspace(&self) -> &Workspace {
+        &self.workspace
+    }
+
+    /// How the server was asked to run.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// The front end (for the explanation of a lookup).
+    pub fn frontend(&self) -> &dyn Frontend {
+        &*self.frontend
+    }
+
+    /// What changed since the last request, dropped: data files and hiera.yaml files by
+    /// stamp (the workspace), the nodes when a watched facts file or directory changed (or
+    /// their interval passed). Run once at the start of every request; the fleet it returns
+    /// is the one the request answers for.
+    pub fn refresh(&self) -> Arc<Fleet> {
+        self.workspace.refresh();
+        let mut cache = self.nodes.lock().unwrap_or_else(|e| e.into_inner());
+        let watched = self.frontend.watched();
+        let now = fingerprint(&watched);
+        let due = self
+            .frontend
+            .reload_every()
+            .is_some_and(|every| cache.loaded.elapsed() >= every);
+        if now != cache.fingerprint || due {
+            let fleet = match self.frontend.load_nodes() {
+                Ok(loaded) => Fleet::new(loaded),
+                Err(e) => {
+                    // Keep answering for the nodes read before, and say why.
+                    let old = &cache.fleet;
+                    Fleet {
+                        nodes: old.nodes.clone(),
+                        names: old.names.clone(),
+                        index: old.index.clone(),
+                        warnings: old.warnings.clone(),
+                        error: Some(e.to_string()),
+                        generation: old.generation,
+                    }
+                }
+            };
+            // Taken before the read: a change while reading shows as a change next time.
+            cache.fingerprint = now;
+            cache.loaded = Instant::now();
+            cache.fleet = Arc::new(fleet);
+        }
+        cache.fleet.clone()
+    }
+
+    /// A session for `scope` sharing the workspace's parses (refreshed by
+    /// [`refresh`](Self::refresh)), running no `command` level unless `--allow-exec`.
+    pub fn session(&self, scope: Scope) -> Session {
+        let mut session = self.workspace.session_unrefreshed(scope);
+        self.guard(&mut session);
+        session
+    }
+
+    fn guard(&self, session: &mut Session) {
+        if !self.options.allow_exec {
+            session.set_exec(Exec::Refused {
+                how_to_allow: HOW_TO_ALLOW,
+            });
+        }
+    }
+
+    /// Puppet's `--explain` text for `key` on the node `scope`, as the command line prints it
+    /// (what eyaml decrypted `[redacted]` unless `--show-secrets`).
+    pub fn explain(&self, scope: Scope, key: &str, merge: Option<&str>) -> Result<String, Error> {
+        let settings = Settings {
+            explain: true,
+            ..self.workspace.settings().clone()
+        };
+        let mut session = Session::with_files(
+            scope,
+            self.workspace.layers(),
+            settings,
+            self.workspace.files(),
+        );
+        self.guard(&mut session);
+        let text = self.frontend.explain(&mut session, key, merge);
+        // Whatever the front end hid already, nothing this session decrypted goes out.
+        match session.redactor().filter(|r| !r.is_empty()) {
+            Some(r) => text
+                .map(|t| r.text(&t).into_owned())
+                .map_err(|e| r.error(&e)),
+            None => text,
+        }
+    }
+
+    /// The overview's index of what every node reaches and sees: the one computed for
+    /// `inputs` (a fingerprint of the nodes, the data files and the hiera.yaml files) when
+    /// there is one, else `compute`'s, kept for the next request. `None`: the inputs cannot be
+    /// fingerprinted, always computed.
+    pub(crate) fn fleet_index(
+        &self,
+        inputs: Option<u64>,
+        compute: impl FnOnce() -> crate::views::FleetIndex,
+    ) -> Arc<crate::views::FleetIndex> {
+        let cached = self.fleet_index.lock().unwrap_or_else(|e| e.into_inner());
+        if let (Some(i), Some((at, index))) = (inputs, cached.as_ref()) {
+            if *at == i {
+                return index.clone();
+            }
+        }
+        drop(cached);
+        let index = Arc::new(compute());
+        if let Some(i) = inputs {
+            *self.fleet_index.lock().unwrap_or_else(|e| e.into_inner()) = Some((i, index.clone()));
+        }
+        index
+    }
+
+    /// The view of `key` across the fleet: the one computed for `inputs` when kept, else
+    /// `compute`'s, kept (the latest [`KEY_VIEWS_KEPT`]) when `inputs` is known.
+    pub(crate) fn key_view(
+        &self,
+        key: &str,
+        inputs: Option<u64>,
+        compute: impl FnOnce() -> Result<Json, crate::views::ViewError>,
+    ) -> Result<Json, crate::views::ViewError> {
+        let Some(inputs) = inputs else {
+            return compute();
+        };
+        {
+            let mut kept = self.key_views.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(i) = kept.iter().position(|(k, at, _)| k == key && *at == inputs) {
+                let hit = kept.remove(i).expect("found");
+                let doc = hit.2.clone();
+                kept.push_front(hit);
+                return Ok((*doc).clone());
+            }
+        }
+        let doc = compute()?;
+        let mut kept = self.key_views.lock().unwrap_or_else(|e| e.into_inner());
+        kept.retain(|(k, _, _)| k != key);
+        kept.push_front((key.to_string(), inputs, Arc::new(doc.clone())));
+        kept.truncate(KEY_VIEWS_KEPT);
+        Ok(doc)
+    }
+
+    /// `file` relative to the root, when it is inside it (the `/files/` path that shows it).
+    pub fn relative(&self, file: &str) -> Option<String> {
+        let p = Path::new(file);
+        [&self.options.root, &self.canonical_root]
+            .iter()
+            .find_map(|root| p.strip_prefix(root).ok())
+            .filter(|rel| !rel.as_os_str().is_empty())
+            .map(|rel| rel.to_string_lossy().into_owned())
+    }
+
+    /// The root, with symbolic links resolved.
+    pub fn canonical_root(&self) -> &Path {
+        &self.canonical_root
+    }
+}
+
+/// What the watched files and directories are now: each file's size, modification time and
+/// inode, and each directory's entries with theirs (a file added, removed or edited in a
+/// facts directory changes it).
+fn fingerprint(paths: &[PathBuf]) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for p in paths {
+        p.hash(&mut h);
+        stamp(p).hash(&mut h);
+        if let Ok(rd) = std::fs::read_dir(p) {
+            let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+            entries.sort();
+            for e in entries {
+                e.hash(&mut h);
+                stamp(&e).hash(&mut h);
+            }
+        }
+    }
+    h.finish()
+}
+
+/// A file's size, modification time and inode (`None`: it is not there).
+pub(crate) fn stamp(path: &Path) -> Option<(u64, Option<std::time::SystemTime>, u64)> {
+    let m = std::fs::metadata(path).ok()?;
+    #[cfg(unix)]
+    let inode = std::os::unix::fs::MetadataExt::ino(&m);
+    #[cfg(not(unix))]
+    let inode = 0;
+    Some((m.len(), m.modified().ok(), inode))
+}
