@@ -157,15 +157,15 @@ fn run(args: &DiffArgs) -> Result<(String, bool, usize), Error> {
     let facts = resolved.facts_request()?;
     let db = resolved.puppetdb()?;
     let nodes = resolved.node_source(&facts, db.as_ref())?;
+    let progress = output::Progress::nodes(nodes.expected);
     let threads = output::threads(args.threads.threads);
     let report = diff::run(diff::Request {
         base,
         head,
         nodes,
-        events: Box::new(|event| {
-            if let diff::Event::Warning(w) = event {
-                output::warn(&w);
-            }
+        events: Box::new(move |event| match event {
+            diff::Event::Warning(w) => output::warn(&w),
+            diff::Event::Progress { done, expected } => progress.set(done, expected),
         }),
         keys,
         settings: Settings {

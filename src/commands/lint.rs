@@ -145,7 +145,11 @@ pub fn exec(args: &LintArgs) -> output::Result<ExitCode> {
         allow_exec: args.trust.allow_exec,
         ..Default::default()
     };
-    let mut report = lint::lint_fleet(&opts, nodes, &mut |_, _| ())?;
+    let progress = output::Progress::nodes(nodes.as_ref().map_or(0, |n| n.expected));
+    let mut report = lint::lint_fleet(&opts, nodes, &mut |done, expected| {
+        progress.set(done, expected)
+    })?;
+    drop(progress);
     for w in std::mem::take(&mut report.warnings) {
         output::warn(&w);
     }

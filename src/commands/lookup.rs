@@ -236,7 +236,7 @@ fn run_batch(
     ),
 ) -> Result<(String, ExitCode), Error> {
     use hiera_engine::batch::{Batch, Keys};
-    use std::io::{IsTerminal, Write};
+    use std::io::Write;
     use std::ops::ControlFlow;
     let nodes = sources.node_source(&request, db.as_ref())?;
     let batch = Batch {
@@ -250,7 +250,8 @@ fn run_batch(
         finish: lookup.finish()?,
         format: lookup.format_given.then_some(lookup.format),
     };
-    let progress = std::io::stderr().is_terminal() && nodes.expected >= 50;
+    let progress = output::Progress::nodes(nodes.expected);
+    let expected = nodes.expected;
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout());
     let (mut missed, mut errors) = (false, false);
     let mut broken: Option<std::io::Error> = None;
@@ -283,14 +284,10 @@ fn run_batch(
             broken = Some(e);
             return ControlFlow::Break(());
         }
-        if progress {
-            eprint!("\rhiera-lookup: {done} nodes");
-        }
+        progress.set(done, expected);
         ControlFlow::Continue(())
     });
-    if progress {
-        eprintln!();
-    }
+    drop(progress);
     if let Err(e) = out.flush() {
         broken.get_or_insert(e);
     }

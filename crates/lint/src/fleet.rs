@@ -463,7 +463,10 @@ pub(crate) fn check(
                 &f.path,
                 (1, 1),
                 "unreached-file",
-                format!("no node of the fleet ({nodes} facts files) reads this file"),
+                format!(
+                    "no node of the fleet ({}) reads this file",
+                    super::nodes_text(nodes)
+                ),
             );
         }
     }
@@ -512,7 +515,11 @@ pub(crate) fn check(
             continue;
         };
         let others = if n > 1 {
-            format!(" (and {} other nodes)", n - 1)
+            format!(
+                " (and {} other {})",
+                n - 1,
+                if n == 2 { "node" } else { "nodes" }
+            )
         } else {
             String::new()
         };

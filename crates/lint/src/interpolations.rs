@@ -277,7 +277,8 @@ fn check_facts_with(repo: &Repo, nodes: usize, any_has: &dyn Fn(&[&str]) -> bool
                     site.pos(),
                     "unknown-fact",
                     format!(
-                        "no node of the fleet ({nodes} facts files) has the fact '{}': '{}' gives ''",
+                        "no node of the fleet ({}) has the fact '{}': '{}' gives ''",
+                        super::nodes_text(nodes),
                         segs[1..].join("."),
                         site.whole
                     ),

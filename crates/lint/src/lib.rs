@@ -213,6 +213,15 @@ impl Sink {
     }
 }
 
+/// `1 node`, `2 nodes`.
+pub(crate) fn nodes_text(n: usize) -> String {
+    if n == 1 {
+        "1 node".into()
+    } else {
+        format!("{n} nodes")
+    }
+}
+
 /// Lints the control repo at `opts.root`.
 pub fn lint(opts: &Options) -> Result<Report> {
     lint_fleet(opts, None, &mut |_, _| ())
