@@ -261,7 +261,7 @@ fn run_batch(
     let mut names: Vec<(String, String)> = Vec::new();
     // Written out at least this often, so that a reader that left (`| head`) is noticed
     // within it, and a slow stream (PuppetDB's) shows its answers as they come.
-    const FLUSH_EVERY: std::time::Duration = std::time::Duration::from_millis(50);
+    const FLUSH_EVERY: std::time::Duration = std::time::Duration::from_millis(25);
     let mut flushed = std::time::Instant::now();
     batch.run_lines(workspace, nodes, |_, lines| {
         // A facts file's warnings come before its answers.
