@@ -109,6 +109,68 @@ fn data_errors_exit_2_with_file_and_position() {
     assert_eq!(err.lines().count(), 1, "{err}");
 }
 
+/// A data file whose value or parse fails: Puppet's words (which the conformance suite
+/// records), then where to look, as Puppet's own issues say it: `(file: PATH, line: N)`. Also
+/// for an error raised by a nested `lookup()` and in batch's JSON lines; `--explain` keeps
+/// Puppet's text on stdout.
+#[test]
+fn data_file_errors_name_the_file_and_line() {
+    let cases: &[(&str, &str, &str, usize)] = &[
+        ("float", "a: 1\nk: !!float abc\n", "Unable to parse invalid value for Float(): \"abc\"", 2),
+        ("strmap", "a: 1\nk: !!str\n  x: 1\n", "Unable to parse can't modify frozen NilClass: nil", 2),
+        ("anchor", "a: 1\nk: *nope\n", "Unable to parse An alias referenced an unknown anchor: nope", 2),
+        ("selfref", "a: 1\nk: &x [*x]\n", "Unable to parse stack level too deep", 2),
+        ("lonothash", "a: 1\nlookup_options: 3\nk: 1\n", "value of lookup_options must be a hash", 2),
+        ("regexp", "lookup_options:\n  \"^k(\":\n    merge: deep\nk: 1\n", "end pattern with unmatched parenthesis: /^k(/", 1),
+        ("strategy", "a: 1\nlookup_options:\n  k:\n    merge: bogus\nk: 1\n", "Unknown merge strategy: 'bogus'", 2),
+        ("function", "a: 1\nk: \"%{bogus('x')}\"\n", "Unknown interpolation method 'bogus'", 2),
+        ("alias", "a: 1\nj: 1\nk: \"a %{alias('j')}\"\n", "'alias' interpolation is only permitted if the expression is equal to the entire string", 3),
+        ("nested", "a: 1\nj: \"%{bogus('x')}\"\nk: \"%{lookup('j')}\"\n", "Unknown interpolation method 'bogus'", 2),
+    ];
+    for (name, data, words, line) in cases {
+        let dir = scratch(
+            &format!("located-{name}"),
+            &[("hiera.yaml", HIERA), ("data/common.yaml", data)],
+        );
+        let o = run_in(&dir, &["k", "--node", "n1", "--no-facts"]);
+        assert_eq!(o.status.code(), Some(2), "{name}: {}", stderr(&o));
+        let file = dir.join("data/common.yaml");
+        assert_eq!(
+            stderr(&o),
+            format!("Error: {words} (file: {}, line: {line})\n", file.display()),
+            "{name}"
+        );
+        // A key beside a broken value is answered, with nothing on stderr.
+        if ["function", "alias", "nested"].contains(name) {
+            let o = run_in(&dir, &["a", "--node", "n1", "--no-facts"]);
+            assert_eq!(
+                (o.status.code(), stderr(&o)),
+                (Some(0), String::new()),
+                "{name}"
+            );
+        }
+    }
+    // Batch's error field says where too.
+    let dir = scratch(
+        "located-batch",
+        &[
+            ("hiera.yaml", HIERA),
+            ("data/common.yaml", "a: 1\nk: \"%{bogus('x')}\"\n"),
+            (
+                "facts/n1.json",
+                r#"{"clientcert": "n1", "fqdn": "n1", "hostname": "n1", "domain": ""}"#,
+            ),
+        ],
+    );
+    let o = run_in(&dir, &["k", "a", "--facts-dir", "facts"]);
+    let out = stdout(&o);
+    assert!(out.contains("line: 2)"), "{out}");
+    assert!(
+        out.contains("\"value\":1") || out.contains("\"value\": 1"),
+        "{out}"
+    );
+}
+
 #[test]
 fn missing_facts_file_is_an_error() {
     let dir = scratch(
@@ -339,7 +401,13 @@ fn redact_changes_only_what_is_printed() {
         args.extend(redact.then_some("--redact"));
         let o = redact_run(&args);
         assert_eq!(o.status.code(), Some(2), "redact {redact}: {}", stdout(&o));
-        assert_eq!(stderr(&o), "Error: Unknown interpolation method 'oops'\n");
+        // Puppet's words, then where the broken value is.
+        let err = stderr(&o);
+        assert!(
+            err.starts_with("Error: Unknown interpolation method 'oops' (file: ")
+                && err.ends_with("data/secrets.eyaml, line: 3)\n"),
+            "{err}"
+        );
         assert_eq!(stdout(&o), "");
         assert_no_plaintext(&o);
     }
@@ -412,7 +480,8 @@ fn redact_covers_batch_and_explain() {
         "{out}"
     );
     assert!(
-        out.contains(r#""key":"broken","error":"Unknown interpolation method 'oops'"}"#),
+        out.contains(r#""key":"broken","error":"Unknown interpolation method 'oops' (file: "#)
+            && out.contains(r#"data/secrets.eyaml, line: 3)"}"#),
         "{out}"
     );
     assert_no_plaintext(&o);

@@ -462,3 +462,89 @@ fn fleet_counts_read_as_numbers() {
         "{out}"
     );
 }
+
+/// Class parameters as the schema (issue 31): `parameter-type-mismatch` and `unused-key` in
+/// every format, the fleet naming its nodes, and a hostile node name kept on its line.
+#[test]
+fn class_parameters_as_the_schema() {
+    let t = Tmp::new(
+        "schema",
+        &[
+            (
+                "hiera.yaml",
+                "version: 5\nhierarchy:\n  - name: Nodes\n    path: \"nodes/%{trusted.certname}.yaml\"\n  - name: Common\n    path: common.yaml\n",
+            ),
+            ("environment.conf", "modulepath = site\n"),
+            (
+                "site/ntp/manifests/init.pp",
+                "class ntp (\n  Boolean $iburst = true,\n  Optional[String] $pool = undef,\n) {}\n",
+            ),
+            (
+                "data/common.yaml",
+                "ntp::iburst: 'yes'\nntp::pool: ~\nntp_servers: [a]\n",
+            ),
+            ("data/nodes/web01.yaml", "ntp::iburst: \"%{facts.flag}\"\n"),
+            ("facts/web01.yaml", "clientcert: web01\nflag: 'on'\n"),
+            ("facts/db01.yaml", "clientcert: db01\n"),
+        ],
+    );
+    let o = lint(&t.0, &[]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert_eq!(
+        stdout(&o),
+        "data/common.yaml:1:1: error parameter-type-mismatch: 'ntp::iburst' is 'yes' (a String), which 'Boolean $iburst = true' (site/ntp/manifests/init.pp:2:11) does not take: Puppet fails every node that gets it: Class[Ntp]: parameter 'iburst' expects a Boolean value, got String\n\
+         data/common.yaml:3:1: warning unused-key: 'ntp_servers' is not a class parameter (it has no namespace), and no lookup() in the manifests, interpolation or lookup_options uses it: nothing reads this value\n"
+    );
+    let j: serde_json::Value =
+        serde_json::from_str(&stdout(&lint(&t.0, &["--format", "json"]))).unwrap();
+    let rules: Vec<&str> = j
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    assert_eq!(rules, vec!["parameter-type-mismatch", "unused-key"]);
+    let gh = stdout(&lint(&t.0, &["--format", "github"]));
+    assert!(
+        gh.starts_with(
+            "::error file=data/common.yaml,line=1,col=1,title=parameter-type-mismatch::"
+        ),
+        "{gh}"
+    );
+    assert!(
+        gh.contains("::warning file=data/common.yaml,line=3,col=1,title=unused-key::"),
+        "{gh}"
+    );
+    let s: serde_json::Value =
+        serde_json::from_slice(&lint(&t.0, &["--format", "sarif"]).stdout).unwrap();
+    let run = &s["runs"][0];
+    for (i, rule) in ["parameter-type-mismatch", "unused-key"].iter().enumerate() {
+        let r = &run["results"][i];
+        assert_eq!(r["ruleId"], *rule);
+        let idx = r["ruleIndex"].as_u64().unwrap() as usize;
+        assert_eq!(run["tool"]["driver"]["rules"][idx]["id"], *rule);
+    }
+    // The fleet: web01 gets 'on' (a String) through its node file; db01 gets common's 'yes'.
+    let text = stdout(&lint(&t.0, &["--facts-dir", "facts"]));
+    assert!(
+        text.contains("data/common.yaml:1:1: error parameter-type-mismatch: 'ntp::iburst' is 'yes' (a String)")
+            && text.contains("(node db01 of the fleet gets it)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("data/nodes/web01.yaml:1:1: error parameter-type-mismatch: the value of 'ntp::iburst' that node web01 of the fleet gets from here (after merges and interpolation) is one 'Boolean $iburst = true'"),
+        "{text}"
+    );
+    // Turned off like any rule.
+    std::fs::write(
+        t.0.join(".hiera-lookup.toml"),
+        "[lint]\ndisable = [\"parameter-type-mismatch\", \"unused-key\"]\n",
+    )
+    .unwrap();
+    let o = lint(&t.0, &[]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(stdout(&o), "");
+    // --list-rules lists them.
+    let list = stdout(&lint(Path::new("/"), &["--list-rules"]));
+    assert!(list.contains("parameter-type-mismatch") && list.contains("unused-key"));
+}

@@ -306,6 +306,46 @@ fn definitions_no_node_reaches_are_flagged() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Issue 26, item 24: two facts files naming one certname are two nodes, listed by name
+/// and facts file (the first one too, once the second is seen), in text and JSON.
+#[test]
+fn nodes_of_one_name_are_told_apart_by_source() {
+    let dir = scratch(
+        "dupnames",
+        &[
+            ("hiera.yaml", "version: 5\nhierarchy:\n  - name: role\n    path: \"%{facts.role}.yaml\"\n  - name: common\n    path: common.yaml\n"),
+            ("data/common.yaml", "k: common\n"),
+            ("data/web.yaml", "k: web\n"),
+            ("facts/a.yaml", "clientcert: foo\nrole: web\n"),
+            ("facts/b.yaml", "clientcert: foo\nrole: db\n"),
+            ("facts/c.yaml", "clientcert: bar\nrole: db\n"),
+        ],
+    );
+    let o = run_in(&dir, &["where", "k", "--facts-dir", "facts"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    let line = |file: &str| {
+        out.lines()
+            .find(|l| l.contains(file))
+            .unwrap_or_else(|| panic!("{file}: {out}"))
+            .to_string()
+    };
+    assert!(line("data/web.yaml:1:1").starts_with("wins 1"), "{out}");
+    assert!(out.contains("foo (facts/a.yaml)"), "{out}");
+    assert!(out.contains("foo (facts/b.yaml)"), "{out}");
+    assert!(!out.contains("foo, foo"), "{out}");
+    // A name seen once stays as it is.
+    assert!(out.contains("bar") && !out.contains("bar ("), "{out}");
+    let o = run_in(
+        &dir,
+        &["where", "k", "--facts-dir", "facts", "--format", "json"],
+    );
+    let json = stdout(&o);
+    assert!(json.contains("\"foo (facts/a.yaml)\""), "{json}");
+    assert!(json.contains("\"foo (facts/b.yaml)\""), "{json}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn knockout_aliases_and_json_data() {
     let dir = scratch(

@@ -7,6 +7,7 @@ use crate::output::{self, ExitCode};
 use hiera_engine::redact::Redactor;
 use hiera_engine::where_::{self, fleet::FleetReport, render, Request};
 use hiera_engine::{Error, Workspace};
+use std::collections::HashMap;
 
 const AFTER_HELP: &str = "`hiera-lookup where --help` adds examples and the roles.";
 
@@ -176,17 +177,32 @@ fn run_inner(
         warnings.extend(read.warnings);
         read.nodes
     });
-    for n in nodes {
-        names.push((
-            n.name.clone(),
-            n.source
-                .as_ref()
-                .map(|(_, s)| s.clone())
-                .unwrap_or_default(),
-        ));
+    // Nodes of one name (two facts files of one certname) are told apart by their source:
+    // the first is renamed when the second is seen.
+    let mut seen: HashMap<String, (Option<String>, usize, bool)> = HashMap::new();
+    for (i, n) in nodes.enumerate() {
+        let source = n.source.as_ref().map(|(_, s)| s.clone());
+        names.push((n.name.clone(), source.clone().unwrap_or_default()));
+        let labelled = |src: &Option<String>, i: usize| match src {
+            Some(s) => format!("{} ({s})", n.name),
+            None => format!("{} (#{})", n.name, i + 1),
+        };
+        let label = match seen.get_mut(&n.name) {
+            None => {
+                seen.insert(n.name.clone(), (source.clone(), i, false));
+                n.name.clone()
+            }
+            Some((first, first_i, renamed)) => {
+                if !*renamed {
+                    *renamed = true;
+                    fleet.rename(&n.name, &labelled(first, *first_i));
+                }
+                labelled(&source, i)
+            }
+        };
         if let Some(e) = &n.facts_error {
-            fleet.nodes.push(n.name.clone());
-            fleet.errors.push((n.name.clone(), e.to_string()));
+            fleet.nodes.push(label.clone());
+            fleet.errors.push((label, e.to_string()));
             continue;
         }
         let mut session = workspace.session_unrefreshed(n.scope);
@@ -200,10 +216,10 @@ fn run_inner(
             secrets.merge(r);
         }
         match report {
-            Ok(r) => fleet.add(&n.name, r),
+            Ok(r) => fleet.add(&label, r),
             Err(e) => {
-                fleet.nodes.push(n.name.clone());
-                fleet.errors.push((n.name, e.to_string()));
+                fleet.nodes.push(label.clone());
+                fleet.errors.push((label, e.to_string()));
             }
         }
     }

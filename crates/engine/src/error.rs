@@ -62,6 +62,19 @@ impl Error {
     pub fn is_lookup_error(&self) -> bool {
         matches!(self, Error::Lookup { .. })
     }
+    /// The same error, its message followed by `suffix` (where it came from).
+    pub(crate) fn with_suffix(self, suffix: &str) -> Error {
+        match self {
+            Error::Lookup { message, issue } => Error::Lookup {
+                message: message + suffix,
+                issue,
+            },
+            Error::Puppet(m) => Error::Puppet(m + suffix),
+            Error::Run(m) => Error::Run(m + suffix),
+            Error::Usage(m) => Error::Usage(m + suffix),
+            other => other,
+        }
+    }
     /// The message, as `Display` gives it.
     pub fn message(&self) -> String {
         self.to_string()

@@ -1,15 +1,28 @@
-//! Rule group 3: data keys that no class parameter matches. `CLASS::PARAM` keys whose class
-//! exists but has no such parameter (with the closest parameter as a suggestion), keys in the
-//! namespace of a module with code whose class does not exist, and module data keys outside
-//! the module's namespace (Puppet 8 warns and ignores them). Keys the code or the data looks
-//! up explicitly are never flagged.
+//! Rule group 3: data keys and the classes they feed. `CLASS::PARAM` keys whose class exists
+//! but has no such parameter (with the closest parameter as a suggestion), keys in the
+//! namespace of a module with code whose class does not exist, module data keys outside the
+//! module's namespace (Puppet 8 warns and ignores them), and keys nothing uses at all
+//! (`unused-key`). Keys the code or the data looks up explicitly are never flagged. The
+//! values' types are `types.rs`'s.
 
-use super::manifests::Code;
 use super::repo::Repo;
+use super::schema::Schema;
 use super::Sink;
+use hiera_value::value::Value;
 use std::collections::HashSet;
+use std::path::Path;
 
-pub(crate) fn check(repo: &Repo, code: &Code, data_refs: &HashSet<String>, sink: &mut Sink) {
+/// What else uses data keys, besides class parameters and the code's literal lookups.
+pub(crate) struct Uses<'a> {
+    /// The keys data interpolations look up (root keys), in data and hiera.yaml.
+    pub data_refs: &'a HashSet<String>,
+    /// Whether a file is the repo's own (not vendored, not excluded by the settings).
+    pub own: &'a dyn Fn(&Path) -> bool,
+}
+
+pub(crate) fn check(repo: &Repo, schema: &Schema, uses: &Uses, sink: &mut Sink) {
+    let modules_with_code: HashSet<&str> = schema.modules_with_code().collect();
+    let unused = Unused::new(repo, schema, uses);
     for f in &repo.files {
         let module = f.module(repo);
         for k in f.data.keys() {
@@ -30,16 +43,22 @@ pub(crate) fn check(repo: &Repo, code: &Code, data_refs: &HashSet<String>, sink:
                     continue;
                 }
             }
-            let key = key.trim_start_matches("::");
-            if code.lookups.contains(key) || data_refs.contains(key) {
+            // Hiera 5 never finds a key written with `::` before it (`leading-colons`; Psych
+            // reads a plain `::a` as the Symbol `:a`).
+            if key.starts_with(':') {
+                continue;
+            }
+            if schema.is_looked_up(key) || uses.data_refs.contains(key) {
                 continue;
             }
             let Some((class, param)) = key.rsplit_once("::") else {
+                unused.check(f, key, sink);
                 continue;
             };
-            if let Some(c) = code.classes.get(class) {
-                if !c.params.iter().any(|p| p == param) {
-                    let hint = closest(param, c.params.iter().map(String::as_str))
+            if let Some(c) = schema.class(class) {
+                if c.param(param).is_none() {
+                    let names = c.params.iter().map(|p| p.name.as_str());
+                    let hint = closest(param, names)
                         .map(|s| format!("; did you mean '{class}::{s}'?"))
                         .unwrap_or_else(|| {
                             if c.params.is_empty() {
@@ -55,19 +74,18 @@ pub(crate) fn check(repo: &Repo, code: &Code, data_refs: &HashSet<String>, sink:
                         format!(
                             "class '{class}' ({}:{}) has no parameter '{param}', so nothing looks up '{key}'{hint}",
                             sink.display(&c.file),
-                            c.line
+                            c.span.start.line
                         ),
                     );
                 }
                 continue;
             }
             let module_name = key.split("::").next().unwrap_or("");
-            if code.modules_with_code.contains(module_name) {
-                let in_module: Vec<&str> = code
-                    .classes
-                    .keys()
+            if modules_with_code.contains(module_name) {
+                let in_module: Vec<&str> = schema
+                    .classes()
+                    .map(|c| c.name.as_str())
                     .filter(|c| *c == module_name || c.starts_with(&format!("{module_name}::")))
-                    .map(String::as_str)
                     .collect();
                 let hint = closest(class, in_module.iter().copied())
                     .map(|s| format!("; did you mean '{s}::{param}'?"))
@@ -80,8 +98,81 @@ pub(crate) fn check(repo: &Repo, code: &Code, data_refs: &HashSet<String>, sink:
                         "module '{module_name}' defines no class '{class}', so nothing looks up '{key}'{hint}"
                     ),
                 );
+                continue;
+            }
+            unused.check(f, key, sink);
+        }
+    }
+}
+
+/// `unused-key`: what is left once class parameters, lookups and interpolations are ruled
+/// out, and `unknown-class-parameter`/`unknown-class` have not already said it.
+struct Unused<'a> {
+    /// Off when the repo's own code defines no class: the code that reads the data is
+    /// elsewhere, and every key would be reported.
+    on: bool,
+    /// The first name segment of every class the repo's own code defines.
+    own_namespaces: HashSet<&'a str>,
+    /// Keys named by some `lookup_options` (patterns excluded).
+    options: HashSet<&'a str>,
+    /// The literal prefixes of lookups of keys built at run time (`lookup("x::${y}")`).
+    prefixes: Vec<&'a str>,
+}
+
+impl<'a> Unused<'a> {
+    fn new(repo: &'a Repo, schema: &'a Schema, uses: &Uses) -> Unused<'a> {
+        let own_namespaces: HashSet<&str> = schema
+            .files()
+            .iter()
+            .filter(|m| (uses.own)(&m.file))
+            .flat_map(|m| m.classes.iter())
+            .map(|c| c.name.split("::").next().unwrap_or(""))
+            .collect();
+        let mut options = HashSet::new();
+        for f in &repo.files {
+            if let Some(Value::Hash(lo)) = f.data.get(&Value::str("lookup_options")) {
+                options.extend(
+                    lo.keys()
+                        .filter_map(Value::as_str)
+                        .filter(|k| !k.starts_with('^')),
+                );
             }
         }
+        let prefixes = schema
+            .dynamic_lookups()
+            .map(|d| d.prefix.as_str())
+            .filter(|p| !p.is_empty())
+            .collect();
+        Unused {
+            on: !own_namespaces.is_empty(),
+            own_namespaces,
+            options,
+            prefixes,
+        }
+    }
+
+    fn check(&self, f: &super::repo::DataFile, key: &str, sink: &mut Sink) {
+        if !self.on || self.options.contains(key) {
+            return;
+        }
+        if self.prefixes.iter().any(|p| key.starts_with(p)) {
+            return;
+        }
+        let what = match key.split_once("::") {
+            Some((ns, _)) if !self.own_namespaces.contains(ns) => return,
+            Some((ns, _)) => format!(
+                "no class parameter of the repo's '{ns}' classes is '{key}', and no lookup() in the manifests, interpolation or lookup_options uses it"
+            ),
+            None => format!(
+                "'{key}' is not a class parameter (it has no namespace), and no lookup() in the manifests, interpolation or lookup_options uses it"
+            ),
+        };
+        sink.add(
+            &f.path,
+            f.key_pos(key),
+            "unused-key",
+            format!("{what}: nothing reads this value"),
+        );
     }
 }
 

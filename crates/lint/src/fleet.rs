@@ -5,6 +5,7 @@
 //! Each node's hierarchy is interpolated by the engine ([`Session::interpolate`]) with the
 //! node's scope, and merged keys are looked up through the engine as `puppet lookup` would.
 
+use super::param_types::{NodeNotes, Pending};
 use super::repo::{has_placeholders, Repo};
 use super::Sink;
 use hiera_engine::batch::{Node, NodeSource, NodeUnit, ReadNodes};
@@ -152,6 +153,9 @@ pub(crate) struct FleetFacts {
     pub nodes: usize,
     /// What reading the nodes warned of.
     pub warnings: Vec<String>,
+    /// Each node's mismatches for `parameter-type-mismatch`, in node order (only nodes
+    /// that have some).
+    pub judged: Vec<(String, NodeNotes)>,
     /// Each fact path asked about, and whether some node has it.
     seen: HashMap<Vec<String>, bool>,
 }
@@ -166,7 +170,11 @@ impl FleetFacts {
 }
 
 /// The files a node reaches, in priority order (layer, then level, then location).
-fn reached(repo: &Repo, index: &HashMap<&Path, usize>, session: &mut Session) -> Vec<usize> {
+pub(crate) fn reached(
+    repo: &Repo,
+    index: &HashMap<&Path, usize>,
+    session: &mut Session,
+) -> Vec<usize> {
     let mut out = Vec::new();
     for layer in &repo.layers {
         for level in &layer.levels {
@@ -203,7 +211,7 @@ fn reached(repo: &Repo, index: &HashMap<&Path, usize>, session: &mut Session) ->
 }
 
 /// Keys whose lookup_options give a merge (exact names, and defined keys a pattern matches).
-fn merged_keys(repo: &Repo) -> Vec<String> {
+pub(crate) fn merged_keys(repo: &Repo) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for f in &repo.files {
         let Some(Value::Hash(lo)) = f.data.get(&Value::str("lookup_options")) else {
@@ -248,6 +256,8 @@ struct NodeCheck<'r> {
     failures: Vec<(&'r str, String)>,
     /// A `command` level a lookup reached and did not run.
     refused: Option<String>,
+    /// What `parameter-type-mismatch` found in the node's values.
+    judged: Option<NodeNotes>,
 }
 
 /// Checks every node of the fleet, read and checked on the workers (one unit, a facts file,
@@ -259,6 +269,7 @@ pub(crate) fn check(
     repo: &Repo,
     fleet: Fleet<'_>,
     facts: Vec<Vec<String>>,
+    types: &Pending<'_>,
     allow_exec: bool,
     progress: &mut (dyn FnMut(usize, usize) + Send),
     sink: &mut Sink,
@@ -352,8 +363,21 @@ pub(crate) fn check(
                 }
             }
         }
+        // The values class parameters get (parameter-type-mismatch), in a session of their
+        // own, as automatic parameter lookup would.
+        let judged = types.judges_nodes().then(|| {
+            let mut session = workspace.session_unrefreshed(scope.clone());
+            if !allow_exec {
+                session.set_exec(Exec::Refused {
+                    how_to_allow:
+                        "lint runs no program the linted tree names unless given --allow-exec",
+                });
+            }
+            types.judge_node(repo, &index, &mut session)
+        });
         let (failures, refused) = lookups(&workspace, &keys, scope, allow_exec);
         NodeCheck {
+            judged,
             name,
             source,
             reached: list,
@@ -375,6 +399,7 @@ pub(crate) fn check(
     let mut facts_error: Option<Error> = None;
     let mut warnings = Vec::new();
     let mut names: Vec<(String, String)> = Vec::new();
+    let mut judged: Vec<(String, NodeNotes)> = Vec::new();
     let expected = fleet.nodes.expected;
     let name_errors = fleet.name_errors;
     hiera_engine::workers::in_order(
@@ -430,6 +455,9 @@ pub(crate) fn check(
                         .or_insert_with(|| (c.name.clone(), message, 0))
                         .2 += 1;
                 }
+                if let Some(j) = c.judged.filter(NodeNotes::matters) {
+                    judged.push((c.name.clone(), j));
+                }
                 if c.refused.is_some() {
                     refused = c.refused;
                     stop_checking.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -452,6 +480,7 @@ pub(crate) fn check(
     let fleet_facts = FleetFacts {
         nodes,
         warnings,
+        judged,
         seen: facts.into_iter().zip(seen).collect(),
     };
     if nodes == 0 {

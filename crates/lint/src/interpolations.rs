@@ -4,7 +4,6 @@
 //! longer sets and, with a fleet, facts and variables no node has.
 
 use super::fleet::FleetFacts;
-use super::manifests::Code;
 use super::repo::Repo;
 use super::Sink;
 use hiera_engine::interpolation::{parse_expr, tokenize, Method, Token};
@@ -113,7 +112,7 @@ fn hiera_templates(repo: &Repo) -> Vec<(std::path::PathBuf, String, Vec<String>)
 }
 
 /// The keys data interpolations look up (their root keys), for the class rules.
-pub(crate) fn check(repo: &Repo, _code: &Code, sink: &mut Sink) -> HashSet<String> {
+pub(crate) fn check(repo: &Repo, sink: &mut Sink) -> HashSet<String> {
     let hiera = hiera_templates(repo);
     let mut refs = HashSet::new();
     // key -> keys its values look up, with one site for the message.

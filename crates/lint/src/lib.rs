@@ -9,13 +9,16 @@
 //! |---|---|
 //! | `parse.rs` | 1. every data file parses; eyaml values are well-formed and decrypt |
 //! | `hiera_config.rs` | 2. every hiera.yaml is valid; v3/v4/hiera3_backend deprecations |
-//! | `classes.rs` (+ `manifests.rs`) | 3. keys no class parameter matches |
+//! | `classes.rs` | 3. keys no class parameter matches, keys nothing uses |
+//! | `param_types.rs` | 3. values the class parameter's type does not take |
 //! | `interpolations.rs` | 4. interpolations |
 //! | `lookup_options.rs` | 5. lookup_options |
 //! | `fleet.rs` | 6. rules that need the nodes (`--facts-dir`) |
 //! | `hygiene.rs` | 7. YAML hygiene |
 //!
-//! `repo.rs` finds the layers and every data file their hierarchies can reach (findings point
+//! `schema.rs` is the public model of the code (classes, parameters with their types, lookups,
+//! type aliases; `manifests.rs` reads one Puppet file into it with tree-sitter-puppet) and of a
+//! data file's references, which the language server reads too. `repo.rs` finds the layers and every data file their hierarchies can reach (findings point
 //! where the formats' own readers place each key, `hiera_formats::position`), `written.rs`
 //! scans YAML text for what the loaded value cannot show (keys given twice, plain scalars),
 //! `settings.rs` reads `.hiera-lookup.toml` and the per-line
@@ -30,9 +33,11 @@ mod interpolations;
 mod lookup_options;
 mod manifests;
 pub mod output;
+mod param_types;
 mod parse;
 mod repo;
 pub(crate) mod rules;
+pub mod schema;
 pub(crate) mod settings;
 mod vendored;
 mod written;
@@ -188,10 +193,7 @@ impl Sink {
 
     /// The name a file is reported under: relative to the root when inside it.
     pub(crate) fn display(&self, path: &Path) -> String {
-        match path.strip_prefix(&self.root) {
-            Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
-            _ => path.display().to_string(),
-        }
+        sink_display(&self.root, path)
     }
 
     pub(crate) fn add(
@@ -219,6 +221,14 @@ pub(crate) fn nodes_text(n: usize) -> String {
         "1 node".into()
     } else {
         format!("{n} nodes")
+    }
+}
+
+/// The name a file is reported under: relative to `root` when inside it.
+fn sink_display(root: &Path, path: &Path) -> String {
+    match path.strip_prefix(root) {
+        Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
+        _ => path.display().to_string(),
     }
 }
 
@@ -262,18 +272,47 @@ pub fn lint_fleet(
     hiera_config::check(&repo, &mut sink);
     parse::check(&repo, &mut sink);
     hygiene::check(&repo, &mut sink);
-    let code = manifests::Code::load(&repo);
-    let known = interpolations::check(&repo, &code, &mut sink);
+    let schema = schema::Schema::load(Some(&repo.root), &repo.modules);
+    let known = interpolations::check(&repo, &mut sink);
     lookup_options::check(&repo, &known, &mut sink);
-    classes::check(&repo, &code, &known, &mut sink);
+    // The repo's own code: not vendored, not excluded by the settings.
+    let vendored_dirs = vendored::find(&root);
+    let own = |path: &Path| {
+        let rel = sink_display(&root, path);
+        !lint_settings.excludes(&rel)
+            && !vendored_dirs
+                .iter()
+                .any(|v| rel.starts_with(&format!("{}/", v.dir)))
+    };
+    let uses = classes::Uses {
+        data_refs: &known,
+        own: &own,
+    };
+    classes::check(&repo, &schema, &uses, &mut sink);
+    // The written values of class parameters now; with a fleet, the values its nodes get
+    // are judged in the fleet rules' pass (the fleet is read once).
+    let mut types = param_types::written_values(&repo, &schema, &sink);
     let mut db = None;
     let mut warnings = Vec::new();
     if let Some(fleet) = fleet::Fleet::from_options(&root, opts, nodes, &mut db)? {
         let asked = interpolations::facts_asked(&repo);
-        let mut facts = fleet::check(&repo, fleet, asked, opts.allow_exec, progress, &mut sink)?;
+        let mut facts = fleet::check(
+            &repo,
+            fleet,
+            asked,
+            &types,
+            opts.allow_exec,
+            progress,
+            &mut sink,
+        )?;
         interpolations::check_facts(&repo, &facts, &mut sink);
         warnings = std::mem::take(&mut facts.warnings);
+        types.fleet_of(facts.nodes);
+        for (name, notes) in std::mem::take(&mut facts.judged) {
+            types.add_node(&name, notes, &sink);
+        }
     }
+    types.finish(&repo, &mut sink);
     let mut findings = sink.findings;
     // Per-line and per-file disables written in the data files themselves.
     findings.retain(|f| !lint_settings.disabled.iter().any(|d| d == f.rule));
@@ -296,7 +335,7 @@ pub fn lint_fleet(
     let mut vendored = if opts.include_vendored {
         Vec::new()
     } else {
-        vendored::find(&root)
+        vendored_dirs
     };
     findings.retain(|f| {
         match vendored

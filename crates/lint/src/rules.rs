@@ -99,6 +99,18 @@ pub const RULES: &[Rule] = &[
         3,
         "a module's data key outside the module's namespace",
     ),
+    rule(
+        "parameter-type-mismatch",
+        Error,
+        3,
+        "a CLASS::PARAM value the parameter's declared type does not take",
+    ),
+    rule(
+        "unused-key",
+        Warning,
+        3,
+        "a data key no class parameter, lookup(), interpolation or lookup_options uses",
+    ),
     // 4. interpolations
     rule(
         "interpolation-unknown-function",

@@ -580,3 +580,269 @@ fn inline_disable_comments() {
     let d = repo::InlineDisables::parse("a: 1\n# hiera-lookup: disable-file=all\n");
     assert!(d.covers(&f(1, "duplicate-key")));
 }
+
+const NTP_CLASS: &str = "class ntp (
+  Boolean $iburst = true,
+  Optional[String] $opt = 'x',
+  String $nodef,
+  Optional[String] $optnodef,
+  String $withdef = 'd',
+  Sensitive[String] $secret = Sensitive('s'),
+  Sensitive[String] $secret2 = Sensitive('s'),
+  Array[String] $servers = [],
+  Ntp::Port $port = 123,
+  Foo::Unknown $unknown = 1,
+  Integer $conv = 1,
+  $any = 1,
+  Hash[String, Integer] $limits = {},
+) {}
+";
+
+fn ntp_repo(common: &str, debian: &str) -> Fixture {
+    Fixture::new(&[
+        ("hiera.yaml", HIERA),
+        ("environment.conf", "modulepath = site\n"),
+        ("site/ntp/manifests/init.pp", NTP_CLASS),
+        (
+            "site/ntp/types/port.pp",
+            "type Ntp::Port = Integer[1, 65535]\n",
+        ),
+        ("data/common.yaml", common),
+        ("data/os/Debian.yaml", debian),
+        ("facts/n1.yaml", "os: {family: Debian}\niburst: maybe\n"),
+        ("facts/n2.yaml", "os: {family: RedHat}\n"),
+        ("facts/n3.yaml", "os: {family: RedHat}\n"),
+    ])
+}
+
+const NTP_COMMON: &str = "lookup_options:
+  ntp::secret2:
+    convert_to: Sensitive
+  ntp::servers:
+    merge: unique
+  ntp::conv:
+    convert_to: Integer
+ntp::iburst: 'yes'
+ntp::opt: ~
+ntp::nodef: ~
+ntp::optnodef: ~
+ntp::withdef: ~
+ntp::secret: plain
+ntp::secret2: plain
+ntp::servers: a
+ntp::port: 70000
+ntp::unknown: x
+ntp::conv: '12'
+ntp::any: [1]
+ntp::limits: {a: 1, b: two}
+";
+
+/// Written values against the declared types: Boolean, undef with and without a default,
+/// Optional, Sensitive with and without convert_to, a merged key (not judged), an alias, a
+/// type defined nowhere (not judged), untyped, a Hash entry.
+#[test]
+fn group3_parameter_types_written() {
+    let fx = ntp_repo(NTP_COMMON, "ntp::iburst: \"%{facts.iburst}\"\n");
+    let f = fx.lint();
+    assert_eq!(
+        of(&f, "parameter-type-mismatch"),
+        vec![
+            "data/common.yaml:8:1",
+            "data/common.yaml:10:1",
+            "data/common.yaml:13:1",
+            "data/common.yaml:16:1",
+            "data/common.yaml:20:1",
+        ],
+        "{f:#?}"
+    );
+    let msgs: Vec<&str> = f
+        .iter()
+        .filter(|x| x.rule == "parameter-type-mismatch")
+        .map(|x| x.message.as_str())
+        .collect();
+    assert_eq!(
+        msgs[0],
+        "'ntp::iburst' is 'yes' (a String), which 'Boolean $iburst = true' (site/ntp/manifests/init.pp:2:11) does not take: Puppet fails every node that gets it: Class[Ntp]: parameter 'iburst' expects a Boolean value, got String"
+    );
+    assert!(
+        msgs[1].contains("'ntp::nodef' is ~ (undef), and 'String $nodef' (site/ntp/manifests/init.pp:4:10) has no default")
+            && msgs[1].ends_with("Class[Ntp]: parameter 'nodef' expects a String value, got Undef"),
+        "{}",
+        msgs[1]
+    );
+    assert!(
+        msgs[2].ends_with("parameter 'secret' expects a Sensitive[String] value, got String"),
+        "{}",
+        msgs[2]
+    );
+    assert!(
+        msgs[3].contains(
+            "parameter 'port' expects an Integer[1, 65535] value, got Integer[70000, 70000]"
+        ),
+        "{}",
+        msgs[3]
+    );
+    assert!(
+        msgs[4].contains("parameter 'limits' entry 'b' expects an Integer value, got String"),
+        "{}",
+        msgs[4]
+    );
+    assert_eq!(f[0].severity, Severity::Error);
+}
+
+/// With a fleet: the value each node gets after interpolation and merges, at the file it
+/// comes from, naming the nodes; a written mismatch says which nodes get it.
+#[test]
+fn group3_parameter_types_fleet() {
+    let fx = ntp_repo(
+        NTP_COMMON,
+        "ntp::iburst: \"%{facts.iburst}\"\nntp::servers: [1]\nntp::port: 80\n",
+    );
+    let f = fx.lint_fleet();
+    let mine: Vec<&Finding> = f
+        .iter()
+        .filter(|x| x.rule == "parameter-type-mismatch")
+        .collect();
+    let at = |file: &str, line: usize| {
+        mine.iter()
+            .find(|x| x.file == file && x.line == line)
+            .map(|x| x.message.as_str())
+            .unwrap_or_else(|| panic!("no finding at {file}:{line} in {mine:#?}"))
+    };
+    // n1 (Debian) gets 'maybe' through the interpolation, and a merged [1, 'a'].
+    assert_eq!(
+        at("data/os/Debian.yaml", 1),
+        "the value of 'ntp::iburst' that node n1 of the fleet gets from here (after merges and interpolation) is one 'Boolean $iburst = true' (site/ntp/manifests/init.pp:2:11) does not take: Puppet fails: Class[Ntp]: parameter 'iburst' expects a Boolean value, got String"
+    );
+    assert!(
+        at("data/os/Debian.yaml", 2)
+            .contains("parameter 'servers' index 0 expects a String value, got Integer"),
+        "{}",
+        at("data/os/Debian.yaml", 2)
+    );
+    // The written 'yes' reaches n2 and n3; the written 70000 is overridden for n1 and
+    // reaches n2 and n3; `nodef: ~` every node.
+    assert!(at("data/common.yaml", 8).ends_with("(2 nodes (n2, n3) of the fleet get it)"));
+    assert!(at("data/common.yaml", 10).ends_with("(3 nodes (n1, n2, n3) of the fleet get it)"));
+    assert!(at("data/common.yaml", 16).ends_with("(2 nodes (n2, n3) of the fleet get it)"));
+    assert_eq!(mine.len(), 7, "{mine:#?}");
+}
+
+/// Without a fleet, what only a node can judge is not judged; a type the repo does not
+/// define, a convert_to that fails, and conflicting convert_to are not judged either.
+#[test]
+fn group3_parameter_types_not_judged() {
+    let fx = ntp_repo(
+        "lookup_options:\n  ntp::conv:\n    convert_to: Integer\n  '^ntp::w':\n    convert_to: Sensitive\nntp::conv: 'twelve'\nntp::unknown: [x]\nntp::withdef: 1\n",
+        "lookup_options:\n  ntp::withdef:\n    convert_to: Integer\nntp::iburst: \"%{facts.iburst}\"\n",
+    );
+    let f = fx.lint();
+    assert_eq!(
+        of(&f, "parameter-type-mismatch"),
+        Vec::<String>::new(),
+        "{f:#?}"
+    );
+}
+
+fn unused_repo(puppetfile: bool) -> Fixture {
+    let mut files = vec![
+        ("hiera.yaml", HIERA),
+        ("environment.conf", "modulepath = site:modules
+"),
+        (
+            "manifests/site.pp",
+            "class role::web {}
+node default { lookup('classes', Array[String], 'unique', []).include }
+",
+        ),
+        (
+            "site/profile/manifests/base.pp",
+            "class profile::base (Array $users = []) {
+  $a = lookup('site_wide')
+  $b = lookup(\"profile::dyn::${a}\")
+}
+",
+        ),
+        (
+            "site/profile/templates/motd.epp",
+            "<%= lookup('motd_text') %>
+",
+        ),
+        // A vendored module whose classes are in another namespace.
+        ("modules/vendored/manifests/init.pp", "class othername::x ($a = 1) {}
+"),
+        (
+            "data/common.yaml",
+            "lookup_options:\n  opts_only:\n    merge: first\n  '^pat':\n    merge: first\nclasses: []\nsite_wide: 1\norphan: 1\nref_target: 1\nref: \"%{lookup('ref_target')}\"\nopts_only: 1\nprofile::base::users: []\nprofile::base::nope: 1\nprofile::dyn::x: 1\nrole::web::x: 1\nrole::other::y: 1\nexternal::thing: 1\nothername::y::z: 1\nmotd_text: hi\npattern_only: 1\n::colons: 1\n",
+        ),
+    ];
+    if puppetfile {
+        files.push((
+            "Puppetfile",
+            "mod 'someone/vendored', '1.0.0'
+",
+        ));
+    }
+    Fixture::new(&files)
+}
+
+/// unused-key: keys without a namespace nothing uses, and namespaced keys of the repo's own
+/// classes' namespaces that the class rules do not already report; vendored namespaces and
+/// namespaces without code are left alone.
+#[test]
+fn group3_unused_keys() {
+    let fx = unused_repo(true);
+    let f = fx.lint();
+    let lines: Vec<String> = of(&f, "unused-key");
+    // orphan (8), ref (10: nothing reads `ref` itself), role::other::y (16), pattern_only (20).
+    assert_eq!(
+        lines,
+        vec![
+            "data/common.yaml:8:1",
+            "data/common.yaml:10:1",
+            "data/common.yaml:16:1",
+            "data/common.yaml:20:1"
+        ],
+        "{f:#?}"
+    );
+    assert_eq!(
+        message(&f, "unused-key"),
+        "'orphan' is not a class parameter (it has no namespace), and no lookup() in the manifests, interpolation or lookup_options uses it: nothing reads this value"
+    );
+    assert!(f
+        .iter()
+        .any(|x| x.rule == "unused-key" && x.message.contains("the repo's 'role' classes")));
+    // Reported once, by the class rules.
+    assert_eq!(
+        of(&f, "unknown-class-parameter"),
+        vec!["data/common.yaml:13:1", "data/common.yaml:15:1"]
+    );
+    assert_eq!(
+        f.iter().find(|x| x.rule == "unused-key").unwrap().severity,
+        Severity::Warning
+    );
+
+    // Without the Puppetfile, the module's classes are the repo's own: `othername::y::z` too.
+    let fx = unused_repo(false);
+    let f = fx.lint();
+    assert!(
+        of(&f, "unused-key").contains(&"data/common.yaml:18:1".to_string()),
+        "{f:#?}"
+    );
+
+    // No class in the repo's own code: the rule is off (the code is elsewhere).
+    let fx = Fixture::new(&[
+        ("hiera.yaml", HIERA),
+        (
+            "data/common.yaml",
+            "orphan: 1
+",
+        ),
+        (
+            "manifests/site.pp",
+            "node default { }
+",
+        ),
+    ]);
+    assert_eq!(of(&fx.lint(), "unused-key"), Vec::<String>::new());
+}

@@ -794,6 +794,14 @@ pub(crate) fn describe_lines(subject: &str, expected: &Type, actual: &Value) -> 
     .collect()
 }
 
+/// Puppet's mismatch lines for a parameter (`TypeMismatchDescriber#validate_parameters`):
+/// `describe_parameter_mismatch("Class[Ntp]: parameter 'iburst'", Boolean, "yes")` =
+/// `["Class[Ntp]: parameter 'iburst' expects a Boolean value, got String"]`, one line per
+/// mismatch (no "has wrong type," as a lookup's `--type` says). Empty when `actual` matches.
+pub fn describe_parameter_mismatch(subject: &str, expected: &Type, actual: &Value) -> Vec<String> {
+    describe_lines(subject, expected, actual)
+}
+
 /// The generalized type name of a value (`String`, `Struct`, ...).
 pub(crate) fn simple_type_name(v: &Value) -> String {
     simple_name(&infer(v))

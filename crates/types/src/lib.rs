@@ -16,7 +16,7 @@ mod zonetab;
 pub use convert::{convert, convert_args_string};
 #[cfg(test)]
 pub(crate) use convert::{convert_with_type, ConvertError};
-pub use describe::describe_mismatch;
+pub use describe::{describe_mismatch, describe_parameter_mismatch};
 pub use parser::{parse, parse_cli, TypeError};
 
 use hiera_value::value::Value;

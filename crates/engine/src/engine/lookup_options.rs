@@ -198,6 +198,9 @@ impl Session {
         );
         self.inv.invocation_module = saved_module;
         self.inv.top_keys.pop();
+        if let Err(e) = &r {
+            self.blame_lookup_options(e);
+        }
         r
     }
 

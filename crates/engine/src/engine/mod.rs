@@ -12,6 +12,7 @@
 //! - `context`: what [`interpolation`](crate::interpolation) needs from a session
 //!   (variables, nested lookups, explain objects).
 
+mod blame;
 mod context;
 mod lookup_options;
 pub use lookup_options::KeyPattern;
@@ -110,6 +111,8 @@ pub struct Session {
     secrets: crate::redact::Redactor,
     /// Whether `lookup_key: command` levels run ([`Session::set_exec`]).
     exec: Exec,
+    /// Where the current top-level lookup's first error came from ([`blame`]).
+    blame: Option<blame::Blame>,
     /// The first refusal to run a command level, if any ([`Session::refused_exec`]).
     refused: Option<String>,
 }
@@ -150,6 +153,9 @@ struct Invocation {
     /// The module of the current invocation: the key's, which the search for its
     /// lookup_options also uses.
     invocation_module: Option<std::sync::Arc<str>>,
+    /// The last data file a `lookup_options` value was found in (and how it is read): where
+    /// an error in the merged options is reported ([`blame`]).
+    options_file: Option<(String, Option<hiera_formats::DataFormat>)>,
 }
 
 /// Interpolation in progress.
@@ -220,6 +226,7 @@ impl Session {
             found_log: None,
             secrets: Default::default(),
             exec: Exec::Allowed,
+            blame: None,
             refused: None,
         }
     }
@@ -350,7 +357,13 @@ impl Session {
             // registered backends or the files may have changed between two of them.
             self.interp.memo.clear();
             self.interp.nested_lookups = 0;
+            self.blame = None;
+            return self.lookup_keys(keys, merge).map_err(|e| self.located(e));
         }
+        self.lookup_keys(keys, merge)
+    }
+
+    fn lookup_keys(&mut self, keys: &[String], merge: Option<&MergeStrategy>) -> Result<Outcome> {
         for key in keys {
             if let Some(v) = self.adapter_lookup(key, merge)? {
                 return Ok(Outcome::Found(v));
@@ -496,7 +509,13 @@ impl Session {
                     if let Some(ex) = self.ex_mut() {
                         ex.merge_source(LOOKUP_OPTIONS);
                     }
-                    MergeStrategy::from_value(&m).map_err(merge_error)?
+                    match MergeStrategy::from_value(&m).map_err(merge_error) {
+                        Ok(m) => m,
+                        Err(e) => {
+                            self.blame_lookup_options(&e);
+                            return Err(e);
+                        }
+                    }
                 }
                 None => MergeStrategy::First,
             },

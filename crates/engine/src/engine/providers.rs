@@ -700,8 +700,29 @@ impl Session {
     }
 
     /// One hierarchy entry's backend function at one location (`None`: not found): the
-    /// built-in or embedder's backend that hiera.yaml names, through the same traits.
+    /// built-in or embedder's backend that hiera.yaml names, through the same traits. A
+    /// failure is noted against the location's file ([`blame`](super::blame)); where
+    /// `lookup_options` are found is noted for errors in them.
     pub(super) fn call_function(
+        &mut self,
+        e: &ResolvedEntry,
+        loc: Option<&ResolvedLocation>,
+        lk: &LookupKey,
+    ) -> Result<Option<Value>> {
+        let r = self.call_backend(e, loc, lk);
+        if let Some(l) = loc.filter(|l| !l.uri) {
+            match &r {
+                Err(err) => self.blame(err, &l.location, Some(&lk.root), e.entry.data_format()),
+                Ok(Some(_)) if lk.root == LOOKUP_OPTIONS => {
+                    self.inv.options_file = Some((l.location.clone(), e.entry.data_format()));
+                }
+                Ok(_) => {}
+            }
+        }
+        r
+    }
+
+    fn call_backend(
         &mut self,
         e: &ResolvedEntry,
         loc: Option<&ResolvedLocation>,

@@ -119,6 +119,27 @@ impl FleetReport {
         }
     }
 
+    /// Calls the node reported as `from` `to` everywhere (a name two nodes share, told apart
+    /// by the source of its facts once the second is seen).
+    pub fn rename(&mut self, from: &str, to: &str) {
+        let rename = |list: &mut Vec<String>| {
+            for n in list.iter_mut().filter(|n| *n == from) {
+                *n = to.to_string();
+            }
+        };
+        rename(&mut self.nodes);
+        rename(&mut self.not_found);
+        for d in &mut self.definitions {
+            rename(&mut d.wins);
+            rename(&mut d.contributes);
+            rename(&mut d.shadowed);
+            rename(&mut d.knocked_out);
+        }
+        for (n, _) in self.errors.iter_mut().filter(|(n, _)| n == from) {
+            *n = to.to_string();
+        }
+    }
+
     /// Reached definitions first, in hierarchy order (the lookup order of the nodes that
     /// reach them), then those no node reaches.
     pub fn finish(&mut self) {

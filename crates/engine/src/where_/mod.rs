@@ -236,7 +236,7 @@ impl Reporter {
             positions: &mut self.positions,
             warnings: Vec::new(),
         };
-        report(&mut ctx, session, request, node)
+        report(&mut ctx, session, request, node).map_err(|e| session.located(e))
     }
 }
 
