@@ -175,3 +175,37 @@ fn hocon() {
 fn json() {
     smoke("json");
 }
+
+/// The `diff` target (`hiera_diff::fuzzing`): a random control repo and change per case,
+/// `diff` checked against single lookups on both sides. Each case writes two or three small
+/// trees (and runs git for a third of them), so the smoke run makes a few hundred
+/// (`FUZZ_SMOKE_DIFF_ITERS=n` for more).
+#[test]
+fn diff() {
+    let mut cases = seeds("diff");
+    let iters: usize = std::env::var("FUZZ_SMOKE_DIFF_ITERS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(200);
+    let mut rng = Rng(0xD1FF_F022_5EED_0001);
+    cases.extend((0..iters).map(|_| (0..256).map(|_| rng.next() as u8).collect()));
+    let mut total = hiera_diff::fuzzing::Stats::default();
+    let (mut git, mut errors, mut changed) = (0, 0, 0);
+    for (i, input) in cases.iter().enumerate() {
+        let r = std::panic::catch_unwind(|| hiera_diff::fuzzing::run(input));
+        let Ok(s) = r else {
+            panic!("diff: case {i} disagrees (input {input:02x?})");
+        };
+        total.pairs += s.pairs;
+        total.changed_pairs += s.changed_pairs;
+        git += usize::from(s.git);
+        errors += usize::from(s.errors);
+        changed += usize::from(s.changed_pairs > 0);
+    }
+    eprintln!(
+        "diff: {} cases ({git} through git, {changed} with changed answers, {errors} with errors), {} node × key pairs, {} changed",
+        cases.len(),
+        total.pairs,
+        total.changed_pairs
+    );
+}

@@ -121,8 +121,10 @@ pub(super) fn hocon_includes(
     move |p| fs.is_file(p).then(|| fs.read(p))
 }
 
-/// Compares the two sides' files and finds the keys the change can touch.
-pub(crate) fn analyse(base: &Tree, head: &Tree) -> Impact {
+/// Compares the two sides' files and finds the keys the change can touch. `modules` are the
+/// modules of either side, each a name and its directory relative to the control repo (as
+/// the listings name files).
+pub(crate) fn analyse(base: &Tree, head: &Tree, modules: &[(String, String)]) -> Impact {
     let mut impact = Impact::default();
     // Each distinct file content is parsed once, whichever side (or path) holds it.
     let mut parsed: HashMap<gix::ObjectId, Parsed> = HashMap::new();
@@ -184,7 +186,11 @@ pub(crate) fn analyse(base: &Tree, head: &Tree) -> Impact {
         let (pb, ph) = (pb.unwrap_or_else(|| empty.clone()), ph.unwrap_or(empty));
         let keys = match (&pb, &ph) {
             (Ok(a), Ok(b)) => {
-                let (keys, patterns) = changed_keys(a, b);
+                let module = modules
+                    .iter()
+                    .find(|(_, dir)| rel.starts_with(&format!("{dir}/")))
+                    .map(|(name, _)| name.as_str());
+                let (keys, patterns) = changed_keys(a, b, module);
                 if patterns {
                     everything.push(format!("a lookup_options pattern changed in {rel}"));
                 }
@@ -228,8 +234,11 @@ pub(crate) fn analyse(base: &Tree, head: &Tree) -> Impact {
 }
 
 /// The top-level keys whose values differ between two versions of a file, and whether a
-/// `lookup_options` entry for a `^pattern` changed (which can touch any key).
-fn changed_keys(a: &Map, b: &Map) -> (Vec<String>, bool) {
+/// `lookup_options` entry for a `^pattern` changed (which can touch any key). In a file of
+/// `module`, a changed entry not named `module::…` counts as a pattern too: Puppet refuses
+/// the module's whole lookup_options for it, so every key of the module starts or stops
+/// failing.
+fn changed_keys(a: &Map, b: &Map, module: Option<&str>) -> (Vec<String>, bool) {
     let mut out = BTreeSet::new();
     let mut pattern = false;
     let lo = Value::str("lookup_options");
@@ -262,6 +271,9 @@ fn changed_keys(a: &Map, b: &Map) -> (Vec<String>, bool) {
         }
         match k.as_str() {
             Some(p) if p.starts_with('^') => pattern = true,
+            Some(name) if module.is_some_and(|m| !name.starts_with(&format!("{m}::"))) => {
+                pattern = true
+            }
             Some(name) => {
                 out.insert(name.to_string());
             }
@@ -361,11 +373,22 @@ mod tests {
         );
         let b = map("{a: 1, b: [2], d: y, lookup_options: {b: {merge: unique}, a: {merge: first}, '^p::.*': {merge: deep}}}");
         assert_eq!(
-            changed_keys(&a, &b),
+            changed_keys(&a, &b, None),
             (vec!["a".into(), "b".into(), "c".into(), "d".into()], false)
         );
         let c = map("{lookup_options: {'^p::.*': {merge: hash}}}");
-        assert!(changed_keys(&a, &c).1);
+        assert!(changed_keys(&a, &c, None).1);
+        // In a module's file, an entry for another module's key makes Puppet refuse all of
+        // the module's lookup_options: every key of the module.
+        let m = map("{p::x: 1, lookup_options: {p::x: {merge: deep}}}");
+        let n = map("{p::x: 1, lookup_options: {p::x: {merge: deep}, a: {merge: deep}}}");
+        assert_eq!(changed_keys(&m, &n, Some("p")), (vec![], true));
+        assert_eq!(changed_keys(&m, &n, None), (vec!["a".into()], false));
+        let o = map("{p::x: 1, lookup_options: {p::x: {merge: first}}}");
+        assert_eq!(
+            changed_keys(&m, &o, Some("p")),
+            (vec!["p::x".into()], false)
+        );
     }
 
     #[test]

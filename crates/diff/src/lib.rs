@@ -4,6 +4,9 @@
 //! grouped by key with a diff by path (`paths`), printed by [`output`].
 #![warn(missing_docs)]
 
+/// The `diff` fuzz target's body (a random repo and change, checked against single lookups).
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod git;
 pub(crate) mod impact;
 pub mod output;
@@ -752,7 +755,19 @@ fn diff_trees(
             head_tree.list_outside(&elsewhere)?;
         }
     }
-    let impact = impact::analyse(&base_tree, &head_tree);
+    // Each side's modules, named as the listings name files.
+    let modules: Vec<(String, String)> = [(&base_tree, &base_layers), (&head_tree, &head_layers)]
+        .into_iter()
+        .flat_map(|(tree, layers)| {
+            (layers.modules.iter()).map(|(name, dir)| {
+                (
+                    name.clone(),
+                    relative_path(&tree.root, &tree.fs.canonical(dir)),
+                )
+            })
+        })
+        .collect();
+    let impact = impact::analyse(&base_tree, &head_tree, &modules);
     // Decrypted plaintexts are recorded (and later hidden) unless asked for.
     let settings = Settings {
         redact: !req.show_secrets,
@@ -1206,6 +1221,71 @@ mod tests {
             .unwrap();
         std::fs::remove_dir_all(&t).unwrap();
         assert_eq!(report.unwrap(), 1);
+    }
+
+    /// Found by the diff fuzz target: a module's data file given a lookup_options entry
+    /// for a key outside the module makes every lookup of the module's keys fail (Puppet
+    /// refuses the module's lookup_options), a key the file does not name.
+    #[test]
+    fn a_module_lookup_options_entry_for_another_key_touches_every_module_key() {
+        let t = std::env::temp_dir().join(format!("hl-diff-module-lo-{}", std::process::id()));
+        let module_data = [
+            "profile::x: 1\n",
+            "profile::x: 1\nlookup_options:\n  a:\n    merge: unique\n",
+        ];
+        for (side, data) in [("old", module_data[0]), ("new", module_data[1])] {
+            let d = t.join(side);
+            std::fs::create_dir_all(d.join("data")).unwrap();
+            std::fs::create_dir_all(d.join("modules/profile/data")).unwrap();
+            std::fs::write(
+                d.join("hiera.yaml"),
+                "version: 5\nhierarchy:\n  - name: common\n    path: common.yaml\n",
+            )
+            .unwrap();
+            std::fs::write(d.join("data/common.yaml"), "a: 1\n").unwrap();
+            std::fs::write(
+                d.join("modules/profile/hiera.yaml"),
+                "version: 5\nhierarchy:\n  - name: common\n    path: common.yaml\n",
+            )
+            .unwrap();
+            std::fs::write(d.join("modules/profile/data/common.yaml"), data).unwrap();
+        }
+        let req = |keys: Keys| Request {
+            base: Tree::dir(&t.join("old"), "old").unwrap(),
+            head: Tree::dir(&t.join("new"), "new").unwrap(),
+            nodes: NodeSource::from_nodes(vec![Node {
+                name: "n".into(),
+                source: None,
+                scope: hiera_engine::scope::Scope::from_facts(Default::default(), "production"),
+                facts_error: None,
+            }]),
+            events: Box::new(|_| ()),
+            keys,
+            settings: Settings::default(),
+            threads: 1,
+            no_skip: false,
+            show_secrets: false,
+            allow_exec: false,
+            hiera_config: None,
+            modulepath: None,
+        };
+        let changed = |keys: Keys| -> Vec<(String, String)> {
+            let r = run(req(keys)).unwrap();
+            (r.changes.iter())
+                .map(|c| (c.key.clone(), format!("{:?}", c.groups[0].after)))
+                .collect()
+        };
+        let list = changed(Keys::List(vec!["profile::x".into(), "a".into()]));
+        let all = changed(Keys::All);
+        std::fs::remove_dir_all(&t).unwrap();
+        for got in [list, all] {
+            assert_eq!(got.len(), 1, "{got:?}");
+            assert_eq!(got[0].0, "profile::x");
+            assert!(
+                got[0].1.contains("must start with module name 'profile'"),
+                "{got:?}"
+            );
+        }
     }
 
     fn at(old: &str, new: &str, rel: &str, root: &str) -> Option<(usize, usize)> {
