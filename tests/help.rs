@@ -45,6 +45,7 @@ fn help_is_a_command() {
         "diff",
         "lint",
         "serve",
+        "lsp",
         "completions",
         "man",
         "help",
@@ -301,6 +302,7 @@ fn every_help_has_examples_that_run_in_a_control_repo() {
         "diff",
         "lint",
         "serve",
+        "lsp",
         "completions",
         "man",
         "help",
@@ -339,8 +341,9 @@ fn every_help_has_examples_that_run_in_a_control_repo() {
             if !command.is_empty() {
                 assert_eq!(words[1], command, "{ex}");
             }
-            if command == "serve" {
-                // A server runs until stopped: tests/serve.rs starts them as these do.
+            if command == "serve" || command == "lsp" {
+                // A server runs until stopped: tests/serve.rs and tests/lsp.rs start them as
+                // these do.
                 continue;
             }
             let o = bin()
@@ -400,6 +403,7 @@ fn a_manual_page_per_command() {
             "hiera-lookup-diff.1",
             "hiera-lookup-help.1",
             "hiera-lookup-lint.1",
+            "hiera-lookup-lsp.1",
             "hiera-lookup-man.1",
             "hiera-lookup-serve.1",
             "hiera-lookup-where.1",

@@ -19,6 +19,7 @@ mod fuzz_smoke;
 mod help;
 mod hostile;
 mod lint;
+mod lsp;
 mod node_context;
 mod puppetdb;
 mod robustness;

@@ -6,6 +6,7 @@ pub mod completions;
 pub mod diff;
 pub mod lint;
 pub mod lookup;
+pub mod lsp;
 pub mod man;
 pub mod serve;
 pub mod where_;
@@ -17,6 +18,7 @@ pub const TOPICS: &[&str] = &[
     "diff",
     "lint",
     "serve",
+    "lsp",
     "completions",
     "man",
     "help",

@@ -8,7 +8,7 @@ pub mod groups;
 use crate::commands::lookup::Args;
 use crate::commands::TOPICS;
 use crate::commands::{completions::CompletionsArgs, diff::DiffArgs, lint::LintArgs};
-use crate::commands::{man::ManArgs, serve::ServeArgs, where_::WhereArgs};
+use crate::commands::{lsp::LspArgs, man::ManArgs, serve::ServeArgs, where_::WhereArgs};
 use clap::{Parser, Subcommand};
 use std::ffi::OsString;
 
@@ -53,6 +53,8 @@ pub enum Command {
     Lint(Box<LintArgs>),
     /// Serve the fleet's Hiera data as web pages and a JSON API (read-only)
     Serve(Box<ServeArgs>),
+    /// A language server for Hiera data (LSP over stdio, for editors)
+    Lsp(Box<LspArgs>),
     /// Print a shell completion script
     Completions(CompletionsArgs),
     /// Print a manual page (roff)

@@ -13,7 +13,7 @@ pub(crate) fn check(repo: &Repo, sink: &mut Sink) {
         let Some(path) = layer.hiera_yaml.as_deref() else {
             continue;
         };
-        let text = hiera_value::limits::read_text(path).unwrap_or_default();
+        let text = repo.read_text(path).unwrap_or_default();
         if let Some(e) = &layer.error {
             let msg = e.to_string();
             let pos = line_in_message(&msg)

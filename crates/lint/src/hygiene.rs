@@ -65,7 +65,7 @@ pub(crate) fn check(repo: &Repo, sink: &mut Sink) {
     }
     for layer in &repo.layers {
         if let Some(p) = &layer.hiera_yaml {
-            if let Ok(bytes) = hiera_value::limits::read_file(p) {
+            if let Ok(bytes) = repo.read_bytes(p) {
                 let text = String::from_utf8_lossy(&bytes);
                 text_rules(p, &bytes, &text, sink);
                 duplicates(p, &written::scan(&text), sink);

@@ -101,7 +101,7 @@ fn hiera_templates(repo: &Repo) -> Vec<(std::path::PathBuf, String, Vec<String>)
     let mut out = Vec::new();
     for layer in &repo.layers {
         let Some(p) = &layer.hiera_yaml else { continue };
-        let text = hiera_value::limits::read_text(p).unwrap_or_default();
+        let text = repo.read_text(p).unwrap_or_default();
         let mut ts = Vec::new();
         for level in &layer.levels {
             ts.extend(level.templates.iter().cloned());

@@ -26,6 +26,7 @@
 #![warn(missing_docs)]
 
 mod classes;
+pub mod editor;
 mod fleet;
 mod hiera_config;
 mod hygiene;
@@ -83,14 +84,18 @@ impl Severity {
 
 /// One problem, at a place in a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Finding {
+pub struct Finding {
     /// The file, relative to the linted directory where it is inside it.
     pub file: String,
     /// 1-based; 0 when the finding is about the whole file (printed as 1).
     pub line: usize,
+    /// 1-based, in characters; 0 when unknown.
     pub column: usize,
+    /// The rule's severity.
     pub severity: Severity,
+    /// The rule's id.
     pub rule: &'static str,
+    /// What is wrong, and what to do.
     pub message: String,
 }
 
@@ -142,6 +147,10 @@ pub struct Options {
     /// linted may be a branch nobody has read. Only the caller sets it: the settings file,
     /// which the linted tree holds, cannot.
     pub allow_exec: bool,
+    /// The file system the repo's hiera.yaml and data files are read through (default: the
+    /// disk). A language server passes its workspace's, whose overlays are the editor's
+    /// unsaved buffers: the rules then judge what the user sees.
+    pub fs: Option<std::sync::Arc<dyn hiera_engine::fs::Fs>>,
 }
 
 /// The findings of a run, sorted by file and position, disabled rules removed.
@@ -168,6 +177,11 @@ impl Report {
         for f in &mut self.findings {
             f.file = format!("{prefix}/{}", f.file);
         }
+    }
+
+    /// The findings, sorted by file and position.
+    pub fn findings(&self) -> &[Finding] {
+        &self.findings
     }
 
     /// True when a finding is at or above `fail_on`.

@@ -8,13 +8,14 @@ use super::written::{self, Scan};
 use super::{Finding, Options, Sink};
 use hiera_engine::config::{Entry, HieraConfig, Layer, LoadContext, Locations};
 use hiera_engine::error::Result;
+use hiera_engine::fs::Fs;
 use hiera_engine::interpolation::{tokenize, Token};
 use hiera_formats::format::{DataFormat, EYAML_LOOKUP_KEY};
 use hiera_formats::position::{positions_of, PosNode};
 use hiera_value::value::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// One layer: the global hiera.yaml, the environment's, or one module's.
 #[derive(Debug)]
@@ -117,6 +118,8 @@ pub(crate) struct Repo {
     pub modules: Vec<(String, PathBuf)>,
     /// The layers as the engine takes them (fleet lookups).
     pub layers_spec: hiera_engine::engine::Layers,
+    /// What hiera.yaml and data files are read through ([`Options::fs`]).
+    pub fs: Arc<dyn Fs>,
 }
 
 impl Repo {
@@ -126,7 +129,8 @@ impl Repo {
             modulepath: opts.modulepath.clone(),
             ..Default::default()
         };
-        let mut layers = env.layers()?;
+        let fs = opts.fs.clone().unwrap_or_else(hiera_engine::fs::disk);
+        let mut layers = env.layers_in(&*fs)?;
         if let Some(g) = &opts.hiera_config {
             layers.global = Some(hiera_engine::environment::absolute(root, g));
         }
@@ -138,6 +142,7 @@ impl Repo {
         let mut infos = Vec::new();
         if let Some(g) = &layers.global {
             infos.push(load_layer(
+                &*fs,
                 Layer::Global,
                 None,
                 g.clone(),
@@ -146,6 +151,7 @@ impl Repo {
         }
         if let Some(dir) = &layers.environment_dir {
             infos.push(load_layer(
+                &*fs,
                 Layer::Environment,
                 None,
                 dir.join("hiera.yaml"),
@@ -154,6 +160,7 @@ impl Repo {
         }
         for (name, dir) in &layers.modules {
             infos.push(load_layer(
+                &*fs,
                 Layer::Module,
                 Some(name.clone()),
                 dir.join("hiera.yaml"),
@@ -167,6 +174,7 @@ impl Repo {
             defined: HashSet::new(),
             modules: layers.modules.clone(),
             layers_spec: layers.clone(),
+            fs,
         };
         repo.find_files();
         for f in &repo.files {
@@ -199,9 +207,9 @@ impl Repo {
                 for t in &templates {
                     let mut found = Vec::new();
                     if let Some(format) = format {
-                        for p in expand(t) {
+                        for p in expand(&*self.fs, t) {
                             let idx = *by_path.entry(p.clone()).or_insert_with(|| {
-                                self.files.push(read_file(p.clone(), format, li));
+                                self.files.push(read_file(&*self.fs, p.clone(), format, li));
                                 self.files.len() - 1
                             });
                             if entry.function == EYAML_LOOKUP_KEY {
@@ -228,8 +236,18 @@ impl Repo {
     pub(crate) fn text_of(&self, path: &Path) -> Option<String> {
         match self.files.iter().find(|d| d.path == path) {
             Some(d) => Some(d.text.clone()),
-            None => hiera_value::limits::read_text(path).ok(),
+            None => self.read_text(path).ok(),
         }
+    }
+
+    /// A file of the repo, as text, through [`fs`](Self::fs).
+    pub(crate) fn read_text(&self, path: &Path) -> std::io::Result<String> {
+        self.fs.read_text(path)
+    }
+
+    /// A file of the repo, through [`fs`](Self::fs).
+    pub(crate) fn read_bytes(&self, path: &Path) -> std::io::Result<Vec<u8>> {
+        self.fs.read(path)
     }
 }
 
@@ -276,9 +294,15 @@ impl InlineDisables {
     }
 }
 
-fn load_layer(kind: Layer, module: Option<String>, path: PathBuf, ctx: &LoadContext) -> LayerInfo {
+fn load_layer(
+    fs: &dyn Fs,
+    kind: Layer,
+    module: Option<String>,
+    path: PathBuf,
+    ctx: &LoadContext,
+) -> LayerInfo {
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    let exists = path.is_file();
+    let exists = fs.is_file(&path);
     let mut info = LayerInfo {
         kind,
         module,
@@ -294,7 +318,7 @@ fn load_layer(kind: Layer, module: Option<String>, path: PathBuf, ctx: &LoadCont
     if !exists && kind != Layer::Global {
         return info;
     }
-    match HieraConfig::load(&path, ctx, &mut info.warnings) {
+    match HieraConfig::load_in(fs, &path, ctx, &mut info.warnings) {
         Ok(cfg) => info.config = Some(cfg),
         Err(e) => info.error = Some(e),
     }
@@ -332,7 +356,7 @@ pub(crate) fn has_placeholders(t: &str) -> bool {
 
 /// The existing files a template can name: placeholders become `*`, glob characters of the
 /// literal text are escaped unless the template is a glob itself.
-fn expand(template: &str) -> Vec<PathBuf> {
+fn expand(fs: &dyn Fs, template: &str) -> Vec<PathBuf> {
     let mut pattern = String::new();
     for tok in tokenize(template) {
         match tok {
@@ -341,18 +365,18 @@ fn expand(template: &str) -> Vec<PathBuf> {
             Token::Expr { .. } => pattern.push('*'),
         }
     }
-    let mut out: Vec<PathBuf> = hiera_engine::location::glob(&hiera_engine::fs::RealFs, &pattern)
+    let mut out: Vec<PathBuf> = hiera_engine::location::glob(fs, &pattern)
         .unwrap_or_default()
         .into_iter()
         .map(PathBuf::from)
-        .filter(|p| p.is_file())
+        .filter(|p| fs.is_file(p))
         .collect();
     out.sort();
     out.dedup();
     out
 }
 
-fn read_file(path: PathBuf, format: DataFormat, layer: usize) -> DataFile {
+fn read_file(fs: &dyn Fs, path: PathBuf, format: DataFormat, layer: usize) -> DataFile {
     let mut f = DataFile {
         path,
         format,
@@ -368,7 +392,7 @@ fn read_file(path: PathBuf, format: DataFormat, layer: usize) -> DataFile {
         scan: Scan::default(),
         positions: OnceLock::new(),
     };
-    match hiera_value::limits::read_file(&f.path) {
+    match fs.read(&f.path) {
         Ok(b) => f.bytes = b,
         Err(e) => {
             f.read_error = Some(hiera_engine::error::io_reason(&e));

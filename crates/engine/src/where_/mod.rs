@@ -561,7 +561,9 @@ impl Context<'_> {
             return t.clone();
         }
         let format = data_format(r)?;
-        let tree = match hiera_value::limits::read_file(path) {
+        // Through the sessions' file system: a workspace's overlays (an editor's unsaved
+        // buffer) are placed where the lookup read them.
+        let tree = match self.files.fs().read(std::path::Path::new(path)) {
             Ok(bytes) => match positions_of(format, &bytes) {
                 Ok(t) => t.map(Arc::new),
                 Err(e) => {

@@ -1,0 +1,477 @@
+//! What is at a place in a document: a key of a data file, an interpolation, a path of a
+//! hiera.yaml, a parameter of a manifest. Positions here are 0-based lines and byte offsets
+//! in the line; the server converts them from and to the client's units.
+
+use crate::text::Doc;
+use hiera_formats::position::{positions_of, DataFormat, PosKind, PosNode};
+use hiera_value::value::Value;
+use std::path::Path;
+
+/// What kind of file a document is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    /// A hiera.yaml.
+    HieraYaml,
+    /// A data file (YAML, eyaml, JSON, HOCON).
+    Data(DataFormat),
+    /// A Puppet manifest.
+    Manifest,
+    /// Anything else.
+    Other,
+}
+
+/// The kind of the file at `path`.
+pub fn kind_of(path: &Path) -> FileKind {
+    match path.file_name().and_then(|n| n.to_str()) {
+        Some("hiera.yaml") => FileKind::HieraYaml,
+        Some(n) if n.ends_with(".pp") => FileKind::Manifest,
+        _ => match DataFormat::of_path(path) {
+            Some(f) => FileKind::Data(f),
+            None => FileKind::Other,
+        },
+    }
+}
+
+/// A span of one line: (0-based line, start byte, end byte).
+pub type Span = (usize, usize, usize);
+
+/// A top-level key of a data file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeyAt {
+    /// The key.
+    pub key: String,
+    /// Where its text is.
+    pub span: Span,
+}
+
+/// What the cursor is on.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Target {
+    /// A top-level key of a data file (or somewhere in its value).
+    Key {
+        /// The key, where it is written.
+        key: KeyAt,
+        /// The cursor is on the key itself (not in its value).
+        on_key: bool,
+    },
+    /// An entry of `lookup_options` (its name: a key or a `^pattern`).
+    OptionName(KeyAt),
+    /// A `%{…}` interpolation, and the key it looks up when it is `lookup`/`alias`/`hiera`.
+    Interpolation {
+        /// The whole `%{…}`.
+        text: String,
+        /// Where.
+        span: Span,
+        /// The key of `%{lookup('k')}`, `%{alias('k')}`, `%{hiera('k')}`.
+        key: Option<String>,
+    },
+    /// A location of a hiera.yaml level (`path`, `paths`, `glob`, `globs`, `datadir`).
+    HieraPath {
+        /// The template as written.
+        template: String,
+        /// Which setting.
+        setting: String,
+        /// Where.
+        span: Span,
+    },
+    /// A `$variable` of a manifest.
+    Variable {
+        /// Its name without `$`.
+        name: String,
+        /// Where.
+        span: Span,
+    },
+    /// A key string inside `lookup('k')` (a manifest).
+    LookupString {
+        /// The key.
+        key: String,
+        /// Where (quotes excluded).
+        span: Span,
+    },
+}
+
+/// The top-level keys of a data file's text with where they are written (by the file's own
+/// reader's positions; for YAML that does not parse, by the text's unindented `key:` lines).
+pub fn top_keys(format: DataFormat, text: &str) -> Vec<KeyAt> {
+    let mut out = Vec::new();
+    match positions_of(format, text.as_bytes()) {
+        Ok(Some(tree)) => {
+            if let PosKind::Map(entries) = &tree.target().kind {
+                for e in entries {
+                    let Some(k) = key_text(&e.key) else { continue };
+                    if e.merged_from.is_some() {
+                        continue;
+                    }
+                    out.push(key_at(text, k, e.key_pos.line, e.key_pos.column));
+                }
+            }
+        }
+        Ok(None) => {}
+        Err(_) if format == DataFormat::Yaml => {
+            for (i, line) in text.lines().enumerate() {
+                if let Some(k) = plain_top_key(line) {
+                    out.push(key_at(text, k, i + 1, 1));
+                }
+            }
+        }
+        Err(_) => {}
+    }
+    out
+}
+
+/// The entries under `lookup_options` (name and place).
+pub fn option_names(format: DataFormat, text: &str) -> Vec<KeyAt> {
+    let Ok(Some(tree)) = positions_of(format, text.as_bytes()) else {
+        return Vec::new();
+    };
+    let Some(e) = tree.entry(&Value::str("lookup_options")) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    if let PosKind::Map(entries) = &e.value.target().kind {
+        for e in entries {
+            if let Some(k) = key_text(&e.key) {
+                out.push(key_at(text, k, e.key_pos.line, e.key_pos.column));
+            }
+        }
+    }
+    out
+}
+
+fn key_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+/// An unindented `key:` of a YAML line (not a comment, directive or document marker).
+fn plain_top_key(line: &str) -> Option<String> {
+    let first = line.chars().next()?;
+    if first.is_whitespace() || matches!(first, '#' | '-' | '%' | '.' | '{' | '[' | '?') {
+        return None;
+    }
+    let (k, _) = split_key(line)?;
+    let k = k.trim();
+    Some(
+        k.strip_prefix('"')
+            .and_then(|k| k.strip_suffix('"'))
+            .or_else(|| k.strip_prefix('\'').and_then(|k| k.strip_suffix('\'')))
+            .unwrap_or(k)
+            .to_string(),
+    )
+}
+
+/// The key part of a `key: value` line and the byte where the value starts.
+fn split_key(line: &str) -> Option<(&str, usize)> {
+    let b = line.as_bytes();
+    let mut i = 0;
+    if matches!(b.first(), Some(b'"') | Some(b'\'')) {
+        let q = b[0];
+        i = 1;
+        while i < b.len() && b[i] != q {
+            i += if b[i] == b'\\' && q == b'"' { 2 } else { 1 };
+        }
+        i += 1;
+    }
+    while i < b.len() {
+        if b[i] == b':' && (i + 1 == b.len() || b[i + 1] == b' ' || b[i + 1] == b'\t') {
+            return Some((&line[..i], i + 1));
+        }
+        if b[i] == b'#' && i > 0 && b[i - 1] == b' ' {
+            return None;
+        }
+        i += 1;
+    }
+    None
+}
+
+/// A key with the span of its text on its line (from the reader's 1-based character position).
+fn key_at(text: &str, key: String, line: usize, column: usize) -> KeyAt {
+    let l = line.max(1) - 1;
+    let line_text = text.lines().nth(l).unwrap_or("");
+    let start = line_text
+        .char_indices()
+        .nth(column.max(1) - 1)
+        .map_or(line_text.len(), |(i, _)| i);
+    let rest = &line_text[start..];
+    let len = match rest.chars().next() {
+        Some(q @ ('"' | '\'')) => rest[1..].find(q).map_or(rest.len(), |e| e + 2),
+        _ => split_key(rest).map_or(rest.len(), |(k, _)| k.trim_end().len()),
+    };
+    KeyAt {
+        key,
+        span: (l, start, start + len),
+    }
+}
+
+/// What is at byte `byte` of line `line` of `doc`.
+pub fn target_at(doc: &Doc, kind: FileKind, line: usize, byte: usize) -> Option<Target> {
+    let text = doc.line(line);
+    if let Some(t) = interpolation_at(text, line, byte) {
+        return Some(t);
+    }
+    match kind {
+        FileKind::Data(format) => {
+            let names = option_names(format, &doc.text);
+            if let Some(o) = names.iter().find(|k| within(k.span, line, byte)) {
+                return Some(Target::OptionName(o.clone()));
+            }
+            let keys = top_keys(format, &doc.text);
+            if let Some(k) = keys.iter().find(|k| within(k.span, line, byte)) {
+                return Some(Target::Key {
+                    key: k.clone(),
+                    on_key: true,
+                });
+            }
+            // In a value: the last key written above.
+            keys.iter()
+                .filter(|k| k.span.0 <= line)
+                .max_by_key(|k| k.span.0)
+                .filter(|k| k.key != "lookup_options")
+                .map(|k| Target::Key {
+                    key: k.clone(),
+                    on_key: false,
+                })
+        }
+        FileKind::HieraYaml => hiera_path_at(doc, line, byte),
+        FileKind::Manifest => manifest_at(text, line, byte),
+        FileKind::Other => None,
+    }
+}
+
+fn within(span: Span, line: usize, byte: usize) -> bool {
+    span.0 == line && span.1 <= byte && byte <= span.2
+}
+
+/// The `%{…}` around `byte`.
+fn interpolation_at(text: &str, line: usize, byte: usize) -> Option<Target> {
+    let mut from = 0;
+    while let Some(s) = text[from..].find("%{") {
+        let start = from + s;
+        let end = text[start..].find('}').map(|e| start + e + 1)?;
+        if start <= byte && byte < end.max(start + 1) {
+            let whole = &text[start..end];
+            let inner = whole[2..whole.len() - 1].trim();
+            return Some(Target::Interpolation {
+                text: whole.to_string(),
+                span: (line, start, end),
+                key: key_of_call(inner),
+            });
+        }
+        from = end;
+    }
+    None
+}
+
+/// The key of `lookup('k')`, `alias("k")`, `hiera('k')`, `literal` excluded.
+pub fn key_of_call(inner: &str) -> Option<String> {
+    let (f, rest) = inner.split_once('(')?;
+    if !matches!(f.trim(), "lookup" | "alias" | "hiera") {
+        return None;
+    }
+    let arg = rest.trim().strip_suffix(')')?.trim();
+    let q = arg.chars().next().filter(|c| *c == '\'' || *c == '"')?;
+    Some(arg.strip_prefix(q)?.strip_suffix(q)?.to_string())
+}
+
+/// The location setting on a hiera.yaml line (`path: x`, `- x` under `paths:`…).
+fn hiera_path_at(doc: &Doc, line: usize, byte: usize) -> Option<Target> {
+    let text = doc.line(line);
+    let indent = text.len() - text.trim_start().len();
+    let mut body = &text[indent..];
+    let mut at = indent;
+    if let Some(b) = body.strip_prefix("- ") {
+        at += 2;
+        body = b;
+    }
+    let (setting, value_at) = match split_key(body) {
+        Some((k, v)) => (k.trim().to_string(), at + v),
+        None if at > indent => {
+            // A list item: the setting is the nearest less indented key above.
+            let mut found = None;
+            for l in (0..line).rev() {
+                let t = doc.line(l);
+                let ind = t.len() - t.trim_start().len();
+                if t.trim().is_empty() || ind >= indent && t.trim_start().starts_with('-') {
+                    continue;
+                }
+                if ind <= indent {
+                    found = split_key(t.trim_start()).map(|(k, _)| k.trim().to_string());
+                    break;
+                }
+            }
+            (found?, at)
+        }
+        None => return None,
+    };
+    let setting = setting.trim_start_matches("- ").to_string();
+    if !matches!(
+        setting.as_str(),
+        "path" | "paths" | "glob" | "globs" | "datadir"
+    ) {
+        return None;
+    }
+    let raw = &text[value_at..];
+    let lead = raw.len() - raw.trim_start().len();
+    let raw_t = raw.trim();
+    let raw_t = raw_t.split(" #").next().unwrap_or(raw_t).trim_end();
+    if raw_t.is_empty() || raw_t.starts_with('[') {
+        return None;
+    }
+    let start = value_at + lead;
+    let end = start + raw_t.len();
+    if byte < start.saturating_sub(1) || byte > end {
+        return None;
+    }
+    let template = raw_t
+        .strip_prefix('"')
+        .and_then(|t| t.strip_suffix('"'))
+        .or_else(|| raw_t.strip_prefix('\'').and_then(|t| t.strip_suffix('\'')))
+        .unwrap_or(raw_t)
+        .to_string();
+    Some(Target::HieraPath {
+        template,
+        setting,
+        span: (line, start, end),
+    })
+}
+
+/// A `$variable` or the key string of a lookup call, in a manifest line.
+fn manifest_at(text: &str, line: usize, byte: usize) -> Option<Target> {
+    let b = text.as_bytes();
+    // A quoted string around the cursor, the argument of a lookup function.
+    if let Some(open) = text[..byte.min(text.len())].rfind(['\'', '"']) {
+        let q = b[open] as char;
+        if let Some(close) = text[open + 1..].find(q).map(|c| open + 1 + c) {
+            if byte > open && byte <= close {
+                let before = text[..open].trim_end();
+                let before = before.strip_suffix('(').unwrap_or("").trim_end();
+                let f: String = before
+                    .chars()
+                    .rev()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                    .collect();
+                if matches!(
+                    f.as_str(),
+                    "lookup" | "hiera" | "hiera_array" | "hiera_hash" | "hiera_include"
+                ) {
+                    return Some(Target::LookupString {
+                        key: text[open + 1..close].to_string(),
+                        span: (line, open + 1, close),
+                    });
+                }
+            }
+        }
+    }
+    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b':';
+    let mut s = byte.min(b.len());
+    while s > 0 && word(b[s - 1]) {
+        s -= 1;
+    }
+    if s > 0 && b[s - 1] == b'$' {
+        s -= 1;
+    } else if !(s < b.len() && b[s] == b'$') {
+        return None;
+    }
+    let mut e = s + 1;
+    while e < b.len() && word(b[e]) {
+        e += 1;
+    }
+    let name = text[s + 1..e].trim_start_matches("::").to_string();
+    (!name.is_empty()).then_some(Target::Variable {
+        name,
+        span: (line, s, e),
+    })
+}
+
+/// The tree's top-level key names (used to list a file's keys without their places).
+pub fn keys_of(tree: &PosNode) -> Vec<String> {
+    match &tree.target().kind {
+        PosKind::Map(entries) => entries.iter().filter_map(|e| key_text(&e.key)).collect(),
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(text: &str) -> Doc {
+        Doc::new(
+            "file:///x.yaml".parse().unwrap(),
+            "/x.yaml".into(),
+            1,
+            text.into(),
+        )
+    }
+
+    #[test]
+    fn keys_values_and_interpolations() {
+        let d = doc("---\nntp::servers:\n  - a\n\"x::y\": \"%{lookup('ntp::servers')} é\"\nlookup_options:\n  ntp::servers:\n    merge: unique\n");
+        let k = FileKind::Data(DataFormat::Yaml);
+        let t = target_at(&d, k, 1, 3).unwrap();
+        assert_eq!(
+            t,
+            Target::Key {
+                key: KeyAt {
+                    key: "ntp::servers".into(),
+                    span: (1, 0, 12)
+                },
+                on_key: true
+            }
+        );
+        assert!(matches!(
+            target_at(&d, k, 2, 4),
+            Some(Target::Key { on_key: false, .. })
+        ));
+        assert!(matches!(
+            target_at(&d, k, 3, 14),
+            Some(Target::Interpolation { key: Some(ref key), .. }) if key == "ntp::servers"
+        ));
+        assert!(matches!(
+            target_at(&d, k, 3, 2),
+            Some(Target::Key { ref key, .. }) if key.key == "x::y" && key.span == (3, 0, 6)
+        ));
+        assert!(
+            matches!(target_at(&d, k, 5, 4), Some(Target::OptionName(ref o)) if o.key == "ntp::servers")
+        );
+        // Past the end of a line or of the document: nothing, no panic.
+        let _ = target_at(&d, k, 99, 999);
+        let _ = target_at(&d, k, 3, 999);
+    }
+
+    #[test]
+    fn broken_yaml_still_lists_keys() {
+        let keys = top_keys(DataFormat::Yaml, "a: 1\nb: [\n'c d': 2\n");
+        let names: Vec<_> = keys.iter().map(|k| k.key.as_str()).collect();
+        assert_eq!(names, ["a", "b", "c d"]);
+    }
+
+    #[test]
+    fn hiera_paths() {
+        let d = doc("version: 5\nhierarchy:\n  - name: n\n    path: \"nodes/%{trusted.certname}.yaml\"\n  - name: m\n    paths:\n      - a.yaml\n      - 'b.yaml'\n");
+        assert!(matches!(
+            target_at(&d, FileKind::HieraYaml, 3, 20),
+            Some(Target::Interpolation { .. })
+        ));
+        assert!(matches!(target_at(&d, FileKind::HieraYaml, 3, 11),
+            Some(Target::HieraPath { ref template, .. }) if template == "nodes/%{trusted.certname}.yaml"));
+        assert!(matches!(target_at(&d, FileKind::HieraYaml, 7, 9),
+            Some(Target::HieraPath { ref template, ref setting, .. }) if template == "b.yaml" && setting == "paths"));
+        assert_eq!(target_at(&d, FileKind::HieraYaml, 2, 6), None);
+    }
+
+    #[test]
+    fn manifests() {
+        let line = "  Array[String] $servers = lookup('ntp::pool'),";
+        assert!(matches!(manifest_at(line, 0, 18),
+            Some(Target::Variable { ref name, span: (0, 16, 24) }) if name == "servers"));
+        assert!(matches!(manifest_at(line, 0, 38),
+            Some(Target::LookupString { ref key, .. }) if key == "ntp::pool"));
+        assert_eq!(manifest_at(line, 0, 4), None);
+    }
+}

@@ -1,0 +1,627 @@
+//! Navigation and editing: definition, references, completion, symbols, code actions, inlay
+//! hints, rename.
+
+use crate::cursor::{self, FileKind, KeyAt, Target};
+use crate::hover::render;
+use crate::server::{invalid, Answer, Failure, Server};
+use crate::text::{self, Doc};
+use hiera_engine::where_::{Answer as WAnswer, Role};
+use hiera_formats::position::DataFormat;
+use hiera_value::value::Value;
+use lsp_server::ErrorCode;
+use lsp_types::{Location, Position, Range};
+use serde_json::{json, Value as Json};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// Workspace symbols answered at most.
+const MAX_SYMBOLS: usize = 500;
+/// Inlay hints of one request at most.
+const MAX_HINTS: usize = 300;
+/// Characters of an inlay hint's value.
+const HINT_CHARS: usize = 60;
+
+impl Server {
+    /// The key a target names, for navigation.
+    fn key_of_target(&mut self, doc: &Doc, kind: FileKind, t: &Target) -> Option<String> {
+        match t {
+            Target::Key { key, .. } | Target::OptionName(key) => Some(key.key.clone()),
+            Target::Interpolation { key, .. } => key.clone(),
+            Target::LookupString { key, .. } => Some(key.clone()),
+            Target::Variable { name, span } if kind == FileKind::Manifest => {
+                self.param_key_at(&doc.path, span.0 + 1, name)
+            }
+            _ => None,
+        }
+    }
+
+    pub(crate) fn definition(&mut self, p: &Json) -> Answer {
+        let (doc, kind, target) = self.target(p)?;
+        let Some(t) = target else {
+            return Ok(Json::Null);
+        };
+        let locations: Vec<Location> = match &t {
+            Target::HieraPath {
+                template, setting, ..
+            } => self
+                .resolve_hiera_path(&doc.path, template, setting)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|(_, exists)| *exists)
+                .filter_map(|(f, _)| self.location(Path::new(&f), (1, 1), 0))
+                .collect(),
+            Target::Key { key, on_key: true } => {
+                let index = self.index()?;
+                match index.schema.param(&key.key) {
+                    Some(p) => self
+                        .location(&p.file, p.pos, p.name.chars().count() + 1)
+                        .into_iter()
+                        .collect(),
+                    // No parameter: where the node's answer comes from.
+                    None => self.definitions_of(&key.key, true),
+                }
+            }
+            _ => match self.key_of_target(&doc, kind, &t) {
+                Some(k) => self.definitions_of(&k, false),
+                None => Vec::new(),
+            },
+        };
+        Ok(serde_json::to_value(locations).unwrap_or(Json::Null))
+    }
+
+    /// Where `key` is defined: for the context's first node, the definitions that make its
+    /// answer (`answer_only`) or every definition; else every data file writing it.
+    fn definitions_of(&mut self, key: &str, answer_only: bool) -> Vec<Location> {
+        let mut out = Vec::new();
+        let first = self
+            .ctx
+            .as_ref()
+            .ok()
+            .and_then(|c| c.nodes.first().cloned());
+        if let (Some(node), Ok(mut reporter)) = (first, self.reporter()) {
+            if let Ok(scope) = &node.scope {
+                if let Ok((r, _)) = self.report(scope, &node.name, key, &mut reporter) {
+                    for d in &r.definitions {
+                        if answer_only && !matches!(d.role, Role::Wins | Role::Contributes) {
+                            continue;
+                        }
+                        let Some(pos) = d.pos else { continue };
+                        let len = key.chars().count();
+                        if let Some(l) =
+                            self.location(Path::new(&d.file), (pos.line, pos.column), len)
+                        {
+                            out.push(l);
+                        }
+                    }
+                }
+            }
+        }
+        if out.is_empty() {
+            out = self.data_definitions(key);
+        }
+        out
+    }
+
+    /// Every top-level definition of `key` in the repo's data files (and open buffers).
+    fn data_definitions(&mut self, key: &str) -> Vec<Location> {
+        let Ok(index) = self.index() else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for f in self.data_paths(&index.files) {
+            for k in self.keys_in(&f) {
+                if k.key == key {
+                    out.extend(self.span_location(&f, k.span));
+                }
+            }
+        }
+        out
+    }
+
+    /// The index's data files and any open data file besides.
+    fn data_paths(&self, files: &[PathBuf]) -> Vec<PathBuf> {
+        let mut all: Vec<PathBuf> = files.to_vec();
+        for p in self.docs.keys() {
+            if matches!(cursor::kind_of(p), FileKind::Data(_)) && !all.contains(p) {
+                all.push(p.clone());
+            }
+        }
+        all
+    }
+
+    /// A data file's top-level keys.
+    fn keys_in(&self, path: &Path) -> Vec<KeyAt> {
+        let FileKind::Data(format) = cursor::kind_of(path) else {
+            return Vec::new();
+        };
+        match self.file_text(path) {
+            Some(t) => cursor::top_keys(format, &t),
+            None => Vec::new(),
+        }
+    }
+
+    fn span_location(&self, path: &Path, span: cursor::Span) -> Option<Location> {
+        let uri = text::path_to_uri(path)?;
+        let doc = Doc::new(uri.clone(), path.to_path_buf(), 0, self.file_text(path)?);
+        Some(Location::new(uri, self.range(&doc, span)))
+    }
+
+    pub(crate) fn references(&mut self, p: &Json) -> Answer {
+        let (doc, kind, target) = self.target(p)?;
+        let Some(t) = target else {
+            return Ok(Json::Null);
+        };
+        let Some(key) = self.key_of_target(&doc, kind, &t) else {
+            return Ok(Json::Null);
+        };
+        let include_decl = p["context"]["includeDeclaration"].as_bool().unwrap_or(true);
+        let index = self.index()?;
+        let mut out: Vec<Location> = Vec::new();
+        if include_decl {
+            if let Some(param) = index.schema.param(&key) {
+                out.extend(self.location(&param.file, param.pos, param.name.chars().count() + 1));
+            }
+        }
+        out.extend(self.data_definitions(&key));
+        for call in index.schema.lookups(&key) {
+            if call.key == key {
+                out.extend(self.location(&call.file, call.pos, call.len));
+            }
+        }
+        // Interpolations and lookup_options naming it.
+        for f in self.data_paths(&index.files) {
+            let Some(text) = self.file_text(&f) else {
+                continue;
+            };
+            let FileKind::Data(format) = cursor::kind_of(&f) else {
+                continue;
+            };
+            for o in cursor::option_names(format, &text) {
+                if o.key == key {
+                    out.extend(self.span_location(&f, o.span));
+                }
+            }
+            for (i, line) in text.lines().enumerate() {
+                let mut from = 0;
+                while let Some(s) = line[from..].find("%{") {
+                    let start = from + s;
+                    let Some(e) = line[start..].find('}') else {
+                        break;
+                    };
+                    let inner = &line[start + 2..start + e];
+                    if cursor::key_of_call(inner.trim()).as_deref() == Some(key.as_str()) {
+                        out.extend(self.span_location(&f, (i, start, start + e + 1)));
+                    }
+                    from = start + e + 1;
+                }
+            }
+        }
+        let mut seen = std::collections::HashSet::new();
+        out.retain(|l| {
+            seen.insert((
+                l.uri.as_str().to_string(),
+                l.range.start.line,
+                l.range.start.character,
+            ))
+        });
+        Ok(serde_json::to_value(out).unwrap_or(Json::Null))
+    }
+
+    pub(crate) fn completion(&mut self, p: &Json) -> Answer {
+        let (doc, kind) = self.doc_of(p)?;
+        let pos: Position = serde_json::from_value(p["position"].clone())
+            .map_err(|_| invalid("position is missing or malformed"))?;
+        let (line, byte) = doc.line_byte(pos, self.enc);
+        let text = doc.line(line);
+        let before = &text[..byte];
+        let mut items: Vec<Json> = Vec::new();
+        // Inside an interpolation.
+        if let Some(open) = before.rfind("%{") {
+            if !before[open..].contains('}') {
+                let inner = &before[open + 2..];
+                if let Some(path) = inner.trim_start().strip_prefix("facts.") {
+                    items.extend(self.fact_items(path));
+                } else if !inner.contains(['(', '.']) {
+                    for (f, detail) in [
+                        ("lookup('", "the value of another key"),
+                        (
+                            "alias('",
+                            "another key's value, its type kept (alone in the string)",
+                        ),
+                        ("hiera('", "as lookup"),
+                        ("literal('", "the text as it is"),
+                        ("scope('", "a variable"),
+                        ("facts.", "a fact"),
+                        ("trusted.", "trusted data"),
+                        ("trusted.certname", "the node's certname"),
+                        ("environment", "the environment's name"),
+                    ] {
+                        items.push(json!({"label": f, "kind": 3, "detail": detail}));
+                    }
+                } else if inner.contains("lookup('")
+                    || inner.contains("alias('")
+                    || inner.contains("hiera('")
+                {
+                    items.extend(self.key_items(None));
+                }
+                return Ok(json!({"isIncomplete": false, "items": items}));
+            }
+        }
+        if let FileKind::Data(format) = kind {
+            let indent = text.len() - text.trim_start().len();
+            let in_options = self.in_lookup_options(&doc, line);
+            let key_part = !before.contains(':');
+            if let Some(depth) = in_options {
+                let trimmed = before.trim_start();
+                if trimmed.starts_with("merge:") || trimmed.starts_with("strategy:") {
+                    for s in ["first", "unique", "hash", "deep"] {
+                        items.push(json!({"label": s, "kind": 12, "detail": "merge strategy"}));
+                    }
+                } else if key_part && depth == 1 {
+                    items.extend(self.key_items(Some(format)));
+                } else if key_part && depth >= 2 {
+                    for (o, d) in [
+                        (
+                            "merge",
+                            "first, unique, hash, deep, or a hash with strategy and options",
+                        ),
+                        (
+                            "convert_to",
+                            "a type (or [type, args…]) the value is converted to",
+                        ),
+                    ] {
+                        items.push(json!({"label": o, "kind": 10, "detail": d, "insertText": format!("{o}: ")}));
+                    }
+                }
+            } else if indent == 0 && key_part {
+                items.extend(self.key_items(Some(format)));
+                items.push(json!({"label": "lookup_options", "kind": 14, "detail": "merge and convert_to per key"}));
+            }
+        }
+        Ok(json!({"isIncomplete": false, "items": items}))
+    }
+
+    /// Whether `line` is inside the top-level `lookup_options` hash: 1 for an entry's name,
+    /// 2 and more for its options.
+    fn in_lookup_options(&self, doc: &Doc, line: usize) -> Option<usize> {
+        let text = doc.line(line);
+        let indent = text.len() - text.trim_start().len();
+        if indent == 0 {
+            return None;
+        }
+        let mut under = false;
+        for l in (0..line).rev() {
+            let t = doc.line(l);
+            if t.trim().is_empty() || t.trim_start().starts_with('#') {
+                continue;
+            }
+            if !t.starts_with([' ', '\t']) {
+                under = t.starts_with("lookup_options:");
+                break;
+            }
+        }
+        if !under {
+            return None;
+        }
+        {
+            // The entry's own indentation: the first line under lookup_options.
+            let mut entry_indent = indent;
+            for l in (0..line).rev() {
+                let t = doc.line(l);
+                if t.starts_with("lookup_options:") {
+                    let next = doc.line(l + 1);
+                    entry_indent = next.len() - next.trim_start().len();
+                    break;
+                }
+            }
+            Some(if indent <= entry_indent { 1 } else { 2 })
+        }
+    }
+
+    /// Keys from class parameters (type and default in the detail) and lookups.
+    fn key_items(&mut self, format: Option<DataFormat>) -> Vec<Json> {
+        let Ok(index) = self.index() else {
+            return Vec::new();
+        };
+        let colon = format == Some(DataFormat::Yaml);
+        let mut out = Vec::new();
+        for p in index.schema.params() {
+            let detail = match (&p.ty, &p.default) {
+                (Some(t), Some(d)) => format!("{t} (default {d})"),
+                (Some(t), None) => t.clone(),
+                (None, Some(d)) => format!("default {d}"),
+                (None, None) => "class parameter".into(),
+            };
+            let key = p.key();
+            let insert = if colon {
+                format!("{key}: ")
+            } else {
+                key.clone()
+            };
+            out.push(json!({
+                "label": key, "kind": 5, "detail": detail, "insertText": insert,
+                "documentation": format!("Parameter ${} of class {} ({}:{})", p.name, p.class,
+                    self.shown(&p.file.to_string_lossy()), p.pos.0),
+            }));
+        }
+        out
+    }
+
+    /// Fact names under `path` (`os.fam` → the keys of `$facts['os']`) of the context's
+    /// first node.
+    fn fact_items(&self, path: &str) -> Vec<Json> {
+        let Ok(ctx) = &self.ctx else {
+            return Vec::new();
+        };
+        let Some(Ok(scope)) = ctx.nodes.first().map(|n| &n.scope) else {
+            return Vec::new();
+        };
+        let Some(facts) = scope.facts() else {
+            return Vec::new();
+        };
+        let mut parts: Vec<&str> = path.split('.').collect();
+        parts.pop();
+        let mut v = Value::Hash(facts.clone());
+        for seg in parts {
+            v = match &v {
+                Value::Hash(h) => match h.get(&Value::str(seg)) {
+                    Some(x) => x.clone(),
+                    None => return Vec::new(),
+                },
+                _ => return Vec::new(),
+            };
+        }
+        let Value::Hash(h) = v else { return Vec::new() };
+        h.iter()
+            .filter_map(|(k, v)| {
+                let k = k.as_str()?;
+                let detail = match v {
+                    Value::Hash(_) => "hash".to_string(),
+                    other => crate::server::truncate(&hiera_value::text::to_s(other), 60),
+                };
+                Some(json!({"label": k, "kind": 10, "detail": detail}))
+            })
+            .collect()
+    }
+
+    pub(crate) fn document_symbols(&mut self, p: &Json) -> Answer {
+        let (doc, kind) = self.doc_of(p)?;
+        let FileKind::Data(format) = kind else {
+            return Ok(json!([]));
+        };
+        let options = cursor::option_names(format, &doc.text);
+        let keys = cursor::top_keys(format, &doc.text);
+        let mut out = Vec::new();
+        for k in &keys {
+            let range = self.range(&doc, k.span);
+            // The whole entry: to the line before the next key.
+            let next = keys
+                .iter()
+                .map(|n| n.span.0)
+                .filter(|&l| l > k.span.0)
+                .min()
+                .unwrap_or(doc.line_count());
+            let last = next.saturating_sub(1).max(k.span.0);
+            let full = Range::new(
+                range.start,
+                doc.position_at_byte(last, doc.line(last).len(), self.enc),
+            );
+            let children: Vec<Json> = if k.key == "lookup_options" {
+                options
+                    .iter()
+                    .map(|o| {
+                        let r = self.range(&doc, o.span);
+                        json!({"name": o.key, "kind": 20, "range": r, "selectionRange": r})
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            out.push(json!({
+                "name": k.key, "kind": 20, "range": full, "selectionRange": range, "children": children,
+            }));
+        }
+        Ok(Json::Array(out))
+    }
+
+    pub(crate) fn workspace_symbols(&mut self, p: &Json) -> Answer {
+        let query = p["query"].as_str().unwrap_or("").to_lowercase();
+        let index = self.index()?;
+        let mut out = Vec::new();
+        'files: for f in self.data_paths(&index.files) {
+            for k in self.keys_in(&f) {
+                if k.key.to_lowercase().contains(&query) {
+                    if let Some(l) = self.span_location(&f, k.span) {
+                        out.push(json!({
+                            "name": k.key, "kind": 20, "location": l,
+                            "containerName": self.shown(&f.to_string_lossy()),
+                        }));
+                    }
+                    if out.len() >= MAX_SYMBOLS {
+                        break 'files;
+                    }
+                }
+            }
+        }
+        Ok(Json::Array(out))
+    }
+
+    pub(crate) fn code_actions(&mut self, p: &Json) -> Answer {
+        let uri = p["textDocument"]["uri"]
+            .as_str()
+            .ok_or_else(|| invalid("textDocument.uri is missing"))?;
+        let mut out = Vec::new();
+        for d in p["context"]["diagnostics"].as_array().into_iter().flatten() {
+            let (Some(title), Some(new)) =
+                (d["data"]["title"].as_str(), d["data"]["newText"].as_str())
+            else {
+                continue;
+            };
+            let Ok(range) = serde_json::from_value::<Range>(d["range"].clone()) else {
+                continue;
+            };
+            out.push(json!({
+                "title": title,
+                "kind": "quickfix",
+                "diagnostics": [d],
+                "isPreferred": true,
+                "edit": {"changes": {uri: [{"range": range, "newText": new}]}},
+            }));
+        }
+        Ok(Json::Array(out))
+    }
+
+    pub(crate) fn inlay_hints(&mut self, p: &Json) -> Answer {
+        let (doc, kind) = self.doc_of(p)?;
+        let FileKind::Data(format) = kind else {
+            return Ok(json!([]));
+        };
+        let range: Option<Range> = serde_json::from_value(p["range"].clone()).ok();
+        let (from, to) = range.map_or((0, usize::MAX), |r| {
+            (r.start.line as usize, r.end.line as usize)
+        });
+        let Ok(ctx) = &self.ctx else {
+            return Ok(json!([]));
+        };
+        if ctx.fleet {
+            return Ok(json!([]));
+        }
+        let Some(Ok(scope)) = ctx.nodes.first().map(|n| n.scope.clone()) else {
+            return Ok(json!([]));
+        };
+        let node = ctx.nodes[0].name.clone();
+        let mut reporter = self.reporter()?;
+        let here = doc.path.to_string_lossy().into_owned();
+        let mut out = Vec::new();
+        for k in cursor::top_keys(format, &doc.text)
+            .into_iter()
+            .filter(|k| k.span.0 >= from && k.span.0 <= to && k.key != "lookup_options")
+            .take(MAX_HINTS)
+        {
+            let Ok((r, secrets)) = self.report(&scope, &node, &k.key, &mut reporter) else {
+                continue;
+            };
+            let role = r
+                .definitions
+                .iter()
+                .find(|d| d.file == here)
+                .map(|d| d.role);
+            let label = match (&r.answer, role) {
+                (_, Some(Role::Wins)) | (_, Some(Role::Contributes))
+                    if !matches!(r.answer, WAnswer::Found(_)) =>
+                {
+                    continue
+                }
+                (WAnswer::Found(_), Some(Role::Wins)) => continue,
+                (WAnswer::Found(v), Some(Role::Contributes)) => {
+                    format!("merged ⇒ {}", one_line(&render(&secrets.value(v))))
+                }
+                (WAnswer::Found(v), Some(Role::Shadowed)) => {
+                    format!("shadowed ⇒ {}", one_line(&render(&secrets.value(v))))
+                }
+                (WAnswer::Found(v), _) => {
+                    format!("not reached ⇒ {}", one_line(&render(&secrets.value(v))))
+                }
+                (WAnswer::NotFound, _) => "not reached".into(),
+                (WAnswer::Error(_), _) => "lookup fails".into(),
+            };
+            let line = doc.line(k.span.0);
+            out.push(json!({
+                "position": doc.position_at_byte(k.span.0, line.len(), self.enc),
+                "label": format!(" {label}"),
+                "paddingLeft": true,
+            }));
+        }
+        Ok(Json::Array(out))
+    }
+
+    pub(crate) fn prepare_rename(&mut self, p: &Json) -> Answer {
+        let (doc, _, target) = self.target(p)?;
+        match target {
+            Some(Target::Key { key, on_key: true }) | Some(Target::OptionName(key)) => {
+                Ok(json!({"range": self.range(&doc, key.span), "placeholder": key.key}))
+            }
+            _ => Ok(Json::Null),
+        }
+    }
+
+    pub(crate) fn rename(&mut self, p: &Json) -> Answer {
+        let (_, _, target) = self.target(p)?;
+        let new = p["newName"]
+            .as_str()
+            .ok_or_else(|| invalid("newName is missing"))?;
+        if new.is_empty() || new.contains(['\n', '\r']) {
+            return Err(invalid("a key is one non-empty line"));
+        }
+        let old = match target {
+            Some(Target::Key { key, on_key: true }) | Some(Target::OptionName(key)) => key.key,
+            _ => return Err(Failure(ErrorCode::RequestFailed, "not on a key".into())),
+        };
+        let index = self.index()?;
+        let mut changes: HashMap<String, Vec<Json>> = HashMap::new();
+        for f in self.data_paths(&index.files) {
+            let Some(text) = self.file_text(&f) else {
+                continue;
+            };
+            let FileKind::Data(format) = cursor::kind_of(&f) else {
+                continue;
+            };
+            let Some(uri) = text::path_to_uri(&f) else {
+                continue;
+            };
+            let doc = Doc::new(uri.clone(), f.clone(), 0, text.clone());
+            let mut spans: Vec<cursor::Span> = cursor::top_keys(format, &text)
+                .into_iter()
+                .chain(cursor::option_names(format, &text))
+                .filter(|k| k.key == old)
+                .map(|k| k.span)
+                .collect();
+            spans.dedup();
+            let new_text = written_key(format, new);
+            for s in spans {
+                changes
+                    .entry(uri.as_str().to_string())
+                    .or_default()
+                    .push(json!({"range": self.range(&doc, s), "newText": new_text}));
+            }
+        }
+        Ok(json!({"changes": changes}))
+    }
+}
+
+/// A key as a data file writes it.
+fn written_key(format: DataFormat, key: &str) -> String {
+    let plain = key
+        .chars()
+        .all(|c| c.is_alphanumeric() || matches!(c, ':' | '_' | '-' | '.'))
+        && !key.ends_with(':')
+        && hiera_formats::yaml::resolve_plain_scalar(key) == Value::str(key);
+    match format {
+        DataFormat::Yaml if plain => key.to_string(),
+        DataFormat::Hocon if plain && !key.contains(['.', ':']) => key.to_string(),
+        _ => serde_json::to_string(key).unwrap_or_else(|_| format!("\"{key}\"")),
+    }
+}
+
+/// A value on one line, cut.
+fn one_line(s: &str) -> String {
+    let s = s.strip_prefix("---").unwrap_or(s).trim_start();
+    let joined = s.lines().map(str::trim).collect::<Vec<_>>().join(" ");
+    crate::server::truncate(&joined, HINT_CHARS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_written_quoted_when_needed() {
+        assert_eq!(
+            written_key(DataFormat::Yaml, "ntp::servers"),
+            "ntp::servers"
+        );
+        assert_eq!(written_key(DataFormat::Yaml, "yes"), "\"yes\"");
+        assert_eq!(written_key(DataFormat::Yaml, "a b"), "\"a b\"");
+        assert_eq!(written_key(DataFormat::Json, "k"), "\"k\"");
+    }
+}
