@@ -87,12 +87,85 @@ pub fn write_error(e: &std::io::Error) -> Failure {
 
 /// A warning on stderr, on one line.
 pub fn warn(message: &str) {
-    let _ = writeln!(std::io::stderr(), "Warning: {}", printable(message));
+    above_the_bar(|| {
+        let _ = writeln!(std::io::stderr(), "Warning: {}", printable(message));
+    });
 }
 
 /// A note on stderr (what a command left out, and how to see it), on one line.
 pub fn note(message: &str) {
-    let _ = writeln!(std::io::stderr(), "hiera-lookup: {}", printable(message));
+    above_the_bar(|| {
+        let _ = writeln!(std::io::stderr(), "hiera-lookup: {}", printable(message));
+    });
+}
+
+/// The progress bar on stderr now, if any: what is printed there meanwhile goes above it.
+static BAR: std::sync::Mutex<Option<indicatif::ProgressBar>> = std::sync::Mutex::new(None);
+
+/// Runs `print` (a line on stderr) with the progress bar, if one is drawn, taken off first
+/// and drawn again after.
+fn above_the_bar(print: impl FnOnce()) {
+    let bar = BAR.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    match bar {
+        Some(bar) => bar.suspend(print),
+        None => print(),
+    }
+}
+
+/// A fleet command's progress (batch mode, lint, diff) as a bar on stderr: the nodes done
+/// of the total, the rate and the time left. Drawn only when stderr is a terminal (and the
+/// fleet is not a handful of nodes), at most ten times a second, and cleared at the end,
+/// so that it never mixes with what is printed or piped.
+pub struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+}
+
+/// Fewer nodes than this are done before a bar could tell anything.
+const PROGRESS_FROM: usize = 50;
+
+impl Progress {
+    /// A bar for `expected` nodes (nothing when stderr is no terminal).
+    pub fn nodes(expected: usize) -> Progress {
+        use std::io::IsTerminal;
+        if expected < PROGRESS_FROM || !std::io::stderr().is_terminal() {
+            return Progress { bar: None };
+        }
+        let bar = indicatif::ProgressBar::with_draw_target(
+            Some(expected as u64),
+            indicatif::ProgressDrawTarget::stderr_with_hz(10),
+        );
+        let style = indicatif::ProgressStyle::with_template(
+            "{bar:30} {human_pos}/{human_len} nodes, {per_sec:.0}, ETA {eta}",
+        )
+        .map(|s| s.progress_chars("=> "));
+        if let Ok(style) = style {
+            bar.set_style(style);
+        }
+        *BAR.lock().unwrap_or_else(|e| e.into_inner()) = Some(bar.clone());
+        Progress { bar: Some(bar) }
+    }
+
+    /// `done` nodes of `expected` (which may change: PuppetDB's chunks, a facts file of
+    /// several nodes).
+    pub fn set(&self, done: usize, expected: usize) {
+        if let Some(bar) = &self.bar {
+            let expected = expected.max(done) as u64;
+            if bar.length() != Some(expected) {
+                bar.set_length(expected);
+            }
+            bar.set_position(done as u64);
+        }
+    }
+}
+
+impl Drop for Progress {
+    /// The bar is cleared: what follows on stderr starts on a clean line.
+    fn drop(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            *BAR.lock().unwrap_or_else(|e| e.into_inner()) = None;
+            bar.finish_and_clear();
+        }
+    }
 }
 
 /// Prints a failure on stderr, on one line (Puppet's multi-line messages are joined).

@@ -5,6 +5,7 @@
 //! applies `--default`, `--type` and the format, so every command prints through one path.
 
 use hiera_engine::answer::{Answer, Finish};
+use hiera_engine::batch::{NodeSource, NodeUnit, ReadNodes};
 use hiera_engine::engine::{Session, Settings};
 use hiera_engine::environment::{absolute, EnvOptions};
 use hiera_engine::error::{Error, Result};
@@ -635,14 +636,15 @@ impl Resolved {
         }
     }
 
-    /// The nodes of a batch, in chunks: one for files, PuppetDB's as they are fetched. The
-    /// facts files' warnings go to `warnings` before any chunk is answered.
-    pub fn node_chunks<'a>(
+    /// The nodes of a batch, read as they are answered: each facts file, or each chunk of
+    /// PuppetDB's nodes, is a unit a worker reads (and builds the nodes' scopes of) when it
+    /// comes to it. Listing them reads nothing (PuppetDB's certnames are asked for now).
+    pub fn node_source<'a>(
         &'a self,
         facts: &FactsRequest,
         db: Option<&'a puppetdb::Client>,
-        warnings: &mut Vec<String>,
-    ) -> Result<Box<dyn Iterator<Item = Vec<BatchNode>> + 'a>> {
+    ) -> Result<NodeSource<'a>> {
+        let trusted = facts.trusted.clone();
         Ok(match db {
             Some(db) if facts.node.is_none() => {
                 if !facts.files.is_empty() || facts.dir.is_some() {
@@ -651,16 +653,46 @@ impl Resolved {
                             .into(),
                     ));
                 }
-                Box::new(hiera_facts::puppetdb_batch(
-                    db,
-                    self.sources.nodes_query.as_deref(),
-                    facts.trusted.clone(),
-                )?)
+                let chunks = hiera_facts::puppetdb_chunks(db, self.sources.nodes_query.as_deref())?;
+                let expected = chunks.iter().map(Vec::len).sum();
+                let trusted = std::sync::Arc::new(trusted);
+                let units = chunks.into_iter().map(move |chunk| -> NodeUnit<'a> {
+                    let trusted = trusted.clone();
+                    Box::new(move || ReadNodes {
+                        nodes: hiera_facts::read_puppetdb_chunk(
+                            db,
+                            &chunk,
+                            trusted.as_ref().as_ref(),
+                        )
+                        .into_iter()
+                        .map(|n| self.batch_node(n))
+                        .collect(),
+                        warnings: Vec::new(),
+                    })
+                });
+                NodeSource::new(units, expected)
             }
             _ => {
-                let (found, facts_warnings) = hiera_facts::batch(facts)?;
-                warnings.extend(facts_warnings);
-                Box::new(std::iter::once(found))
+                let files = hiera_facts::batch_files(facts)?;
+                let expected = files.len();
+                let trusted = std::sync::Arc::new(trusted);
+                let units = files
+                    .into_iter()
+                    .map(move |(path, display)| -> NodeUnit<'a> {
+                        let trusted = trusted.clone();
+                        Box::new(move || {
+                            let (nodes, warnings) = hiera_facts::read_batch_file(
+                                &path,
+                                &display,
+                                trusted.as_ref().as_ref(),
+                            );
+                            ReadNodes {
+                                nodes: nodes.into_iter().map(|n| self.batch_node(n)).collect(),
+                                warnings,
+                            }
+                        })
+                    });
+                NodeSource::new(units, expected)
             }
         })
     }
@@ -691,17 +723,25 @@ impl Resolved {
         Ok(())
     }
 
-    /// Every node the flags name, each with its scope (a fleet command's nodes: `diff`,
-    /// `lint`); the facts' warnings go to `warnings`.
-    pub fn all_nodes(&self, warnings: &mut Vec<String>) -> Result<Vec<hiera_engine::batch::Node>> {
-        let facts = self.facts_request()?;
-        let db = self.puppetdb()?;
-        let nodes = self
-            .node_chunks(&facts, db.as_ref(), warnings)?
-            .flatten()
-            .map(|n| self.batch_node(n))
-            .collect();
-        Ok(nodes)
+    /// Every node of [`node_source`](Self::node_source), read now (a server keeps them);
+    /// the facts' warnings, and one for each name given twice, go to `warnings`.
+    pub fn read_nodes(
+        &self,
+        facts: &FactsRequest,
+        db: Option<&puppetdb::Client>,
+        warnings: &mut Vec<String>,
+    ) -> Result<Vec<hiera_engine::batch::Node>> {
+        let read = self.node_source(facts, db)?.read_all();
+        warnings.extend(read.warnings);
+        warnings.extend(hiera_engine::batch::duplicate_warnings(
+            read.nodes.iter().map(|n| {
+                (
+                    n.name.as_str(),
+                    n.source.as_ref().map_or("", |(_, s)| s.as_str()),
+                )
+            }),
+        ));
+        Ok(read.nodes)
     }
 
     /// A batch node with its scope (`$settings::` variables and `--var`s included); facts

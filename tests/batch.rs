@@ -325,3 +325,67 @@ fn every_answer_changing_flag_applies_as_in_single_lookups() {
     // Each flag set changes some answer, or it would prove nothing here.
     assert!(unchanged.is_empty(), "no answer changed with {unchanged:?}");
 }
+
+/// `--facts-dir FLEET --all | head -1`: once stdout's reader has left, the batch stops (no
+/// worker takes another node) and exits quietly, instead of answering the whole fleet. The
+/// fleet here would take a debug build minutes to answer; the bound is generous, as the
+/// test measures no speed, only that the batch stops at all.
+#[test]
+fn a_batch_stops_when_its_reader_leaves() {
+    use std::io::BufRead;
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    const NODES: usize = 8000;
+    const KEYS: usize = 200;
+    let mut common = String::new();
+    for k in 0..KEYS {
+        common.push_str(&format!("key{k}: \"%{{facts.os.family}} {k}\"\n"));
+    }
+    let hiera = "---\nversion: 5\nhierarchy:\n  - name: os\n    path: \"os/%{facts.os.family}.yaml\"\n  - name: common\n    path: common.yaml\n";
+    let dir = crate::scratch_tree::tree(
+        "batch",
+        "reader-leaves",
+        &[("hiera.yaml", hiera), ("data/common.yaml", &common)],
+    );
+    std::fs::create_dir_all(dir.join("facts")).unwrap();
+    for n in 0..NODES {
+        let facts = format!(
+            "{{\"os\":{{\"family\":\"{}\"}}}}",
+            ["Debian", "RedHat", "Suse"][n % 3]
+        );
+        std::fs::write(dir.join(format!("facts/node{n:05}.json")), facts).unwrap();
+    }
+    let mut child = bin()
+        .current_dir(&dir)
+        .args(["--facts-dir", "facts", "--all", "--threads", "2"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    // The reader leaves (the BufReader, and with it the pipe, was dropped above).
+    assert!(first.starts_with("{\"node\":\"node00000\""), "{first}");
+    let left = Instant::now();
+    let bound = Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if left.elapsed() > bound {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    if status.is_none() {
+        child.kill().unwrap();
+        child.wait().unwrap();
+        panic!("the batch still ran {bound:?} after its reader left");
+    }
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(stderr.is_empty(), "{stderr}");
+    assert!(status.unwrap().code().is_some(), "ended by a signal");
+}

@@ -429,6 +429,40 @@ fn lookup_fails_hides_decrypted_secrets() {
     }
 }
 
+/// The fleet rules count nodes in words that agree with the number ("1 node", "2 nodes"),
+/// and a fleet's facts warnings still reach stderr now that the nodes are read as they are
+/// checked.
+#[test]
+fn fleet_counts_read_as_numbers() {
+    let levels = "version: 5\nhierarchy:\n  - name: OS\n    path: \"%{facts.os.family}.yaml\"\n  - name: Common\n    path: common.yaml\n";
+    let t = Tmp::new(
+        "fleet-counts",
+        &[
+            ("hiera.yaml", levels),
+            ("data/common.yaml", "a: 1\n"),
+            ("data/Solaris.yaml", "a: 2\n"),
+            ("facts/web.yaml", "clientcert: web\nos:\n  family: Debian\n"),
+        ],
+    );
+    let o = lint(&t.0, &["--facts-dir", "facts"]);
+    let out = stdout(&o);
+    assert!(
+        out.contains("no node of the fleet (1 node) reads this file"),
+        "{out}"
+    );
+    assert!(
+        stderr(&o).contains("Warning: facts/web.yaml sets some of"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::write(t.0.join("facts/db.yaml"), "os:\n  family: RedHat\n").unwrap();
+    let out = stdout(&lint(&t.0, &["--facts-dir", "facts"]));
+    assert!(
+        out.contains("no node of the fleet (2 nodes) reads this file"),
+        "{out}"
+    );
+}
+
 /// Class parameters as the schema (issue 31): `parameter-type-mismatch` and `unused-key` in
 /// every format, the fleet naming its nodes, and a hostile node name kept on its line.
 #[test]

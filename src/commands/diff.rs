@@ -153,17 +153,20 @@ fn run(args: &DiffArgs) -> Result<(String, bool, usize), Error> {
         cwd: root.clone(),
         ..Default::default()
     };
-    let mut warnings = Vec::new();
     resolved.check_enc_trust(&root, args.trust.allow_exec, "diff")?;
-    let nodes = resolved.all_nodes(&mut warnings)?;
-    for w in warnings {
-        output::warn(&w);
-    }
+    let facts = resolved.facts_request()?;
+    let db = resolved.puppetdb()?;
+    let nodes = resolved.node_source(&facts, db.as_ref())?;
+    let progress = output::Progress::nodes(nodes.expected);
     let threads = output::threads(args.threads.threads);
-    let report = diff::run(&diff::Request {
+    let report = diff::run(diff::Request {
         base,
         head,
         nodes,
+        events: Box::new(move |event| match event {
+            diff::Event::Warning(w) => output::warn(&w),
+            diff::Event::Progress { done, expected } => progress.set(done, expected),
+        }),
         keys,
         settings: Settings {
             strict,

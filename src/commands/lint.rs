@@ -119,31 +119,40 @@ pub fn exec(args: &LintArgs) -> output::Result<ExitCode> {
         )
         .into());
     }
-    // The fleet, as every command finds its nodes (files, PuppetDB, --var over them).
-    let nodes = if args.facts.any() {
-        let mut resolved = args.facts.sources().resolve_in(&cwd)?;
-        resolved.env.cwd = hiera_engine::environment::absolute(&cwd, &root);
-        resolved.check_enc_trust(&resolved.env.cwd.clone(), args.trust.allow_exec, "lint")?;
-        let mut warnings = Vec::new();
-        let nodes = resolved.all_nodes(&mut warnings)?;
-        for w in warnings {
-            output::warn(&w);
+    // The fleet, as every command finds its nodes (files, PuppetDB, --var over them), read
+    // as the fleet rules check them.
+    let resolved = match args.facts.any() {
+        true => {
+            let mut resolved = args.facts.sources().resolve_in(&cwd)?;
+            resolved.env.cwd = hiera_engine::environment::absolute(&cwd, &root);
+            resolved.check_enc_trust(&resolved.env.cwd.clone(), args.trust.allow_exec, "lint")?;
+            let facts = resolved.facts_request()?;
+            let db = resolved.puppetdb()?;
+            Some((resolved, facts, db))
         }
-        Some(nodes)
-    } else {
-        None
+        false => None,
+    };
+    let nodes = match &resolved {
+        Some((resolved, facts, db)) => Some(resolved.node_source(facts, db.as_ref())?),
+        None => None,
     };
     let opts = lint::Options {
         root,
         hiera_config: abs(&args.repo.hiera_config),
         modulepath: args.repo.modulepath_in(&cwd),
-        nodes,
         config: abs(&args.lint_config),
         include_vendored: args.include_vendored,
         allow_exec: args.trust.allow_exec,
         ..Default::default()
     };
-    let mut report = lint::lint(&opts)?;
+    let progress = output::Progress::nodes(nodes.as_ref().map_or(0, |n| n.expected));
+    let mut report = lint::lint_fleet(&opts, nodes, &mut |done, expected| {
+        progress.set(done, expected)
+    })?;
+    drop(progress);
+    for w in std::mem::take(&mut report.warnings) {
+        output::warn(&w);
+    }
     let fail_on = args
         .fail_on
         .as_deref()

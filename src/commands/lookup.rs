@@ -236,13 +236,9 @@ fn run_batch(
     ),
 ) -> Result<(String, ExitCode), Error> {
     use hiera_engine::batch::{Batch, Keys};
-    use std::io::{IsTerminal, Write};
-    let mut facts_warnings = Vec::new();
-    let chunks = sources.node_chunks(&request, db.as_ref(), &mut facts_warnings)?;
-    // Printed now, before the answers stream out.
-    for w in facts_warnings {
-        output::warn(&w);
-    }
+    use std::io::Write;
+    use std::ops::ControlFlow;
+    let nodes = sources.node_source(&request, db.as_ref())?;
     let batch = Batch {
         merge: lookup.merge.clone(),
         keys: if args.all {
@@ -254,45 +250,53 @@ fn run_batch(
         finish: lookup.finish()?,
         format: lookup.format_given.then_some(lookup.format),
     };
-    let progress = std::io::stderr().is_terminal();
+    let progress = output::Progress::nodes(nodes.expected);
+    let expected = nodes.expected;
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout());
     let (mut missed, mut errors) = (false, false);
     let mut broken: Option<std::io::Error> = None;
     let mut done = 0usize;
-    for chunk in chunks {
-        let nodes: Vec<_> = chunk.into_iter().map(|n| sources.batch_node(n)).collect();
-        let count = nodes.len();
-        let show = progress && (done > 0 || count >= 50);
-        batch.run_lines(workspace, nodes, |i, lines| {
-            if broken.is_some() {
-                return;
-            }
-            errors |= lines.errors;
-            missed |= lines.missed;
-            if let Err(e) = out.write_all(lines.text.as_bytes()) {
-                broken = Some(e);
-                return;
-            }
-            if show {
-                eprint!("\rhiera-lookup: {} nodes", done + i + 1);
+    // Every node's name and source, for the warning about names given twice (at the end:
+    // a node's name is known once its facts are read).
+    let mut names: Vec<(String, String)> = Vec::new();
+    // Written out at least this often, so that a reader that left (`| head`) is noticed
+    // within it, and a slow stream (PuppetDB's) shows its answers as they come.
+    const FLUSH_EVERY: std::time::Duration = std::time::Duration::from_millis(25);
+    let mut flushed = std::time::Instant::now();
+    batch.run_lines(workspace, nodes, |_, lines| {
+        // A facts file's warnings come before its answers.
+        for w in &lines.warnings {
+            output::warn(w);
+        }
+        errors |= lines.errors;
+        missed |= lines.missed;
+        done += lines.nodes.len();
+        names.extend(lines.nodes);
+        let written = out.write_all(lines.text.as_bytes()).and_then(|()| {
+            if flushed.elapsed() >= FLUSH_EVERY {
+                flushed = std::time::Instant::now();
+                out.flush()
+            } else {
+                Ok(())
             }
         });
-        done += count;
-        if broken.is_some() {
-            break;
-        }
-        // What a chunk answered is out before the next chunk is fetched.
-        if let Err(e) = out.flush() {
+        if let Err(e) = written {
             broken = Some(e);
-            break;
+            return ControlFlow::Break(());
         }
-    }
-    let progress = progress && done >= 50;
-    if progress {
-        eprintln!();
-    }
+        progress.set(done, expected);
+        ControlFlow::Continue(())
+    });
+    drop(progress);
     if let Err(e) = out.flush() {
         broken.get_or_insert(e);
+    }
+    if broken.is_none() {
+        for w in
+            hiera_facts::duplicate_warnings(names.iter().map(|(n, s)| (n.as_str(), s.as_str())))
+        {
+            output::warn(&w);
+        }
     }
     let code = if errors {
         ExitCode::Error

@@ -1,6 +1,6 @@
 //! `hiera-lookup serve`: the fleet's Hiera data in a browser and as a JSON API
 //! ([`hiera_serve`]). The flags are the lookup's groups (layout, facts, strict); the nodes are
-//! read as every fleet command reads them ([`Resolved::node_chunks`]), and explanations are
+//! read as every fleet command reads them ([`Resolved::node_source`]), and explanations are
 //! rendered by the lookup's own [`Request::answer`], so the server answers exactly what the
 //! command line answers.
 
@@ -192,10 +192,7 @@ impl Frontend for Cli {
         let mut warnings = Vec::new();
         let nodes = self
             .resolved
-            .node_chunks(&self.facts, self.db.as_ref(), &mut warnings)?
-            .flatten()
-            .map(|n| self.resolved.batch_node(n))
-            .collect();
+            .read_nodes(&self.facts, self.db.as_ref(), &mut warnings)?;
         Ok(Loaded { nodes, warnings })
     }
 

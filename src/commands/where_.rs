@@ -168,15 +168,21 @@ fn run_inner(
     )?;
     let mut fleet = FleetReport::new(&request.key);
     let mut reporter = where_::Reporter::new(workspace.files(), strict);
-    let nodes = sources
-        .node_chunks(&facts, db.as_ref(), warnings)?
-        .flatten()
-        .map(|n| sources.batch_node(n));
+    // Each facts file (or chunk of PuppetDB's) read as its nodes are reached: the fleet is
+    // never all in memory.
+    let mut names: Vec<(String, String)> = Vec::new();
+    let units = sources.node_source(&facts, db.as_ref())?.into_units();
+    let nodes = units.flat_map(|unit| {
+        let read = unit();
+        warnings.extend(read.warnings);
+        read.nodes
+    });
     // Nodes of one name (two facts files of one certname) are told apart by their source:
     // the first is renamed when the second is seen.
     let mut seen: HashMap<String, (Option<String>, usize, bool)> = HashMap::new();
     for (i, n) in nodes.enumerate() {
         let source = n.source.as_ref().map(|(_, s)| s.clone());
+        names.push((n.name.clone(), source.clone().unwrap_or_default()));
         let labelled = |src: &Option<String>, i: usize| match src {
             Some(s) => format!("{} ({s})", n.name),
             None => format!("{} (#{})", n.name, i + 1),
@@ -217,6 +223,9 @@ fn run_inner(
             }
         }
     }
+    warnings.extend(hiera_engine::batch::duplicate_warnings(
+        names.iter().map(|(n, s)| (n.as_str(), s.as_str())),
+    ));
     fleet.finish();
     let code = if !fleet.errors.is_empty() {
         2

@@ -908,7 +908,8 @@ pub fn case(data: &[u8]) -> Result<Stats, String> {
         let req = Request {
             base: tree_base.clone(),
             head: tree_head.clone(),
-            nodes: node_list.clone(),
+            nodes: hiera_engine::batch::NodeSource::from_refs(&node_list),
+            events: Box::new(|_| ()),
             keys: match &list {
                 Some(k) => Keys::List(k.clone()),
                 None => Keys::All,
@@ -921,7 +922,7 @@ pub fn case(data: &[u8]) -> Result<Stats, String> {
             hiera_config: None,
             modulepath: None,
         };
-        let report = crate::run(&req)
+        let report = crate::run(req)
             .map_err(|e| describe(&format!("no_skip={no_skip}: diff failed: {e}")))?;
         check(&report, &truth, &compared, &ob, &oh, &node_list)
             .map_err(|m| describe(&format!("no_skip={no_skip}: {m}")))?;

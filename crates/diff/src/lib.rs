@@ -12,7 +12,7 @@ pub(crate) mod impact;
 pub mod output;
 pub(crate) mod paths;
 
-use hiera_engine::batch::Node;
+use hiera_engine::batch::{Node, NodeSource};
 use hiera_engine::engine::{Exec, Outcome, Session, Settings};
 use hiera_engine::environment::EnvOptions;
 use hiera_engine::error::{Error, Result};
@@ -527,15 +527,30 @@ pub enum Keys {
     All,
 }
 
+/// What [`run`] tells its caller while it runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// A warning reading the nodes gave (a facts file's, a node name given twice).
+    Warning(String),
+    /// So many nodes compared, of about so many ([`NodeSource::expected`]).
+    Progress {
+        /// Nodes compared so far.
+        done: usize,
+        /// Nodes expected.
+        expected: usize,
+    },
+}
+
 /// What `diff` needs.
-#[derive(Debug, Clone)]
-pub struct Request {
+pub struct Request<'a> {
     /// The side before the change.
     pub base: Tree,
     /// The side after the change.
     pub head: Tree,
-    /// The nodes to compare (each looked up on both sides).
-    pub nodes: Vec<Node>,
+    /// The nodes to compare (each looked up on both sides), read as they are compared.
+    pub nodes: NodeSource<'a>,
+    /// Told of warnings and progress as the nodes are compared.
+    pub events: Box<dyn FnMut(Event) + Send + 'a>,
     /// The keys to compare.
     pub keys: Keys,
     /// The session settings of every lookup.
@@ -658,19 +673,101 @@ struct NodeDiff {
 /// [`MAX_VALUE_DEPTH`](hiera_value::limits::MAX_VALUE_DEPTH)), so it runs on a stack of the
 /// lookups' size, [`LOOKUP_STACK_SIZE`](hiera_value::limits::LOOKUP_STACK_SIZE), whatever
 /// the caller's thread has (`ulimit -s 512`).
-pub fn run(req: &Request) -> Result<Report> {
-    stacker::grow(hiera_value::limits::LOOKUP_STACK_SIZE, || diff_trees(req))
+pub fn run(req: Request) -> Result<Report> {
+    let Request {
+        base,
+        head,
+        nodes,
+        mut events,
+        keys,
+        settings,
+        threads,
+        no_skip,
+        show_secrets,
+        allow_exec,
+        hiera_config,
+        modulepath,
+    } = req;
+    let req = Options {
+        base,
+        head,
+        keys,
+        settings,
+        threads,
+        no_skip,
+        show_secrets,
+        allow_exec,
+        hiera_config,
+        modulepath,
+    };
+    stacker::grow(hiera_value::limits::LOOKUP_STACK_SIZE, || {
+        let mut nodes = Some(nodes);
+        match diff_trees(&req, &mut nodes, &mut *events) {
+            // A node whose facts cannot be read is the error, whatever else failed first.
+            Err(e) => Err(match nodes {
+                Some(nodes) => first_facts_error(nodes, req.threads).unwrap_or(e),
+                None => e,
+            }),
+            ok => ok,
+        }
+    })
 }
 
-fn diff_trees(req: &Request) -> Result<Report> {
-    if let Some(n) = req.nodes.iter().find(|n| n.facts_error.is_some()) {
-        let e = n
-            .facts_error
-            .as_ref()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
-        return Err(Error::run(format!("node {}: {e}", n.name)));
-    }
+/// [`Request`] without its nodes and events.
+struct Options {
+    base: Tree,
+    head: Tree,
+    keys: Keys,
+    settings: Settings,
+    threads: usize,
+    no_skip: bool,
+    show_secrets: bool,
+    allow_exec: bool,
+    hiera_config: Option<PathBuf>,
+    modulepath: Option<String>,
+}
+
+/// The error of the first node (in node order) whose facts cannot be read.
+fn node_error(node: &Node) -> Option<Error> {
+    let e = node.facts_error.as_ref()?;
+    Some(Error::run(format!("node {}: {e}", node.name)))
+}
+
+/// [`node_error`] of the first node of `nodes` that has one, read on `threads` workers.
+fn first_facts_error(nodes: NodeSource<'_>, threads: usize) -> Option<Error> {
+    let mut first = None;
+    hiera_engine::workers::in_order(
+        nodes.into_units(),
+        threads,
+        |unit| unit().nodes.iter().find_map(node_error),
+        |_, e| match e {
+            Some(e) => {
+                first = Some(e);
+                std::ops::ControlFlow::Break(())
+            }
+            None => std::ops::ControlFlow::Continue(()),
+        },
+    );
+    first
+}
+
+/// A group of a key's change before its nodes are named: their indices, the values before
+/// and after, and the edits between them.
+type IndexedGroup = (Vec<usize>, Resolved, Resolved, Vec<paths::Edit>);
+
+/// One unit's nodes compared, or the first error of a node whose facts cannot be read.
+struct UnitDiff {
+    /// Each node's name, source (the source's value) and comparison.
+    nodes: Vec<(String, Option<String>, NodeDiff)>,
+    warnings: Vec<String>,
+    facts_error: Option<Error>,
+}
+
+fn diff_trees(
+    req: &Options,
+    node_source: &mut Option<NodeSource<'_>>,
+    events: &mut (dyn FnMut(Event) + Send),
+) -> Result<Report> {
     // Each side's layers, in control-repo mode (its root is the environment), with the
     // request's global hiera.yaml and modulepath.
     let layers_of = |tree: &Tree| -> Result<hiera_engine::engine::Layers> {
@@ -748,21 +845,49 @@ fn diff_trees(req: &Request) -> Result<Report> {
         (Keys::All, false) => Some(impact.keys.iter().cloned().collect()),
     };
     if keys.as_ref().is_some_and(|k| k.is_empty()) {
-        // Nothing the change touches: no lookup at all.
+        // Nothing the change touches: no lookup at all (the nodes are read, to count them
+        // and to fail on one whose facts cannot be read).
         let given = match &req.keys {
             Keys::List(k) => k.len(),
             Keys::All => impact.universe.len(),
         };
+        let nodes = node_source.take().map(|n| n.into_units());
+        let (mut count, mut error) = (0usize, None);
+        hiera_engine::workers::in_order(
+            nodes.into_iter().flatten(),
+            req.threads,
+            |unit| {
+                let r = unit();
+                let error = r.nodes.iter().find_map(node_error);
+                (r.nodes.len(), r.warnings, error)
+            },
+            |_, (n, warnings, e)| {
+                for w in warnings {
+                    events(Event::Warning(w));
+                }
+                count += n;
+                match e {
+                    Some(e) => {
+                        error = Some(e);
+                        std::ops::ControlFlow::Break(())
+                    }
+                    None => std::ops::ControlFlow::Continue(()),
+                }
+            },
+        );
+        if let Some(e) = error {
+            return Err(e);
+        }
         return Ok(Report {
             base: req.base.label.clone(),
             head: req.head.label.clone(),
             changes: Vec::new(),
-            nodes: req.nodes.len(),
+            nodes: count,
             keys_recomputed: 0,
             keys_skipped: given,
             lookups: 0,
             nodes_skipped: 0,
-            pairs_skipped: given * req.nodes.len(),
+            pairs_skipped: given * count,
             path_prefix: req.head.prefix.clone(),
             impact,
         });
@@ -776,14 +901,13 @@ fn diff_trees(req: &Request) -> Result<Report> {
     let skip_unreached = !everywhere && !impact.changed.iter().any(|f| f.path.ends_with(".conf"));
     let (changed_base, changed_head) = (base.changed(&impact), head.changed(&impact));
 
-    // Each node on a worker (batch mode's design); the results are grouped in node order, so
-    // the report is the same whatever the threads.
-    let mut by_key: BTreeMap<String, Vec<Group>> = BTreeMap::new();
+    // Each unit of nodes (a facts file) read and compared on a worker (batch mode's design);
+    // the results are grouped in node order, so the report is the same whatever the threads.
     let mut looked_up: rustc_hash::FxHashSet<String> = Default::default();
     let (mut lookups, mut nodes_skipped) = (0usize, 0usize);
-    let compare = |node: &Node| -> NodeDiff {
-        let mut sb = base.session(node, req.allow_exec);
-        let mut sh = head.session(node, req.allow_exec);
+    let compare = |node: Node| -> NodeDiff {
+        let mut sb = base.session(&node, req.allow_exec);
+        let mut sh = head.session(&node, req.allow_exec);
         let (node_keys, seen) = match &keys {
             Some(k) => (k.clone(), Vec::new()),
             None => {
@@ -853,42 +977,113 @@ fn diff_trees(req: &Request) -> Result<Report> {
     let mut secrets = Redactor::default();
     // The first refusal, in node order (the same whatever the threads).
     let mut refused: Option<String> = None;
-    // Nodes of the same name (two facts files of one certname) are told apart by source.
-    let names = hiera_engine::batch::distinct_names(&req.nodes);
-    hiera_engine::workers::in_order(&req.nodes, req.threads, compare, |i, d| {
-        if refused.is_none() {
-            refused = d.refused;
-        }
-        for k in d.seen {
-            if !looked_up.contains(&k) {
-                looked_up.insert(k);
+    let mut facts_error: Option<Error> = None;
+    // Every node's name and source, in order; groups hold their indices until the names
+    // are told apart (two facts files of one certname), which needs them all.
+    let mut all_nodes: Vec<(String, Option<String>)> = Vec::new();
+    let mut by_key_nodes: BTreeMap<String, Vec<IndexedGroup>> = BTreeMap::new();
+    let expected = node_source.as_ref().map_or(0, |n| n.expected);
+    let units = node_source.take().map(|n| n.into_units());
+    hiera_engine::workers::in_order(
+        units.into_iter().flatten(),
+        req.threads,
+        |unit| {
+            let r = unit();
+            if let Some(e) = r.nodes.iter().find_map(node_error) {
+                return UnitDiff {
+                    nodes: Vec::new(),
+                    warnings: r.warnings,
+                    facts_error: Some(e),
+                };
             }
-        }
-        nodes_skipped += usize::from(d.skipped);
-        lookups += d.lookups;
-        secrets.merge(&d.secrets);
-        // Group by key, then by identical change.
-        let name = &names[i];
-        for (key, before, after, edits) in d.changes {
-            let groups = by_key.entry(key).or_default();
-            let same = |g: &&mut Group| {
-                if edits.is_empty() {
-                    g.edits.is_empty() && g.before == before && g.after == after
-                } else {
-                    g.edits == edits
+            let nodes = r
+                .nodes
+                .into_iter()
+                .map(|n| {
+                    let (name, source) = (n.name.clone(), n.source.clone().map(|(_, v)| v));
+                    (name, source, compare(n))
+                })
+                .collect();
+            UnitDiff {
+                nodes,
+                warnings: r.warnings,
+                facts_error: None,
+            }
+        },
+        |_, u| {
+            for w in u.warnings {
+                events(Event::Warning(w));
+            }
+            if let Some(e) = u.facts_error {
+                facts_error = Some(e);
+                return std::ops::ControlFlow::Break(());
+            }
+            for (name, source, d) in u.nodes {
+                let i = all_nodes.len();
+                all_nodes.push((name, source));
+                if refused.is_none() {
+                    refused = d.refused;
                 }
-            };
-            match groups.iter_mut().find(same) {
-                Some(g) => g.nodes.push(name.clone()),
-                None => groups.push(Group {
-                    nodes: vec![name.clone()],
+                for k in d.seen {
+                    if !looked_up.contains(&k) {
+                        looked_up.insert(k);
+                    }
+                }
+                nodes_skipped += usize::from(d.skipped);
+                lookups += d.lookups;
+                secrets.merge(&d.secrets);
+                // Group by key, then by identical change.
+                for (key, before, after, edits) in d.changes {
+                    let groups = by_key_nodes.entry(key).or_default();
+                    let same = |g: &&mut (Vec<usize>, Resolved, Resolved, Vec<paths::Edit>)| {
+                        if edits.is_empty() {
+                            g.3.is_empty() && g.1 == before && g.2 == after
+                        } else {
+                            g.3 == edits
+                        }
+                    };
+                    match groups.iter_mut().find(same) {
+                        Some(g) => g.0.push(i),
+                        None => groups.push((vec![i], before, after, edits)),
+                    }
+                }
+            }
+            events(Event::Progress {
+                done: all_nodes.len(),
+                expected,
+            });
+            std::ops::ControlFlow::Continue(())
+        },
+    );
+    if let Some(e) = facts_error {
+        return Err(e);
+    }
+    for w in hiera_engine::batch::duplicate_warnings(
+        all_nodes
+            .iter()
+            .map(|(n, s)| (n.as_str(), s.as_deref().unwrap_or_default())),
+    ) {
+        events(Event::Warning(w));
+    }
+    // Nodes of the same name (two facts files of one certname) are told apart by source.
+    let names = hiera_engine::batch::distinct_names_of(
+        all_nodes.iter().map(|(n, s)| (n.as_str(), s.as_deref())),
+    );
+    let mut by_key: BTreeMap<String, Vec<Group>> = BTreeMap::new();
+    for (key, groups) in by_key_nodes {
+        by_key.insert(
+            key,
+            groups
+                .into_iter()
+                .map(|(nodes, before, after, edits)| Group {
+                    nodes: nodes.into_iter().map(|i| names[i].clone()).collect(),
                     before,
                     after,
                     edits,
-                }),
-            }
-        }
-    });
+                })
+                .collect(),
+        );
+    }
     if let Some(m) = refused {
         return Err(Error::run(m));
     }
@@ -912,12 +1107,12 @@ fn diff_trees(req: &Request) -> Result<Report> {
         Keys::List(k) => k.len() - recomputed.min(k.len()),
         Keys::All => impact.universe.len().saturating_sub(recomputed),
     };
-    let pairs_skipped = skipped * req.nodes.len() + recomputed * nodes_skipped;
+    let pairs_skipped = skipped * all_nodes.len() + recomputed * nodes_skipped;
     Ok(Report {
         base: req.base.label.clone(),
         head: req.head.label.clone(),
         changes,
-        nodes: req.nodes.len(),
+        nodes: all_nodes.len(),
         keys_recomputed: recomputed,
         keys_skipped: skipped,
         lookups,
@@ -1066,12 +1261,13 @@ mod tests {
         let req = Request {
             base: Tree::dir(&t.join("old"), "old").unwrap(),
             head: Tree::dir(&t.join("new"), "new").unwrap(),
-            nodes: vec![Node {
+            nodes: NodeSource::from_nodes(vec![Node {
                 name: "n".into(),
                 source: None,
                 scope: hiera_engine::scope::Scope::from_facts(Default::default(), "production"),
                 facts_error: None,
-            }],
+            }]),
+            events: Box::new(|_| ()),
             keys: Keys::List(vec!["k".into()]),
             settings: Settings::default(),
             threads: 1,
@@ -1084,7 +1280,7 @@ mod tests {
         let report = std::thread::Builder::new()
             .stack_size(128 << 10)
             .spawn(move || {
-                let r = run(&req);
+                let r = run(req);
                 let changed = match &r {
                     Ok(r) => Ok(r.changed_nodes()),
                     Err(e) => Err(e.to_string()),
@@ -1131,12 +1327,13 @@ mod tests {
         let req = |keys: Keys| Request {
             base: Tree::dir(&t.join("old"), "old").unwrap(),
             head: Tree::dir(&t.join("new"), "new").unwrap(),
-            nodes: vec![Node {
+            nodes: NodeSource::from_nodes(vec![Node {
                 name: "n".into(),
                 source: None,
                 scope: hiera_engine::scope::Scope::from_facts(Default::default(), "production"),
                 facts_error: None,
-            }],
+            }]),
+            events: Box::new(|_| ()),
             keys,
             settings: Settings::default(),
             threads: 1,
@@ -1147,7 +1344,7 @@ mod tests {
             modulepath: None,
         };
         let changed = |keys: Keys| -> Vec<(String, String)> {
-            let r = run(&req(keys)).unwrap();
+            let r = run(req(keys)).unwrap();
             (r.changes.iter())
                 .map(|c| (c.key.clone(), format!("{:?}", c.groups[0].after)))
                 .collect()

@@ -282,10 +282,27 @@ pub struct DataFiles {
     /// Another store's parses, used for the paths listed: files whose bytes are the same in
     /// both stores' file systems (the two sides of a `diff`), parsed once for both.
     twin: Option<(Arc<Mutex<ParseMap>>, Arc<PathSet>)>,
+    /// Parsed hiera.yaml files: every node's session reads the same few.
+    configs: Arc<Mutex<ConfigMap>>,
+    /// Resolved hierarchy levels (see [`LevelMemo`](crate::engine::LevelMemo)).
+    levels: Arc<crate::engine::LevelMemo>,
 }
 
 /// Parsed files by `function\0path` (the data_hash function reading the file's format).
 type ParseMap = HashMap<String, Arc<OnceLock<Loaded>>>;
+
+/// Parsed hiera.yaml files by `layer\0strict_off\0codedir\0path` (what loading one depends
+/// on besides its bytes).
+type ConfigMap = HashMap<String, Arc<OnceLock<LoadedConfig>>>;
+
+/// A hiera.yaml as [`HieraConfig::load_in`](crate::config::HieraConfig::load_in) gave it,
+/// and the warnings it gave then (repeated to every session that uses it, as each session
+/// used to load it).
+#[derive(Debug)]
+struct LoadedConfig {
+    result: std::result::Result<Arc<crate::config::HieraConfig>, Error>,
+    warnings: Vec<String>,
+}
 
 /// Paths, as lookups name them.
 type PathSet = std::collections::HashSet<String>;
@@ -303,6 +320,8 @@ impl DataFiles {
             shared: Arc::default(),
             fs,
             twin: None,
+            configs: Arc::default(),
+            levels: Arc::default(),
         }
     }
 
@@ -325,6 +344,52 @@ impl DataFiles {
     pub fn invalidate(&self, path: &str) {
         let mut map = self.shared.lock().unwrap_or_else(|e| e.into_inner());
         map.retain(|k, _| k.split_once('\0').is_none_or(|(_, p)| p != path));
+        let mut configs = self.configs.lock().unwrap_or_else(|e| e.into_inner());
+        configs.retain(|k, _| k.rsplit_once('\0').is_none_or(|(_, p)| p != path));
+        self.levels.clear();
+    }
+
+    /// Forgets every resolved hierarchy level: what they found of the file system (which
+    /// locations exist, what a glob lists) may have changed.
+    pub fn forget_resolved_levels(&self) {
+        self.levels.clear();
+    }
+
+    /// The resolved hierarchy levels every session of this store shares.
+    pub(crate) fn levels(&self) -> &Arc<crate::engine::LevelMemo> {
+        &self.levels
+    }
+
+    /// The hiera.yaml at `path`, loaded once for every session of this store (until
+    /// [`invalidate`](Self::invalidate)d). Its warnings are appended to `warnings` every time.
+    pub(crate) fn config(
+        &self,
+        path: &Path,
+        ctx: &crate::config::LoadContext,
+        warnings: &mut Vec<String>,
+    ) -> Result<Arc<crate::config::HieraConfig>> {
+        let key = format!(
+            "{:?}\0{}\0{}\0{}",
+            ctx.layer,
+            u8::from(ctx.strict_off),
+            ctx.codedir.display(),
+            path.display()
+        );
+        let cell = {
+            let mut map = self.configs.lock().unwrap_or_else(|e| e.into_inner());
+            map.entry(key).or_default().clone()
+        };
+        let loaded = cell.get_or_init(|| {
+            let mut w = Vec::new();
+            let result =
+                crate::config::HieraConfig::load_in(&*self.fs, path, ctx, &mut w).map(Arc::new);
+            LoadedConfig {
+                result,
+                warnings: w,
+            }
+        });
+        warnings.extend(loaded.warnings.iter().cloned());
+        loaded.result.clone()
     }
 
     /// The file system every lookup of these sessions reads.

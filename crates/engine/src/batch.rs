@@ -28,17 +28,49 @@ pub struct Node {
 /// (two facts files of one certname), the name and where its facts came from
 /// (`web01 (facts/a.yaml)`), so that counts of nodes and lists of names agree.
 pub fn distinct_names(nodes: &[Node]) -> Vec<String> {
+    distinct_names_of(
+        nodes
+            .iter()
+            .map(|n| (n.name.as_str(), n.source.as_ref().map(|(_, s)| s.as_str()))),
+    )
+}
+
+/// [`distinct_names`] of nodes given as their names and sources (the source's value).
+pub fn distinct_names_of<'a>(
+    nodes: impl IntoIterator<Item = (&'a str, Option<&'a str>)>,
+) -> Vec<String> {
+    let nodes: Vec<_> = nodes.into_iter().collect();
     let mut count: std::collections::HashMap<&str, usize> = Default::default();
-    for n in nodes {
-        *count.entry(n.name.as_str()).or_default() += 1;
+    for (name, _) in &nodes {
+        *count.entry(name).or_default() += 1;
     }
     nodes
         .iter()
         .enumerate()
-        .map(|(i, n)| match (count[n.name.as_str()], &n.source) {
-            (1, _) => n.name.clone(),
-            (_, Some((_, source))) => format!("{} ({source})", n.name),
-            (_, None) => format!("{} (#{})", n.name, i + 1),
+        .map(|(i, (name, source))| match (count[name], source) {
+            (1, _) => name.to_string(),
+            (_, Some(source)) => format!("{name} ({source})"),
+            (_, None) => format!("{name} (#{})", i + 1),
+        })
+        .collect()
+}
+
+/// One warning per node name that several sources give: `nodes` are each node's name and
+/// facts source, in order.
+pub fn duplicate_warnings<'a>(nodes: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<String> {
+    let mut by_name: indexmap::IndexMap<&str, Vec<&str>> = indexmap::IndexMap::new();
+    for (name, source) in nodes {
+        by_name.entry(name).or_default().push(source);
+    }
+    by_name
+        .into_iter()
+        .filter(|(_, s)| s.len() > 1)
+        .map(|(name, sources)| {
+            format!(
+                "node {name} is given {} times (by {}): each answer line names its facts source",
+                sources.len(),
+                sources.join(", ")
+            )
         })
         .collect()
 }
@@ -102,15 +134,16 @@ impl Record {
     /// The answer with its rendering checked: a value that JSON Lines (or `--render-as`)
     /// cannot print becomes the error a single lookup would report.
     fn new(
-        node: &Node,
+        node: &str,
+        source: &Option<(String, String)>,
         key: String,
         outcome: Result<Answer, Error>,
         format: Option<Format>,
     ) -> Self {
         let checked = Checked::new(outcome, format);
         Record {
-            node: node.name.clone(),
-            source: node.source.clone(),
+            node: node.to_string(),
+            source: source.clone(),
             key,
             outcome: checked.outcome,
             rendered: checked.rendered,
@@ -280,7 +313,8 @@ fn map_line(
     }
 }
 
-/// One node's answers as JSON Lines, for a writer that prints them as they come.
+/// The answers of one unit of nodes ([`NodeUnit`]: a facts file, a PuppetDB chunk) as JSON
+/// Lines, for a writer that prints them as they come.
 #[derive(Debug, Clone, Default)]
 pub struct NodeLines {
     /// The lines, each ending in a newline.
@@ -289,6 +323,102 @@ pub struct NodeLines {
     pub errors: bool,
     /// Whether any key was not found (and no `--default` answered it).
     pub missed: bool,
+    /// The unit's nodes: each one's name and where its facts came from (the source's
+    /// value, `""` for none), in order.
+    pub nodes: Vec<(String, String)>,
+    /// What reading the unit's nodes warned of (printed before its lines).
+    pub warnings: Vec<String>,
+}
+
+/// What reading one unit of a batch's nodes gives: its nodes, in order, and warnings.
+#[derive(Debug, Default)]
+pub struct ReadNodes {
+    /// The nodes.
+    pub nodes: Vec<Node>,
+    /// Warnings to print (a facts file that sets some of the names Puppet wants together …).
+    pub warnings: Vec<String>,
+}
+
+/// One unit of a batch's nodes (a facts file, a chunk of PuppetDB's), read by the worker
+/// that answers it: a fleet is never all in memory.
+pub type NodeUnit<'a> = Box<dyn FnOnce() -> ReadNodes + Send + 'a>;
+
+/// A batch's nodes, read as they are answered: units in order, each read on a worker.
+pub struct NodeSource<'a> {
+    units: Box<dyn Iterator<Item = NodeUnit<'a>> + Send + 'a>,
+    /// How many nodes are expected (a facts file usually holds one node), for progress.
+    pub expected: usize,
+}
+
+impl std::fmt::Debug for NodeSource<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NodeSource")
+            .field("expected", &self.expected)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> NodeSource<'a> {
+    /// Nodes read unit by unit; `expected`: how many nodes are expected.
+    pub fn new(
+        units: impl Iterator<Item = NodeUnit<'a>> + Send + 'a,
+        expected: usize,
+    ) -> NodeSource<'a> {
+        NodeSource {
+            units: Box::new(units),
+            expected,
+        }
+    }
+
+    /// Nodes already read: each its own unit.
+    pub fn from_nodes(nodes: Vec<Node>) -> NodeSource<'a> {
+        let expected = nodes.len();
+        NodeSource::new(
+            nodes.into_iter().map(|n| -> NodeUnit<'a> {
+                Box::new(move || ReadNodes {
+                    nodes: vec![n],
+                    warnings: Vec::new(),
+                })
+            }),
+            expected,
+        )
+    }
+
+    /// Nodes the caller holds: each its own unit, cloned when read (a scope is shared, not
+    /// copied).
+    pub fn from_refs<I>(nodes: I) -> NodeSource<'a>
+    where
+        I: IntoIterator<Item = &'a Node>,
+        I::IntoIter: ExactSizeIterator + Send + 'a,
+    {
+        let nodes = nodes.into_iter();
+        let expected = nodes.len();
+        NodeSource::new(
+            nodes.map(|n| -> NodeUnit<'a> {
+                Box::new(move || ReadNodes {
+                    nodes: vec![n.clone()],
+                    warnings: Vec::new(),
+                })
+            }),
+            expected,
+        )
+    }
+
+    /// The units, in order.
+    pub fn into_units(self) -> Box<dyn Iterator<Item = NodeUnit<'a>> + Send + 'a> {
+        self.units
+    }
+
+    /// Every node, read now, in order, and the warnings reading them gave.
+    pub fn read_all(self) -> ReadNodes {
+        let mut all = ReadNodes::default();
+        for unit in self.units {
+            let r = unit();
+            all.nodes.extend(r.nodes);
+            all.warnings.extend(r.warnings);
+        }
+        all
+    }
 }
 
 /// What a batch asks of a [`Workspace`] for every node.
@@ -312,56 +442,73 @@ impl Batch {
         &self,
         workspace: &Workspace,
         nodes: Vec<Node>,
-        emit: impl FnMut(usize, Vec<Record>) + Send,
+        mut emit: impl FnMut(usize, Vec<Record>) + Send,
     ) {
         workspace.refresh();
         crate::workers::in_order(
-            &nodes,
+            nodes,
             self.threads,
             |node| {
                 let mut records = Vec::new();
+                let (name, source) = (node.name.clone(), node.source.clone());
                 self.answer_node(workspace, node, |key, outcome| {
-                    records.push(Record::new(node, key, outcome, self.format))
+                    records.push(Record::new(&name, &source, key, outcome, self.format))
                 });
                 records
             },
-            emit,
+            |i, records| {
+                emit(i, records);
+                std::ops::ControlFlow::Continue(())
+            },
         );
     }
 
     /// Answers every node as JSON Lines ([`Record::json_line`], byte for byte); `emit`
-    /// receives each node's lines, in node order. The lines are written by the workers, so
-    /// that the one writer only copies them out.
+    /// receives each unit's lines, in order (its index, counting units), and may stop the
+    /// batch (`Break`: stdout's reader left). The nodes are read and the lines written by
+    /// the workers, so that the one writer only copies them out, and each node is dropped
+    /// once answered.
     pub fn run_lines(
         &self,
         workspace: &Workspace,
-        nodes: Vec<Node>,
-        emit: impl FnMut(usize, NodeLines) + Send,
+        nodes: NodeSource<'_>,
+        emit: impl FnMut(usize, NodeLines) -> std::ops::ControlFlow<()> + Send,
     ) {
         workspace.refresh();
         crate::workers::in_order(
-            &nodes,
+            nodes.into_units(),
             self.threads,
-            |node| {
-                let mut lines = NodeLines::default();
-                self.answer_node(workspace, node, |key, outcome| {
-                    let checked = Checked::new(outcome, self.format);
-                    let head = Head {
-                        node: &node.name,
-                        source: node.source.as_ref().map(|(k, v)| (k.as_str(), v.as_str())),
-                        key: &key,
-                    };
-                    let error = write_line(
-                        &mut lines.text,
-                        head,
-                        &checked.outcome,
-                        checked.rendered.as_deref(),
-                        checked.value_json.as_ref().map(|r| r.as_deref()),
-                    );
-                    lines.text.push('\n');
-                    lines.errors |= error;
-                    lines.missed |= !error && matches!(checked.outcome, Ok(Answer::NotFound));
-                });
+            |unit| {
+                let read = unit();
+                let mut lines = NodeLines {
+                    warnings: read.warnings,
+                    ..NodeLines::default()
+                };
+                for node in read.nodes {
+                    let name = node.name.clone();
+                    let source = node.source.clone();
+                    self.answer_node(workspace, node, |key, outcome| {
+                        let checked = Checked::new(outcome, self.format);
+                        let head = Head {
+                            node: &name,
+                            source: source.as_ref().map(|(k, v)| (k.as_str(), v.as_str())),
+                            key: &key,
+                        };
+                        let error = write_line(
+                            &mut lines.text,
+                            head,
+                            &checked.outcome,
+                            checked.rendered.as_deref(),
+                            checked.value_json.as_ref().map(|r| r.as_deref()),
+                        );
+                        lines.text.push('\n');
+                        lines.errors |= error;
+                        lines.missed |= !error && matches!(checked.outcome, Ok(Answer::NotFound));
+                    });
+                    lines
+                        .nodes
+                        .push((name, source.map(|(_, v)| v).unwrap_or_default()));
+                }
                 lines
             },
             emit,
@@ -373,7 +520,7 @@ impl Batch {
     fn answer_node(
         &self,
         workspace: &Workspace,
-        node: &Node,
+        node: Node,
         mut answer: impl FnMut(String, Result<Answer, Error>),
     ) {
         if let Some(e) = &node.facts_error {
@@ -383,7 +530,7 @@ impl Batch {
             }
             return;
         }
-        let mut session = workspace.session_unrefreshed(node.scope.clone());
+        let mut session = workspace.session_unrefreshed(node.scope);
         let keys = match &self.keys {
             Keys::List(k) => k.clone(),
             Keys::All => match session.all_keys() {
@@ -498,7 +645,9 @@ mod tests {
             for outcome in &outcomes {
                 for format in formats {
                     let expected = reference_line(source, outcome.clone(), format);
-                    let record = Record::new(&node(source), "a::b".into(), outcome.clone(), format);
+                    let n = node(source);
+                    let record =
+                        Record::new(&n.name, &n.source, "a::b".into(), outcome.clone(), format);
                     assert_eq!(
                         record.json_line(),
                         expected,

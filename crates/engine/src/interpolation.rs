@@ -15,6 +15,18 @@ pub(crate) trait Context {
     /// A scope variable (a mapped_paths local first), after `strict` has handled an
     /// undefined one: `None` when it is undefined.
     fn variable(&mut self, name: &str) -> Result<Option<Value>>;
+    /// `%{root.seg…}` read in place when nothing is recorded (no `--explain`): the variable
+    /// found as [`variable`](Self::variable) finds it, dug into as [`dig`](Self::dig) digs,
+    /// and only the value found copied (`$facts` is the node's whole facts hash). `None`: the
+    /// caller reads and digs a copy.
+    fn scope_dig(
+        &mut self,
+        _root: &str,
+        _key: &str,
+        _segments: &[Segment],
+    ) -> Option<Result<Option<Value>>> {
+        None
+    }
     /// Digs the dotted `segments` of `key` into a variable's value.
     fn dig(&mut self, key: &str, segments: &[Segment], value: Value) -> Result<Option<Value>>;
     /// Runs `f` with `name` on the recursion guard (`Invocation#check`).
@@ -223,6 +235,9 @@ pub(crate) fn scope_lookup<C: Context>(
             )))
         }
     };
+    if let Some(found) = cx.scope_dig(&root, key, &segments) {
+        return found;
+    }
     let value = cx.explained(
         || Kind::Scope("Global Scope".into()),
         |cx| cx.variable(&root),

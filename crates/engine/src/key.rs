@@ -3,7 +3,7 @@
 use hiera_value::value::Value;
 
 /// One segment of a dotted key: a hash key or an array index.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Segment {
     /// A hash key.
     Key(String),

@@ -4,7 +4,7 @@
 use crate::error::{Error, Result};
 use hiera_value::value::{Map, Value};
 use indexmap::IndexMap;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// How undefined variables are treated (Puppet's `strict` setting).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -23,19 +23,47 @@ pub enum Strict {
 /// The server facts that describe the host (`$servername`, `$serverip`, `$serverip6`, and
 /// `$server_facts`, which holds them) are found only when a lookup reads them: finding the
 /// host's addresses costs more than the rest of a lookup's scope.
+///
+/// The facts are held once: each top-level fact variable reads its value inside `$facts`,
+/// and a clone shares them (a scope is copied into every session of its node; [`set`]
+/// copies what is shared only then).
+///
+/// [`set`]: Scope::set
 #[derive(Debug, Clone, Default)]
 pub struct Scope {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug, Clone)]
+struct Inner {
     vars: IndexMap<String, Var>,
+    /// The node's facts (`$facts`), which [`Var::Fact`] variables read.
+    facts: Value,
     /// The environment the scope was built for (`$server_facts['environment']`).
     environment: String,
     /// `$server_facts`, built on first use.
     server_facts: OnceLock<Value>,
 }
 
+impl Default for Inner {
+    fn default() -> Inner {
+        Inner {
+            vars: IndexMap::default(),
+            facts: Value::Hash(Map::default()),
+            environment: String::new(),
+            server_facts: OnceLock::new(),
+        }
+    }
+}
+
 /// A top-scope variable's value, or where to find it when it is first read.
 #[derive(Debug, Clone)]
 enum Var {
     Value(Value),
+    /// The value of the fact at this index of `$facts` (a top-level fact).
+    Fact(usize),
+    /// `$facts` itself.
+    Facts,
     /// A server fact of the host (`HostFacts`), absent when the host has none.
     Host(&'static str),
     /// `$server_facts`: the server facts and the environment's name.
@@ -56,9 +84,9 @@ impl Scope {
             _ => Map::default(),
         };
         let mut vars: IndexMap<String, Var> = IndexMap::default();
-        for (k, v) in &facts {
+        for (i, (k, _)) in facts.iter().enumerate() {
             if let Value::String(k) = k {
-                vars.insert(k.clone(), Var::Value(v.clone()));
+                vars.insert(k.clone(), Var::Fact(i));
             }
         }
         // Node#add_server_facts: the server facts become node parameters unless a fact of
@@ -71,15 +99,18 @@ impl Scope {
         let value = |v: Value| Var::Value(v);
         vars.insert("server_facts".into(), Var::ServerFacts);
         vars.insert("environment".into(), value(Value::str(environment)));
-        vars.insert("facts".into(), value(Value::Hash(facts)));
+        vars.insert("facts".into(), Var::Facts);
         vars.insert("trusted".into(), value(trusted));
         vars.insert("name".into(), value(Value::str("main")));
         vars.insert("title".into(), value(Value::str("main")));
         vars.insert("module_name".into(), value(Value::str("")));
         Scope {
-            vars,
-            environment: environment.to_string(),
-            server_facts: OnceLock::new(),
+            inner: Arc::new(Inner {
+                vars,
+                facts: Value::Hash(facts),
+                environment: environment.to_string(),
+                server_facts: OnceLock::new(),
+            }),
         }
     }
 
@@ -97,32 +128,43 @@ impl Scope {
     /// Adds or replaces a top-scope variable (`--var NAME=VALUE`).
     pub fn set(&mut self, name: &str, value: Value) {
         let name = name.trim_start_matches("::");
+        let inner = Arc::make_mut(&mut self.inner);
         // A server fact the host does not have was never a variable: setting it adds one
         // at the end, as for any new name.
-        if let Some(Var::Host(k)) = self.vars.get(name) {
+        if let Some(Var::Host(k)) = inner.vars.get(name) {
             if !host_facts().contains_key(&Value::str(*k)) {
-                self.vars.shift_remove(name);
+                inner.vars.shift_remove(name);
             }
         }
-        self.vars.insert(name.to_string(), Var::Value(value));
+        inner.vars.insert(name.to_string(), Var::Value(value));
     }
 
     /// The node's facts (`$facts`), when the scope has them.
     pub fn facts(&self) -> Option<&Map> {
-        match self.vars.get("facts") {
+        match self.inner.vars.get("facts") {
             Some(Var::Value(Value::Hash(m))) => Some(m),
+            Some(Var::Facts) => self.inner.facts.as_hash(),
             _ => None,
         }
     }
 
     /// A variable by name (`x`, `::x`); `None` when it does not exist.
     pub(crate) fn get(&self, name: &str) -> Option<&Value> {
-        self.resolve(self.vars.get(name.strip_prefix("::").unwrap_or(name))?)
+        self.resolve(
+            self.inner
+                .vars
+                .get(name.strip_prefix("::").unwrap_or(name))?,
+        )
     }
 
     fn resolve<'a>(&'a self, var: &'a Var) -> Option<&'a Value> {
         match var {
             Var::Value(v) => Some(v),
+            Var::Fact(i) => match &self.inner.facts {
+                Value::Hash(h) => h.get_index(*i).map(|(_, v)| v),
+                _ => None,
+            },
+            Var::Facts => Some(&self.inner.facts),
             Var::Host(k) => host_facts().get(&Value::str(*k)),
             Var::ServerFacts => Some(self.server_facts_value()),
         }
@@ -130,13 +172,14 @@ impl Scope {
 
     /// `$server_facts`: `serverversion`, the host's server facts, then the environment's name.
     fn server_facts_value(&self) -> &Value {
-        self.server_facts.get_or_init(|| {
+        let inner = &*self.inner;
+        inner.server_facts.get_or_init(|| {
             let mut m = Map::default();
             m.insert(Value::str("serverversion"), Value::str(PUPPET_VERSION));
             m.extend(host_facts().iter().map(|(k, v)| (k.clone(), v.clone())));
             m.insert(
                 Value::str("environment"),
-                Value::str(self.environment.as_str()),
+                Value::str(inner.environment.as_str()),
             );
             Value::Hash(m)
         })
@@ -145,7 +188,8 @@ impl Scope {
     /// Every top-scope variable, as a hash (for external backends).
     pub(crate) fn to_value(&self) -> Value {
         Value::Hash(
-            self.vars
+            self.inner
+                .vars
                 .iter()
                 .filter_map(|(k, var)| Some((Value::str(k.as_str()), self.resolve(var)?.clone())))
                 .collect(),

@@ -7,9 +7,9 @@
 //! is stamped (size, modification time, inode) when read, and [`Workspace::refresh`] (run
 //! before every query it answers) drops the parse of every file whose stamp changed, and
 //! finds the layers again (a new module, an edited environment.conf). hiera.yaml files are
-//! read by each query's session, so an edited hierarchy is seen at once. Editor buffers are
-//! overlays ([`Workspace::set_overlay`]): unsaved text read in place of the file, through the
-//! same `Fs` seam every read goes through.
+//! parsed once too, and stamped and dropped like data files, so an edited hierarchy is seen
+//! by the next query. Editor buffers are overlays ([`Workspace::set_overlay`]): unsaved text
+//! read in place of the file, through the same `Fs` seam every read goes through.
 //!
 //! A workspace is `Send + Sync`: a server answers concurrent requests from one.
 //!
@@ -120,6 +120,8 @@ impl Workspace {
         for path in &changed {
             self.files.invalidate(&path.to_string_lossy());
         }
+        // Which locations exist is not stamped: levels are resolved again for each query.
+        self.files.forget_resolved_levels();
         if let Some(env) = &self.env {
             // A new module, an edited environment.conf: cheap to find again (a few
             // directory listings), so found again at every refresh.
@@ -400,6 +402,30 @@ mod tests {
     }
 
     #[test]
+    fn hiera_yaml_parsed_once_is_still_read_again_when_edited() {
+        // The workspace keeps each hiera.yaml's parse for every session: an edit between
+        // queries (same length: only the modification time tells), an editor's buffer, and
+        // the buffer's removal must each be seen by the next query.
+        let repo = Repo::new("hiera-same");
+        let a = "version: 5\nhierarchy:\n  - name: a\n    path: aaaa.yaml\n";
+        let b = "version: 5\nhierarchy:\n  - name: b\n    path: bbbb.yaml\n";
+        repo.write("hiera.yaml", a);
+        repo.write("data/aaaa.yaml", "port: 1\n");
+        repo.write("data/bbbb.yaml", "port: 2\n");
+        let ws = repo.open();
+        let n = node("web01");
+        assert_eq!(get(&ws, &n, "port"), int(1));
+        assert_eq!(get(&ws, &node("db01"), "port"), int(1));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        repo.write("hiera.yaml", b);
+        assert_eq!(get(&ws, &n, "port"), int(2));
+        ws.set_overlay(&repo.0.join("hiera.yaml"), Some(a.into()));
+        assert_eq!(get(&ws, &n, "port"), int(1));
+        ws.set_overlay(&repo.0.join("hiera.yaml"), None);
+        assert_eq!(get(&ws, &n, "port"), int(2));
+    }
+
+    #[test]
     fn overlays_are_read_in_place_of_files_and_new_files() {
         let repo = Repo::new("overlay");
         repo.write("hiera.yaml", HIERA);
@@ -435,6 +461,78 @@ mod tests {
             get(&ws, &n, "ntp::servers"),
             Outcome::Found(Value::Array(vec![Value::str("a")]))
         );
+    }
+
+    fn node_with(name: &str, os: &str) -> Scope {
+        let mut facts = Map::default();
+        facts.insert(Value::str("clientcert"), Value::str(name));
+        let mut os_fact = Map::default();
+        os_fact.insert(Value::str("family"), Value::str(os));
+        facts.insert(Value::str("os"), Value::Hash(os_fact));
+        Scope::from_facts(facts, "production")
+    }
+
+    #[test]
+    fn levels_resolved_once_answer_each_node_as_its_own() {
+        // Nodes share the resolution of the OS level (same os.family), never the node level,
+        // and a level that differs for every node (past the memo's bound) still answers each
+        // node from its own file.
+        let repo = Repo::new("levels");
+        repo.write(
+            "hiera.yaml",
+            "version: 5\nhierarchy:\n  - name: node\n    path: \"nodes/%{trusted.certname}.yaml\"\n  - name: os\n    path: \"os/%{facts.os.family}.yaml\"\n  - name: common\n    path: common.yaml\n",
+        );
+        repo.write("data/common.yaml", "port: 80\nos: none\n");
+        repo.write("data/os/RedHat.yaml", "os: redhat\n");
+        repo.write("data/os/Debian.yaml", "os: debian\n");
+        for i in 0..100 {
+            repo.write(&format!("data/nodes/n{i}.yaml"), &format!("port: {i}\n"));
+        }
+        let ws = repo.open();
+        let nodes: Vec<Scope> = (0..120)
+            .map(|i| node_with(&format!("n{i}"), ["RedHat", "Debian", "Solaris"][i % 3]))
+            .collect();
+        ws.refresh();
+        for (i, n) in nodes.iter().enumerate() {
+            let mut s = ws.session_unrefreshed(n.clone());
+            let port = s.lookup(&["port".into()], None).unwrap();
+            let os = s.lookup(&["os".into()], None).unwrap();
+            assert_eq!(port, int(if i < 100 { i as i64 } else { 80 }), "n{i}");
+            let want = ["redhat", "debian", "none"][i % 3];
+            assert_eq!(os, Outcome::Found(Value::str(want)), "n{i}");
+        }
+    }
+
+    #[test]
+    fn a_level_resolved_once_warns_every_node() {
+        // Warnings of a level's resolution (here strict=warning's undefined variable) are
+        // each node's, whether it resolved the level or took another node's resolution.
+        let repo = Repo::new("level-warn");
+        repo.write(
+            "hiera.yaml",
+            "version: 5\nhierarchy:\n  - name: x\n    path: \"x/%{nosuchvar}.yaml\"\n  - name: common\n    path: common.yaml\n",
+        );
+        repo.write("data/common.yaml", "port: 80\n");
+        let env = EnvOptions {
+            cwd: repo.0.clone(),
+            ..Default::default()
+        };
+        let settings = Settings {
+            strict: crate::scope::Strict::Warning,
+            ..Settings::default()
+        };
+        let ws = Workspace::open(env, settings).unwrap();
+        for name in ["a", "b", "c"] {
+            let mut s = ws.session_unrefreshed(node(name));
+            assert_eq!(s.lookup(&["port".into()], None).unwrap(), int(80));
+            let warnings = s.take_warnings();
+            assert!(
+                warnings
+                    .iter()
+                    .any(|w| w.contains("Undefined variable 'nosuchvar'")),
+                "{name}: {warnings:?}"
+            );
+        }
     }
 
     #[test]

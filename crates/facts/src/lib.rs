@@ -120,8 +120,26 @@ pub struct BatchNode {
 /// Every node of a batch, from the `--facts` files and the `--facts-dir` directory, in that
 /// order (a directory's files sorted by name), and warnings to print (duplicate node names,
 /// partial host names). A file that cannot be read is that node's error; a directory that
-/// cannot be read, or has no facts file, is an error.
+/// cannot be read, or has no facts file, is an error. Every file is read now: a batch that
+/// answers as it reads takes [`batch_files`] and [`read_batch_file`] instead.
 pub fn batch(req: &FactsRequest) -> Result<(Vec<BatchNode>, Vec<String>)> {
+    let mut nodes = Vec::new();
+    let mut warnings = Vec::new();
+    for (path, display) in &batch_files(req)? {
+        let (found, w) = read_batch_file(path, display, req.trusted.as_ref());
+        warnings.extend(w);
+        nodes.extend(found);
+    }
+    warnings.extend(duplicate_warnings(
+        nodes.iter().map(|n| (n.name.as_str(), n.source.as_str())),
+    ));
+    Ok((nodes, warnings))
+}
+
+/// The facts files of a batch, nothing read yet: the `--facts` files, then the `--facts-dir`
+/// directory's (sorted by name), each with its path as the user would name it. A directory
+/// that cannot be read, or has no facts file, is an error.
+pub fn batch_files(req: &FactsRequest) -> Result<Vec<(PathBuf, String)>> {
     let mut files = req.files.clone();
     if let Some((dir, display)) = &req.dir {
         let mut found = facts_files_in(dir)?;
@@ -139,17 +157,26 @@ pub fn batch(req: &FactsRequest) -> Result<(Vec<BatchNode>, Vec<String>)> {
             (p, shown)
         }));
     }
-    let mut nodes = Vec::new();
-    let mut warnings = Vec::new();
-    for (path, display) in &files {
-        let stem = path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        match read_file(path, display) {
-            Ok((list, w)) => {
-                warnings.extend(w);
-                for nf in list {
+    Ok(files)
+}
+
+/// The nodes of one facts file of a batch ([`batch_files`]), `trusted` (`--trusted`) applied,
+/// and the warnings reading it gave. A file that cannot be read is one node's error, named
+/// after the file.
+pub fn read_batch_file(
+    path: &Path,
+    display: &str,
+    trusted: Option<&Map>,
+) -> (Vec<BatchNode>, Vec<String>) {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    match read_file(path, display) {
+        Ok((list, warnings)) => {
+            let nodes = list
+                .into_iter()
+                .map(|nf| {
                     let name = nf.name(&stem);
                     let mut values = nf.values;
                     let facts = if values.is_empty() {
@@ -157,33 +184,35 @@ pub fn batch(req: &FactsRequest) -> Result<(Vec<BatchNode>, Vec<String>)> {
                             "No facts available for target node: {name}"
                         )))
                     } else {
-                        if let Some(t) = &req.trusted {
+                        if let Some(t) = trusted {
                             apply_trusted(&mut values, t, Some(&name));
                         }
                         Ok(values)
                     };
-                    nodes.push(BatchNode {
+                    BatchNode {
                         name,
                         kind: "facts",
-                        source: display.clone(),
+                        source: display.to_string(),
                         facts,
-                    });
-                }
-            }
-            Err(e) => nodes.push(BatchNode {
+                    }
+                })
+                .collect();
+            (nodes, warnings)
+        }
+        Err(e) => (
+            vec![BatchNode {
                 name: stem,
                 kind: "facts",
-                source: display.clone(),
+                source: display.to_string(),
                 facts: Err(e),
-            }),
-        }
+            }],
+            Vec::new(),
+        ),
     }
-    warnings.extend(duplicate_warnings(&nodes));
-    Ok((nodes, warnings))
 }
 
 /// How many nodes' facts one PuppetDB request fetches in batch mode.
-pub(crate) const PUPPETDB_CHUNK: usize = 100;
+pub const PUPPETDB_CHUNK: usize = 100;
 
 /// Batch mode over PuppetDB: every active node, or those of a PQL query, fetched
 /// `PUPPETDB_CHUNK` at a time as the iterator is consumed (the fleet is never all in memory).
@@ -193,6 +222,15 @@ pub fn puppetdb_batch<'a>(
     pql: Option<&str>,
     trusted: Option<Map>,
 ) -> Result<impl Iterator<Item = Vec<BatchNode>> + 'a> {
+    let chunks = puppetdb_chunks(db, pql)?;
+    Ok(chunks
+        .into_iter()
+        .map(move |chunk| read_puppetdb_chunk(db, &chunk, trusted.as_ref())))
+}
+
+/// The certnames of a PuppetDB batch (every active node, or those of a PQL query), in
+/// chunks of `PUPPETDB_CHUNK`, to fetch with [`read_puppetdb_chunk`]. No node is an error.
+pub fn puppetdb_chunks(db: &puppetdb::Client, pql: Option<&str>) -> Result<Vec<Vec<String>>> {
     let certnames = db.certnames(pql)?;
     if certnames.is_empty() {
         return Err(Error::run(format!(
@@ -205,63 +243,61 @@ pub fn puppetdb_batch<'a>(
             }
         )));
     }
-    let chunks: Vec<Vec<String>> = certnames
+    Ok(certnames
         .chunks(PUPPETDB_CHUNK)
         .map(|c| c.to_vec())
-        .collect();
-    Ok(chunks.into_iter().map(move |chunk| {
-        let fetched = db.nodes(&chunk);
-        chunk
-            .iter()
-            .map(|c| {
-                let facts = match &fetched {
-                    Err(e) => Err(e.clone()),
-                    Ok(list) => match list.iter().find(|n| n.certname.as_deref() == Some(c)) {
-                        Some(n) if n.values.is_empty() => Err(Error::run(format!(
-                            "No facts available for target node: {c}"
-                        ))),
-                        Some(n) => {
-                            let mut values = n.values.clone();
-                            if let Some(t) = &trusted {
-                                apply_trusted(&mut values, t, Some(c));
-                            }
-                            Ok(values)
-                        }
-                        None => Err(Error::run(format!(
-                            "No facts available for target node: {c} (PuppetDB at {} no longer has it)",
-                            db.url()
-                        ))),
-                    },
-                };
-                BatchNode {
-                    name: c.clone(),
-                    kind: "puppetdb",
-                    source: c.clone(),
-                    facts,
-                }
-            })
-            .collect()
-    }))
+        .collect())
 }
 
-/// One warning per node name that several sources give.
-pub(crate) fn duplicate_warnings(nodes: &[BatchNode]) -> Vec<String> {
-    let mut by_name: indexmap::IndexMap<&str, Vec<&str>> = indexmap::IndexMap::new();
-    for n in nodes {
-        by_name.entry(&n.name).or_default().push(&n.source);
-    }
-    by_name
-        .into_iter()
-        .filter(|(_, s)| s.len() > 1)
-        .map(|(name, sources)| {
-            format!(
-                "node {name} is given {} times (by {}): each answer line names its facts source",
-                sources.len(),
-                sources.join(", ")
-            )
+/// The nodes of one chunk of [`puppetdb_chunks`], fetched in one request, `trusted` applied.
+/// A chunk PuppetDB fails to give is an error for each of its nodes.
+pub fn read_puppetdb_chunk(
+    db: &puppetdb::Client,
+    chunk: &[String],
+    trusted: Option<&Map>,
+) -> Vec<BatchNode> {
+    let mut fetched = db.nodes(chunk);
+    chunk
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            // Each node's facts moved out of the answer (copied only for a certname the
+            // chunk names again).
+            let again = chunk[i + 1..].contains(c);
+            let facts = match &mut fetched {
+                Err(e) => Err(e.clone()),
+                Ok(list) => match list.iter_mut().find(|n| n.certname.as_deref() == Some(c)) {
+                    Some(n) if n.values.is_empty() => Err(Error::run(format!(
+                        "No facts available for target node: {c}"
+                    ))),
+                    Some(n) => {
+                        let mut values = if again {
+                            n.values.clone()
+                        } else {
+                            std::mem::take(&mut n.values)
+                        };
+                        if let Some(t) = trusted {
+                            apply_trusted(&mut values, t, Some(c));
+                        }
+                        Ok(values)
+                    }
+                    None => Err(Error::run(format!(
+                        "No facts available for target node: {c} (PuppetDB at {} no longer has it)",
+                        db.url()
+                    ))),
+                },
+            };
+            BatchNode {
+                name: c.clone(),
+                kind: "puppetdb",
+                source: c.clone(),
+                facts,
+            }
         })
         .collect()
 }
+
+pub use hiera_engine::batch::duplicate_warnings;
 
 /// One node's facts.
 #[derive(Debug, Clone, PartialEq)]

@@ -199,7 +199,7 @@ impl Client {
             if status != 200 {
                 return Err(status_error(base, status, &text));
             }
-            return hiera_formats::json::parse(&text).map_err(|e| {
+            return hiera_formats::json::parse_fast(&text).map_err(|e| {
                 Error::run(format!(
                     "PuppetDB at {base} answered {endpoint} with something that is not JSON ({e})"
                 ))

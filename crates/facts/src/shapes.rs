@@ -68,7 +68,7 @@ const FACTS_HINT: &str =
 /// JSON as `--facts` reads it. Puppet's message is the json gem's (`JSON::ParserError` alone
 /// for an empty file); ours names the file and what it should hold around it.
 fn parse_json(text: &str, display: &str) -> Result<Value> {
-    hiera_formats::json::parse(text).map_err(|e| {
+    hiera_formats::json::parse_fast(text).map_err(|e| {
         if text.trim().is_empty() {
             Error::run(format!(
                 "The facts file {display} is empty: {FACTS_HINT} ({e})"

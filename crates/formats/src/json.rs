@@ -19,9 +19,21 @@
 
 use hiera_value::value::{Map, Value};
 
+mod fast;
 pub mod index;
 pub mod positions;
 pub mod write;
+
+/// [`parse`], faster for the JSON Facter and PuppetDB write: serde_json decodes what it reads
+/// exactly as [`parse`] would, and [`parse`] reads everything else (see `json/fast.rs` for
+/// where they could differ and how that is left to [`parse`]). The same value, or the same
+/// error, for every input.
+pub fn parse_fast(text: &str) -> Result<Value, String> {
+    match fast::parse(text) {
+        Some(v) => Ok(v),
+        None => parse(text),
+    }
+}
 
 /// `Puppet::Util::Json.load(text)`, or its error message: MultiJson refuses blank input with
 /// the bare class name, then the json gem parses.

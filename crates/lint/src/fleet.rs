@@ -5,8 +5,10 @@
 //! Each node's hierarchy is interpolated by the engine ([`Session::interpolate`]) with the
 //! node's scope, and merged keys are looked up through the engine as `puppet lookup` would.
 
+use super::param_types::{NodeNotes, Pending};
 use super::repo::{has_placeholders, Repo};
 use super::Sink;
+use hiera_engine::batch::{Node, NodeSource, NodeUnit, ReadNodes};
 use hiera_engine::config::Locations;
 use hiera_engine::engine::{Exec, Layers, Session, Settings};
 use hiera_engine::error::{Error, Result};
@@ -16,35 +18,56 @@ use hiera_value::value::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-/// One node of the fleet.
-#[derive(Debug, Clone)]
-pub(crate) struct FleetNode {
-    pub name: String,
-    pub facts: Map,
-    /// The node's top-scope variables (its facts, and what the caller set over them).
-    pub scope: Scope,
+/// The nodes of the fleet (`--facts-dir`, PuppetDB, or the caller's), read as they are
+/// checked, one unit (a facts file, a chunk of PuppetDB's) at a time: the fleet is never all
+/// in memory.
+pub(crate) struct Fleet<'a> {
+    nodes: NodeSource<'a>,
+    /// Whether a node's facts error is named with the node ("node web01: …"): the caller
+    /// built the nodes, and its messages do not name them.
+    name_errors: bool,
 }
 
-/// The nodes of the fleet (`--facts-dir` or PuppetDB).
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Fleet {
-    pub nodes: Vec<FleetNode>,
-}
+/// A PuppetDB client the fleet's units share.
+pub(crate) type Db = Option<hiera_facts::puppetdb::Client>;
 
-impl Fleet {
-    /// The nodes of `--facts-dir`, or of PuppetDB (every active node, or `nodes_query`'s),
-    /// read by the node sources batch mode uses ([`facts::batch`](hiera_facts::batch),
-    /// [`facts::puppetdb_batch`](hiera_facts::puppetdb_batch)). `None` without either.
-    pub fn from_options(root: &Path, opts: &super::Options) -> Result<Option<Fleet>> {
-        if let Some(nodes) = &opts.nodes {
-            return Fleet::from_nodes(nodes).map(Some);
+impl<'a> Fleet<'a> {
+    /// The caller's nodes ([`Options::nodes`](super::Options::nodes), or a stream of them),
+    /// else the nodes of `--facts-dir`, or of PuppetDB (every active node, or
+    /// `nodes_query`'s), read by the node sources batch mode uses
+    /// ([`facts::read_batch_file`](hiera_facts::read_batch_file),
+    /// [`facts::read_puppetdb_chunk`](hiera_facts::read_puppetdb_chunk)). `None` without
+    /// any. `db` holds the PuppetDB client the units use.
+    pub fn from_options<'s: 'a>(
+        root: &Path,
+        opts: &'a super::Options,
+        stream: Option<NodeSource<'s>>,
+        db: &'a mut Db,
+    ) -> Result<Option<Fleet<'a>>> {
+        let named = |nodes| {
+            Ok(Some(Fleet {
+                nodes,
+                name_errors: true,
+            }))
+        };
+        if let Some(nodes) = stream {
+            let expected = nodes.expected;
+            let units = nodes.into_units().map(|u| -> NodeUnit<'a> { u });
+            return named(NodeSource::new(units, expected));
         }
-        let nodes = match (&opts.facts_dir, &opts.puppetdb) {
-            (Some(_), Some(_)) => {
-                return Err(Error::Usage(
-                    "--facts-dir and --puppetdb cannot be combined".into(),
-                ))
-            }
+        if let Some(nodes) = &opts.nodes {
+            return named(NodeSource::from_refs(nodes));
+        }
+        let plain = |nodes| {
+            Ok(Some(Fleet {
+                nodes,
+                name_errors: false,
+            }))
+        };
+        match (&opts.facts_dir, &opts.puppetdb) {
+            (Some(_), Some(_)) => Err(Error::Usage(
+                "--facts-dir and --puppetdb cannot be combined".into(),
+            )),
             (Some(dir), None) => {
                 let request = hiera_facts::FactsRequest {
                     dir: Some((
@@ -53,80 +76,97 @@ impl Fleet {
                     )),
                     ..Default::default()
                 };
-                hiera_facts::batch(&request)?.0
+                let files = hiera_facts::batch_files(&request)?;
+                let expected = files.len();
+                let units = files.into_iter().map(|(path, display)| -> NodeUnit<'a> {
+                    Box::new(move || {
+                        let (nodes, warnings) = hiera_facts::read_batch_file(&path, &display, None);
+                        ReadNodes {
+                            nodes: nodes.into_iter().map(node_of).collect(),
+                            warnings,
+                        }
+                    })
+                });
+                plain(NodeSource::new(units, expected))
             }
-            (None, Some(db)) => {
-                let client = hiera_facts::puppetdb::Client::new(db)?;
-                let mut nodes = Vec::new();
-                for chunk in
-                    hiera_facts::puppetdb_batch(&client, opts.nodes_query.as_deref(), None)?
-                {
-                    nodes.extend(chunk);
-                }
-                nodes
+            (None, Some(options)) => {
+                let client = &*db.insert(hiera_facts::puppetdb::Client::new(options)?);
+                let chunks = hiera_facts::puppetdb_chunks(client, opts.nodes_query.as_deref())?;
+                let expected = chunks.iter().map(Vec::len).sum();
+                let units = chunks.into_iter().map(move |chunk| -> NodeUnit<'a> {
+                    Box::new(move || ReadNodes {
+                        nodes: hiera_facts::read_puppetdb_chunk(client, &chunk, None)
+                            .into_iter()
+                            .map(node_of)
+                            .collect(),
+                        warnings: Vec::new(),
+                    })
+                });
+                plain(NodeSource::new(units, expected))
             }
             (None, None) if opts.nodes_query.is_some() => {
-                return Err(Error::Usage("--nodes-query needs --puppetdb".into()))
+                Err(Error::Usage("--nodes-query needs --puppetdb".into()))
             }
-            (None, None) => return Ok(None),
-        };
-        Fleet::from_batch(nodes).map(Some)
-    }
-
-    /// The fleet of a batch's nodes. A node whose facts cannot be read stops the lint: every
-    /// fleet finding would be wrong without it.
-    pub fn from_batch(found: Vec<hiera_facts::BatchNode>) -> Result<Fleet> {
-        let mut nodes = Vec::with_capacity(found.len());
-        for n in found {
-            let mut facts = n.facts?;
-            // `$trusted.certname` follows clientcert, as in batch mode.
-            facts
-                .entry(Value::str("clientcert"))
-                .or_insert_with(|| Value::str(n.name.as_str()));
-            nodes.push(FleetNode {
-                name: n.name,
-                scope: Scope::from_facts(facts.clone(), "production"),
-                facts,
-            });
+            (None, None) => Ok(None),
         }
-        Ok(Fleet { nodes })
-    }
-
-    /// The fleet of nodes whose scopes the caller built. A node whose facts could not be
-    /// read stops the lint, as in [`from_batch`](Self::from_batch).
-    pub fn from_nodes(found: &[hiera_engine::batch::Node]) -> Result<Fleet> {
-        let mut nodes = Vec::with_capacity(found.len());
-        for n in found {
-            if let Some(e) = &n.facts_error {
-                return Err(Error::run(format!("node {}: {e}", n.name)));
-            }
-            nodes.push(FleetNode {
-                name: n.name.clone(),
-                facts: n.scope.facts().cloned().unwrap_or_default(),
-                scope: n.scope.clone(),
-            });
-        }
-        Ok(Fleet { nodes })
-    }
-
-    /// Whether some node has the fact at `path` (`["os", "family"]`).
-    pub(crate) fn any_has(&self, path: &[&str]) -> bool {
-        self.nodes.iter().any(|n| {
-            let mut cur = n.facts.get(&Value::str(path[0]));
-            for seg in &path[1..] {
-                cur = match cur {
-                    Some(Value::Hash(h)) => h.get(&Value::str(*seg)),
-                    Some(Value::Array(a)) => seg.parse::<usize>().ok().and_then(|i| a.get(i)),
-                    _ => None,
-                };
-            }
-            cur.is_some()
-        })
     }
 }
 
-fn scope_of(node: &FleetNode) -> Scope {
-    node.scope.clone()
+/// A node of `--facts-dir` or PuppetDB as the fleet rules see it: `$trusted.certname`
+/// follows clientcert, as in batch mode. A node whose facts cannot be read stops the lint:
+/// every fleet finding would be wrong without it.
+fn node_of(n: hiera_facts::BatchNode) -> Node {
+    let (scope, facts_error) = match n.facts {
+        Ok(mut facts) => {
+            facts
+                .entry(Value::str("clientcert"))
+                .or_insert_with(|| Value::str(n.name.as_str()));
+            (Scope::from_facts(facts, "production"), None)
+        }
+        Err(e) => (Scope::default(), Some(e)),
+    };
+    Node {
+        name: n.name,
+        source: Some((n.kind.into(), n.source)),
+        scope,
+        facts_error,
+    }
+}
+
+/// Whether `facts` has the fact at `path` (`["os", "family"]`).
+fn has_fact(facts: &Map, path: &[String]) -> bool {
+    let mut cur = facts.get(&Value::str(path[0].as_str()));
+    for seg in &path[1..] {
+        cur = match cur {
+            Some(Value::Hash(h)) => h.get(&Value::str(seg.as_str())),
+            Some(Value::Array(a)) => seg.parse::<usize>().ok().and_then(|i| a.get(i)),
+            _ => None,
+        };
+    }
+    cur.is_some()
+}
+
+/// What the fleet's facts hold, as [`check_facts`](super::interpolations::check_facts) asks.
+#[derive(Debug, Default)]
+pub(crate) struct FleetFacts {
+    /// How many nodes.
+    pub nodes: usize,
+    /// What reading the nodes warned of.
+    pub warnings: Vec<String>,
+    /// Each node's mismatches for `parameter-type-mismatch`, in node order (only nodes
+    /// that have some).
+    pub judged: Vec<(String, NodeNotes)>,
+    /// Each fact path asked about, and whether some node has it.
+    seen: HashMap<Vec<String>, bool>,
+}
+
+impl FleetFacts {
+    /// Whether some node has the fact at `path` (`["os", "family"]`); only the paths
+    /// [`check`] was given are known.
+    pub(crate) fn any_has(&self, path: &[&str]) -> bool {
+        let path: Vec<String> = path.iter().map(|s| s.to_string()).collect();
+        self.seen.get(&path).copied().unwrap_or(false)
+    }
 }
 
 /// The files a node reaches, in priority order (layer, then level, then location).
@@ -200,19 +240,58 @@ pub(crate) fn merged_keys(repo: &Repo) -> Vec<String> {
     out
 }
 
-pub(crate) fn check(repo: &Repo, fleet: &Fleet, allow_exec: bool, sink: &mut Sink) -> Result<()> {
-    if fleet.nodes.is_empty() {
-        return Ok(());
-    }
+/// What one node gives the fleet rules.
+#[derive(Default)]
+struct NodeCheck<'r> {
+    name: String,
+    /// Where its facts came from (`""`: the caller does not say).
+    source: String,
+    /// The files the node reaches.
+    reached: Vec<usize>,
+    shadowed: Vec<(usize, &'r str)>,
+    redundant: Vec<(usize, &'r str)>,
+    /// Whether the node has each fact path asked about.
+    has: Vec<bool>,
+    /// The merged keys whose lookup fails, and the message.
+    failures: Vec<(&'r str, String)>,
+    /// A `command` level a lookup reached and did not run.
+    refused: Option<String>,
+    /// What `parameter-type-mismatch` found in the node's values.
+    judged: Option<NodeNotes>,
+}
+
+/// Checks every node of the fleet, read and checked on the workers (one unit, a facts file,
+/// at a time) and counted in node order: the fleet rules' findings, and what
+/// [`check_facts`](super::interpolations::check_facts) needs to know of the facts (`facts`:
+/// the fact paths it asks about). `progress` is told how many nodes were checked, of about
+/// how many.
+pub(crate) fn check(
+    repo: &Repo,
+    fleet: Fleet<'_>,
+    facts: Vec<Vec<String>>,
+    types: &Pending<'_>,
+    allow_exec: bool,
+    progress: &mut (dyn FnMut(usize, usize) + Send),
+    sink: &mut Sink,
+) -> Result<FleetFacts> {
     let merged: HashSet<String> = merged_keys(repo).into_iter().collect();
+    let mut keys: Vec<&String> = merged.iter().collect();
+    keys.sort();
     let bare = Layers::default();
     let quiet = Settings {
         strict: Strict::Off,
         ..Default::default()
     };
-    let mut reach = vec![0u32; repo.files.len()];
-    let mut shadowed: HashMap<(usize, &str), u32> = HashMap::new();
-    let mut redundant: HashMap<(usize, &str), u32> = HashMap::new();
+    // One workspace for the fleet's lookups: every node shares its parses. A message may
+    // quote what eyaml decrypted ("got 'hunter2'"): the lint has no need to show it.
+    let workspace = Workspace::with_fs(
+        repo.layers_spec.clone(),
+        Settings {
+            redact: true,
+            ..Settings::default()
+        },
+        hiera_engine::fs::disk(),
+    );
     // Built once: every node looks its interpolated paths up in it.
     let index: HashMap<&Path, usize> = repo
         .files
@@ -220,14 +299,32 @@ pub(crate) fn check(repo: &Repo, fleet: &Fleet, allow_exec: bool, sink: &mut Sin
         .enumerate()
         .map(|(i, f)| (f.path.as_path(), i))
         .collect();
-    for node in &fleet.nodes {
-        let mut session = Session::new(scope_of(node), bare.clone(), quiet.clone());
+    // After a refusal the nodes are only read (a node whose facts cannot be read is the
+    // error, as when every node was read first).
+    let stop_checking = std::sync::atomic::AtomicBool::new(false);
+    let check_node = |node: Node| -> NodeCheck<'_> {
+        let source = node.source.map(|(_, s)| s).unwrap_or_default();
+        let empty = Map::default();
+        let facts_map = node.scope.facts().unwrap_or(&empty);
+        let has = facts.iter().map(|p| has_fact(facts_map, p)).collect();
+        let name = node.name;
+        if stop_checking.load(std::sync::atomic::Ordering::Relaxed) {
+            return NodeCheck {
+                name,
+                source,
+                has,
+                ..NodeCheck::default()
+            };
+        }
+        let scope = node.scope;
+        let mut session = Session::new(scope.clone(), bare.clone(), quiet.clone());
         let list = reached(repo, &index, &mut session);
+        drop(session);
+        let (mut shadowed, mut redundant) = (Vec::new(), Vec::new());
         // Keys of the files above the current one (small: node, role, OS … files), with
         // the layers defining them.
         let mut above: HashMap<&str, Vec<usize>> = HashMap::new();
         for (i, &fi) in list.iter().enumerate() {
-            reach[fi] += 1;
             let f = &repo.files[fi];
             // A module's data are defaults that the environment's data override: that is
             // the normal Hiera pattern, not a value "never used". Within a module, and for
@@ -241,7 +338,7 @@ pub(crate) fn check(repo: &Repo, fleet: &Fleet, allow_exec: bool, sink: &mut Sin
                     continue;
                 }
                 if f.data.contains_key(&Value::str(*k)) && !merged.contains(*k) {
-                    *shadowed.entry((fi, *k)).or_default() += 1;
+                    shadowed.push((fi, *k));
                 }
             }
             if i + 1 < list.len() {
@@ -254,7 +351,7 @@ pub(crate) fn check(repo: &Repo, fleet: &Fleet, allow_exec: bool, sink: &mut Sin
                         .iter()
                         .find_map(|&j| repo.files[j].data.get(&Value::str(k)));
                     if next == Some(v) {
-                        *redundant.entry((fi, k)).or_default() += 1;
+                        redundant.push((fi, k));
                     }
                 }
             }
@@ -266,6 +363,128 @@ pub(crate) fn check(repo: &Repo, fleet: &Fleet, allow_exec: bool, sink: &mut Sin
                 }
             }
         }
+        // The values class parameters get (parameter-type-mismatch), in a session of their
+        // own, as automatic parameter lookup would.
+        let judged = types.judges_nodes().then(|| {
+            let mut session = workspace.session_unrefreshed(scope.clone());
+            if !allow_exec {
+                session.set_exec(Exec::Refused {
+                    how_to_allow:
+                        "lint runs no program the linted tree names unless given --allow-exec",
+                });
+            }
+            types.judge_node(repo, &index, &mut session)
+        });
+        let (failures, refused) = lookups(&workspace, &keys, scope, allow_exec);
+        NodeCheck {
+            judged,
+            name,
+            source,
+            reached: list,
+            shadowed,
+            redundant,
+            has,
+            failures,
+            refused,
+        }
+    };
+    let mut reach = vec![0u32; repo.files.len()];
+    let mut shadowed: HashMap<(usize, &str), u32> = HashMap::new();
+    let mut redundant: HashMap<(usize, &str), u32> = HashMap::new();
+    // key -> (first failing node, error, how many nodes fail)
+    let mut failures: HashMap<&str, (String, String, usize)> = HashMap::new();
+    let mut seen = vec![false; facts.len()];
+    let mut nodes = 0usize;
+    let mut refused: Option<String> = None;
+    let mut facts_error: Option<Error> = None;
+    let mut warnings = Vec::new();
+    let mut names: Vec<(String, String)> = Vec::new();
+    let mut judged: Vec<(String, NodeNotes)> = Vec::new();
+    let expected = fleet.nodes.expected;
+    let name_errors = fleet.name_errors;
+    hiera_engine::workers::in_order(
+        fleet.nodes.into_units(),
+        threads(),
+        |unit| -> Result<(Vec<NodeCheck<'_>>, Vec<String>)> {
+            let read = unit();
+            let mut out = Vec::new();
+            for n in read.nodes {
+                if let Some(e) = n.facts_error {
+                    return Err(if name_errors {
+                        Error::run(format!("node {}: {e}", n.name))
+                    } else {
+                        e
+                    });
+                }
+                out.push(check_node(n));
+            }
+            Ok((out, read.warnings))
+        },
+        |_, checked| {
+            let checked = match checked {
+                Ok((c, w)) => {
+                    warnings.extend(w);
+                    c
+                }
+                Err(e) => {
+                    facts_error = Some(e);
+                    return std::ops::ControlFlow::Break(());
+                }
+            };
+            for mut c in checked {
+                nodes += 1;
+                names.push((c.name.clone(), std::mem::take(&mut c.source)));
+                for (s, h) in seen.iter_mut().zip(&c.has) {
+                    *s |= *h;
+                }
+                if refused.is_some() {
+                    continue;
+                }
+                for &fi in &c.reached {
+                    reach[fi] += 1;
+                }
+                for k in c.shadowed {
+                    *shadowed.entry(k).or_default() += 1;
+                }
+                for k in c.redundant {
+                    *redundant.entry(k).or_default() += 1;
+                }
+                for (k, message) in c.failures {
+                    failures
+                        .entry(k)
+                        .or_insert_with(|| (c.name.clone(), message, 0))
+                        .2 += 1;
+                }
+                if let Some(j) = c.judged.filter(NodeNotes::matters) {
+                    judged.push((c.name.clone(), j));
+                }
+                if c.refused.is_some() {
+                    refused = c.refused;
+                    stop_checking.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+            progress(nodes, expected);
+            std::ops::ControlFlow::Continue(())
+        },
+    );
+    if let Some(e) = facts_error {
+        return Err(e);
+    }
+    if let Some(m) = refused {
+        return Err(Error::run(m));
+    }
+    warnings.extend(hiera_engine::batch::duplicate_warnings(
+        names.iter().map(|(n, s)| (n.as_str(), s.as_str())),
+    ));
+    drop(names);
+    let fleet_facts = FleetFacts {
+        nodes,
+        warnings,
+        judged,
+        seen: facts.into_iter().zip(seen).collect(),
+    };
+    if nodes == 0 {
+        return Ok(fleet_facts);
     }
     for (i, f) in repo.files.iter().enumerate() {
         if reach[i] == 0 {
@@ -274,8 +493,8 @@ pub(crate) fn check(repo: &Repo, fleet: &Fleet, allow_exec: bool, sink: &mut Sin
                 (1, 1),
                 "unreached-file",
                 format!(
-                    "no node of the fleet ({} facts files) reads this file",
-                    fleet.nodes.len()
+                    "no node of the fleet ({}) reads this file",
+                    super::nodes_text(nodes)
                 ),
             );
         }
@@ -314,61 +533,6 @@ pub(crate) fn check(repo: &Repo, fleet: &Fleet, allow_exec: bool, sink: &mut Sin
     };
     report(shadowed, "shadowed-key");
     report(redundant, "redundant-value");
-    lookups(repo, fleet, &merged, allow_exec, sink)
-}
-
-/// Looks every merged key up for every node, as `puppet lookup` would, and reports the
-/// first node each failing key fails for. A `command` level such a lookup reaches fails the
-/// lint unless `allow_exec`.
-fn lookups(
-    repo: &Repo,
-    fleet: &Fleet,
-    merged: &HashSet<String>,
-    allow_exec: bool,
-    sink: &mut Sink,
-) -> Result<()> {
-    if merged.is_empty() {
-        return Ok(());
-    }
-    let mut keys: Vec<&String> = merged.iter().collect();
-    keys.sort();
-    // One workspace for the fleet: every node shares its parses. A message may quote what
-    // eyaml decrypted ("got 'hunter2'"): the lint has no need to show it.
-    let workspace = Workspace::with_fs(
-        repo.layers_spec.clone(),
-        Settings {
-            redact: true,
-            ..Settings::default()
-        },
-        hiera_engine::fs::disk(),
-    );
-    // key -> (first failing node, error, how many nodes fail)
-    let mut failures: HashMap<&str, (String, String, usize)> = HashMap::new();
-    for node in &fleet.nodes {
-        let mut session = workspace.session_unrefreshed(scope_of(node));
-        if !allow_exec {
-            session.set_exec(Exec::Refused {
-                how_to_allow:
-                    "lint runs no program the linted tree names unless given --allow-exec",
-            });
-        }
-        for k in &keys {
-            let result = session.lookup(&[k.to_string()], None);
-            if let Some(refused) = session.refused_exec() {
-                return Err(Error::run(refused.to_string()));
-            }
-            if let Err(e) = result {
-                let message = match session.redactor() {
-                    Some(r) => r.text(&e.to_string()).into_owned(),
-                    None => e.to_string(),
-                };
-                let entry = failures
-                    .entry(k.as_str())
-                    .or_insert_with(|| (node.name.clone(), message, 0));
-                entry.2 += 1;
-            }
-        }
-    }
     let mut failures: Vec<_> = failures.into_iter().collect();
     failures.sort();
     for (k, (node, err, n)) in failures {
@@ -380,7 +544,11 @@ fn lookups(
             continue;
         };
         let others = if n > 1 {
-            format!(" (and {} other nodes)", n - 1)
+            format!(
+                " (and {} other {})",
+                n - 1,
+                if n == 2 { "node" } else { "nodes" }
+            )
         } else {
             String::new()
         };
@@ -391,5 +559,45 @@ fn lookups(
             format!("the lookup of '{k}' fails for node {node}{others}: {err}"),
         );
     }
-    Ok(())
+    Ok(fleet_facts)
+}
+
+/// The lint's worker threads: one per CPU.
+fn threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Looks every merged key up for a node, as `puppet lookup` would: the keys that fail, with
+/// the message, and the refusal of a `command` level such a lookup reached (the lint fails
+/// with it unless `allow_exec`).
+fn lookups<'k>(
+    workspace: &Workspace,
+    keys: &[&'k String],
+    scope: Scope,
+    allow_exec: bool,
+) -> (Vec<(&'k str, String)>, Option<String>) {
+    let mut failures = Vec::new();
+    if keys.is_empty() {
+        return (failures, None);
+    }
+    let mut session = workspace.session_unrefreshed(scope);
+    if !allow_exec {
+        session.set_exec(Exec::Refused {
+            how_to_allow: "lint runs no program the linted tree names unless given --allow-exec",
+        });
+    }
+    for k in keys {
+        let result = session.lookup(&[k.to_string()], None);
+        if let Some(refused) = session.refused_exec() {
+            return (failures, Some(refused.to_string()));
+        }
+        if let Err(e) = result {
+            let message = match session.redactor() {
+                Some(r) => r.text(&e.to_string()).into_owned(),
+                None => e.to_string(),
+            };
+            failures.push((k.as_str(), message));
+        }
+    }
+    (failures, None)
 }

@@ -3,7 +3,7 @@
 //! interpolations loop, `alias()` with other text in its string, legacy facts Puppet 8 no
 //! longer sets and, with a fleet, facts and variables no node has.
 
-use super::fleet::Fleet;
+use super::fleet::FleetFacts;
 use super::repo::Repo;
 use super::Sink;
 use hiera_engine::interpolation::{parse_expr, tokenize, Method, Token};
@@ -227,8 +227,34 @@ fn recursion(repo: &Repo, graph: &BTreeMap<String, BTreeSet<String>>, sink: &mut
 
 /// With a fleet: `%{facts.x}` of a fact no node has, and top-scope variables no node has
 /// (Puppet 8's strict mode fails the lookup on them).
-pub(crate) fn check_facts(repo: &Repo, fleet: &Fleet, sink: &mut Sink) {
-    if fleet.nodes.is_empty() {
+pub(crate) fn check_facts(repo: &Repo, fleet: &FleetFacts, sink: &mut Sink) {
+    check_facts_with(repo, fleet.nodes, &|path| fleet.any_has(path), sink);
+}
+
+/// The fact paths [`check_facts`] asks the fleet about (`["os", "family"]`), to learn while
+/// the nodes are read.
+pub(crate) fn facts_asked(repo: &Repo) -> Vec<Vec<String>> {
+    let asked = std::cell::RefCell::new(Vec::<Vec<String>>::new());
+    let mut scratch = Sink::new(&repo.root);
+    // Every fact is "had" here, so nothing is reported: only the questions are kept.
+    check_facts_with(
+        repo,
+        1,
+        &|path| {
+            let path: Vec<String> = path.iter().map(|s| s.to_string()).collect();
+            let mut asked = asked.borrow_mut();
+            if !asked.contains(&path) {
+                asked.push(path);
+            }
+            true
+        },
+        &mut scratch,
+    );
+    asked.into_inner()
+}
+
+fn check_facts_with(repo: &Repo, nodes: usize, any_has: &dyn Fn(&[&str]) -> bool, sink: &mut Sink) {
+    if nodes == 0 {
         return;
     }
     let hiera = hiera_templates(repo);
@@ -244,14 +270,14 @@ pub(crate) fn check_facts(repo: &Repo, fleet: &Fleet, sink: &mut Sink) {
             continue;
         }
         if first == "facts" && segs.len() > 1 {
-            if !fleet.any_has(&segs[1..]) {
+            if !any_has(&segs[1..]) {
                 sink.add(
                     site.path,
                     site.pos(),
                     "unknown-fact",
                     format!(
-                        "no node of the fleet ({} facts files) has the fact '{}': '{}' gives ''",
-                        fleet.nodes.len(),
+                        "no node of the fleet ({}) has the fact '{}': '{}' gives ''",
+                        super::nodes_text(nodes),
                         segs[1..].join("."),
                         site.whole
                     ),
@@ -263,7 +289,7 @@ pub(crate) fn check_facts(repo: &Repo, fleet: &Fleet, sink: &mut Sink) {
         {
             continue;
         }
-        if !fleet.any_has(&[first]) {
+        if !any_has(&[first]) {
             let in_location = site.key.is_none();
             let consequence = if in_location {
                 "Puppet 8 warns and the level reads no file"

@@ -161,6 +161,9 @@ pub struct Report {
     pub fail_on: Option<Severity>,
     /// The vendored directories whose findings were left out, with their counts.
     pub vendored: Vec<Vendored>,
+    /// What reading the fleet's nodes warned of (a facts file that sets some of the names
+    /// Puppet wants together, a node name given twice …).
+    pub warnings: Vec<String>,
 }
 
 impl Report {
@@ -226,6 +229,15 @@ impl Sink {
     }
 }
 
+/// `1 node`, `2 nodes`.
+pub(crate) fn nodes_text(n: usize) -> String {
+    if n == 1 {
+        "1 node".into()
+    } else {
+        format!("{n} nodes")
+    }
+}
+
 /// The name a file is reported under: relative to `root` when inside it.
 fn sink_display(root: &Path, path: &Path) -> String {
     match path.strip_prefix(root) {
@@ -236,6 +248,17 @@ fn sink_display(root: &Path, path: &Path) -> String {
 
 /// Lints the control repo at `opts.root`.
 pub fn lint(opts: &Options) -> Result<Report> {
+    lint_fleet(opts, None, &mut |_, _| ())
+}
+
+/// [`lint`], the fleet rules over `nodes` when given (read as they are checked, one unit at
+/// a time: a fleet is never all in memory) instead of `opts`' nodes, telling `progress` how
+/// many of the fleet's nodes were checked, of about how many.
+pub fn lint_fleet(
+    opts: &Options,
+    nodes: Option<hiera_engine::batch::NodeSource<'_>>,
+    progress: &mut (dyn FnMut(usize, usize) + Send),
+) -> Result<Report> {
     let root = opts.root.canonicalize().map_err(|e| {
         Error::run(format!(
             "Could not lint {}: {}",
@@ -280,12 +303,30 @@ pub fn lint(opts: &Options) -> Result<Report> {
         own: &own,
     };
     classes::check(&repo, &schema, &uses, &mut sink);
-    let fleet = fleet::Fleet::from_options(&root, opts)?;
-    if let Some(fleet) = &fleet {
-        interpolations::check_facts(&repo, fleet, &mut sink);
-        fleet::check(&repo, fleet, opts.allow_exec, &mut sink)?;
+    // The written values of class parameters now; with a fleet, the values its nodes get
+    // are judged in the fleet rules' pass (the fleet is read once).
+    let mut types = param_types::written_values(&repo, &schema, &sink);
+    let mut db = None;
+    let mut warnings = Vec::new();
+    if let Some(fleet) = fleet::Fleet::from_options(&root, opts, nodes, &mut db)? {
+        let asked = interpolations::facts_asked(&repo);
+        let mut facts = fleet::check(
+            &repo,
+            fleet,
+            asked,
+            &types,
+            opts.allow_exec,
+            progress,
+            &mut sink,
+        )?;
+        interpolations::check_facts(&repo, &facts, &mut sink);
+        warnings = std::mem::take(&mut facts.warnings);
+        types.fleet_of(facts.nodes);
+        for (name, notes) in std::mem::take(&mut facts.judged) {
+            types.add_node(&name, notes, &sink);
+        }
     }
-    param_types::check(&repo, &schema, fleet.as_ref(), opts.allow_exec, &mut sink)?;
+    types.finish(&repo, &mut sink);
     let mut findings = sink.findings;
     // Per-line and per-file disables written in the data files themselves.
     findings.retain(|f| !lint_settings.disabled.iter().any(|d| d == f.rule));
@@ -327,6 +368,7 @@ pub fn lint(opts: &Options) -> Result<Report> {
         findings,
         fail_on: lint_settings.fail_on,
         vendored,
+        warnings,
     })
 }
 

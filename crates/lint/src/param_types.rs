@@ -16,13 +16,11 @@
 //! A parameter whose type cannot be resolved ([`Param::ty`](super::schema::Param::ty) is an
 //! error: an unknown type name, a recursive alias) is not judged.
 
-use super::fleet::{self, Fleet};
+use super::fleet;
 use super::repo::{DataFile, Repo};
 use super::schema::{strings_with_interpolations, Class, Param, Schema};
 use super::Sink;
-use hiera_engine::engine::{Exec, KeyPattern, Outcome, Settings};
-use hiera_engine::error::Result;
-use hiera_engine::workspace::Workspace;
+use hiera_engine::engine::{KeyPattern, Outcome};
 use hiera_types::Type;
 use hiera_value::value::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -223,13 +221,46 @@ struct Mismatch {
     count: usize,
 }
 
-pub(crate) fn check(
-    repo: &Repo,
-    schema: &Schema,
-    fleet: Option<&Fleet>,
-    allow_exec: bool,
-    sink: &mut Sink,
-) -> Result<()> {
+/// The rule between the written values and the fleet: what was found in the data files,
+/// and the keys whose values each node of the fleet is to be judged on (its pass runs
+/// inside the fleet rules' pass, so that the fleet is read once, one unit at a time).
+pub(crate) struct Pending<'s> {
+    found: Mismatches,
+    /// Each key to look up for every node, with its parameter and the parameter's type.
+    params: Vec<(String, &'s Class, &'s Param, &'s Type)>,
+    /// A node's lookup reached a `command` level without --allow-exec: the nodes from
+    /// there on are not judged.
+    stopped: bool,
+    /// Whether some node was judged (the fleet has nodes).
+    with_fleet: bool,
+}
+
+/// What one node's values gave: each mismatch, by where it comes from.
+#[derive(Debug, Default)]
+pub(crate) struct NodeNotes {
+    notes: Vec<Note>,
+    /// Its lookups reached a `command` level and did not run it.
+    refused: bool,
+}
+
+impl NodeNotes {
+    /// Whether counting it changes anything (a mismatch, or a refusal).
+    pub(crate) fn matters(&self) -> bool {
+        !self.notes.is_empty() || self.refused
+    }
+}
+
+/// One mismatch of a node's value: a written value's (file, key), or a value only the node
+/// gets (file, key, Puppet's lines, and which parameter).
+#[derive(Debug)]
+enum Note {
+    Written(usize, String),
+    ByNode(usize, String, String, usize),
+}
+
+/// The written values: every data file's definitions the text alone can judge, and which
+/// keys the fleet's nodes are to be judged on.
+pub(crate) fn written_values<'s>(repo: &Repo, schema: &'s Schema, sink: &Sink) -> Pending<'s> {
     let merged: HashSet<String> = fleet::merged_keys(repo).into_iter().collect();
     let options = Options::of(repo);
     // (file, key) -> the written value's mismatch.
@@ -290,46 +321,150 @@ pub(crate) fn check(
             );
         }
     }
-    // (file, key, Puppet's lines) -> the nodes getting a mismatching value from there.
-    if let Some(fleet) = fleet.filter(|f| !f.nodes.is_empty()) {
-        let mut keys: Vec<String> = needs_nodes.into_iter().collect();
-        keys.extend(found.written.keys().map(|(_, k)| k.clone()));
-        keys.sort();
-        keys.dedup();
-        if !keys.is_empty() {
-            by_node(repo, schema, fleet, &keys, allow_exec, sink, &mut found)?;
+    let mut keys: Vec<String> = needs_nodes.into_iter().collect();
+    keys.extend(found.written.keys().map(|(_, k)| k.clone()));
+    keys.sort();
+    keys.dedup();
+    let params = keys
+        .into_iter()
+        .filter_map(|k| {
+            let (c, p) = schema.param(&k)?;
+            let ty = p.ty.as_ref().ok()?;
+            Some((k, c, p, ty))
+        })
+        .collect();
+    Pending {
+        found,
+        params,
+        stopped: false,
+        with_fleet: false,
+    }
+}
+
+impl Pending<'_> {
+    /// Looks the keys up for one node (`session`: the node's, on the fleet's workspace), as
+    /// automatic parameter lookup does: the values the parameter does not take, by the
+    /// file the value comes from. Runs on the fleet rules' workers.
+    pub(crate) fn judge_node(
+        &self,
+        repo: &Repo,
+        index: &HashMap<&Path, usize>,
+        session: &mut hiera_engine::engine::Session,
+    ) -> NodeNotes {
+        let mut out = NodeNotes::default();
+        let mut reached: Option<Vec<usize>> = None;
+        for (pi, (key, class, param, ty)) in self.params.iter().enumerate() {
+            let result = session.lookup(std::slice::from_ref(key), None);
+            // A `command` level without --allow-exec: the values of nodes are not judged
+            // (the merged keys' lookups of `lookup-fails` say so; this rule must not fail a
+            // lint that passed before it existed).
+            if session.refused_exec().is_some() {
+                out.refused = true;
+                return out;
+            }
+            // Not found: the default (or Puppet's "expects a value"); a failing lookup is
+            // `lookup-fails`'s.
+            let Ok(Outcome::Found(value)) = result else {
+                continue;
+            };
+            let Some(lines) = judge(class, param, ty, &value) else {
+                continue;
+            };
+            let list = reached.get_or_insert_with(|| fleet::reached(repo, index, session));
+            let Some(&fi) = list
+                .iter()
+                .find(|&&fi| repo.files[fi].data.contains_key(&Value::str(key.as_str())))
+            else {
+                continue;
+            };
+            if self.found.written.contains_key(&(fi, key.clone())) {
+                out.notes.push(Note::Written(fi, key.clone()));
+            } else {
+                out.notes
+                    .push(Note::ByNode(fi, key.clone(), lines.join("; "), pi));
+            }
+        }
+        out
+    }
+
+    /// Whether any node is to be judged.
+    pub(crate) fn judges_nodes(&self) -> bool {
+        !self.params.is_empty()
+    }
+
+    /// Tells that the fleet has `nodes` nodes (the findings then say which of them get a
+    /// value).
+    pub(crate) fn fleet_of(&mut self, nodes: usize) {
+        self.with_fleet = nodes > 0;
+    }
+
+    /// Counts one node's mismatches, in node order; after a node whose lookups were
+    /// refused, no other.
+    pub(crate) fn add_node(&mut self, name: &str, node: NodeNotes, sink: &Sink) {
+        if self.stopped {
+            return;
+        }
+        for n in node.notes {
+            match n {
+                Note::Written(fi, key) => {
+                    if let Some(m) = self.found.written.get_mut(&(fi, key)) {
+                        note(m, name);
+                    }
+                }
+                Note::ByNode(fi, key, lines, pi) => {
+                    let (_, class, param, _) = self.params[pi];
+                    let m = self
+                        .found
+                        .by_node
+                        .entry((fi, key, lines.clone()))
+                        .or_insert_with(|| Mismatch {
+                            message: format!(
+                                "is one {} does not take: Puppet fails: {lines}",
+                                declared(sink, class, param)
+                            ),
+                            nodes: Vec::new(),
+                            count: 0,
+                        });
+                    note(m, name);
+                }
+            }
+        }
+        self.stopped = node.refused;
+    }
+
+    /// The findings: written values (with the nodes that get them, given a fleet) and the
+    /// values only nodes get.
+    pub(crate) fn finish(self, repo: &Repo, sink: &mut Sink) {
+        let with_fleet = self.with_fleet;
+        for ((fi, key), m) in self.found.written {
+            let f = &repo.files[fi];
+            let nodes = match (with_fleet, m.count) {
+                (false, _) => String::new(),
+                (true, 0) => " (no node of the fleet gets this value)".to_string(),
+                (true, n) => format!(" ({} of the fleet get{} it)", who(&m.nodes, n), s_if(n)),
+            };
+            sink.add(
+                &f.path,
+                f.key_pos(&key),
+                RULE,
+                format!("{}{nodes}", m.message),
+            );
+        }
+        for ((fi, key, _), m) in self.found.by_node {
+            let f = &repo.files[fi];
+            sink.add(
+                &f.path,
+                f.key_pos(&key),
+                RULE,
+                format!(
+                    "the value of '{key}' that {} of the fleet get{} from here (after merges and interpolation) {}",
+                    who(&m.nodes, m.count),
+                    s_if(m.count),
+                    m.message
+                ),
+            );
         }
     }
-    let with_fleet = fleet.is_some_and(|f| !f.nodes.is_empty());
-    for ((fi, key), m) in found.written {
-        let f = &repo.files[fi];
-        let nodes = match (with_fleet, m.count) {
-            (false, _) => String::new(),
-            (true, 0) => " (no node of the fleet gets this value)".to_string(),
-            (true, n) => format!(" ({} of the fleet get{} it)", who(&m.nodes, n), s_if(n)),
-        };
-        sink.add(
-            &f.path,
-            f.key_pos(&key),
-            RULE,
-            format!("{}{nodes}", m.message),
-        );
-    }
-    for ((fi, key, _), m) in found.by_node {
-        let f = &repo.files[fi];
-        sink.add(
-            &f.path,
-            f.key_pos(&key),
-            RULE,
-            format!(
-                "the value of '{key}' that {} of the fleet get{} from here (after merges and interpolation) {}",
-                who(&m.nodes, m.count),
-                s_if(m.count),
-                m.message
-            ),
-        );
-    }
-    Ok(())
 }
 
 /// `node web01`, `3 nodes (a, b, c)`, `12 nodes (a, b, c, d, e and 7 more)`.
@@ -359,92 +494,4 @@ fn note(m: &mut Mismatch, node: &str) {
     if m.nodes.len() < NODES_NAMED {
         m.nodes.push(node.to_string());
     }
-}
-
-/// Looks `keys` up for every node, as automatic parameter lookup does, and records the
-/// nodes whose value the parameter does not take, by the file the value comes from.
-fn by_node(
-    repo: &Repo,
-    schema: &Schema,
-    fleet: &Fleet,
-    keys: &[String],
-    allow_exec: bool,
-    sink: &Sink,
-    found: &mut Mismatches,
-) -> Result<()> {
-    // One workspace for the fleet: every node shares its parses. Values decrypted by eyaml
-    // are never quoted: messages name types, not values.
-    let workspace = Workspace::with_fs(
-        repo.layers_spec.clone(),
-        Settings {
-            redact: true,
-            ..Settings::default()
-        },
-        hiera_engine::fs::disk(),
-    );
-    let index: HashMap<&Path, usize> = repo
-        .files
-        .iter()
-        .enumerate()
-        .map(|(i, f)| (f.path.as_path(), i))
-        .collect();
-    let params: Vec<(&String, &Class, &Param, &Type)> = keys
-        .iter()
-        .filter_map(|k| {
-            let (c, p) = schema.param(k)?;
-            Some((k, c, p, p.ty.as_ref().ok()?))
-        })
-        .collect();
-    for node in &fleet.nodes {
-        let mut session = workspace.session_unrefreshed(node.scope.clone());
-        if !allow_exec {
-            session.set_exec(Exec::Refused {
-                how_to_allow:
-                    "lint runs no program the linted tree names unless given --allow-exec",
-            });
-        }
-        let mut reached: Option<Vec<usize>> = None;
-        for &(key, class, param, ty) in &params {
-            let result = session.lookup(std::slice::from_ref(key), None);
-            // A `command` level without --allow-exec: the values of nodes are not judged
-            // (the merged keys' lookups of `lookup-fails` say so; this rule must not fail a
-            // lint that passed before it existed).
-            if session.refused_exec().is_some() {
-                return Ok(());
-            }
-            // Not found: the default (or Puppet's "expects a value"); a failing lookup is
-            // `lookup-fails`'s.
-            let Ok(Outcome::Found(value)) = result else {
-                continue;
-            };
-            let Some(lines) = judge(class, param, ty, &value) else {
-                continue;
-            };
-            let list = reached.get_or_insert_with(|| fleet::reached(repo, &index, &mut session));
-            let Some(&fi) = list
-                .iter()
-                .find(|&&fi| repo.files[fi].data.contains_key(&Value::str(key.as_str())))
-            else {
-                continue;
-            };
-            if let Some(m) = found.written.get_mut(&(fi, key.clone())) {
-                note(m, &node.name);
-                continue;
-            }
-            let lines = lines.join("; ");
-            let m = found
-                .by_node
-                .entry((fi, key.clone(), lines.clone()))
-                .or_insert_with(|| Mismatch {
-                    message: format!(
-                        "is one {} does not take: Puppet fails: {lines}",
-                        declared(sink, class, param)
-                    ),
-                    nodes: Vec::new(),
-                    count: 0,
-                });
-            note(m, &node.name);
-        }
-    }
-    Ok(())
 }

@@ -13,10 +13,9 @@ use hiera_engine::interpolation::{tokenize, Token};
 use hiera_formats::format::{DataFormat, EYAML_LOOKUP_KEY};
 use hiera_formats::position::{positions_of, PosNode};
 use hiera_value::value::{Map, Value};
-use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// One layer: the global hiera.yaml, the environment's, or one module's.
 #[derive(Debug)]
@@ -70,8 +69,9 @@ pub(crate) struct DataFile {
     /// What is written where, as text (YAML only): keys given twice, plain scalars, the
     /// top-level keys a byte-order mark makes Psych lose.
     pub scan: Scan,
-    /// Where each key and value is, by the file's own reader (built when first asked).
-    positions: OnceCell<Option<PosNode>>,
+    /// Where each key and value is, by the file's own reader (built when first asked;
+    /// the fleet rules run on worker threads).
+    positions: OnceLock<Option<PosNode>>,
 }
 
 impl DataFile {
@@ -390,7 +390,7 @@ fn read_file(fs: &dyn Fs, path: PathBuf, format: DataFormat, layer: usize) -> Da
         ruby_values: Vec::new(),
         not_a_hash: None,
         scan: Scan::default(),
-        positions: OnceCell::new(),
+        positions: OnceLock::new(),
     };
     match fs.read(&f.path) {
         Ok(b) => f.bytes = b,

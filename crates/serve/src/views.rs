@@ -9,7 +9,7 @@
 
 use crate::state::{Fleet, State};
 use hiera_engine::answer::Finish;
-use hiera_engine::batch::{Node, Record};
+use hiera_engine::batch::{Node, NodeSource, Record};
 use hiera_engine::config::{HieraConfig, Layer, LoadContext, Locations};
 use hiera_engine::engine::Session;
 use hiera_engine::error::Error;
@@ -667,10 +667,11 @@ pub fn diff(
     // Nodes whose facts cannot be read are left out (and named).
     let (nodes, unreadable): (Vec<&Node>, Vec<&Node>) =
         fleet.nodes.iter().partition(|n| n.facts_error.is_none());
-    let report = hiera_diff::run(&hiera_diff::Request {
+    let report = hiera_diff::run(hiera_diff::Request {
         base: base_tree,
         head: head_tree,
-        nodes: nodes.into_iter().cloned().collect(),
+        nodes: NodeSource::from_refs(nodes),
+        events: Box::new(|_| ()),
         keys: Keys::All,
         settings: hiera_engine::engine::Settings {
             strict: state.options().strict,

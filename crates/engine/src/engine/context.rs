@@ -105,6 +105,18 @@ impl Context for Session {
         }
     }
 
+    fn scope_dig(
+        &mut self,
+        root: &str,
+        key: &str,
+        segments: &[Segment],
+    ) -> Option<Result<Option<Value>>> {
+        if self.explain.is_some() {
+            return None;
+        }
+        Some(self.scope_dig_in_place(root, key, segments))
+    }
+
     fn dig(&mut self, key: &str, segments: &[Segment], value: Value) -> Result<Option<Value>> {
         self.sub_lookup(key, segments, value)
     }
@@ -131,7 +143,118 @@ impl Context for Session {
     }
 }
 
+/// A read of the node's scope (`%{root.segments…}`, `key` as written), as the memo of
+/// resolved hierarchy levels records it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct ScopeRead {
+    root: String,
+    key: String,
+    segments: Vec<Segment>,
+}
+
+/// What a [`ScopeRead`] found: an undefined variable, nothing where its segments point, a
+/// value, or an error (its message).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum Peek {
+    Undefined,
+    Missing,
+    Found(Value),
+    Error(String),
+}
+
+impl Peek {
+    fn of(found: &Result<Option<Option<&Value>>>) -> Peek {
+        match found {
+            Ok(None) => Peek::Undefined,
+            Ok(Some(None)) => Peek::Missing,
+            Ok(Some(Some(v))) => Peek::Found((*v).clone()),
+            Err(e) => Peek::Error(e.to_string()),
+        }
+    }
+}
+
 impl Session {
+    /// [`Context::scope_dig`]: [`variable`](Context::variable) and
+    /// [`dig`](Context::dig) without the copies. While a hierarchy level is resolved for
+    /// the memo of resolved levels, each read of the node's scope is recorded with what it
+    /// found.
+    fn scope_dig_in_place(
+        &mut self,
+        root: &str,
+        key: &str,
+        segments: &[Segment],
+    ) -> Result<Option<Value>> {
+        let local = matches!(&self.interp.local_var, Some((k, _)) if k == root);
+        let found = self
+            .peek_variable(root, key, segments)
+            .map(|v| v.map(|v| v.cloned()));
+        if !local {
+            if let Some(reads) = &mut self.interp.reads {
+                let peek = match &found {
+                    Ok(None) => Peek::Undefined,
+                    Ok(Some(None)) => Peek::Missing,
+                    Ok(Some(Some(v))) => Peek::Found(v.clone()),
+                    Err(e) => Peek::Error(e.to_string()),
+                };
+                reads.push((
+                    ScopeRead {
+                        root: root.to_string(),
+                        key: key.to_string(),
+                        segments: segments.to_vec(),
+                    },
+                    peek,
+                ));
+            }
+        }
+        match found {
+            Ok(Some(v)) => Ok(v),
+            Ok(None) => {
+                self.variable_not_found(root)?;
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// What `%{root.segments…}` finds, without a side effect: `Ok(None)` when the variable
+    /// is not defined (the caller applies `strict`), `Ok(Some(None))` when it is but the
+    /// segments name nothing in it. Hiera 3's scope rules apply: the calling_* variables are
+    /// nil, as are empty strings (nil is not dug into).
+    fn peek_variable(
+        &self,
+        root: &str,
+        key: &str,
+        segments: &[Segment],
+    ) -> Result<Option<Option<&Value>>> {
+        static NULL: Value = Value::Null;
+        if self.inv.v3_scope
+            && matches!(
+                root,
+                "calling_module" | "calling_class" | "calling_class_path"
+            )
+        {
+            return Ok(Some(Some(&NULL)));
+        }
+        let found = match &self.interp.local_var {
+            Some((k, v)) if k == root => Some(v),
+            _ => self.scope.get(root),
+        };
+        // A built-in variable (Scope::BUILT_IN_VARS): unset, it is found with the value nil.
+        let Some(value) = found.or((root == "caller_module_name").then_some(&NULL)) else {
+            return Ok(None);
+        };
+        match value {
+            Value::Null => Ok(Some(Some(&NULL))),
+            Value::String(e) if self.inv.v3_scope && e.is_empty() => Ok(Some(Some(&NULL))),
+            v => super::dig_ref(v, segments, key).map(Some),
+        }
+    }
+
+    /// What a recorded read of the scope finds for this session's node now.
+    pub(super) fn peek_read(&self, read: &ScopeRead) -> Peek {
+        Peek::of(&self.peek_variable(&read.root, &read.key, &read.segments))
+    }
+
     /// Interpolates a value against this session's scope, methods (`lookup` …) allowed or not.
     pub fn interpolate(&mut self, value: &Value, allow_methods: bool) -> Result<Value> {
         interpolation::interpolate(self, value, allow_methods)

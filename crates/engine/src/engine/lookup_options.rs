@@ -61,6 +61,30 @@ impl KeyPattern {
         }
     }
 
+    /// [`new`](Self::new) once per process for each pattern: every node's session merges the
+    /// same lookup_options, and compiling a regex costs more than the lookups that use it.
+    /// Failures are not kept (they are rare, and each says where it came from).
+    pub fn cached(pattern: &str) -> Result<std::sync::Arc<KeyPattern>> {
+        use std::sync::{Arc, Mutex, OnceLock};
+        type Cache = rustc_hash::FxHashMap<String, Arc<KeyPattern>>;
+        /// Past this many patterns (a long-lived process whose repo keeps changing them)
+        /// the cache starts again.
+        const MAX_PATTERNS: usize = 4096;
+        static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
+        let cache = CACHE.get_or_init(Mutex::default);
+        if let Some(p) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(pattern) {
+            return Ok(p.clone());
+        }
+        // Compiled outside the lock: two threads may both compile a new pattern once.
+        let compiled = Arc::new(KeyPattern::new(pattern)?);
+        let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
+        if cache.len() >= MAX_PATTERNS {
+            cache.clear();
+        }
+        cache.insert(pattern.to_string(), compiled.clone());
+        Ok(compiled)
+    }
+
     /// `pattern =~ key`.
     pub fn is_match(&self, key: &str) -> bool {
         match self {
@@ -79,7 +103,7 @@ impl KeyPattern {
 #[derive(Debug, Clone, Default)]
 pub(super) struct CompiledOptions {
     exact: Map,
-    patterns: Vec<(KeyPattern, Value)>,
+    patterns: Vec<(std::sync::Arc<KeyPattern>, Value)>,
 }
 
 impl Session {
@@ -294,7 +318,7 @@ pub(super) fn compile_patterns(options: Map) -> Result<CompiledOptions> {
     for (k, v) in options {
         match &k {
             Value::String(s) if s.starts_with('^') => {
-                let re = KeyPattern::new(s)?;
+                let re = KeyPattern::cached(s)?;
                 c.patterns.push((re, v));
             }
             _ => {

@@ -29,11 +29,11 @@ use crate::merge::{MergeError, MergeStrategy};
 use crate::scope::{Scope, Strict};
 use hiera_value::value::{Map, Value};
 use lookup_options::CompiledOptions;
+pub(crate) use providers::LevelMemo;
 use providers::{EntriesResult, ProviderId};
 use rustc_hash::FxHashMap;
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::rc::Rc;
 use std::sync::Arc;
 
 const LOOKUP_OPTIONS: &str = "lookup_options";
@@ -124,7 +124,7 @@ pub struct Session {
 struct Caches {
     /// The hiera.yaml of each provider that exists (resolved on first use).
     provider_paths: FxHashMap<ProviderId, Option<std::sync::Arc<std::path::Path>>>,
-    configs: FxHashMap<PathBuf, std::result::Result<Rc<HieraConfig>, Error>>,
+    configs: FxHashMap<PathBuf, std::result::Result<Arc<HieraConfig>, Error>>,
     entries: FxHashMap<(ProviderId, bool), EntriesResult>,
     files: DataFiles,
     /// This session's view of `files`, so that the hot path takes no lock.
@@ -172,6 +172,9 @@ struct Interpolation {
     local_var: Option<(String, Value)>,
     /// Interpolating hierarchy locations: undefined variables warn (Puppet 8, PUP-11751).
     in_location: bool,
+    /// While a hierarchy level is resolved: every read of the node's scope and what it
+    /// found (the memo of resolved levels keys on them).
+    reads: Option<Vec<(context::ScopeRead, context::Peek)>>,
 }
 
 /// `--explain` only: the explanation and the Ruby objects behind values.
@@ -608,6 +611,10 @@ impl Session {
         segments: &[Segment],
         value: Value,
     ) -> Result<Option<Value>> {
+        if self.explain.is_none() {
+            // Nothing to record: dig in place and copy only what is found.
+            return Ok(dig_ref(&value, segments, key)?.cloned());
+        }
         let joined: Vec<String> = segments.iter().map(|s| s.to_string()).collect();
         let joined = joined.join(".");
         self.with(
@@ -621,43 +628,13 @@ impl Session {
                         || Kind::Segment,
                         |s| -> Result<Option<Value>> {
                             let seg_s = seg.to_string();
-                            let (next, child_key) = match (&value, seg) {
-                                (Value::Null, _) => (None, Value::Null),
-                                (Value::Array(a), Segment::Index(i)) => {
-                                    let next = if *i >= 0 && (*i as usize) < a.len() {
-                                        Some(a[*i as usize].clone())
-                                    } else {
-                                        None
-                                    };
-                                    (next, Value::Int(*i))
-                                }
-                                (Value::Array(_), Segment::BigIndex(d)) => {
-                                    (None, Value::BigInt(d.clone()))
-                                }
-                                (Value::Hash(h), seg) => {
-                                    let k = seg.to_value();
-                                    (h.get(&k).cloned(), k)
-                                }
-                                // Integer#[] exists (a bit reference), so Puppet goes on to
-                                // `include?`, which Integer lacks: a raw NoMethodError.
-                                (Value::Int(_) | Value::BigInt(_), _) => {
-                                    return Err(Error::run(
-                                        "undefined method `include?' for an instance of Integer",
-                                    ))
-                                }
-                                (other, _) => {
-                                    return Err(Error::lookup(format!(
-                                        "Data Provider type mismatch: Got {} when a hash-like object was expected to access value using '{seg_s}' from key '{key}'",
-                                        other.ruby_class()
-                                    )))
-                                }
-                            };
+                            let next = dig_step(&value, seg, key)?.cloned();
                             match next {
                                 Some(v) => {
                                     if let Some(ex) = s.ex_mut() {
                                         let child = obj
                                             .take()
-                                            .and_then(|o| ex.heap().child(&o, &child_key))
+                                            .and_then(|o| ex.heap().child(&o, &seg.to_value()))
                                             .unwrap_or_else(|| ex.heap_mut().alloc(&v));
                                         obj = Some(child.clone());
                                         ex.found_object(&seg_s, child);
@@ -836,4 +813,45 @@ fn hash_get(v: &Value, key: &str) -> Option<Value> {
         Value::Hash(h) => h.get(&Value::str(key)).cloned(),
         _ => None,
     }
+}
+
+/// One step of digging into a value (`Lookup::SubLookup#sub_lookup`): the element `seg`
+/// names, by reference (`None`: there is none), or Puppet's error for a value that cannot be
+/// dug into.
+pub(crate) fn dig_step<'a>(
+    value: &'a Value,
+    seg: &Segment,
+    key: &str,
+) -> Result<Option<&'a Value>> {
+    match (value, seg) {
+        (Value::Null, _) => Ok(None),
+        (Value::Array(a), Segment::Index(i)) => Ok(usize::try_from(*i).ok().and_then(|i| a.get(i))),
+        // An index beyond 64 bits is past the end of any array.
+        (Value::Array(_), Segment::BigIndex(_)) => Ok(None),
+        (Value::Hash(h), seg) => Ok(h.get(&seg.to_value())),
+        // Integer#[] exists (a bit reference), so Puppet goes on to `include?`, which
+        // Integer lacks: a raw NoMethodError.
+        (Value::Int(_) | Value::BigInt(_), _) => Err(Error::run(
+            "undefined method `include?' for an instance of Integer",
+        )),
+        (other, _) => Err(Error::lookup(format!(
+            "Data Provider type mismatch: Got {} when a hash-like object was expected to access value using '{seg}' from key '{key}'",
+            other.ruby_class()
+        ))),
+    }
+}
+
+/// Every step of [`dig_step`] in turn, in place: what `segments` name inside `value`.
+pub(crate) fn dig_ref<'a>(
+    mut value: &'a Value,
+    segments: &[Segment],
+    key: &str,
+) -> Result<Option<&'a Value>> {
+    for seg in segments {
+        match dig_step(value, seg, key)? {
+            Some(v) => value = v,
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(value))
 }

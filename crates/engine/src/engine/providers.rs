@@ -1,6 +1,7 @@
 //! The data providers: the global layer, the environment layer and each module, their
 //! hiera.yaml, their resolved hierarchy entries and the backend call at each location.
 
+use super::context::{Peek, ScopeRead};
 use super::lookup_options::{
     compile_patterns, extract_options, validate_lookup_options, CompiledOptions,
 };
@@ -18,7 +19,6 @@ use crate::scope::Strict;
 use hiera_formats::DataFormat;
 use hiera_value::value::{Map, Value};
 use std::path::Path;
-use std::rc::Rc;
 use std::sync::Arc;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -40,7 +40,87 @@ pub(super) struct ResolvedEntry {
     pub(super) config_file: String,
 }
 
-pub(super) type EntriesResult = std::result::Result<Rc<Vec<ResolvedEntry>>, Error>;
+pub(super) type EntriesResult = std::result::Result<Arc<Vec<ResolvedEntry>>, Error>;
+
+/// Resolved hierarchy levels, shared by the sessions of a workspace's query: a level's
+/// datadir, locations (and whether each exists) and options depend only on the scope
+/// variables its templates read, and most nodes of a fleet read the same values (os.family,
+/// a role …). Each level keeps the reads its first resolution made; a node whose values for
+/// them are those of a node already resolved takes that resolution (and its warnings).
+/// What the file system holds is part of a resolution: the store is emptied at every
+/// workspace refresh, and whenever a file is invalidated.
+#[derive(Debug, Default)]
+pub(crate) struct LevelMemo {
+    levels: std::sync::Mutex<rustc_hash::FxHashMap<String, Level>>,
+}
+
+/// Past this many distinct values of its reads (a level per node: `nodes/%{certname}`),
+/// a level is resolved for each node, unremembered: the memo stays small whatever the fleet.
+const MAX_RESOLUTIONS_PER_LEVEL: usize = 64;
+
+#[derive(Debug)]
+struct Level {
+    /// The scope reads of its first complete resolution, in order.
+    reads: Vec<ScopeRead>,
+    /// Resolutions by what those reads found.
+    by_found: std::collections::HashMap<Vec<Peek>, Arc<LevelResolution>>,
+}
+
+/// A level resolved for some node: `None` when a default hierarchy skips it.
+#[derive(Debug)]
+struct LevelResolution {
+    result: std::result::Result<Option<ResolvedEntry>, Error>,
+    warnings: Vec<String>,
+}
+
+impl LevelMemo {
+    /// Forgets every resolution.
+    pub(crate) fn clear(&self) {
+        self.levels
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+    }
+
+    /// The resolution of level `key` for what `peek` finds for each of its reads.
+    fn get(&self, key: &str, peek: impl Fn(&ScopeRead) -> Peek) -> Option<Arc<LevelResolution>> {
+        let levels = self.levels.lock().unwrap_or_else(|e| e.into_inner());
+        let level = levels.get(key)?;
+        let found: Vec<Peek> = level.reads.iter().map(peek).collect();
+        level.by_found.get(&found).cloned()
+    }
+
+    /// Keeps a resolution of level `key` that made `reads`. Sound when `reads` are, in
+    /// order, the first of the level's reads (resolution is a function of what each read
+    /// finds, and which read comes next is too): kept under what the node finds for all
+    /// of the level's reads. A failed first resolution does not define the level's reads.
+    fn put(
+        &self,
+        key: &str,
+        reads: Vec<(ScopeRead, Peek)>,
+        resolution: LevelResolution,
+        peek: impl Fn(&ScopeRead) -> Peek,
+    ) {
+        let mut levels = self.levels.lock().unwrap_or_else(|e| e.into_inner());
+        let level = match levels.get_mut(key) {
+            Some(level) => level,
+            None if resolution.result.is_ok() => levels.entry(key.to_string()).or_insert(Level {
+                reads: reads.iter().map(|(r, _)| r.clone()).collect(),
+                by_found: Default::default(),
+            }),
+            None => return,
+        };
+        if level.by_found.len() >= MAX_RESOLUTIONS_PER_LEVEL
+            || reads.len() > level.reads.len()
+            || reads.iter().zip(&level.reads).any(|((r, _), l)| r != l)
+        {
+            return;
+        }
+        let mut found: Vec<Peek> = reads.into_iter().map(|(_, p)| p).collect();
+        found.extend(level.reads[found.len()..].iter().map(peek));
+        level.by_found.insert(found, Arc::new(resolution));
+    }
+}
 
 impl Session {
     /// Every layer's data provider, in lookup order: global, environment, then each module's.
@@ -285,7 +365,7 @@ impl Session {
 
     // ---- providers -------------------------------------------------------------------
 
-    pub(super) fn config_at(&mut self, id: &ProviderId, path: &Path) -> Result<Rc<HieraConfig>> {
+    pub(super) fn config_at(&mut self, id: &ProviderId, path: &Path) -> Result<Arc<HieraConfig>> {
         if let Some(c) = self.cache.configs.get(path) {
             return c.clone();
         }
@@ -299,8 +379,8 @@ impl Session {
             codedir: self.layers.codedir.clone(),
             strict_off: self.settings.strict == Strict::Off,
         };
-        let r = HieraConfig::load_in(&**self.cache.files.fs(), path, &ctx, &mut self.warnings)
-            .map(Rc::new);
+        // Parsed once for every session of the store (the workspace's).
+        let r = self.cache.files.config(path, &ctx, &mut self.warnings);
         self.cache.configs.insert(path.to_path_buf(), r.clone());
         r
     }
@@ -359,7 +439,7 @@ impl Session {
         id: &ProviderId,
         cfg: &HieraConfig,
         default_hierarchy: bool,
-    ) -> Result<Rc<Vec<ResolvedEntry>>> {
+    ) -> Result<Arc<Vec<ResolvedEntry>>> {
         let k = (id.clone(), default_hierarchy);
         if let Some(e) = self.cache.entries.get(&k) {
             return e.clone();
@@ -369,7 +449,18 @@ impl Session {
         } else {
             cfg.hierarchy.clone()
         };
-        let r = self.build_entries(cfg, &list).map(Rc::new);
+        // Each level's place in the memo of resolved levels: what resolving it depends on
+        // besides the scope (the Hiera 3 scope's rules; `strict` is the workspace's).
+        let memo_key = format!(
+            "{id:?}\0{}\0{default_hierarchy}\0{}\0{:?}",
+            cfg.path
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+            self.inv.v3_scope,
+            self.settings.strict,
+        );
+        let r = self.build_entries(cfg, &list, &memo_key).map(Arc::new);
         self.cache.entries.insert(k, r.clone());
         r
     }
@@ -430,13 +521,14 @@ impl Session {
         &mut self,
         cfg: &HieraConfig,
         entries: &[Entry],
+        memo_key: &str,
     ) -> Result<Vec<ResolvedEntry>> {
         if let Some(e) = &cfg.deferred_error {
             return Err(e.clone());
         }
         // Interpolation here is not part of any explanation.
         let saved_ex = self.explain.take();
-        let r = self.build_entries_inner(cfg, entries);
+        let r = self.build_entries_inner(cfg, entries, memo_key);
         self.explain = saved_ex;
         let fs = self.cache.files.fs().clone();
         let file = cfg
@@ -475,45 +567,78 @@ impl Session {
         &mut self,
         cfg: &HieraConfig,
         entries: &[Entry],
+        memo_key: &str,
     ) -> Result<Vec<ResolvedEntry>> {
         let mut out = Vec::new();
-        let is_default = cfg.path.is_none();
-        let v3 = cfg.version == 3;
-        for e in entries {
-            let datadir = interpolate_str(self, &e.datadir, false)?;
-            // v3 locations are not covered by Puppet 8's lenient location interpolation.
-            self.interp.in_location = !v3 && self.settings.strict == Strict::Error;
-            let fs = self.cache.files.fs().clone();
-            let locs = crate::location::resolve(self, &*fs, e, &datadir, is_default);
-            self.interp.in_location = false;
-            let locs = locs?;
-            if is_default && matches!(&locs, Some(l) if l.is_empty()) {
-                continue;
-            }
-            let options = match &e.options {
-                Some(o) => match interpolate(self, &Value::Hash(o.clone()), false)? {
-                    Value::Hash(h) => h,
-                    _ => Map::default(),
-                },
-                None => Map::default(),
+        for (i, e) in entries.iter().enumerate() {
+            let key = format!("{memo_key}\0{i}");
+            let memo = self.cache.files.levels().clone();
+            let resolution = match memo.get(&key, |r| self.peek_read(r)) {
+                Some(r) => r,
+                None => {
+                    let saved = self.interp.reads.replace(Vec::new());
+                    let warned = self.warnings.len();
+                    let result = self.resolve_level(cfg, e);
+                    let reads = std::mem::replace(&mut self.interp.reads, saved);
+                    let resolution = Arc::new(LevelResolution {
+                        result,
+                        warnings: self.warnings.split_off(warned),
+                    });
+                    if let Some(reads) = reads {
+                        let copy = LevelResolution {
+                            result: resolution.result.clone(),
+                            warnings: resolution.warnings.clone(),
+                        };
+                        memo.put(&key, reads, copy, |r| self.peek_read(r));
+                    }
+                    resolution
+                }
             };
-            if e.kind == FunctionKind::Hiera3Backend {
-                // create_hiera3_backend_provider: Puppet 8 ships without Hiera 3.
-                return Err(Error::lookup("Hiera 3 is not installed"));
+            self.warnings.extend(resolution.warnings.iter().cloned());
+            if let Some(entry) = resolution.result.clone()? {
+                out.push(entry);
             }
-            let config_file = cfg
-                .path
-                .as_ref()
-                .map(|p| p.display().to_string())
-                .unwrap_or_default();
-            out.push(ResolvedEntry {
-                entry: e.clone(),
-                locations: locs,
-                options,
-                config_file,
-            });
         }
         Ok(out)
+    }
+
+    /// One level of a hierarchy against the scope: its datadir, locations and options
+    /// interpolated (`None`: a default hierarchy's level that has no file).
+    fn resolve_level(&mut self, cfg: &HieraConfig, e: &Entry) -> Result<Option<ResolvedEntry>> {
+        let is_default = cfg.path.is_none();
+        let v3 = cfg.version == 3;
+        let datadir = interpolate_str(self, &e.datadir, false)?;
+        // v3 locations are not covered by Puppet 8's lenient location interpolation.
+        self.interp.in_location = !v3 && self.settings.strict == Strict::Error;
+        let fs = self.cache.files.fs().clone();
+        let locs = crate::location::resolve(self, &*fs, e, &datadir, is_default);
+        self.interp.in_location = false;
+        let locs = locs?;
+        if is_default && matches!(&locs, Some(l) if l.is_empty()) {
+            return Ok(None);
+        }
+        let options = match &e.options {
+            Some(o) => match interpolate(self, &Value::Hash(o.clone()), false)? {
+                Value::Hash(h) => h,
+                _ => Map::default(),
+            },
+            None => Map::default(),
+        };
+        if e.kind == FunctionKind::Hiera3Backend {
+            // create_hiera3_backend_provider: Puppet 8 ships without Hiera 3.
+            return Err(Error::lookup("Hiera 3 is not installed"));
+        }
+        let config_file = cfg
+            .path
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        Ok(Some(ResolvedEntry {
+            entry: e.clone(),
+            locations: locs,
+            options,
+            config_file,
+        }))
     }
 
     /// One hierarchy entry (`DataHashFunctionProvider#unchecked_key_lookup`).

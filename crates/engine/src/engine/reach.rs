@@ -304,7 +304,7 @@ fn entry_id(e: &ResolvedEntry) -> usize {
 /// as the engine decides it.
 pub(crate) fn option_applies(option_key: &str, root: &str) -> Result<bool> {
     if option_key.starts_with('^') {
-        Ok(KeyPattern::new(option_key)?.is_match(root))
+        Ok(KeyPattern::cached(option_key)?.is_match(root))
     } else {
         Ok(option_key == root)
     }

@@ -5,7 +5,7 @@
 use super::{Fail, Parser, MAX_NESTING};
 use crate::position::tree::{LineIndex, Pos, PosEntry, PosKind, PosNode};
 use hiera_value::value::Value;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// The positions of a JSON document, or the parser's message for a document it refuses.
 pub fn positions(text: &str) -> Result<PosNode, String> {
@@ -82,7 +82,7 @@ impl Walker<'_, '_> {
                 key: Value::String(k),
                 key_pos,
                 merged_from: None,
-                value: Rc::new(v),
+                value: Arc::new(v),
             };
             match entries.iter_mut().find(|x| x.key == entry.key) {
                 Some(slot) => *slot = entry,
@@ -111,7 +111,7 @@ impl Walker<'_, '_> {
         }
         loop {
             let (v, e) = self.value(p, j)?;
-            items.push(Rc::new(v));
+            items.push(Arc::new(v));
             j = Self::skip(p, e)?;
             match p.b.get(j) {
                 Some(b',') => j = Self::skip(p, j + 1)?,

@@ -3,7 +3,7 @@
 //! them picks the reader for a file.
 
 use hiera_value::value::Value;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// A 1-based line and column (columns count characters, as libyaml's marks do).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
@@ -38,12 +38,12 @@ pub enum PosKind {
     /// A string, number, boolean or null.
     Scalar,
     /// An array: its elements, in order.
-    Seq(Vec<Rc<PosNode>>),
+    Seq(Vec<Arc<PosNode>>),
     /// Entries in the loaded hash's order; a key written twice keeps its first place and its
     /// last definition (the one the loader keeps).
     Map(Vec<PosEntry>),
     /// A YAML alias: the node written at the anchor.
-    Alias(Rc<PosNode>),
+    Alias(Arc<PosNode>),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -57,7 +57,7 @@ pub struct PosEntry {
     /// A key brought in by `<<`: where that key is written inside the merged hash.
     pub merged_from: Option<Pos>,
     /// Where the entry's value is written.
-    pub value: Rc<PosNode>,
+    pub value: Arc<PosNode>,
 }
 
 /// Where a path is written.
@@ -167,7 +167,7 @@ impl PosNode {
                             key: seg.clone(),
                             key_pos: pos,
                             merged_from: None,
-                            value: Rc::new(PosNode::scalar(pos)),
+                            value: Arc::new(PosNode::scalar(pos)),
                         });
                         entries.len() - 1
                     }
@@ -176,7 +176,7 @@ impl PosNode {
                 if n + 1 == path.len() {
                     e.key_pos = pos;
                 }
-                node = Rc::make_mut(&mut e.value);
+                node = Arc::make_mut(&mut e.value);
             }
         }
         root

@@ -9,7 +9,7 @@ use super::{MAX_DEPTH, STR_TAG};
 use crate::position::tree::{Pos, PosEntry, PosKind, PosNode};
 use hiera_value::value::Value;
 use std::collections::HashMap;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// The positions of the first document of `bytes` (`None` for an empty stream). Syntax errors
 /// are libyaml's, as [`load_document`](super::load_document) reports them.
@@ -60,11 +60,11 @@ pub fn load_positions(bytes: &[u8]) -> Result<Option<PosNode>, YamlError> {
                         merge: false,
                     },
                 };
-                let node = Rc::new(PosNode::scalar(pos(mark)));
+                let node = Arc::new(PosNode::scalar(pos(mark)));
                 if let Some(a) = anchor {
                     b.anchors.insert(a, node.clone());
                 }
-                b.complete_rc(node, Some(key))?;
+                b.complete_arc(node, Some(key))?;
             }
             Event::SeqStart { anchor, mark, .. } => b.start(anchor, mark, Open::Seq(Vec::new()))?,
             Event::MapStart { anchor, tag, mark } => {
@@ -83,7 +83,7 @@ pub fn load_positions(bytes: &[u8]) -> Result<Option<PosNode>, YamlError> {
         }
     }
     Ok(b.root
-        .map(|r| Rc::try_unwrap(r).unwrap_or_else(|r| (*r).clone())))
+        .map(|r| Arc::try_unwrap(r).unwrap_or_else(|r| (*r).clone())))
 }
 
 fn pos(m: Mark) -> Pos {
@@ -100,7 +100,7 @@ struct KeyInfo {
 }
 
 enum Open {
-    Seq(Vec<Rc<PosNode>>),
+    Seq(Vec<Arc<PosNode>>),
     /// Entries, and the pending key (its info, position and node) awaiting its value.
     Map(Vec<PosEntry>, Option<(KeyInfo, Pos)>),
     /// A collection whose inside is not part of the loaded value.
@@ -116,8 +116,8 @@ struct Frame {
 #[derive(Default)]
 struct Builder {
     stack: Vec<Frame>,
-    anchors: HashMap<String, Rc<PosNode>>,
-    root: Option<Rc<PosNode>>,
+    anchors: HashMap<String, Arc<PosNode>>,
+    root: Option<Arc<PosNode>>,
     /// Entries copied by merge keys, bounded as the loader bounds alias expansion.
     copied: usize,
 }
@@ -143,23 +143,23 @@ impl Builder {
             Open::Map(entries, _) => PosKind::Map(entries),
             Open::Opaque => PosKind::Scalar,
         };
-        let node = Rc::new(PosNode {
+        let node = Arc::new(PosNode {
             pos: pos(f.mark),
             kind,
         });
         if let Some(a) = f.anchor {
             self.anchors.insert(a, node.clone());
         }
-        self.complete_rc(node, None)
+        self.complete_arc(node, None)
     }
 
     fn complete(&mut self, node: PosNode, key: Option<KeyInfo>) -> Result<(), YamlError> {
-        self.complete_rc(Rc::new(node), key)
+        self.complete_arc(Arc::new(node), key)
     }
 
     /// Hands a finished node to its parent. `key` is what the node would be as a key (a
     /// collection or alias as a key is never a Hiera key: `Null` stands in).
-    fn complete_rc(&mut self, node: Rc<PosNode>, key: Option<KeyInfo>) -> Result<(), YamlError> {
+    fn complete_arc(&mut self, node: Arc<PosNode>, key: Option<KeyInfo>) -> Result<(), YamlError> {
         let Some(frame) = self.stack.last_mut() else {
             self.root = Some(node);
             return Ok(());
@@ -215,7 +215,7 @@ fn put(entries: &mut Vec<PosEntry>, e: PosEntry) {
 /// Psych's `<<` rules (see `insert_pair` in the loader): a hash (or alias of one) merges its
 /// entries in; a sequence of hashes merges them with earlier ones winning. Returns the number
 /// of entries copied, or `None` when the value is no merge and `<<` is an ordinary key.
-fn merge_key(entries: &mut Vec<PosEntry>, value: &Rc<PosNode>) -> Option<usize> {
+fn merge_key(entries: &mut Vec<PosEntry>, value: &Arc<PosNode>) -> Option<usize> {
     // The place merged keys are brought in: an alias site (an inline hash's keys are
     // written where they are).
     let site = |n: &PosNode| match n.kind {
