@@ -343,6 +343,9 @@ pub struct Resolved {
     pub fact_overrides: Vec<(String, Value)>,
     /// The External Node Classifier to ask about every node (`--enc`).
     pub enc: Option<hiera_facts::enc::Enc>,
+    /// The environments a classifier puts nodes of a fleet in, besides the run's (Puppet's
+    /// layout; `None`: such a node is an error, see [`Resolved::answer_other_environments`]).
+    pub other_environments: Option<std::sync::Arc<OtherEnvironments>>,
     /// The flags resolved.
     pub sources: Sources,
 }
@@ -436,6 +439,7 @@ impl Sources {
             vars: parse_vars(&self.vars)?,
             fact_overrides: parse_pairs("--fact", &self.fact_overrides)?,
             enc,
+            other_environments: None,
             sources: self.clone(),
         })
     }
@@ -624,7 +628,7 @@ impl Resolved {
         let run = self.env.environment_name();
         match &class.environment {
             Some(e) if *e != run && self.sources.environment.is_none() => {
-                if self.env.control_repo_mode() {
+                if self.env.control_repo_mode() || self.other_environments.is_some() {
                     Ok(e.clone())
                 } else {
                     Err(Error::run(format!(
@@ -744,6 +748,20 @@ impl Resolved {
         Ok(read.nodes)
     }
 
+    /// Lets the nodes of a fleet that a classifier puts in another environment than the
+    /// run's be answered from that environment's data (Puppet's layout), as Puppet compiles
+    /// each node in its environment; `settings` are the run's. Without this, such a node is
+    /// an error naming `--environment`.
+    pub fn answer_other_environments(&mut self, settings: Settings) {
+        if self.enc.is_some() && !self.env.control_repo_mode() {
+            self.other_environments = Some(std::sync::Arc::new(OtherEnvironments {
+                env: self.env.clone(),
+                settings,
+                open: Default::default(),
+            }));
+        }
+    }
+
     /// A batch node with its scope (`$settings::` variables and `--var`s included); facts
     /// that cannot be read are the node's error (the batch goes on).
     pub fn batch_node(&self, n: BatchNode) -> hiera_engine::batch::Node {
@@ -760,15 +778,25 @@ impl Resolved {
             };
             Ok((facts, class))
         });
+        let mut workspace = None;
         let (scope, facts_error) = match classified {
             Ok((facts, None)) => (self.scope_of(facts, None), None),
             Ok((facts, Some((class, env)))) => {
                 let mut scope = self.scope_of(facts, Some(&class));
+                let mut error = None;
                 if env != self.env.environment_name() {
-                    // A control repo classified into another environment: its name.
+                    // Classified into another environment: its name, and in Puppet's layout
+                    // its data (a control repo is its own environment, whatever its name).
                     scope.set("environment", Value::str(env.as_str()));
+                    match &self.other_environments {
+                        Some(other) if !self.env.control_repo_mode() => match other.get(&env) {
+                            Ok(w) => workspace = Some(w),
+                            Err(e) => error = Some(e),
+                        },
+                        _ => {}
+                    }
                 }
-                (scope, None)
+                (scope, error)
             }
             Err(e) => (self.scope_of(Default::default(), None), Some(e)),
         };
@@ -777,7 +805,41 @@ impl Resolved {
             source: Some((n.kind.into(), n.source)),
             scope,
             facts_error,
+            workspace,
         }
+    }
+}
+
+/// The workspaces of the environments a classifier puts nodes in, opened once each (with
+/// the run's settings and layout; only the environment differs).
+pub struct OtherEnvironments {
+    env: EnvOptions,
+    settings: Settings,
+    open: std::sync::Mutex<
+        std::collections::HashMap<String, Result<std::sync::Arc<hiera_engine::Workspace>>>,
+    >,
+}
+
+impl std::fmt::Debug for OtherEnvironments {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OtherEnvironments").finish_non_exhaustive()
+    }
+}
+
+impl OtherEnvironments {
+    /// The workspace of environment `name` (an environment that cannot be read is every
+    /// answer's error for its nodes, as Puppet's would be).
+    fn get(&self, name: &str) -> Result<std::sync::Arc<hiera_engine::Workspace>> {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        open.entry(name.to_string())
+            .or_insert_with(|| {
+                let env = EnvOptions {
+                    environment: Some(name.to_string()),
+                    ..self.env.clone()
+                };
+                hiera_engine::Workspace::open(env, self.settings.clone()).map(std::sync::Arc::new)
+            })
+            .clone()
     }
 }
 

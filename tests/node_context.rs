@@ -214,19 +214,55 @@ fn a_classifier_for_every_node() {
         "{out}"
     );
     assert!(out.contains("\"value\":\"staging\""), "{out}");
-    // In Puppet's layout a node the classifier puts in another environment is an error
-    // line, not an answer from the wrong environment.
+    // In Puppet's layout a node the classifier puts in another environment is answered from
+    // that environment's data, as Puppet compiles it there (the single lookup above is
+    // Puppet's recording: `--- staging-web`), in batch mode and where alike.
     let o = run_in(
         &t,
-        &["--codedir", "code", "--facts-dir", "facts", &enc, "k"],
+        &[
+            "--codedir",
+            "code",
+            "--facts-dir",
+            "facts",
+            &enc,
+            "k",
+            "envname",
+        ],
+    );
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
+    assert!(
+        out.contains("\"node\":\"web01\",\"facts\":\"facts/web01.yaml\",\"key\":\"k\",\"found\":true,\"value\":\"staging-web\""),
+        "{out}"
     );
     assert!(
-        stdout(&o).contains(
-            "the classifier puts web01 in environment 'staging', but this run reads 'production'"
-        ),
-        "{}",
-        stdout(&o)
+        out.contains("\"node\":\"db01\",\"facts\":\"facts/db01.yaml\",\"key\":\"k\",\"found\":true,\"value\":\"staging-common\""),
+        "{out}"
     );
+    assert!(!out.contains("production"), "{out}");
+    let o = run_in(
+        &t,
+        &[
+            "where",
+            "k",
+            "--codedir",
+            "code",
+            "--facts-dir",
+            "facts",
+            &enc,
+            "--allow-exec",
+            "--format",
+            "json",
+        ],
+    );
+    let out = stdout(&o);
+    assert!(
+        out.contains("staging/data/roles/web.yaml"),
+        "{out}{}",
+        stderr(&o)
+    );
+    assert!(!out.contains("production/data/roles/web.yaml\",\"line\":1,\"column\":1,\"value\":\"production-web\",\"wins\":[\"web01"), "{out}");
+
     let o = run_in(
         &t,
         &[

@@ -187,6 +187,7 @@ fn run(
         let facts = sources.facts_request()?;
         let db = sources.puppetdb()?;
         request.check_batch(&flags)?;
+        sources.answer_other_environments(request.settings());
         return run_batch(args, &sources, &workspace, &request, (facts, db));
     }
     let layers = sources.env.layers()?;

@@ -166,6 +166,7 @@ fn run_inner(
         w.trust.allow_exec,
         "where over a fleet",
     )?;
+    sources.answer_other_environments(lookup.settings());
     let mut fleet = FleetReport::new(&request.key);
     let mut reporter = where_::Reporter::new(workspace.files(), strict);
     // Each facts file (or chunk of PuppetDB's) read as its nodes are reached: the fleet is
@@ -205,7 +206,12 @@ fn run_inner(
             fleet.errors.push((label, e.to_string()));
             continue;
         }
-        let mut session = workspace.session_unrefreshed(n.scope);
+        // A node a classifier puts in another environment reads that environment's data.
+        let own = n.workspace.clone();
+        let mut session = own
+            .as_deref()
+            .unwrap_or(&workspace)
+            .session_unrefreshed(n.scope);
         if !w.trust.allow_exec {
             session.set_exec(hiera_engine::Exec::Refused {
                 how_to_allow: "where over a fleet runs no program a hierarchy names unless given --allow-exec",

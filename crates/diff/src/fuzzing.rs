@@ -844,6 +844,7 @@ pub fn case(data: &[u8]) -> Result<Stats, String> {
             source: None,
             scope: Scope::from_facts(facts.clone(), "production"),
             facts_error: None,
+            workspace: None,
         })
         .collect();
 

@@ -22,6 +22,9 @@ pub struct Node {
     /// Why the node's facts could not be read: every answer of the node is this error (the
     /// batch goes on with the other nodes).
     pub facts_error: Option<Error>,
+    /// The workspace of the node's own environment, when a classifier puts it in another
+    /// environment than the run's (`None`: the batch's workspace).
+    pub workspace: Option<std::sync::Arc<Workspace>>,
 }
 
 /// Each node's name as a report lists it: its name, or, when another node has the same name
@@ -530,6 +533,9 @@ impl Batch {
             }
             return;
         }
+        // A node a classifier puts in another environment reads that environment's data.
+        let own = node.workspace;
+        let workspace = own.as_deref().unwrap_or(workspace);
         let mut session = workspace.session_unrefreshed(node.scope);
         let keys = match &self.keys {
             Keys::List(k) => k.clone(),
@@ -640,6 +646,7 @@ mod tests {
             source: source.map(|(k, v)| (k.to_string(), v.to_string())),
             scope: Scope::from_facts(Map::default(), "production"),
             facts_error: None,
+            workspace: None,
         };
         for source in sources {
             for outcome in &outcomes {

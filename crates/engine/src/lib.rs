@@ -51,6 +51,7 @@
 //!         source: None,
 //!         scope: Scope::from_facts(facts, "production"),
 //!         facts_error: None,
+//!         workspace: None,
 //!     })
 //! };
 //! let workspace = Workspace::open(env, Settings::default())?;

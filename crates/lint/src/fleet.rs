@@ -130,6 +130,7 @@ fn node_of(n: hiera_facts::BatchNode) -> Node {
         source: Some((n.kind.into(), n.source)),
         scope,
         facts_error,
+        workspace: None,
     }
 }
 

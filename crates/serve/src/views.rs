@@ -536,6 +536,7 @@ pub fn lookup(
         source: None,
         scope: scope.clone(),
         facts_error: None,
+        workspace: None,
     };
     let mut session = state.session(scope.clone());
     let mut secrets = Redactor::default();

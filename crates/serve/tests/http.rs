@@ -131,6 +131,7 @@ impl Frontend for Dir {
                     source: Some((n.kind.into(), n.source)),
                     scope: Scope::from_facts(facts, "production"),
                     facts_error,
+                    workspace: None,
                 }
             })
             .collect();
