@@ -11,7 +11,7 @@ use crate::request::{Flags, Request, Resolved};
 use hiera_engine::environment::absolute;
 use hiera_engine::{Error, Scope, Session};
 use hiera_facts::{puppetdb, FactsRequest};
-use hiera_serve::{Frontend, Loaded, Options, State};
+use hiera_serve::{pack_facts, Frontend, Held, Options, Packed, State};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -188,15 +188,48 @@ struct Cli {
 }
 
 impl Frontend for Cli {
-    fn load_nodes(&self) -> Result<Loaded, Error> {
+    /// Each node packed (its facts' text, made a scope again by `scope` when a request needs
+    /// it: what `batch_node` makes of a node no classifier is asked about), unless a
+    /// classifier is asked (asking again would run it again) or its facts cannot be packed.
+    fn load_nodes(&self, keep: &mut dyn FnMut(Held)) -> Result<Vec<String>, Error> {
         let mut warnings = Vec::new();
-        let nodes = self
+        let packable = self.resolved.enc.is_none()
+            && !self
+                .resolved
+                .fact_overrides
+                .iter()
+                .any(|(name, _)| name.split('.').next() == Some("server_facts"));
+        for n in self
             .resolved
             .node_chunks(&self.facts, self.db.as_ref(), &mut warnings)?
             .flatten()
-            .map(|n| self.resolved.batch_node(n))
-            .collect();
-        Ok(Loaded { nodes, warnings })
+        {
+            let packed = match &n.facts {
+                Ok(facts) if packable && Scope::check_facts(facts).is_ok() => pack_facts(facts),
+                _ => None,
+            };
+            keep(match packed {
+                Some(facts) => Held::Packed(Packed {
+                    name: n.name,
+                    source: Some((n.kind.into(), n.source)),
+                    facts,
+                }),
+                None => Held::Node(Arc::new(self.resolved.batch_node(n))),
+            });
+        }
+        Ok(warnings)
+    }
+
+    /// glibc's malloc_trim: free pages anywhere in the heap go back (the trim threshold of
+    /// `long_lived_malloc` only returns the top of it), so the nodes' reading and each
+    /// fleet-wide question leave the server at its long-lived size.
+    fn release_memory(&self) {
+        #[cfg(all(target_os = "linux", target_env = "gnu", not(feature = "mimalloc")))]
+        // SAFETY: malloc_trim only returns free memory to the system; it takes the
+        // allocator's locks itself.
+        unsafe {
+            libc::malloc_trim(0);
+        }
     }
 
     fn watched(&self) -> Vec<PathBuf> {
