@@ -372,6 +372,28 @@ fn a_classifier_for_every_node() {
         let o = run(&allowed);
         assert_ne!(o.status.code(), Some(2), "{allowed:?}: {}", stderr(&o));
     }
+    // serve too refuses it before it listens (with --allow-exec it would serve until
+    // stopped: tests/serve.rs starts servers).
+    let mut server = bin()
+        .current_dir(&repo)
+        .args(["serve", "--facts-dir", "../facts", "--enc=bin/enc"])
+        .args(["--listen", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while server.try_wait().unwrap().is_none() && started.elapsed().as_secs() < 30 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = server.kill();
+    let o = server.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("serve runs it only with --allow-exec"),
+        "{}",
+        stderr(&o)
+    );
     // A plain lookup is the user's own: it runs.
     let o = run(&["--facts", "../facts/db01.yaml", "--enc=bin/enc", "k"]);
     assert_eq!(stdout(&o), "--- db2\n", "{}", stderr(&o));

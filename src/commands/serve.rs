@@ -11,7 +11,7 @@ use crate::request::{Flags, Request, Resolved};
 use hiera_engine::environment::absolute;
 use hiera_engine::{Error, Scope, Session};
 use hiera_facts::{puppetdb, FactsRequest};
-use hiera_serve::{Frontend, Loaded, Options, State};
+use hiera_serve::{pack_facts, Frontend, Held, Options, Packed, State};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -188,12 +188,60 @@ struct Cli {
 }
 
 impl Frontend for Cli {
-    fn load_nodes(&self) -> Result<Loaded, Error> {
+    /// Each node packed (its facts' text, made a scope again by `scope` when a request needs
+    /// it: what `batch_node` makes of a node no classifier is asked about), unless a
+    /// classifier is asked (asking again would run it again) or its facts cannot be packed.
+    fn load_nodes(&self, keep: &mut dyn FnMut(Held)) -> Result<Vec<String>, Error> {
         let mut warnings = Vec::new();
-        let nodes = self
-            .resolved
-            .read_nodes(&self.facts, self.db.as_ref(), &mut warnings)?;
-        Ok(Loaded { nodes, warnings })
+        let packable = self.resolved.enc.is_none()
+            && !self
+                .resolved
+                .fact_overrides
+                .iter()
+                .any(|(name, _)| name.split('.').next() == Some("server_facts"));
+        if !packable || self.db.is_some() {
+            for n in self
+                .resolved
+                .read_nodes(&self.facts, self.db.as_ref(), &mut warnings)?
+            {
+                keep(Held::Node(Arc::new(n)));
+            }
+            return Ok(warnings);
+        }
+        // File by file: each file's nodes packed before the next file is read.
+        let mut named: Vec<(String, String)> = Vec::new();
+        for (path, display) in hiera_facts::batch_files(&self.facts)? {
+            let (nodes, w) =
+                hiera_facts::read_batch_file(&path, &display, self.facts.trusted.as_ref());
+            warnings.extend(w);
+            for n in nodes {
+                named.push((n.name.clone(), n.source.clone()));
+                let packed = match &n.facts {
+                    Ok(facts) if Scope::check_facts(facts).is_ok() => pack_facts(facts),
+                    _ => None,
+                };
+                keep(match packed {
+                    Some(facts) => Held::Packed(Packed {
+                        name: n.name,
+                        source: Some((n.kind.into(), n.source)),
+                        facts,
+                    }),
+                    None => Held::Node(Arc::new(self.resolved.batch_node(n))),
+                });
+            }
+        }
+        warnings.extend(hiera_engine::batch::duplicate_warnings(
+            named.iter().map(|(n, s)| (n.as_str(), s.as_str())),
+        ));
+        Ok(warnings)
+    }
+
+    fn release_memory(&self) {
+        #[cfg(all(target_os = "linux", target_env = "gnu", not(feature = "mimalloc")))]
+        // SAFETY: malloc_trim only returns free memory to the system.
+        unsafe {
+            libc::malloc_trim(0);
+        }
     }
 
     fn watched(&self) -> Vec<PathBuf> {

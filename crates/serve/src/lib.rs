@@ -29,7 +29,7 @@ pub mod pages;
 pub mod state;
 pub mod views;
 
-pub use state::{Fleet, Frontend, Loaded, Options, State};
+pub use state::{pack_facts, unpack_facts, Fleet, Frontend, Held, Loaded, Options, Packed, State};
 
 use axum::extract::{DefaultBodyLimit, Path, Query, State as Ext};
 use axum::http::{header, HeaderValue, Request, StatusCode};
@@ -107,6 +107,7 @@ pub fn serve(
         tokio::task::spawn_blocking(move || {
             let fleet = warm.refresh();
             views::overview(&warm, &fleet, None);
+            warm.frontend().release_memory();
         });
         axum::serve(listener, app(state)).await
     })
@@ -170,7 +171,12 @@ pub(crate) async fn heavy<T: Send + 'static>(
         .acquire()
         .await
         .map_err(|_| ViewError::Failed("the server is stopping".into()))?;
-    blocking(state, work).await
+    blocking(state, |s, f| {
+        let answer = work(s, f);
+        s.frontend().release_memory();
+        answer
+    })
+    .await
 }
 
 /// The status a view error answers with.

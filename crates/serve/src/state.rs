@@ -9,7 +9,7 @@ use hiera_engine::environment::EnvOptions;
 use hiera_engine::error::Error;
 use hiera_engine::scope::{Scope, Strict};
 use hiera_engine::workspace::Workspace;
-use hiera_value::value::Map;
+use hiera_value::value::{Map, Value};
 use serde_json::Value as Json;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -41,11 +41,103 @@ pub struct Options {
     pub lint: hiera_lint::Options,
 }
 
+/// A node as the server keeps it between requests.
+#[derive(Debug, Clone)]
+pub enum Held {
+    /// Whole: its scope (every fact) stays in memory.
+    Node(Arc<Node>),
+    /// Its facts as compact JSON text, the node made again from them when a request needs it
+    /// ([`Frontend::revive`]): a parsed scope is many times the size of its facts' text, and
+    /// a fleet of thousands of real fact sets would hold hundreds of MB of them.
+    Packed(Packed),
+}
+
+/// A node kept as its facts' text (see [`Held::Packed`]).
+#[derive(Debug, Clone)]
+pub struct Packed {
+    /// [`Node::name`].
+    pub name: String,
+    /// [`Node::source`].
+    pub source: Option<(String, String)>,
+    /// The facts (before the front end's scope is made of them), as the json gem writes
+    /// them: [`pack_facts`].
+    pub facts: Box<str>,
+}
+
+impl Held {
+    /// The node's name (certname, `clientcert` fact or file name).
+    pub fn name(&self) -> &str {
+        match self {
+            Held::Node(n) => &n.name,
+            Held::Packed(p) => &p.name,
+        }
+    }
+
+    /// Where the node's facts came from.
+    pub fn source(&self) -> Option<&(String, String)> {
+        match self {
+            Held::Node(n) => n.source.as_ref(),
+            Held::Packed(p) => p.source.as_ref(),
+        }
+    }
+
+    /// Why the node's facts could not be read (a packed node's could).
+    pub fn facts_error(&self) -> Option<&Error> {
+        match self {
+            Held::Node(n) => n.facts_error.as_ref(),
+            Held::Packed(_) => None,
+        }
+    }
+}
+
+/// `facts` as compact JSON text, when reading that text gives back exactly `facts` (every
+/// value, type and order): real facts always do; a fact set holding what JSON cannot say
+/// (a YAML timestamp, a binary) is `None`, and its node is kept whole.
+pub fn pack_facts(facts: &Map) -> Option<Box<str>> {
+    let text = hiera_formats::json::write::to_json(&Value::Hash(facts.clone())).ok()?;
+    let again = unpack_facts(&text).ok()?;
+    identical_maps(facts, &again).then(|| text.into_boxed_str())
+}
+
+/// The facts [`pack_facts`] wrote.
+pub fn unpack_facts(text: &str) -> Result<Map, Error> {
+    match hiera_formats::json::parse(text) {
+        Ok(Value::Hash(m)) => Ok(m),
+        Ok(_) => Err(Error::run("packed facts are not a hash")),
+        Err(e) => Err(Error::run(format!("packed facts cannot be read: {e}"))),
+    }
+}
+
+/// Whether two maps hold the same entries in the same order, every value of the same type
+/// (Ruby's `==` would take 1 for 1.0 and ignore the order).
+fn identical_maps(a: &Map, b: &Map) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b.iter())
+            .all(|((ka, va), (kb, vb))| identical(ka, kb) && identical(va, vb))
+}
+
+fn identical(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Null, Value::Null) => true,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Int(x), Value::Int(y)) => x == y,
+        (Value::BigInt(x), Value::BigInt(y)) => x == y,
+        (Value::Float(x), Value::Float(y)) => x.to_bits() == y.to_bits(),
+        (Value::String(x), Value::String(y)) => x == y,
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| identical(x, y))
+        }
+        (Value::Hash(x), Value::Hash(y)) => identical_maps(x, y),
+        _ => false,
+    }
+}
+
 /// The fleet as a front end reads it.
 #[derive(Debug, Clone, Default)]
 pub struct Loaded {
     /// The nodes, in the order they are listed.
-    pub nodes: Vec<Node>,
+    pub nodes: Vec<Held>,
     /// What reading them warned about (duplicate names, partial host names).
     pub warnings: Vec<String>,
 }
@@ -54,8 +146,31 @@ pub struct Loaded {
 /// facts sources, resolved as every command resolves them) and how a lookup is explained
 /// (exactly as the command line's `--explain` prints it). The server never parses flags.
 pub trait Frontend: Send + Sync {
-    /// Reads every node again: facts files, a facts directory, PuppetDB.
-    fn load_nodes(&self) -> Result<Loaded, Error>;
+    /// Reads every node again (facts files, a facts directory, PuppetDB), giving each to
+    /// `keep` as soon as it is read: [packed](Held::Packed) when the front end can
+    /// [revive](Self::revive) it from its facts, so that the fleet's scopes are never all in
+    /// memory. Returns what reading them warned about.
+    fn load_nodes(&self, keep: &mut dyn FnMut(Held)) -> Result<Vec<String>, Error>;
+    /// The node `packed` was made from, made again as [`load_nodes`](Self::load_nodes) made
+    /// it. By default: its facts given to [`scope`](Self::scope).
+    fn revive(&self, packed: &Packed) -> Node {
+        let (scope, facts_error) = match unpack_facts(&packed.facts) {
+            Ok(facts) => (self.scope(facts), None),
+            Err(e) => (Scope::default(), Some(e)),
+        };
+        Node {
+            name: packed.name.clone(),
+            source: packed.source.clone(),
+            scope,
+            facts_error,
+            workspace: None,
+        }
+    }
+    /// Gives memory the allocator holds free back to the system: called after the nodes are
+    /// read and after each question about the whole fleet, whose transient allocations would
+    /// otherwise stay mapped between the long-lived ones. The allocator is the program's: by
+    /// default nothing is done.
+    fn release_memory(&self) {}
     /// Files and directories whose change (a file edited, added or removed) means the nodes
     /// must be read again.
     fn watched(&self) -> Vec<PathBuf>;
@@ -81,7 +196,7 @@ pub trait Frontend: Send + Sync {
 #[derive(Debug, Default)]
 pub struct Fleet {
     /// The nodes, in order.
-    pub nodes: Vec<Node>,
+    pub nodes: Vec<Held>,
     /// Each node's name as pages and URLs name it: its name, or with its facts source when
     /// two nodes share a name ([`hiera_engine::batch::distinct_names`]).
     pub names: Vec<String>,
@@ -99,7 +214,19 @@ static GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::
 
 impl Fleet {
     fn new(loaded: Loaded) -> Fleet {
-        let names = hiera_engine::batch::distinct_names(&loaded.nodes);
+        // Names and sources only: the scopes play no part in the names.
+        let named: Vec<Node> = loaded
+            .nodes
+            .iter()
+            .map(|n| Node {
+                name: n.name().to_string(),
+                source: n.source().cloned(),
+                scope: Scope::default(),
+                facts_error: None,
+                workspace: None,
+            })
+            .collect();
+        let names = hiera_engine::batch::distinct_names(&named);
         let index = names
             .iter()
             .enumerate()
@@ -115,10 +242,9 @@ impl Fleet {
         }
     }
 
-    /// The node a page names, by its [distinct name](Self::names).
-    pub fn get(&self, name: &str) -> Option<(&str, &Node)> {
-        let i = *self.index.get(name)?;
-        Some((&self.names[i], &self.nodes[i]))
+    /// The place in the fleet of the node a page names, by its [distinct name](Self::names).
+    pub fn position(&self, name: &str) -> Option<usize> {
+        self.index.get(name).copied()
     }
 }
 
@@ -139,8 +265,13 @@ pub struct State {
     nodes: Mutex<NodeCache>,
     /// The latest key views (`/keys/{key}`), each with the state of its inputs, newest first.
     key_views: Mutex<std::collections::VecDeque<(String, u64, Arc<Json>)>>,
+    /// The nodes made again from their packed facts for the latest requests about one node,
+    /// by reading and place, newest first (at most [`NODES_REVIVED_KEPT`]).
+    revived: Mutex<std::collections::VecDeque<(NodeAt, Arc<Node>)>>,
     /// The overview's fleet index, and the state of its inputs it was computed for.
     fleet_index: Mutex<Option<(u64, Arc<crate::views::FleetIndex>)>>,
+    /// Held while the fleet index is computed.
+    fleet_index_computing: Mutex<()>,
     /// Questions about the whole fleet (a key across every node, the overview, lint, diff)
     /// run at most this many at once; others wait their turn.
     pub(crate) heavy: tokio::sync::Semaphore,
@@ -148,6 +279,13 @@ pub struct State {
 
 /// Key views kept for the next request asking for them unchanged.
 pub const KEY_VIEWS_KEPT: usize = 32;
+
+/// A node by the reading of the fleet it belongs to and its place in it.
+type NodeAt = (u64, usize);
+
+/// Packed nodes kept made again for the next requests about them (a node's page, then its
+/// keys' pages).
+pub const NODES_REVIVED_KEPT: usize = 16;
 
 /// Fleet-wide questions answered at once (each also spreads over the worker threads).
 const HEAVY_AT_ONCE: usize = 2;
@@ -167,7 +305,8 @@ impl State {
             ..Default::default()
         };
         let workspace = Workspace::open(env, settings)?;
-        let loaded = frontend.load_nodes()?;
+        let loaded = load(&*frontend)?;
+        frontend.release_memory();
         let fingerprint = fingerprint(&frontend.watched());
         let canonical_root =
             std::fs::canonicalize(&options.root).unwrap_or_else(|_| options.root.clone());
@@ -181,7 +320,9 @@ impl State {
                 fingerprint,
                 loaded: Instant::now(),
             }),
+            revived: Mutex::default(),
             fleet_index: Mutex::new(None),
+            fleet_index_computing: Mutex::new(()),
             key_views: Mutex::default(),
             heavy: tokio::sync::Semaphore::new(HEAVY_AT_ONCE),
         })
@@ -216,7 +357,7 @@ impl State {
             .reload_every()
             .is_some_and(|every| cache.loaded.elapsed() >= every);
         if now != cache.fingerprint || due {
-            let fleet = match self.frontend.load_nodes() {
+            let fleet = match load(&*self.frontend) {
                 Ok(loaded) => Fleet::new(loaded),
                 Err(e) => {
                     // Keep answering for the nodes read before, and say why.
@@ -231,12 +372,63 @@ impl State {
                     }
                 }
             };
+            self.frontend.release_memory();
             // Taken before the read: a change while reading shows as a change next time.
             cache.fingerprint = now;
             cache.loaded = Instant::now();
             cache.fleet = Arc::new(fleet);
         }
         cache.fleet.clone()
+    }
+
+    /// The node at `i` of `fleet`, whole: a packed node is made again, and kept for the next
+    /// requests (the latest [`NODES_REVIVED_KEPT`]).
+    pub fn node(&self, fleet: &Fleet, i: usize) -> Arc<Node> {
+        let packed = match &fleet.nodes[i] {
+            Held::Node(n) => return n.clone(),
+            Held::Packed(p) => p,
+        };
+        let at = (fleet.generation, i);
+        {
+            let mut kept = self.revived.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(k) = kept.iter().position(|(a, _)| *a == at) {
+                let hit = kept.remove(k).expect("found");
+                let node = hit.1.clone();
+                kept.push_front(hit);
+                return node;
+            }
+        }
+        let node = Arc::new(self.frontend.revive(packed));
+        let mut kept = self.revived.lock().unwrap_or_else(|e| e.into_inner());
+        kept.retain(|(a, _)| *a != at && a.0 == fleet.generation);
+        kept.push_front((at, node.clone()));
+        kept.truncate(NODES_REVIVED_KEPT);
+        node
+    }
+
+    /// The node at `i` of `fleet`, for a question about the whole fleet: a packed node is
+    /// made again and dropped after (one node's scope at a time on each worker).
+    pub fn node_passing(&self, fleet: &Fleet, i: usize) -> Arc<Node> {
+        match &fleet.nodes[i] {
+            Held::Node(n) => n.clone(),
+            Held::Packed(p) => {
+                let at = (fleet.generation, i);
+                let kept = self.revived.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some((_, n)) = kept.iter().find(|(a, _)| *a == at) {
+                    return n.clone();
+                }
+                drop(kept);
+                Arc::new(self.frontend.revive(p))
+            }
+        }
+    }
+
+    /// Every node of `fleet`, whole, for what takes the fleet as one list (lint's fleet
+    /// rules, diff): those requests hold every scope while they run, as the command line's.
+    pub fn all_nodes(&self, fleet: &Fleet) -> Vec<Node> {
+        (0..fleet.nodes.len())
+            .map(|i| (*self.node_passing(fleet, i)).clone())
+            .collect()
     }
 
     /// A session for `scope` sharing the workspace's parses (refreshed by
@@ -288,13 +480,25 @@ impl State {
         inputs: Option<u64>,
         compute: impl FnOnce() -> crate::views::FleetIndex,
     ) -> Arc<crate::views::FleetIndex> {
-        let cached = self.fleet_index.lock().unwrap_or_else(|e| e.into_inner());
-        if let (Some(i), Some((at, index))) = (inputs, cached.as_ref()) {
-            if *at == i {
-                return index.clone();
+        let hit = || {
+            let cached = self.fleet_index.lock().unwrap_or_else(|e| e.into_inner());
+            match (inputs, cached.as_ref()) {
+                (Some(i), Some((at, index))) if *at == i => Some(index.clone()),
+                _ => None,
             }
+        };
+        if let Some(index) = hit() {
+            return index;
         }
-        drop(cached);
+        // One computation at a time (the start's warm-up and the first overview asked for
+        // meet here): whoever waited takes the index just made.
+        let _computing = self
+            .fleet_index_computing
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(index) = hit() {
+            return index;
+        }
         let index = Arc::new(compute());
         if let Some(i) = inputs {
             *self.fleet_index.lock().unwrap_or_else(|e| e.into_inner()) = Some((i, index.clone()));
@@ -346,6 +550,14 @@ impl State {
     }
 }
 
+/// Reads the nodes through `frontend`.
+fn load(frontend: &dyn Frontend) -> Result<Loaded, Error> {
+    let mut nodes = Vec::new();
+    let warnings = frontend.load_nodes(&mut |n| nodes.push(n))?;
+    nodes.shrink_to_fit();
+    Ok(Loaded { nodes, warnings })
+}
+
 /// What the watched files and directories are now: each file's size, modification time and
 /// inode, and each directory's entries with theirs (a file added, removed or edited in a
 /// facts directory changes it).
@@ -374,4 +586,58 @@ pub(crate) fn stamp(path: &Path) -> Option<(u64, Option<std::time::SystemTime>, 
     #[cfg(not(unix))]
     let inode = 0;
     Some((m.len(), m.modified().ok(), inode))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(pairs: Vec<(&str, Value)>) -> Map {
+        let mut m = Map::default();
+        for (k, v) in pairs {
+            m.insert(Value::str(k), v);
+        }
+        m
+    }
+
+    #[test]
+    fn facts_pack_exactly_or_not_at_all() {
+        let facts = map(vec![
+            ("zeta", Value::Int(1)),
+            ("alpha", Value::Float(1.0)),
+            (
+                "big",
+                Value::BigInt("123456789012345678901234567890".into()),
+            ),
+            ("neg0", Value::Float(-0.0)),
+            ("none", Value::Null),
+            (
+                "os",
+                Value::Hash(map(vec![
+                    ("name", Value::str("Debian")),
+                    (
+                        "list",
+                        Value::Array(vec![Value::Bool(true), Value::str("é\u{1}")]),
+                    ),
+                ])),
+            ),
+        ]);
+        let packed = pack_facts(&facts).expect("JSON holds these");
+        let back = unpack_facts(&packed).unwrap();
+        assert!(identical_maps(&facts, &back));
+        // The order and the types are kept: 1 is not 1.0, and a reordered map differs.
+        let keys: Vec<&Value> = back.keys().take(2).collect();
+        assert_eq!(keys, [&Value::str("zeta"), &Value::str("alpha")]);
+        assert!(!identical(&Value::Int(1), &Value::Float(1.0)));
+        let reordered = map(vec![("alpha", Value::Float(1.0)), ("zeta", Value::Int(1))]);
+        let first_two = map(vec![("zeta", Value::Int(1)), ("alpha", Value::Float(1.0))]);
+        assert!(!identical_maps(&reordered, &first_two));
+        // What JSON cannot say is not packed: the node stays whole.
+        assert!(pack_facts(&map(vec![("nan", Value::Float(f64::NAN))])).is_none());
+        assert!(pack_facts(&map(vec![(
+            "s",
+            Value::Sensitive(Box::new(Value::str("x")))
+        )]))
+        .is_none());
+    }
 }

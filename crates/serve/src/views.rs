@@ -75,8 +75,8 @@ pub fn redacted(doc: Json, secrets: &Redactor) -> Json {
 }
 
 /// Where a node's facts came from, as an object (`{"kind": "facts", "name": "facts/web01.yaml"}`).
-fn source_json(node: &Node) -> Json {
-    match &node.source {
+fn source_json(source: Option<&(String, String)>) -> Json {
+    match source {
         Some((kind, name)) => json!({"kind": kind, "name": name}),
         None => Json::Null,
     }
@@ -92,9 +92,9 @@ pub fn nodes(fleet: &Fleet) -> Json {
         .map(|(n, name)| {
             json!({
                 "node": name,
-                "certname": n.name,
-                "source": source_json(n),
-                "error": n.facts_error.as_ref().map(|e| e.to_string()),
+                "certname": n.name(),
+                "source": source_json(n.source()),
+                "error": n.facts_error().map(|e| e.to_string()),
             })
         })
         .collect();
@@ -120,13 +120,11 @@ fn definition_json(state: &State, d: &Definition) -> Json {
 /// (or error), the merge and the definitions that make it (the one that wins, or those a
 /// merge takes).
 pub fn node(state: &State, fleet: &Fleet, name: &str) -> Result<Json, ViewError> {
-    let (name, node) = fleet
-        .get(name)
-        .ok_or_else(|| ViewError::NotFound(format!("no node named {name}")))?;
+    let node = find(state, fleet, name)?;
     let mut doc = json!({
         "node": name,
         "certname": node.name,
-        "source": source_json(node),
+        "source": source_json(node.source.as_ref()),
         "error": Json::Null,
         "keys": [],
     });
@@ -192,6 +190,14 @@ pub fn node(state: &State, fleet: &Fleet, name: &str) -> Result<Json, ViewError>
     Ok(redacted(doc, &secrets_of(&session)))
 }
 
+/// The node a page names (by its distinct name), whole.
+fn find(state: &State, fleet: &Fleet, name: &str) -> Result<std::sync::Arc<Node>, ViewError> {
+    let i = fleet
+        .position(name)
+        .ok_or_else(|| ViewError::NotFound(format!("no node named {name}")))?;
+    Ok(state.node(fleet, i))
+}
+
 /// What the session decrypted so far.
 fn secrets_of(session: &Session) -> Redactor {
     session.redactor().cloned().unwrap_or_default()
@@ -242,16 +248,15 @@ pub fn node_key(
     explain: bool,
 ) -> Result<Json, ViewError> {
     check_key(key)?;
-    let (shown, node) = fleet
-        .get(name)
-        .ok_or_else(|| ViewError::NotFound(format!("no node named {name}")))?;
+    let node = find(state, fleet, name)?;
+    let shown = name;
     if let Some(e) = &node.facts_error {
-        let mut doc = answer_line(Err(e), node, key, None);
+        let mut doc = answer_line(Err(e), &node, key, None);
         doc["where"] = Json::Null;
         return Ok(doc);
     }
     let mut session = state.session(node.scope.clone());
-    let mut doc = answer_line(Ok(&mut session), node, key, None);
+    let mut doc = answer_line(Ok(&mut session), &node, key, None);
     let mut where_session = state.session(node.scope.clone());
     let request = where_::Request {
         key: key.to_string(),
@@ -393,7 +398,7 @@ fn key_across(state: &State, fleet: &Fleet, key: &str) -> Result<Json, ViewError
         state.options().threads,
         || Reporter::new(files.clone(), strict),
         |reporter, &i| {
-            let node = &fleet.nodes[i];
+            let node = state.node_passing(fleet, i);
             if let Some(e) = &node.facts_error {
                 return (Err(e.to_string()), Redactor::default());
             }
@@ -575,7 +580,7 @@ fn lint_with(state: &State, fleet: Option<&Fleet>) -> Result<Json, ViewError> {
     // The nodes as the server has them (their scopes: facts, --fact, --var, the classifier).
     opts.nodes = fleet
         .filter(|f| !f.nodes.is_empty())
-        .map(|f| f.nodes.clone());
+        .map(|f| state.all_nodes(f));
     let report = hiera_lint::lint(&opts).map_err(|e| ViewError::Failed(e.to_string()))?;
     // Which nodes each finding's file matters to: the overview's index of the fleet.
     let reach = fleet.map(|f| (fleet_index_of(state, f), f));
@@ -666,12 +671,14 @@ pub fn diff(
         }
     };
     // Nodes whose facts cannot be read are left out (and named).
-    let (nodes, unreadable): (Vec<&Node>, Vec<&Node>) =
-        fleet.nodes.iter().partition(|n| n.facts_error.is_none());
+    let (nodes, unreadable): (Vec<Node>, Vec<Node>) = state
+        .all_nodes(fleet)
+        .into_iter()
+        .partition(|n| n.facts_error.is_none());
     let report = hiera_diff::run(hiera_diff::Request {
         base: base_tree,
         head: head_tree,
-        nodes: NodeSource::from_refs(nodes),
+        nodes: NodeSource::from_nodes(nodes),
         events: Box::new(|_| ()),
         keys: Keys::All,
         settings: hiera_engine::engine::Settings {
@@ -770,7 +777,7 @@ pub fn overview(state: &State, fleet: &Fleet, q: Option<&str>) -> Json {
         "environment": ws.layers().environment_dir.map(|d| d.display().to_string()),
         "node_count": fleet.nodes.len(),
         "key_count": keys.len(),
-        "unreadable_nodes": fleet.nodes.iter().filter(|n| n.facts_error.is_some()).count(),
+        "unreadable_nodes": fleet.nodes.iter().filter(|n| n.facts_error().is_some()).count(),
         "layers": layer_docs,
         "files": files,
         "unreached_files": unreached,
@@ -930,33 +937,54 @@ pub struct FleetIndex {
 }
 
 fn fleet_index(state: &State, fleet: &Fleet) -> FleetIndex {
-    let per_node = par_map(
-        &fleet.nodes,
+    // Each worker folds its nodes into its own index (never every node's keys at once); the
+    // workers' indexes are merged after.
+    let indices: Vec<usize> = (0..fleet.nodes.len()).collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let parts = par_map(
+        &vec![(); state.options().threads.clamp(1, indices.len().max(1))],
         state.options().threads,
         || (),
-        |(), node| {
-            if node.facts_error.is_some() {
-                return (None, Vec::new(), Redactor::default());
+        |(), ()| {
+            let mut part = FleetIndex::default();
+            loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if i >= indices.len() {
+                    break part;
+                }
+                let node = state.node_passing(fleet, i);
+                if node.facts_error.is_some() {
+                    continue;
+                }
+                let mut session = state.session(node.scope.clone());
+                let reached = session.reached_locations().ok().flatten();
+                let keys = session.all_keys().unwrap_or_default();
+                part.secrets.merge(&secrets_of(&session));
+                let mut seen = std::collections::BTreeSet::new();
+                for l in reached.unwrap_or_default() {
+                    if seen.insert(l.clone()) && Path::new(&l).is_file() {
+                        part.reach.entry(l).or_default().push(i as u32);
+                    }
+                }
+                for k in keys {
+                    *part.keys.entry(k).or_default() += 1;
+                }
             }
-            let mut session = state.session(node.scope.clone());
-            let reached = session.reached_locations().ok().flatten();
-            let keys = session.all_keys().unwrap_or_default();
-            let secrets = secrets_of(&session);
-            (reached, keys, secrets)
         },
     );
     let mut index = FleetIndex::default();
-    for (i, (reached, node_keys, s)) in per_node.into_iter().enumerate() {
-        index.secrets.merge(&s);
-        let mut seen = std::collections::BTreeSet::new();
-        for l in reached.unwrap_or_default() {
-            if seen.insert(l.clone()) && Path::new(&l).is_file() {
-                index.reach.entry(l).or_default().push(i as u32);
-            }
+    for part in parts {
+        index.secrets.merge(&part.secrets);
+        for (file, nodes) in part.reach {
+            index.reach.entry(file).or_default().extend(nodes);
         }
-        for k in node_keys {
-            *index.keys.entry(k).or_default() += 1;
+        for (k, n) in part.keys {
+            *index.keys.entry(k).or_default() += n;
         }
+    }
+    // Each file's nodes in fleet order, whichever worker met them.
+    for nodes in index.reach.values_mut() {
+        nodes.sort_unstable();
     }
     index
 }

@@ -13,7 +13,7 @@ use hiera_engine::environment::EnvOptions;
 use hiera_engine::merge::MergeStrategy;
 use hiera_engine::scope::{Scope, Strict};
 use hiera_engine::{Error, Session};
-use hiera_serve::{Frontend, Loaded, Options, State};
+use hiera_serve::{Frontend, Held, Options, Packed, State};
 use http_body_util::BodyExt;
 use serde_json::{json, Value as Json};
 use std::collections::BTreeSet;
@@ -113,29 +113,32 @@ fn fleet(name: &str) -> Scratch {
 struct Dir(PathBuf);
 
 impl Frontend for Dir {
-    fn load_nodes(&self) -> Result<Loaded, Error> {
+    /// Each node packed, as the command line packs them (every test then asks nodes made
+    /// again from their facts' text); one whose facts cannot be read, whole.
+    fn load_nodes(&self, keep: &mut dyn FnMut(Held)) -> Result<Vec<String>, Error> {
         let req = hiera_facts::FactsRequest {
             dir: Some((self.0.clone(), "facts".into())),
             ..Default::default()
         };
         let (found, warnings) = hiera_facts::batch(&req)?;
-        let nodes = found
-            .into_iter()
-            .map(|n| {
-                let (facts, facts_error) = match n.facts {
-                    Ok(f) => (f, None),
-                    Err(e) => (Default::default(), Some(e)),
-                };
-                Node {
+        for n in found {
+            let source = Some((n.kind.to_string(), n.source));
+            keep(match n.facts {
+                Ok(f) => Held::Packed(Packed {
                     name: n.name,
-                    source: Some((n.kind.into(), n.source)),
-                    scope: Scope::from_facts(facts, "production"),
-                    facts_error,
+                    source,
+                    facts: hiera_serve::pack_facts(&f).expect("facts JSON can hold"),
+                }),
+                Err(e) => Held::Node(Arc::new(Node {
+                    name: n.name,
+                    source,
+                    scope: Scope::default(),
+                    facts_error: Some(e),
                     workspace: None,
-                }
-            })
-            .collect();
-        Ok(Loaded { nodes, warnings })
+                })),
+            });
+        }
+        Ok(warnings)
     }
     fn watched(&self) -> Vec<PathBuf> {
         vec![self.0.clone()]
@@ -425,6 +428,42 @@ async fn every_page_and_api_route_answers() {
         get(&app, "/api/v1/diff").await.status,
         StatusCode::BAD_REQUEST
     );
+}
+
+/// Every file:line a page shows links to the file view's line anchor; lint findings link the
+/// nodes they matter to; a key's node lists expand; a node's key page has the level-by-level
+/// table and the explanation.
+#[tokio::test]
+async fn pages_link_file_lines_and_nodes() {
+    let s = fleet("links");
+    let app = app(&s);
+    let lint = get(&app, "/lint").await.body;
+    // `legacy: yes` (a YAML 1.1 boolean) is line 9 of data/common.yaml.
+    assert!(
+        lint.contains("href=\"/files/data/common.yaml#L9\""),
+        "{lint}"
+    );
+    assert!(lint.contains("href=\"/nodes/web01\""), "{lint}");
+    let node = get(&app, "/nodes/web01").await.body;
+    assert!(
+        node.contains("href=\"/files/data/roles/web.yaml#L1\""),
+        "{node}"
+    );
+    assert!(node.contains("href=\"/nodes/web01/keys/port\""), "{node}");
+    let key = get(&app, "/keys/port").await.body;
+    assert!(key.contains("href=\"/files/data/common.yaml#L4\""), "{key}");
+    assert!(key.contains("<details"), "{key}");
+    assert!(key.contains("href=\"/nodes/db01/keys/port\""), "{key}");
+    let one = get(&app, "/nodes/web01/keys/port").await.body;
+    for level in [
+        "wins",
+        "shadowed",
+        "not reached",
+        "Searching for &quot;port&quot;",
+    ] {
+        assert!(one.contains(level), "{level}: {one}");
+    }
+    assert!(one.contains("href=\"/files/data/unused.yaml#L1\""), "{one}");
 }
 
 #[tokio::test]
@@ -1155,9 +1194,15 @@ async fn interval_sources_are_read_again() {
         reads: Arc<AtomicUsize>,
     }
     impl Frontend for Counting {
-        fn load_nodes(&self) -> Result<Loaded, Error> {
+        /// The nodes whole (the other tests have them packed).
+        fn load_nodes(&self, keep: &mut dyn FnMut(Held)) -> Result<Vec<String>, Error> {
             self.reads.fetch_add(1, Ordering::SeqCst);
-            self.dir.load_nodes()
+            self.dir.load_nodes(&mut |n| {
+                keep(match n {
+                    Held::Packed(p) => Held::Node(Arc::new(self.dir.revive(&p))),
+                    whole => whole,
+                })
+            })
         }
         fn watched(&self) -> Vec<PathBuf> {
             Vec::new()
