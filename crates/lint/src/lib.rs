@@ -151,6 +151,10 @@ pub struct Options {
     /// disk). A language server passes its workspace's, whose overlays are the editor's
     /// unsaved buffers: the rules then judge what the user sees.
     pub fs: Option<std::sync::Arc<dyn hiera_engine::fs::Fs>>,
+    /// The code's schema as the caller holds it (a language server's, its unsaved manifest
+    /// buffers applied with [`Schema::update_file`](schema::Schema::update_file)); default:
+    /// the manifests read from the disk.
+    pub schema: Option<std::sync::Arc<schema::Schema>>,
 }
 
 /// The findings of a run, sorted by file and position, disabled rules removed.
@@ -263,7 +267,14 @@ pub fn lint(opts: &Options) -> Result<Report> {
     hiera_config::check(&repo, &mut sink);
     parse::check(&repo, &mut sink);
     hygiene::check(&repo, &mut sink);
-    let schema = schema::Schema::load(Some(&repo.root), &repo.modules);
+    let loaded;
+    let schema = match &opts.schema {
+        Some(s) => s.as_ref(),
+        None => {
+            loaded = schema::Schema::load(Some(&repo.root), &repo.modules);
+            &loaded
+        }
+    };
     let known = interpolations::check(&repo, &mut sink);
     lookup_options::check(&repo, &known, &mut sink);
     // The repo's own code: not vendored, not excluded by the settings.
@@ -279,13 +290,13 @@ pub fn lint(opts: &Options) -> Result<Report> {
         data_refs: &known,
         own: &own,
     };
-    classes::check(&repo, &schema, &uses, &mut sink);
+    classes::check(&repo, schema, &uses, &mut sink);
     let fleet = fleet::Fleet::from_options(&root, opts)?;
     if let Some(fleet) = &fleet {
         interpolations::check_facts(&repo, fleet, &mut sink);
         fleet::check(&repo, fleet, opts.allow_exec, &mut sink)?;
     }
-    param_types::check(&repo, &schema, fleet.as_ref(), opts.allow_exec, &mut sink)?;
+    param_types::check(&repo, schema, fleet.as_ref(), opts.allow_exec, &mut sink)?;
     let mut findings = sink.findings;
     // Per-line and per-file disables written in the data files themselves.
     findings.retain(|f| !lint_settings.disabled.iter().any(|d| d == f.rule));

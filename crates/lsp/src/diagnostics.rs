@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 impl Server {
     /// The diagnostics of each of `paths` (open documents).
     pub(crate) fn diagnose(&mut self, paths: &[PathBuf]) -> Vec<(PathBuf, Vec<Json>)> {
-        let findings = self.lint_findings();
+        let schema = self.code_schema();
+        let findings = self.lint_findings(schema);
         let mut out = Vec::new();
         for path in paths {
             let Some(doc) = self.docs.get(path) else {
@@ -59,8 +60,12 @@ impl Server {
         }
     }
 
-    /// Every lint finding of the repo as the editor holds it (none without a workspace).
-    fn lint_findings(&self) -> Vec<Finding> {
+    /// Every lint finding of the repo as the editor holds it (none without a workspace):
+    /// data buffers through the workspace's overlays, code buffers through `schema`.
+    fn lint_findings(
+        &self,
+        schema: Option<std::sync::Arc<hiera_lint::schema::Schema>>,
+    ) -> Vec<Finding> {
         let (Some(ws), Some(root)) = (&self.ws, &self.root) else {
             return Vec::new();
         };
@@ -72,6 +77,7 @@ impl Server {
             allow_exec: self.options.allow_exec,
             // Everything the user opens is theirs to see, vendored or not.
             include_vendored: true,
+            schema,
             ..Default::default()
         };
         match hiera_lint::lint(&opts) {

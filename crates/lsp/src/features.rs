@@ -29,7 +29,7 @@ impl Server {
             Target::Interpolation { key, .. } => key.clone(),
             Target::LookupString { key, .. } => Some(key.clone()),
             Target::Variable { name, span } if kind == FileKind::Manifest => {
-                self.param_key_at(&doc.path, span.0 + 1, name)
+                self.param_key_at(&doc.path, span.0, name)
             }
             _ => None,
         }
@@ -51,12 +51,10 @@ impl Server {
                 .filter_map(|(f, _)| self.location(Path::new(&f), (1, 1), 0))
                 .collect(),
             Target::Key { key, on_key: true } => {
-                let index = self.index()?;
-                match index.schema.param(&key.key) {
-                    Some(p) => self
-                        .location(&p.file, p.pos, p.name.chars().count() + 1)
-                        .into_iter()
-                        .collect(),
+                let schema = self.code_schema();
+                match schema.as_deref().and_then(|s| s.param(&key.key)) {
+                    // The `$name` of the declaration.
+                    Some((c, p)) => self.schema_location(&c.file, p.span).into_iter().collect(),
                     // No parameter: where the node's answer comes from.
                     None => self.definitions_of(&key.key, true),
                 }
@@ -156,16 +154,18 @@ impl Server {
         };
         let include_decl = p["context"]["includeDeclaration"].as_bool().unwrap_or(true);
         let index = self.index()?;
+        let schema = self.code_schema();
         let mut out: Vec<Location> = Vec::new();
         if include_decl {
-            if let Some(param) = index.schema.param(&key) {
-                out.extend(self.location(&param.file, param.pos, param.name.chars().count() + 1));
+            if let Some((c, param)) = schema.as_deref().and_then(|s| s.param(&key)) {
+                out.extend(self.schema_location(&c.file, param.span));
             }
         }
         out.extend(self.data_definitions(&key));
-        for call in index.schema.lookups(&key) {
-            if call.key == key {
-                out.extend(self.location(&call.file, call.pos, call.len));
+        // Every lookup of it in manifests and templates (`lookup('k.0')` reads `k` too).
+        if let Some(schema) = &schema {
+            for call in schema.lookups_of(&key) {
+                out.extend(self.schema_location(&call.file, call.span));
             }
         }
         // Interpolations and lookup_options naming it.
@@ -181,6 +181,13 @@ impl Server {
                     out.extend(self.span_location(&f, o.span));
                 }
             }
+            if let Ok(refs) = hiera_lint::schema::data_references(format, &text) {
+                for r in refs.references.iter().filter(|r| r.root == key) {
+                    out.extend(self.schema_location(&f, r.span));
+                }
+                continue;
+            }
+            // A file that does not parse (being edited): its `%{…}` by their text.
             for (i, line) in text.lines().enumerate() {
                 let mut from = 0;
                 while let Some(s) = line[from..].find("%{") {
@@ -320,19 +327,20 @@ impl Server {
 
     /// Keys from class parameters (type and default in the detail) and lookups.
     fn key_items(&mut self, format: Option<DataFormat>) -> Vec<Json> {
-        let Ok(index) = self.index() else {
+        let Some(schema) = self.code_schema() else {
             return Vec::new();
         };
         let colon = format == Some(DataFormat::Yaml);
         let mut out = Vec::new();
-        for p in index.schema.params() {
-            let detail = match (&p.ty, &p.default) {
+        let mut params: Vec<_> = schema.params().collect();
+        params.sort_by(|a, b| a.0.cmp(&b.0));
+        for (key, c, p) in params {
+            let detail = match (&p.type_text, &p.default) {
                 (Some(t), Some(d)) => format!("{t} (default {d})"),
                 (Some(t), None) => t.clone(),
-                (None, Some(d)) => format!("default {d}"),
-                (None, None) => "class parameter".into(),
+                (None, Some(d)) => format!("Any (default {d})"),
+                (None, None) => "Any".into(),
             };
-            let key = p.key();
             let insert = if colon {
                 format!("{key}: ")
             } else {
@@ -340,8 +348,8 @@ impl Server {
             };
             out.push(json!({
                 "label": key, "kind": 5, "detail": detail, "insertText": insert,
-                "documentation": format!("Parameter ${} of class {} ({}:{})", p.name, p.class,
-                    self.shown(&p.file.to_string_lossy()), p.pos.0),
+                "documentation": format!("Parameter ${} of class {} ({}:{})", p.name, c.name,
+                    self.shown(&c.file.to_string_lossy()), p.span.start.line),
             }));
         }
         out
