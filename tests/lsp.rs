@@ -903,3 +903,29 @@ fn type_mismatch_and_unused_key_on_unsaved_data_and_manifest_buffers() {
     assert!(d.is_empty(), "{d:?}");
     c.stop();
 }
+
+#[test]
+fn fleet_type_mismatch_by_node() {
+    let dir = repo("fleet-types");
+    std::fs::create_dir_all(dir.join("modules/motd/manifests")).unwrap();
+    std::fs::write(
+        dir.join("modules/motd/manifests/init.pp"),
+        "class motd (Enum['Debian'] $family = 'Debian') {}\n",
+    )
+    .unwrap();
+    let mut c = Client::init(&dir, json!({"facts": "facts"}));
+    let common = uri(&dir, "data/common.yaml");
+    // Judged only with the nodes: the interpolation gives db01 `RedHat`.
+    let text = format!("{COMMON}motd::family: \"%{{facts.os.family}}\"\n");
+    c.open(&common, &text);
+    let d = c.diagnostics(&common, 1);
+    let m = d
+        .iter()
+        .find(|d| d["code"] == "parameter-type-mismatch")
+        .unwrap_or_else(|| panic!("{d:?}"));
+    assert_eq!(m["range"]["start"]["line"], 9, "{m}");
+    let msg = m["message"].as_str().unwrap();
+    assert!(msg.contains("node db01.example.com"), "{msg}");
+    assert!(!msg.contains("web01"), "{msg}");
+    c.stop();
+}

@@ -340,7 +340,8 @@ fn lookups(
             redact: true,
             ..Settings::default()
         },
-        hiera_engine::fs::disk(),
+        // The repo's file system: a language server's unsaved buffers are what the nodes get.
+        repo.fs.clone(),
     );
     // key -> (first failing node, error, how many nodes fail)
     let mut failures: HashMap<&str, (String, String, usize)> = HashMap::new();

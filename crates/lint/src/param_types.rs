@@ -380,7 +380,8 @@ fn by_node(
             redact: true,
             ..Settings::default()
         },
-        hiera_engine::fs::disk(),
+        // The repo's file system: a language server's unsaved buffers are what the nodes get.
+        repo.fs.clone(),
     );
     let index: HashMap<&Path, usize> = repo
         .files

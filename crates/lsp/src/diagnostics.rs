@@ -78,12 +78,34 @@ impl Server {
             // Everything the user opens is theirs to see, vendored or not.
             include_vendored: true,
             schema,
+            nodes: self.fleet_nodes(),
+            fleet_types_only: true,
             ..Default::default()
         };
         match hiera_lint::lint(&opts) {
             Ok(r) => r.findings().to_vec(),
             Err(_) => Vec::new(),
         }
+    }
+
+    /// A fleet context's nodes, for the fleet part of `parameter-type-mismatch` (the value
+    /// each node gets, after merges and interpolation); `None` for one node or none. Nodes
+    /// whose facts are unreadable are left out (their hovers say why).
+    fn fleet_nodes(&self) -> Option<Vec<hiera_engine::batch::Node>> {
+        let ctx = self.ctx.as_ref().ok().filter(|c| c.fleet)?;
+        Some(
+            ctx.nodes
+                .iter()
+                .filter_map(|n| {
+                    Some(hiera_engine::batch::Node {
+                        name: n.name.clone(),
+                        source: None,
+                        scope: n.scope.clone().ok()?,
+                        facts_error: None,
+                    })
+                })
+                .collect(),
+        )
     }
 
     fn diagnostic(&self, doc: &Doc, f: &Finding) -> Json {
