@@ -905,7 +905,7 @@ fn type_mismatch_and_unused_key_on_unsaved_data_and_manifest_buffers() {
 }
 
 #[test]
-fn fleet_type_mismatch_by_node() {
+fn fleet_type_mismatch_by_node_and_inlay_hints_with_counts() {
     let dir = repo("fleet-types");
     std::fs::create_dir_all(dir.join("modules/motd/manifests")).unwrap();
     std::fs::write(
@@ -927,5 +927,26 @@ fn fleet_type_mismatch_by_node() {
     let msg = m["message"].as_str().unwrap();
     assert!(msg.contains("node db01.example.com"), "{msg}");
     assert!(!msg.contains("web01"), "{msg}");
+    // Inlay hints: the values the fleet gets, with counts.
+    let r = c.result(
+        "textDocument/inlayHint",
+        json!({"textDocument": {"uri": common}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 99, "character": 0}}}),
+    );
+    let label = |line: u64| -> String {
+        r.as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["position"]["line"] == line)
+            .map(|h| h["label"].as_str().unwrap().to_string())
+            .unwrap_or_else(|| panic!("no hint on line {line}: {r}"))
+    };
+    let iburst = label(3);
+    assert!(iburst.contains("2 values over 2 nodes"), "{iburst}");
+    assert!(iburst.contains("1× false, 1× true"), "{iburst}");
+    let family = label(9);
+    assert!(
+        family.contains("Debian") && family.contains("RedHat"),
+        "{family}"
+    );
     c.stop();
 }

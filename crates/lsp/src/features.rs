@@ -20,6 +20,9 @@ const MAX_SYMBOLS: usize = 500;
 const MAX_HINTS: usize = 300;
 /// Characters of an inlay hint's value.
 const HINT_CHARS: usize = 60;
+/// Lookups one request's fleet hints make at most (keys × nodes): past it, the keys left
+/// get no hint (a client asks again for what scrolls into view).
+const MAX_FLEET_HINT_LOOKUPS: usize = 5_000;
 
 impl Server {
     /// The key a target names, for navigation.
@@ -492,7 +495,7 @@ impl Server {
             return Ok(json!([]));
         };
         if ctx.fleet {
-            return Ok(json!([]));
+            return self.fleet_hints(&doc, format, from, to);
         }
         let Some(Ok(scope)) = ctx.nodes.first().map(|n| n.scope.clone()) else {
             return Ok(json!([]));
@@ -532,6 +535,80 @@ impl Server {
                 }
                 (WAnswer::NotFound, _) => "not reached".into(),
                 (WAnswer::Error(_), _) => "lookup fails".into(),
+            };
+            let line = doc.line(k.span.0);
+            out.push(json!({
+                "position": doc.position_at_byte(k.span.0, line.len(), self.enc),
+                "label": format!(" {label}"),
+                "paddingLeft": true,
+            }));
+        }
+        Ok(Json::Array(out))
+    }
+
+    /// A fleet's hints: for each key of the lines `from..=to`, the values the nodes get, with
+    /// counts (`2 values over 12 nodes: 9× [a], …`; `12 nodes ⇒ v`), unless every node gets the
+    /// value written here. Secrets stay redacted unless shown.
+    fn fleet_hints(&self, doc: &Doc, format: DataFormat, from: usize, to: usize) -> Answer {
+        let Ok(ctx) = &self.ctx else {
+            return Ok(json!([]));
+        };
+        let nodes = ctx.nodes.clone();
+        let mut reporter = self.reporter()?;
+        let here = doc.path.to_string_lossy().into_owned();
+        let mut budget = MAX_FLEET_HINT_LOOKUPS;
+        let mut out = Vec::new();
+        for k in cursor::top_keys(format, &doc.text)
+            .into_iter()
+            .filter(|k| k.span.0 >= from && k.span.0 <= to && k.key != "lookup_options")
+            .take(MAX_HINTS)
+        {
+            if budget < nodes.len() {
+                break;
+            }
+            budget -= nodes.len();
+            let mut values: HashMap<String, usize> = HashMap::new();
+            let (mut asked, mut wins) = (0, 0);
+            for node in &nodes {
+                let Ok(scope) = &node.scope else { continue };
+                let Ok((r, secrets)) = self.report(scope, &node.name, &k.key, &mut reporter) else {
+                    continue;
+                };
+                asked += 1;
+                if r.definitions
+                    .iter()
+                    .any(|d| d.file == here && d.role == Role::Wins)
+                {
+                    wins += 1;
+                }
+                let shown = match &r.answer {
+                    WAnswer::Found(v) => one_line(&render(&secrets.value(v))),
+                    WAnswer::NotFound => "not found".into(),
+                    WAnswer::Error(_) => "lookup fails".into(),
+                };
+                *values.entry(shown).or_default() += 1;
+            }
+            // Every node gets what is written here: nothing to add.
+            if asked == 0 || (wins == asked && values.len() == 1) {
+                continue;
+            }
+            let mut sorted: Vec<(String, usize)> = values.into_iter().collect();
+            sorted.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            let s = |n: usize| if n == 1 { "" } else { "s" };
+            let label = if sorted.len() == 1 {
+                format!("{asked} node{} ⇒ {}", s(asked), sorted[0].0)
+            } else {
+                let most: Vec<String> = sorted
+                    .iter()
+                    .take(2)
+                    .map(|(v, n)| format!("{n}× {v}"))
+                    .collect();
+                format!(
+                    "{} values over {asked} nodes: {}{}",
+                    sorted.len(),
+                    most.join(", "),
+                    if sorted.len() > 2 { ", …" } else { "" }
+                )
             };
             let line = doc.line(k.span.0);
             out.push(json!({
