@@ -950,3 +950,64 @@ fn fleet_type_mismatch_by_node_and_inlay_hints_with_counts() {
     );
     c.stop();
 }
+
+/// Hovers and inlay hints on a key eyaml decrypts: `[redacted]`, never the plaintext, unless
+/// the client asks for `showSecrets`.
+#[test]
+fn eyaml_plaintexts_only_with_show_secrets() {
+    let secrets = format!("db::password: {}\n", crate::eyaml::OLD);
+    let files = [
+        ("hiera.yaml", crate::eyaml::hiera_yaml()),
+        ("data/secrets.eyaml", secrets.clone()),
+        ("data/common.yaml", "db::password: fallback\n".to_string()),
+        ("facts/n1.yaml", "clientcert: n1\n".to_string()),
+        ("facts/n2.yaml", "clientcert: n2\n".to_string()),
+    ];
+    let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (*p, t.as_str())).collect();
+    let dir = scratch_tree::tree("lsp", "eyaml", &files);
+    let all = json!({"textDocument": {"uri": uri(&dir, "data/common.yaml")}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 9, "character": 0}}});
+    for (options, shown) in [
+        (json!({"facts": "facts/n1.yaml"}), false),
+        (json!({"facts": "facts"}), false),
+        (json!({"facts": "facts/n1.yaml", "showSecrets": true}), true),
+    ] {
+        let mut c = Client::init(&dir, options.clone());
+        let eyaml = uri(&dir, "data/secrets.eyaml");
+        let common = uri(&dir, "data/common.yaml");
+        c.open(&eyaml, &secrets);
+        c.open(&common, "db::password: fallback\n");
+        for (doc, what) in [
+            (&eyaml, "on the eyaml key"),
+            (&common, "on the shadowed key"),
+        ] {
+            let h = hover_text(&mut c, doc, 0, 3);
+            assert_eq!(
+                h.contains(crate::eyaml::OLD_PLAIN),
+                shown,
+                "{options} {what}: {h}"
+            );
+            if !shown {
+                // Decrypted (the lookup succeeded), then redacted.
+                assert!(h.contains("[redacted]"), "{options} {what}: {h}");
+            }
+        }
+        let r = c.result("textDocument/inlayHint", all.clone());
+        let hints = r.to_string();
+        assert_eq!(
+            hints.contains(crate::eyaml::OLD_PLAIN),
+            shown,
+            "{options}: {r}"
+        );
+        assert!(
+            hints.contains(if shown {
+                crate::eyaml::OLD_PLAIN
+            } else {
+                "[redacted]"
+            }),
+            "{options}: {r}"
+        );
+        let d = c.diagnostics(&common, 1);
+        assert!(!format!("{d:?}").contains(crate::eyaml::OLD_PLAIN), "{d:?}");
+        c.stop();
+    }
+}
