@@ -727,3 +727,287 @@ fn neovim_drives_hover_definition_completion_and_diagnostics() {
         "{r}"
     );
 }
+
+/// The labels of a completion answer.
+fn labels(r: &Json) -> Vec<String> {
+    r["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["label"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// `(file name, line, character)` of each location of an answer.
+fn places(r: &Json) -> Vec<(String, u64, u64)> {
+    r.as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            (
+                l["uri"]
+                    .as_str()
+                    .unwrap()
+                    .rsplit('/')
+                    .next()
+                    .unwrap()
+                    .to_string(),
+                l["range"]["start"]["line"].as_u64().unwrap(),
+                l["range"]["start"]["character"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn schema_types_exact_spans_templates_and_unsaved_manifests() {
+    let dir = repo("schema");
+    let motd_pp = "class motd (String $banner = '😀ü', Integer $width = 80) {}\n";
+    std::fs::create_dir_all(dir.join("modules/motd/manifests")).unwrap();
+    std::fs::write(dir.join("modules/motd/manifests/init.pp"), motd_pp).unwrap();
+    std::fs::create_dir_all(dir.join("modules/ntp/templates")).unwrap();
+    std::fs::write(
+        dir.join("modules/ntp/templates/ntp.conf.epp"),
+        "# ntp\nserver <%= lookup('ntp::servers')[0] %>\n",
+    )
+    .unwrap();
+    let mut c = Client::init(&dir, json!({"facts": "facts/web01.yaml"}));
+    let extra = uri(&dir, "data/extra.yaml");
+    c.open(&extra, "\nmotd::width: 100\n");
+    // Completion: the parameter's type and default.
+    let r = c.result("textDocument/completion", at(&extra, 0, 0));
+    let item = |r: &Json, label: &str| {
+        r["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["label"] == label)
+            .cloned()
+            .unwrap_or_else(|| panic!("{label} in {r}"))
+    };
+    assert_eq!(item(&r, "ntp::iburst")["detail"], "Boolean (default false)");
+    assert_eq!(item(&r, "motd::banner")["detail"], "String (default '😀ü')");
+    // Definition: the `$width` of the declaration, its column in UTF-16 units.
+    let r = c.result("textDocument/definition", at(&extra, 1, 3));
+    let motd = uri(&dir, "modules/motd/manifests/init.pp");
+    assert_eq!(r[0]["uri"], motd, "{r}");
+    let col = motd_pp[..motd_pp.find("$width").unwrap()]
+        .encode_utf16()
+        .count();
+    assert_eq!(r[0]["range"]["start"], json!({"line": 0, "character": col}));
+    assert_eq!(
+        r[0]["range"]["end"],
+        json!({"line": 0, "character": col + "$width".len()})
+    );
+    // References: the declaration, the data, and lookups in manifests and templates.
+    let common = uri(&dir, "data/common.yaml");
+    let r = c.result(
+        "textDocument/references",
+        json!({"textDocument": {"uri": common}, "position": {"line": 1, "character": 3}, "context": {"includeDeclaration": true}}),
+    );
+    let got = places(&r);
+    for want in [
+        ("init.pp".to_string(), 1, 16),
+        ("common.yaml".to_string(), 1, 0),
+        ("web01.example.com.yaml".to_string(), 0, 0),
+    ] {
+        assert!(got.contains(&want), "{want:?} in {got:?}");
+    }
+    assert!(
+        got.iter().any(|(f, l, _)| f == "ntp.conf.epp" && *l == 1),
+        "{got:?}"
+    );
+    // An unsaved manifest counts before it is saved: a new parameter, a changed type…
+    let init = uri(&dir, "modules/ntp/manifests/init.pp");
+    let edited = NTP
+        .replace(
+            "Boolean $iburst = false",
+            "Variant[Boolean, String] $iburst = false",
+        )
+        .replace(") {", "  String $pool = 'pool.ntp.org',\n) {");
+    c.open(&init, NTP);
+    c.change(&init, 2, &edited);
+    let r = c.result("textDocument/completion", at(&extra, 0, 0));
+    assert_eq!(
+        item(&r, "ntp::pool")["detail"],
+        "String (default 'pool.ntp.org')"
+    );
+    assert_eq!(
+        item(&r, "ntp::iburst")["detail"],
+        "Variant[Boolean, String] (default false)"
+    );
+    let h = hover_text(&mut c, &common, 3, 3);
+    assert!(h.contains("type `Variant[Boolean, String]`"), "{h}");
+    // … and a hover on its parameter in the manifest.
+    let h = hover_text(&mut c, &init, 3, 11);
+    assert!(h.contains("`ntp::pool`"), "{h}");
+    // Closed unsaved, the disk's manifest counts again.
+    c.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": init}}),
+    );
+    let r = c.result("textDocument/completion", at(&extra, 0, 0));
+    assert!(!labels(&r).contains(&"ntp::pool".to_string()), "{r}");
+    assert_eq!(item(&r, "ntp::iburst")["detail"], "Boolean (default false)");
+    c.stop();
+}
+
+#[test]
+fn type_mismatch_and_unused_key_on_unsaved_data_and_manifest_buffers() {
+    let dir = repo("type-mismatch");
+    let mut c = Client::init(&dir, json!({"facts": "facts/web01.yaml"}));
+    let common = uri(&dir, "data/common.yaml");
+    c.open(&common, COMMON);
+    let d = c.diagnostics(&common, 1);
+    assert!(d.is_empty(), "{d:?}");
+    // Unsaved data: a string against `Boolean $iburst`, and a key nothing uses.
+    c.change(
+        &common,
+        2,
+        &format!(
+            "{}orphan: 1\n",
+            COMMON.replace("ntp::iburst: true", "ntp::iburst: 'yes'")
+        ),
+    );
+    let d = c.diagnostics(&common, 2);
+    let m = d
+        .iter()
+        .find(|d| d["code"] == "parameter-type-mismatch")
+        .unwrap_or_else(|| panic!("{d:?}"));
+    assert_eq!(m["range"]["start"]["line"], 3, "{m}");
+    assert!(m["message"].as_str().unwrap().contains("Boolean"), "{m}");
+    let u = d
+        .iter()
+        .find(|d| d["code"] == "unused-key")
+        .unwrap_or_else(|| panic!("{d:?}"));
+    assert_eq!(u["range"]["start"]["line"], 9, "{u}");
+    c.change(&common, 3, COMMON);
+    let d = c.diagnostics(&common, 3);
+    assert!(d.is_empty(), "{d:?}");
+    // An unsaved manifest: `ntp::iburst: true` no longer matches the type it now declares.
+    let init = uri(&dir, "modules/ntp/manifests/init.pp");
+    c.open(&init, &NTP.replace("Boolean $iburst", "String $iburst"));
+    let d = c.diagnostics(&common, 3);
+    let m = d
+        .iter()
+        .find(|d| d["code"] == "parameter-type-mismatch")
+        .unwrap_or_else(|| panic!("{d:?}"));
+    assert_eq!(m["range"]["start"]["line"], 3, "{m}");
+    assert!(m["message"].as_str().unwrap().contains("String"), "{m}");
+    // Closed unsaved: the disk's `Boolean` again.
+    c.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": init}}),
+    );
+    let d = c.diagnostics(&common, 3);
+    assert!(d.is_empty(), "{d:?}");
+    c.stop();
+}
+
+#[test]
+fn fleet_type_mismatch_by_node_and_inlay_hints_with_counts() {
+    let dir = repo("fleet-types");
+    std::fs::create_dir_all(dir.join("modules/motd/manifests")).unwrap();
+    std::fs::write(
+        dir.join("modules/motd/manifests/init.pp"),
+        "class motd (Enum['Debian'] $family = 'Debian') {}\n",
+    )
+    .unwrap();
+    let mut c = Client::init(&dir, json!({"facts": "facts"}));
+    let common = uri(&dir, "data/common.yaml");
+    // Judged only with the nodes: the interpolation gives db01 `RedHat`.
+    let text = format!("{COMMON}motd::family: \"%{{facts.os.family}}\"\n");
+    c.open(&common, &text);
+    let d = c.diagnostics(&common, 1);
+    let m = d
+        .iter()
+        .find(|d| d["code"] == "parameter-type-mismatch")
+        .unwrap_or_else(|| panic!("{d:?}"));
+    assert_eq!(m["range"]["start"]["line"], 9, "{m}");
+    let msg = m["message"].as_str().unwrap();
+    assert!(msg.contains("node db01.example.com"), "{msg}");
+    assert!(!msg.contains("web01"), "{msg}");
+    // Inlay hints: the values the fleet gets, with counts.
+    let r = c.result(
+        "textDocument/inlayHint",
+        json!({"textDocument": {"uri": common}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 99, "character": 0}}}),
+    );
+    let label = |line: u64| -> String {
+        r.as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["position"]["line"] == line)
+            .map(|h| h["label"].as_str().unwrap().to_string())
+            .unwrap_or_else(|| panic!("no hint on line {line}: {r}"))
+    };
+    let iburst = label(3);
+    assert!(iburst.contains("2 values over 2 nodes"), "{iburst}");
+    assert!(iburst.contains("1× false, 1× true"), "{iburst}");
+    let family = label(9);
+    assert!(
+        family.contains("Debian") && family.contains("RedHat"),
+        "{family}"
+    );
+    c.stop();
+}
+
+/// Hovers and inlay hints on a key eyaml decrypts: `[redacted]`, never the plaintext, unless
+/// the client asks for `showSecrets`.
+#[test]
+fn eyaml_plaintexts_only_with_show_secrets() {
+    let secrets = format!("db::password: {}\n", crate::eyaml::OLD);
+    let files = [
+        ("hiera.yaml", crate::eyaml::hiera_yaml()),
+        ("data/secrets.eyaml", secrets.clone()),
+        ("data/common.yaml", "db::password: fallback\n".to_string()),
+        ("facts/n1.yaml", "clientcert: n1\n".to_string()),
+        ("facts/n2.yaml", "clientcert: n2\n".to_string()),
+    ];
+    let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (*p, t.as_str())).collect();
+    let dir = scratch_tree::tree("lsp", "eyaml", &files);
+    let all = json!({"textDocument": {"uri": uri(&dir, "data/common.yaml")}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 9, "character": 0}}});
+    for (options, shown) in [
+        (json!({"facts": "facts/n1.yaml"}), false),
+        (json!({"facts": "facts"}), false),
+        (json!({"facts": "facts/n1.yaml", "showSecrets": true}), true),
+    ] {
+        let mut c = Client::init(&dir, options.clone());
+        let eyaml = uri(&dir, "data/secrets.eyaml");
+        let common = uri(&dir, "data/common.yaml");
+        c.open(&eyaml, &secrets);
+        c.open(&common, "db::password: fallback\n");
+        for (doc, what) in [
+            (&eyaml, "on the eyaml key"),
+            (&common, "on the shadowed key"),
+        ] {
+            let h = hover_text(&mut c, doc, 0, 3);
+            assert_eq!(
+                h.contains(crate::eyaml::OLD_PLAIN),
+                shown,
+                "{options} {what}: {h}"
+            );
+            if !shown {
+                // Decrypted (the lookup succeeded), then redacted.
+                assert!(h.contains("[redacted]"), "{options} {what}: {h}");
+            }
+        }
+        let r = c.result("textDocument/inlayHint", all.clone());
+        let hints = r.to_string();
+        assert_eq!(
+            hints.contains(crate::eyaml::OLD_PLAIN),
+            shown,
+            "{options}: {r}"
+        );
+        assert!(
+            hints.contains(if shown {
+                crate::eyaml::OLD_PLAIN
+            } else {
+                "[redacted]"
+            }),
+            "{options}: {r}"
+        );
+        let d = c.diagnostics(&common, 1);
+        assert!(!format!("{d:?}").contains(crate::eyaml::OLD_PLAIN), "{d:?}");
+        c.stop();
+    }
+}

@@ -265,18 +265,22 @@ struct NodeCheck<'r> {
 /// at a time) and counted in node order: the fleet rules' findings, and what
 /// [`check_facts`](super::interpolations::check_facts) needs to know of the facts (`facts`:
 /// the fact paths it asks about). `progress` is told how many nodes were checked, of about
-/// how many.
+/// how many. Of `opts`: `allow_exec`, and `fleet_types_only` (only the values class
+/// parameters get are judged: no lookup of every merged key, no other fleet rule).
 pub(crate) fn check(
     repo: &Repo,
     fleet: Fleet<'_>,
     facts: Vec<Vec<String>>,
     types: &Pending<'_>,
-    allow_exec: bool,
+    opts: &super::Options,
     progress: &mut (dyn FnMut(usize, usize) + Send),
     sink: &mut Sink,
 ) -> Result<FleetFacts> {
+    let (allow_exec, types_only) = (opts.allow_exec, opts.fleet_types_only);
     let merged: HashSet<String> = merged_keys(repo).into_iter().collect();
-    let mut keys: Vec<&String> = merged.iter().collect();
+    // `types_only` (a language server): only the values class parameters get are judged;
+    // the merged keys' lookups of `lookup-fails` are what a keystroke cannot afford.
+    let mut keys: Vec<&String> = merged.iter().filter(|_| !types_only).collect();
     keys.sort();
     let bare = Layers::default();
     let quiet = Settings {
@@ -291,7 +295,8 @@ pub(crate) fn check(
             redact: true,
             ..Settings::default()
         },
-        hiera_engine::fs::disk(),
+        // The repo's file system: a language server's unsaved buffers are what the nodes get.
+        repo.fs.clone(),
     );
     // Built once: every node looks its interpolated paths up in it.
     let index: HashMap<&Path, usize> = repo
@@ -484,7 +489,7 @@ pub(crate) fn check(
         judged,
         seen: facts.into_iter().zip(seen).collect(),
     };
-    if nodes == 0 {
+    if nodes == 0 || types_only {
         return Ok(fleet_facts);
     }
     for (i, f) in repo.files.iter().enumerate() {

@@ -151,6 +151,14 @@ pub struct Options {
     /// disk). A language server passes its workspace's, whose overlays are the editor's
     /// unsaved buffers: the rules then judge what the user sees.
     pub fs: Option<std::sync::Arc<dyn hiera_engine::fs::Fs>>,
+    /// The code's schema as the caller holds it (a language server's, its unsaved manifest
+    /// buffers applied with [`Schema::update_file`](schema::Schema::update_file)); default:
+    /// the manifests read from the disk.
+    pub schema: Option<std::sync::Arc<schema::Schema>>,
+    /// With a fleet, run only the fleet part of `parameter-type-mismatch` (the value each
+    /// node gets) and not the other fleet rules, which look every key of every level up for
+    /// every node: what a language server re-diagnosing as the user types can afford.
+    pub fleet_types_only: bool,
 }
 
 /// The findings of a run, sorted by file and position, disabled rules removed.
@@ -286,7 +294,14 @@ pub fn lint_fleet(
     hiera_config::check(&repo, &mut sink);
     parse::check(&repo, &mut sink);
     hygiene::check(&repo, &mut sink);
-    let schema = schema::Schema::load(Some(&repo.root), &repo.modules);
+    let loaded;
+    let schema = match &opts.schema {
+        Some(s) => s.as_ref(),
+        None => {
+            loaded = schema::Schema::load(Some(&repo.root), &repo.modules);
+            &loaded
+        }
+    };
     let known = interpolations::check(&repo, &mut sink);
     lookup_options::check(&repo, &known, &mut sink);
     // The repo's own code: not vendored, not excluded by the settings.
@@ -302,24 +317,18 @@ pub fn lint_fleet(
         data_refs: &known,
         own: &own,
     };
-    classes::check(&repo, &schema, &uses, &mut sink);
+    classes::check(&repo, schema, &uses, &mut sink);
     // The written values of class parameters now; with a fleet, the values its nodes get
     // are judged in the fleet rules' pass (the fleet is read once).
-    let mut types = param_types::written_values(&repo, &schema, &sink);
+    let mut types = param_types::written_values(&repo, schema, &sink);
     let mut db = None;
     let mut warnings = Vec::new();
     if let Some(fleet) = fleet::Fleet::from_options(&root, opts, nodes, &mut db)? {
         let asked = interpolations::facts_asked(&repo);
-        let mut facts = fleet::check(
-            &repo,
-            fleet,
-            asked,
-            &types,
-            opts.allow_exec,
-            progress,
-            &mut sink,
-        )?;
-        interpolations::check_facts(&repo, &facts, &mut sink);
+        let mut facts = fleet::check(&repo, fleet, asked, &types, opts, progress, &mut sink)?;
+        if !opts.fleet_types_only {
+            interpolations::check_facts(&repo, &facts, &mut sink);
+        }
         warnings = std::mem::take(&mut facts.warnings);
         types.fleet_of(facts.nodes);
         for (name, notes) in std::mem::take(&mut facts.judged) {

@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 impl Server {
     /// The diagnostics of each of `paths` (open documents).
     pub(crate) fn diagnose(&mut self, paths: &[PathBuf]) -> Vec<(PathBuf, Vec<Json>)> {
-        let findings = self.lint_findings();
+        let schema = self.code_schema();
+        let findings = self.lint_findings(schema);
         let mut out = Vec::new();
         for path in paths {
             let Some(doc) = self.docs.get(path) else {
@@ -59,8 +60,12 @@ impl Server {
         }
     }
 
-    /// Every lint finding of the repo as the editor holds it (none without a workspace).
-    fn lint_findings(&self) -> Vec<Finding> {
+    /// Every lint finding of the repo as the editor holds it (none without a workspace):
+    /// data buffers through the workspace's overlays, code buffers through `schema`.
+    fn lint_findings(
+        &self,
+        schema: Option<std::sync::Arc<hiera_lint::schema::Schema>>,
+    ) -> Vec<Finding> {
         let (Some(ws), Some(root)) = (&self.ws, &self.root) else {
             return Vec::new();
         };
@@ -72,12 +77,36 @@ impl Server {
             allow_exec: self.options.allow_exec,
             // Everything the user opens is theirs to see, vendored or not.
             include_vendored: true,
+            schema,
+            nodes: self.fleet_nodes(),
+            fleet_types_only: true,
             ..Default::default()
         };
         match hiera_lint::lint(&opts) {
             Ok(r) => r.findings().to_vec(),
             Err(_) => Vec::new(),
         }
+    }
+
+    /// A fleet context's nodes, for the fleet part of `parameter-type-mismatch` (the value
+    /// each node gets, after merges and interpolation); `None` for one node or none. Nodes
+    /// whose facts are unreadable are left out (their hovers say why).
+    fn fleet_nodes(&self) -> Option<Vec<hiera_engine::batch::Node>> {
+        let ctx = self.ctx.as_ref().ok().filter(|c| c.fleet)?;
+        Some(
+            ctx.nodes
+                .iter()
+                .filter_map(|n| {
+                    Some(hiera_engine::batch::Node {
+                        name: n.name.clone(),
+                        source: None,
+                        scope: n.scope.clone().ok()?,
+                        facts_error: None,
+                        workspace: None,
+                    })
+                })
+                .collect(),
+        )
     }
 
     fn diagnostic(&self, doc: &Doc, f: &Finding) -> Json {

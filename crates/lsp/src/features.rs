@@ -20,6 +20,9 @@ const MAX_SYMBOLS: usize = 500;
 const MAX_HINTS: usize = 300;
 /// Characters of an inlay hint's value.
 const HINT_CHARS: usize = 60;
+/// Lookups one request's fleet hints make at most (keys × nodes): past it, the keys left
+/// get no hint (a client asks again for what scrolls into view).
+const MAX_FLEET_HINT_LOOKUPS: usize = 5_000;
 
 impl Server {
     /// The key a target names, for navigation.
@@ -29,7 +32,7 @@ impl Server {
             Target::Interpolation { key, .. } => key.clone(),
             Target::LookupString { key, .. } => Some(key.clone()),
             Target::Variable { name, span } if kind == FileKind::Manifest => {
-                self.param_key_at(&doc.path, span.0 + 1, name)
+                self.param_key_at(&doc.path, span.0, name)
             }
             _ => None,
         }
@@ -51,12 +54,10 @@ impl Server {
                 .filter_map(|(f, _)| self.location(Path::new(&f), (1, 1), 0))
                 .collect(),
             Target::Key { key, on_key: true } => {
-                let index = self.index()?;
-                match index.schema.param(&key.key) {
-                    Some(p) => self
-                        .location(&p.file, p.pos, p.name.chars().count() + 1)
-                        .into_iter()
-                        .collect(),
+                let schema = self.code_schema();
+                match schema.as_deref().and_then(|s| s.param(&key.key)) {
+                    // The `$name` of the declaration.
+                    Some((c, p)) => self.schema_location(&c.file, p.span).into_iter().collect(),
                     // No parameter: where the node's answer comes from.
                     None => self.definitions_of(&key.key, true),
                 }
@@ -156,16 +157,18 @@ impl Server {
         };
         let include_decl = p["context"]["includeDeclaration"].as_bool().unwrap_or(true);
         let index = self.index()?;
+        let schema = self.code_schema();
         let mut out: Vec<Location> = Vec::new();
         if include_decl {
-            if let Some(param) = index.schema.param(&key) {
-                out.extend(self.location(&param.file, param.pos, param.name.chars().count() + 1));
+            if let Some((c, param)) = schema.as_deref().and_then(|s| s.param(&key)) {
+                out.extend(self.schema_location(&c.file, param.span));
             }
         }
         out.extend(self.data_definitions(&key));
-        for call in index.schema.lookups(&key) {
-            if call.key == key {
-                out.extend(self.location(&call.file, call.pos, call.len));
+        // Every lookup of it in manifests and templates (`lookup('k.0')` reads `k` too).
+        if let Some(schema) = &schema {
+            for call in schema.lookups_of(&key) {
+                out.extend(self.schema_location(&call.file, call.span));
             }
         }
         // Interpolations and lookup_options naming it.
@@ -181,6 +184,13 @@ impl Server {
                     out.extend(self.span_location(&f, o.span));
                 }
             }
+            if let Ok(refs) = hiera_lint::schema::data_references(format, &text) {
+                for r in refs.references.iter().filter(|r| r.root == key) {
+                    out.extend(self.schema_location(&f, r.span));
+                }
+                continue;
+            }
+            // A file that does not parse (being edited): its `%{…}` by their text.
             for (i, line) in text.lines().enumerate() {
                 let mut from = 0;
                 while let Some(s) = line[from..].find("%{") {
@@ -320,19 +330,20 @@ impl Server {
 
     /// Keys from class parameters (type and default in the detail) and lookups.
     fn key_items(&mut self, format: Option<DataFormat>) -> Vec<Json> {
-        let Ok(index) = self.index() else {
+        let Some(schema) = self.code_schema() else {
             return Vec::new();
         };
         let colon = format == Some(DataFormat::Yaml);
         let mut out = Vec::new();
-        for p in index.schema.params() {
-            let detail = match (&p.ty, &p.default) {
+        let mut params: Vec<_> = schema.params().collect();
+        params.sort_by(|a, b| a.0.cmp(&b.0));
+        for (key, c, p) in params {
+            let detail = match (&p.type_text, &p.default) {
                 (Some(t), Some(d)) => format!("{t} (default {d})"),
                 (Some(t), None) => t.clone(),
-                (None, Some(d)) => format!("default {d}"),
-                (None, None) => "class parameter".into(),
+                (None, Some(d)) => format!("Any (default {d})"),
+                (None, None) => "Any".into(),
             };
-            let key = p.key();
             let insert = if colon {
                 format!("{key}: ")
             } else {
@@ -340,8 +351,8 @@ impl Server {
             };
             out.push(json!({
                 "label": key, "kind": 5, "detail": detail, "insertText": insert,
-                "documentation": format!("Parameter ${} of class {} ({}:{})", p.name, p.class,
-                    self.shown(&p.file.to_string_lossy()), p.pos.0),
+                "documentation": format!("Parameter ${} of class {} ({}:{})", p.name, c.name,
+                    self.shown(&c.file.to_string_lossy()), p.span.start.line),
             }));
         }
         out
@@ -484,7 +495,7 @@ impl Server {
             return Ok(json!([]));
         };
         if ctx.fleet {
-            return Ok(json!([]));
+            return self.fleet_hints(&doc, format, from, to);
         }
         let Some(Ok(scope)) = ctx.nodes.first().map(|n| n.scope.clone()) else {
             return Ok(json!([]));
@@ -524,6 +535,80 @@ impl Server {
                 }
                 (WAnswer::NotFound, _) => "not reached".into(),
                 (WAnswer::Error(_), _) => "lookup fails".into(),
+            };
+            let line = doc.line(k.span.0);
+            out.push(json!({
+                "position": doc.position_at_byte(k.span.0, line.len(), self.enc),
+                "label": format!(" {label}"),
+                "paddingLeft": true,
+            }));
+        }
+        Ok(Json::Array(out))
+    }
+
+    /// A fleet's hints: for each key of the lines `from..=to`, the values the nodes get, with
+    /// counts (`2 values over 12 nodes: 9× [a], …`; `12 nodes ⇒ v`), unless every node gets the
+    /// value written here. Secrets stay redacted unless shown.
+    fn fleet_hints(&self, doc: &Doc, format: DataFormat, from: usize, to: usize) -> Answer {
+        let Ok(ctx) = &self.ctx else {
+            return Ok(json!([]));
+        };
+        let nodes = ctx.nodes.clone();
+        let mut reporter = self.reporter()?;
+        let here = doc.path.to_string_lossy().into_owned();
+        let mut budget = MAX_FLEET_HINT_LOOKUPS;
+        let mut out = Vec::new();
+        for k in cursor::top_keys(format, &doc.text)
+            .into_iter()
+            .filter(|k| k.span.0 >= from && k.span.0 <= to && k.key != "lookup_options")
+            .take(MAX_HINTS)
+        {
+            if budget < nodes.len() {
+                break;
+            }
+            budget -= nodes.len();
+            let mut values: HashMap<String, usize> = HashMap::new();
+            let (mut asked, mut wins) = (0, 0);
+            for node in &nodes {
+                let Ok(scope) = &node.scope else { continue };
+                let Ok((r, secrets)) = self.report(scope, &node.name, &k.key, &mut reporter) else {
+                    continue;
+                };
+                asked += 1;
+                if r.definitions
+                    .iter()
+                    .any(|d| d.file == here && d.role == Role::Wins)
+                {
+                    wins += 1;
+                }
+                let shown = match &r.answer {
+                    WAnswer::Found(v) => one_line(&render(&secrets.value(v))),
+                    WAnswer::NotFound => "not found".into(),
+                    WAnswer::Error(_) => "lookup fails".into(),
+                };
+                *values.entry(shown).or_default() += 1;
+            }
+            // Every node gets what is written here: nothing to add.
+            if asked == 0 || (wins == asked && values.len() == 1) {
+                continue;
+            }
+            let mut sorted: Vec<(String, usize)> = values.into_iter().collect();
+            sorted.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            let s = |n: usize| if n == 1 { "" } else { "s" };
+            let label = if sorted.len() == 1 {
+                format!("{asked} node{} ⇒ {}", s(asked), sorted[0].0)
+            } else {
+                let most: Vec<String> = sorted
+                    .iter()
+                    .take(2)
+                    .map(|(v, n)| format!("{n}× {v}"))
+                    .collect();
+                format!(
+                    "{} values over {asked} nodes: {}{}",
+                    sorted.len(),
+                    most.join(", "),
+                    if sorted.len() > 2 { ", …" } else { "" }
+                )
             };
             let line = doc.line(k.span.0);
             out.push(json!({

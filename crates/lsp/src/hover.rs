@@ -38,7 +38,7 @@ impl Server {
                 span,
             } => (self.hiera_path_hover(&doc.path, template, setting), *span),
             Target::Variable { name, span } if kind == FileKind::Manifest => {
-                match self.param_key_at(&doc.path, span.0 + 1, name) {
+                match self.param_key_at(&doc.path, span.0, name) {
                     Some(key) => (self.key_hover(&key, None), *span),
                     None => return Ok(Json::Null),
                 }
@@ -50,14 +50,6 @@ impl Server {
             "contents": {"kind": "markdown", "value": md},
             "range": self.range(&doc, span),
         }))
-    }
-
-    /// The key `class::name` when `$name` on `line` of the manifest `file` is a parameter of
-    /// a class the schema knows.
-    pub(crate) fn param_key_at(&mut self, file: &Path, line: usize, name: &str) -> Option<String> {
-        let index = self.index().ok()?;
-        let p = index.schema.param_at(file, line)?;
-        (p.name == name).then(|| p.key())
     }
 
     fn nodes(&self) -> Result<Vec<Node>, String> {
@@ -77,18 +69,19 @@ impl Server {
     /// The hover of `key`; `here`: the data file the cursor is in.
     pub(crate) fn key_hover(&mut self, key: &str, here: Option<&Path>) -> String {
         let mut md = format!("### {}\n{}\n\n", markdown_code(key), self.context_line());
-        if let Ok(index) = self.index() {
-            if let Some(p) = index.schema.param(key) {
+        if let Some(schema) = self.code_schema() {
+            if let Some((c, p)) = schema.param(key) {
                 md.push_str(&format!(
                     "Class parameter {} of class {} ({}){}{}\n\n",
                     markdown_code(&format!("${}", p.name)),
-                    markdown_code(&p.class),
+                    markdown_code(&c.name),
                     markdown_code(&format!(
                         "{}:{}",
-                        self.shown(&p.file.to_string_lossy()),
-                        p.pos.0
+                        self.shown(&c.file.to_string_lossy()),
+                        p.span.start.line
                     )),
-                    p.ty.as_deref()
+                    p.type_text
+                        .as_deref()
                         .map(|t| format!(", type {}", markdown_code(t)))
                         .unwrap_or_default(),
                     p.default

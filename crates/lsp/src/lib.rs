@@ -27,7 +27,7 @@ pub mod cursor;
 mod diagnostics;
 mod features;
 mod hover;
-pub mod schema;
+mod schema;
 mod server;
 pub mod text;
 pub mod transport;

@@ -3,7 +3,7 @@
 
 use crate::context::{self, Context, ContextRequest};
 use crate::cursor::{self, FileKind, Span, Target};
-use crate::schema::{Provisional, Schema};
+use crate::schema::is_code;
 use crate::text::{self, Doc, Encoding};
 use crate::transport::{self, Incoming};
 use crate::Options;
@@ -37,12 +37,10 @@ enum Phase {
     ShutDown,
 }
 
-/// The repo's data files and the code's schema, found again when files come and go.
+/// The repo's data files, found again when files come and go.
 pub(crate) struct Index {
     /// Every data file the hierarchies reach.
     pub files: Vec<PathBuf>,
-    /// Class parameters and lookups.
-    pub schema: Box<dyn Schema>,
 }
 
 /// Everything the server holds.
@@ -61,6 +59,8 @@ pub(crate) struct Server {
     pub ctx: Result<Context, String>,
     pub docs: HashMap<PathBuf, Doc>,
     index: Option<std::rc::Rc<Index>>,
+    /// The code's schema, open code buffers applied (loaded at the first question).
+    pub schema: Option<std::sync::Arc<hiera_lint::schema::Schema>>,
     /// Documents whose diagnostics are due.
     dirty: BTreeSet<PathBuf>,
     /// Files diagnostics were last published for (to clear them).
@@ -137,6 +137,7 @@ impl Server {
             ctx: Err("no context yet".into()),
             docs: HashMap::new(),
             index: None,
+            schema: None,
             dirty: BTreeSet::new(),
             published: BTreeSet::new(),
             next_id: 1,
@@ -272,6 +273,11 @@ impl Server {
                     doc.edit(range, text, enc);
                 }
                 let text = doc.text.clone();
+                if is_code(&path) {
+                    // The code changed: every open data file is judged again.
+                    self.code_changed(&path, Some(&text));
+                    self.dirty.extend(self.docs.keys().cloned());
+                }
                 if let Some(ws) = &self.ws {
                     ws.set_overlay(&path, Some(text));
                 }
@@ -287,6 +293,11 @@ impl Server {
                             ws.set_overlay(&path, None);
                         }
                         self.dirty.remove(&path);
+                        if is_code(&path) {
+                            // What the disk holds counts again.
+                            self.code_changed(&path, None);
+                            self.dirty.extend(self.docs.keys().cloned());
+                        }
                         if self.published.remove(&path) {
                             self.notify(
                                 "textDocument/publishDiagnostics",
@@ -299,8 +310,12 @@ impl Server {
             }
             "textDocument/didSave" | "workspace/didChangeWatchedFiles" => {
                 // Files may have come or gone: found again at the next question; every
-                // open document is judged again.
+                // open document is judged again. (A saved buffer is already in the schema;
+                // files changed outside the editor are read again.)
                 self.index = None;
+                if n.method == "workspace/didChangeWatchedFiles" {
+                    self.schema = None;
+                }
                 self.reload_context_if_changed();
                 self.dirty.extend(self.docs.keys().cloned());
             }
@@ -323,6 +338,10 @@ impl Server {
             ws.set_overlay(&path, Some(doc.text.clone()));
         }
         let new_file = !path.exists();
+        if is_code(&path) {
+            self.code_changed(&path, Some(&doc.text));
+            self.dirty.extend(self.docs.keys().cloned());
+        }
         self.docs.insert(path.clone(), doc);
         if new_file {
             self.index = None;
@@ -576,16 +595,9 @@ impl Server {
             fs: Some(ws.fs()),
             ..Default::default()
         };
-        let (files, classes) = hiera_lint::editor::data_files_and_classes(&opts)
+        let files = hiera_lint::editor::data_files(&opts)
             .map_err(|e| Failure(ErrorCode::RequestFailed, e.to_string()))?;
-        let layers = ws.layers();
-        let mut dirs = vec![root.join("manifests")];
-        dirs.extend(layers.modules.iter().map(|(_, d)| d.join("manifests")));
-        let schema = Provisional::new(&classes, &dirs);
-        let index = std::rc::Rc::new(Index {
-            files,
-            schema: Box::new(schema),
-        });
+        let index = std::rc::Rc::new(Index { files });
         self.index = Some(index.clone());
         Ok(index)
     }
