@@ -41,11 +41,18 @@ impl Drop for Server {
 /// Starts `hiera-lookup serve ARGS --listen 127.0.0.1:0` in `dir` and waits (at most 20 s) for
 /// the line with its URL.
 fn start(dir: &Path, args: &[&str]) -> Server {
+    let mut all = args.to_vec();
+    all.extend(["--listen", "127.0.0.1:0"]);
+    launch(dir, &all).unwrap_or_else(|e| panic!("serve ended before listening: {e}"))
+}
+
+/// Starts `hiera-lookup serve ARGS` in `dir` and waits (at most 20 s) for the line with its
+/// URL; what it printed on stderr if it ended before.
+fn launch(dir: &Path, args: &[&str]) -> Result<Server, String> {
     let mut child = bin()
         .current_dir(dir)
         .arg("serve")
         .args(args)
-        .args(["--listen", "127.0.0.1:0"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -65,8 +72,15 @@ fn start(dir: &Path, args: &[&str]) -> Server {
     });
     let seen = match rx.recv_timeout(Duration::from_secs(20)) {
         Ok(Ok(s)) => s,
-        Ok(Err(s)) => panic!("serve ended before listening: {s}"),
-        Err(_) => panic!("serve did not say where it listens within 20 s"),
+        Ok(Err(s)) => {
+            let _ = child.wait();
+            return Err(s);
+        }
+        Err(_) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("serve did not say where it listens within 20 s");
+        }
     };
     let url = seen
         .split_whitespace()
@@ -74,16 +88,18 @@ fn start(dir: &Path, args: &[&str]) -> Server {
         .unwrap()
         .trim_end_matches('/')
         .to_string();
-    Server {
+    Ok(Server {
         child,
         base: url,
         stderr: seen,
-    }
+    })
 }
 
 /// `GET path` over HTTP/1.1 (one connection, closed after the answer): status and body.
 fn get(server: &Server, path: &str) -> (u16, String) {
     let addr = server.base.trim_start_matches("http://");
+    // A server on every address (0.0.0.0) answers on the loopback one.
+    let addr = &addr.replace("0.0.0.0:", "127.0.0.1:");
     let mut s = TcpStream::connect(addr).expect("connect");
     s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
     write!(
@@ -353,5 +369,225 @@ fn every_view_loads_in_headless_chromium() {
                 std::fs::copy(e.path(), Path::new(&keep).join(e.file_name())).unwrap();
             }
         }
+    }
+}
+
+/// Without `--listen` the server listens on 127.0.0.1:8080: it says so there, or, when
+/// something else holds that port, says it cannot listen there. `--help` names the default.
+#[test]
+fn serve_listens_on_127_0_0_1_8080_by_default() {
+    let help = bin().args(["serve", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains("[default: 127.0.0.1:8080]"), "{help}");
+    let env = fixtures().join("environments/production");
+    match launch(&env, &["--facts-dir", "../../facts"]) {
+        Ok(server) => {
+            assert_eq!(server.base, "http://127.0.0.1:8080", "{}", server.stderr);
+            assert!(!server.stderr.contains("no authentication"));
+        }
+        Err(stderr) => assert!(
+            stderr.contains("cannot listen on 127.0.0.1:8080"),
+            "{stderr}"
+        ),
+    }
+}
+
+/// An address other machines may reach, spelled out, is served with a warning on stderr
+/// before the URL; a loopback one is served without.
+#[test]
+fn serve_warns_on_a_non_loopback_address() {
+    let env = fixtures().join("environments/production");
+    let server = launch(
+        &env,
+        &["--facts-dir", "../../facts", "--listen", "0.0.0.0:0"],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        server.base.starts_with("http://0.0.0.0:"),
+        "{}",
+        server.base
+    );
+    let warning = server
+        .stderr
+        .lines()
+        .find(|l| l.contains("no authentication"))
+        .unwrap_or_else(|| panic!("no warning: {}", server.stderr));
+    assert!(warning.contains("non-loopback address"), "{warning}");
+    assert!(
+        server.stderr.find("no authentication") < server.stderr.find("serving http://"),
+        "{}",
+        server.stderr
+    );
+    assert_eq!(json(&server, "/api/v1/nodes").as_array().unwrap().len(), 2);
+}
+
+/// `--facts F1 --facts F2`: the nodes are those files' nodes, named by them.
+#[test]
+fn serve_takes_its_nodes_from_facts_files() {
+    let env = fixtures().join("environments/production");
+    let server = start(
+        &env,
+        &[
+            "--facts",
+            "../../facts/web01.yaml",
+            "--facts",
+            "../../facts/db01.json",
+        ],
+    );
+    let nodes = json(&server, "/api/v1/nodes");
+    let mut seen: Vec<(String, String)> = nodes
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                n["node"].as_str().unwrap().to_string(),
+                n["source"]["name"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    seen.sort();
+    assert_eq!(
+        seen,
+        [
+            (
+                "db01.example.com".to_string(),
+                "../../facts/db01.json".to_string()
+            ),
+            (
+                "web01.example.com".to_string(),
+                "../../facts/web01.yaml".to_string()
+            ),
+        ]
+    );
+    let served = json(&server, "/api/v1/nodes/db01.example.com/keys/ntp::servers");
+    let cli = bin()
+        .current_dir(&env)
+        .args([
+            "ntp::servers",
+            "--render-as",
+            "json",
+            "--facts",
+            "../../facts/db01.json",
+        ])
+        .output()
+        .unwrap();
+    let cli: serde_json::Value = serde_json::from_slice(&cli.stdout).unwrap();
+    assert_eq!(served["value"], cli, "{served}");
+}
+
+/// A plain-HTTP stand-in for PuppetDB: the active nodes are `n0` … `n{count-1}`, `count`
+/// read at every query (so a test changes the node set), each with `os.family`.
+fn fake_puppetdb(count: std::sync::Arc<std::sync::atomic::AtomicUsize>) -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let _ = stream.set_read_timeout(Some(Duration::from_secs(20)));
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            if reader.read_line(&mut line).is_err() {
+                continue;
+            }
+            let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
+            let mut length = 0usize;
+            loop {
+                let mut h = String::new();
+                if reader.read_line(&mut h).is_err() {
+                    break;
+                }
+                let h = h.trim_end();
+                if h.is_empty() {
+                    break;
+                }
+                if let Some((k, v)) = h.split_once(':') {
+                    if k.eq_ignore_ascii_case("content-length") {
+                        length = v.trim().parse().unwrap_or(0);
+                    }
+                }
+            }
+            let mut body = vec![0u8; length.min(1 << 20)];
+            let _ = reader.read_exact(&mut body);
+            let n = count.load(std::sync::atomic::Ordering::SeqCst);
+            let names: Vec<String> = (0..n).map(|i| format!("n{i}")).collect();
+            let answer = if path.ends_with("/inventory") {
+                serde_json::Value::from(
+                    names
+                        .iter()
+                        .map(|c| {
+                            serde_json::json!({
+                                "certname": c,
+                                "environment": "production",
+                                "facts": {"os": {"family": "RedHat"}, "networking": {"fqdn": c}},
+                                "trusted": {"certname": c, "authenticated": "remote", "extensions": {}},
+                            })
+                        })
+                        .collect::<Vec<_>>(),
+                )
+            } else {
+                serde_json::Value::from(
+                    names
+                        .iter()
+                        .map(|c| serde_json::json!({ "certname": c }))
+                        .collect::<Vec<_>>(),
+                )
+            };
+            let text = answer.to_string();
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
+                text.len()
+            );
+        }
+    });
+    port
+}
+
+fn node_count(server: &Server) -> usize {
+    json(server, "/api/v1/nodes").as_array().unwrap().len()
+}
+
+/// `--refresh-interval SECS`: PuppetDB's node set is read again once SECS have passed (and
+/// not before: the default is 300 s); a value that is not a number of seconds is one line
+/// and exit status 2.
+#[test]
+fn serve_reads_puppetdb_again_every_refresh_interval() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let env = fixtures().join("environments/production");
+    let count = Arc::new(AtomicUsize::new(1));
+    let port = fake_puppetdb(count.clone());
+    let url = format!("http://127.0.0.1:{port}");
+    let every_second = start(&env, &["--puppetdb", &url, "--refresh-interval", "1"]);
+    let by_default = start(&env, &["--puppetdb", &url]);
+    assert_eq!(node_count(&every_second), 1, "{}", every_second.stderr);
+    assert_eq!(node_count(&by_default), 1, "{}", by_default.stderr);
+    count.store(3, Ordering::SeqCst);
+    let started = Instant::now();
+    while node_count(&every_second) != 3 {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the node set was not read again"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(node_count(&by_default), 1);
+    for bad in ["soon", "-1", ""] {
+        let o = bin()
+            .current_dir(&env)
+            .args([
+                "serve",
+                "--refresh-interval",
+                bad,
+                "--listen",
+                "127.0.0.1:0",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{bad}: {stderr}");
+        assert!(stderr.starts_with("Error: "), "{bad}: {stderr}");
     }
 }
