@@ -376,6 +376,16 @@ fn regex_may_start(last: u8) -> bool {
     matches!(last, b'[' | b',' | b'(' | b'{' | b'>' | b'=')
 }
 
+/// A string or regexp starting at `b[i]` (`last`: the byte before it that is not white
+/// space): the index after it and its opening byte; `None` when `b[i]` starts neither.
+fn skip_literal(b: &[u8], i: usize, last: u8) -> Option<(usize, u8)> {
+    match b[i] {
+        q @ (b'\'' | b'"') => Some((skip_quoted(b, i, q), q)),
+        b'/' if regex_may_start(last) => Some((skip_quoted(b, i, b'/'), b'/')),
+        _ => None,
+    }
+}
+
 /// The index after the closing `q` of the quoted text starting at `i` (backslash escapes
 /// skipped), or the end.
 fn skip_quoted(b: &[u8], i: usize, q: u8) -> usize {
@@ -404,18 +414,12 @@ fn split_top_level(b: &[u8], start: usize, close: u8) -> Vec<(usize, usize)> {
         }
     };
     while i < b.len() {
+        if let Some((next, literal)) = skip_literal(b, i, last) {
+            (i, last) = (next, literal);
+            continue;
+        }
         let c = b[i];
         match c {
-            b'\'' | b'"' => {
-                i = skip_quoted(b, i, c);
-                last = c;
-                continue;
-            }
-            b'/' if regex_may_start(last) => {
-                i = skip_quoted(b, i, b'/');
-                last = b'/';
-                continue;
-            }
             b'(' | b'[' | b'{' => depth += 1,
             b')' | b']' | b'}' if depth == 0 && c == close => {
                 push(item, i, &mut items);
@@ -446,18 +450,12 @@ fn find_variable(b: &[u8], start: usize, end: usize) -> Option<usize> {
     let mut i = start;
     let mut last = b'(';
     while i < end {
+        if let Some((next, literal)) = skip_literal(b, i, last) {
+            (i, last) = (next, literal);
+            continue;
+        }
         let c = b[i];
         match c {
-            b'\'' | b'"' => {
-                i = skip_quoted(b, i, c);
-                last = c;
-                continue;
-            }
-            b'/' if regex_may_start(last) => {
-                i = skip_quoted(b, i, b'/');
-                last = b'/';
-                continue;
-            }
             b'(' | b'[' | b'{' => depth += 1,
             b')' | b']' | b'}' => depth = depth.saturating_sub(1),
             b'$' if depth == 0
