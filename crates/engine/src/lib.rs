@@ -157,6 +157,7 @@ pub mod location;
 pub mod merge;
 pub mod redact;
 pub mod scope;
+pub mod slim;
 pub mod where_;
 pub mod workers;
 pub mod workspace;

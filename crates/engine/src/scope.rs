@@ -2,6 +2,8 @@
 //! of `puppet lookup` sets them up (spec §2.3, §5.3).
 
 use crate::error::{Error, Result};
+use crate::key::Segment;
+use crate::slim::FactPaths;
 use hiera_value::value::{Map, Value};
 use indexmap::IndexMap;
 use std::sync::{Arc, OnceLock};
@@ -43,6 +45,8 @@ struct Inner {
     environment: String,
     /// `$server_facts`, built on first use.
     server_facts: OnceLock<Value>,
+    /// A slim scope's kept fact paths: `facts` holds only them ([`Scope::slimmed`]).
+    slim: Option<Arc<FactPaths>>,
 }
 
 impl Default for Inner {
@@ -52,6 +56,7 @@ impl Default for Inner {
             facts: Value::Hash(Map::default()),
             environment: String::new(),
             server_facts: OnceLock::new(),
+            slim: None,
         }
     }
 }
@@ -110,6 +115,7 @@ impl Scope {
                 facts: Value::Hash(facts),
                 environment: environment.to_string(),
                 server_facts: OnceLock::new(),
+                slim: None,
             }),
         }
     }
@@ -139,7 +145,49 @@ impl Scope {
         inner.vars.insert(name.to_string(), Var::Value(value));
     }
 
-    /// The node's facts (`$facts`), when the scope has them.
+    /// This scope with only the facts `keep` keeps (every other variable as it is): what a
+    /// program holding many nodes keeps of each. A session reading it tells when a read
+    /// needed more ([`Session::missed_facts`](crate::Session::missed_facts)); see
+    /// [`slim`](crate::slim).
+    pub fn slimmed(&self, keep: Arc<FactPaths>) -> Scope {
+        let inner = &*self.inner;
+        let facts = match &inner.facts {
+            Value::Hash(h) => keep.prune(h),
+            _ => Map::default(),
+        };
+        let vars = inner
+            .vars
+            .iter()
+            .filter_map(|(name, var)| {
+                let var = match var {
+                    Var::Fact(_) => Var::Fact(facts.get_index_of(&Value::str(name.as_str()))?),
+                    other => other.clone(),
+                };
+                Some((name.clone(), var))
+            })
+            .collect();
+        Scope {
+            inner: Arc::new(Inner {
+                vars,
+                facts: Value::Hash(facts),
+                environment: inner.environment.clone(),
+                server_facts: OnceLock::new(),
+                slim: Some(keep),
+            }),
+        }
+    }
+
+    /// Whether this is a [slim](Self::slimmed) scope that cannot answer a read of the
+    /// variable `root` then `segments` as its whole scope would.
+    pub(crate) fn misses(&self, root: &str, segments: &[Segment]) -> bool {
+        let Some(keep) = &self.inner.slim else {
+            return false;
+        };
+        crate::slim::fact_path(root, segments).is_some_and(|path| !keep.covers(path))
+    }
+
+    /// The node's facts (`$facts`), when the scope has them (a [slim](Self::slimmed)
+    /// scope's: those it kept).
     pub fn facts(&self) -> Option<&Map> {
         match self.inner.vars.get("facts") {
             Some(Var::Value(Value::Hash(m))) => Some(m),

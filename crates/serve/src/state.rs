@@ -8,6 +8,7 @@ use hiera_engine::engine::{Exec, Session, Settings};
 use hiera_engine::environment::EnvOptions;
 use hiera_engine::error::Error;
 use hiera_engine::scope::{Scope, Strict};
+use hiera_engine::slim::FactPaths;
 use hiera_engine::workspace::Workspace;
 use hiera_value::value::{Map, Value};
 use serde_json::Value as Json;
@@ -207,6 +208,9 @@ pub struct Fleet {
     pub error: Option<String>,
     /// Which reading of the nodes this is (each reading gets a new number).
     pub generation: u64,
+    /// Each packed node's [slim](hiera_engine::slim) form, made the first time a question
+    /// about the whole fleet meets it ([`State::on_slim`]).
+    slims: Arc<[Mutex<Option<Arc<Node>>>]>,
 }
 
 /// The number of the next reading of the nodes.
@@ -233,6 +237,7 @@ impl Fleet {
             .map(|(i, n)| (n.clone(), i))
             .collect();
         Fleet {
+            slims: loaded.nodes.iter().map(|_| Mutex::new(None)).collect(),
             nodes: loaded.nodes,
             names,
             index,
@@ -272,6 +277,10 @@ pub struct State {
     fleet_index: Mutex<Option<(u64, Arc<crate::views::FleetIndex>)>>,
     /// Held while the fleet index is computed.
     fleet_index_computing: Mutex<()>,
+    /// The fact paths the lookups were seen to read: what a node's slim form keeps.
+    keep: Mutex<Arc<FactPaths>>,
+    /// Nodes [`on_slim`](Self::on_slim) answered from their slim form, and asked whole.
+    slim_counts: [std::sync::atomic::AtomicU64; 2],
     /// Questions about the whole fleet (a key across every node, the overview, lint, diff)
     /// run at most this many at once; others wait their turn.
     pub(crate) heavy: tokio::sync::Semaphore,
@@ -323,6 +332,13 @@ impl State {
             revived: Mutex::default(),
             fleet_index: Mutex::new(None),
             fleet_index_computing: Mutex::new(()),
+            // `where`'s report (each node of a key's view) names the node by this fact.
+            keep: Mutex::new(Arc::new({
+                let mut keep = FactPaths::default();
+                keep.keep(&["clientcert"]);
+                keep
+            })),
+            slim_counts: Default::default(),
             key_views: Mutex::default(),
             heavy: tokio::sync::Semaphore::new(HEAVY_AT_ONCE),
         })
@@ -369,6 +385,7 @@ impl State {
                         warnings: old.warnings.clone(),
                         error: Some(e.to_string()),
                         generation: old.generation,
+                        slims: old.slims.clone(),
                     }
                 }
             };
@@ -421,6 +438,69 @@ impl State {
                 Arc::new(self.frontend.revive(p))
             }
         }
+    }
+
+    /// `work`'s answer for the node at `i` of `fleet` and a session of the server for it,
+    /// for a question about the whole fleet: asked of the node's slim form (its facts cut
+    /// down to the paths lookups were seen to read, a fraction of their size), and asked
+    /// again of the whole node when that session read beyond them
+    /// ([`Session::missed_facts`]): the answer is always the whole node's. The whole node's
+    /// reads are learnt, and its slim form made again from what is learnt. A node kept
+    /// whole is asked as it is.
+    pub fn on_slim<R>(
+        &self,
+        fleet: &Fleet,
+        i: usize,
+        work: impl Fn(&Node, &mut Session) -> R,
+    ) -> R {
+        if let Held::Node(n) = &fleet.nodes[i] {
+            let mut session = self.session(n.scope.clone());
+            return work(n, &mut session);
+        }
+        let slot = &fleet.slims[i];
+        let slim = slot.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        if let Some(slim) = slim {
+            let mut session = self.session(slim.scope.clone());
+            let answer = work(&slim, &mut session);
+            if !session.missed_facts() {
+                self.slim_counts[0].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                return answer;
+            }
+        }
+        self.slim_counts[1].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let node = self.node_passing(fleet, i);
+        let mut session = self.session(node.scope.clone());
+        session.record_fact_reads();
+        let answer = work(&node, &mut session);
+        if node.facts_error.is_none() {
+            let keep = self.learn(session.take_fact_reads().unwrap_or_default());
+            let slim = Node {
+                name: node.name.clone(),
+                source: node.source.clone(),
+                scope: node.scope.slimmed(keep),
+                facts_error: None,
+                workspace: None,
+            };
+            *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(slim));
+        }
+        answer
+    }
+
+    /// How many times [`on_slim`](Self::on_slim) answered from a node's slim form, and how
+    /// many times it asked the whole node (its first time, or a read beyond the slim form).
+    pub fn slim_counts(&self) -> (u64, u64) {
+        let n = |i: usize| self.slim_counts[i].load(std::sync::atomic::Ordering::Relaxed);
+        (n(0), n(1))
+    }
+
+    /// What slim nodes keep from now on: what was kept, and `read`.
+    pub(crate) fn learn(&self, read: FactPaths) -> Arc<FactPaths> {
+        let mut keep = self.keep.lock().unwrap_or_else(|e| e.into_inner());
+        let mut more = (**keep).clone();
+        if more.merge(&read) {
+            *keep = Arc::new(more);
+        }
+        keep.clone()
     }
 
     /// Every node of `fleet`, whole, for what takes the fleet as one list (lint's fleet

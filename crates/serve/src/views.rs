@@ -16,6 +16,7 @@ use hiera_engine::error::Error;
 use hiera_engine::merge::MergeStrategy;
 use hiera_engine::redact::Redactor;
 use hiera_engine::scope::{Scope, Strict};
+use hiera_engine::slim::FactPaths;
 use hiera_engine::where_::{self, fleet::FleetReport, Definition, Reporter, Role};
 use hiera_value::value::Value;
 use serde_json::{json, Map as JsonMap, Value as Json};
@@ -396,17 +397,18 @@ fn key_across(state: &State, fleet: &Fleet, key: &str) -> Result<Json, ViewError
     let reports = par_map(
         &indices,
         state.options().threads,
-        || Reporter::new(files.clone(), strict),
+        || std::cell::RefCell::new(Reporter::new(files.clone(), strict)),
         |reporter, &i| {
-            let node = state.node_passing(fleet, i);
-            if let Some(e) = &node.facts_error {
-                return (Err(e.to_string()), Redactor::default());
-            }
-            let mut session = state.session(node.scope.clone());
-            let report = reporter
-                .report(&mut session, &request, Some(node.name.clone()))
-                .map_err(|e| e.to_string());
-            (report, secrets_of(&session))
+            state.on_slim(fleet, i, |node, session| {
+                if let Some(e) = &node.facts_error {
+                    return (Err(e.to_string()), Redactor::default());
+                }
+                let report = reporter
+                    .borrow_mut()
+                    .report(session, &request, Some(node.name.clone()))
+                    .map_err(|e| e.to_string());
+                (report, secrets_of(session))
+            })
         },
     );
     let mut secrets = Redactor::default();
@@ -947,19 +949,32 @@ fn fleet_index(state: &State, fleet: &Fleet) -> FleetIndex {
         || (),
         |(), ()| {
             let mut part = FleetIndex::default();
+            // The data files whose interpolations were probed for the facts they read.
+            let probed_files = std::cell::RefCell::new(std::collections::HashSet::new());
             loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 if i >= indices.len() {
                     break part;
                 }
-                let node = state.node_passing(fleet, i);
-                if node.facts_error.is_some() {
+                let seen = state.on_slim(fleet, i, |node, session| {
+                    if node.facts_error.is_some() {
+                        return None;
+                    }
+                    let reached = session.reached_locations().ok().flatten();
+                    let keys = session.all_keys().unwrap_or_default();
+                    // What the values of the files it read will read, for the slim forms
+                    // the next questions ask.
+                    let mut reads = FactPaths::default();
+                    session.probe_fact_reads(&mut reads, &mut probed_files.borrow_mut());
+                    if !reads.is_empty() {
+                        state.learn(reads);
+                    }
+                    Some((reached, keys, secrets_of(session)))
+                });
+                let Some((reached, keys, secrets)) = seen else {
                     continue;
-                }
-                let mut session = state.session(node.scope.clone());
-                let reached = session.reached_locations().ok().flatten();
-                let keys = session.all_keys().unwrap_or_default();
-                part.secrets.merge(&secrets_of(&session));
+                };
+                part.secrets.merge(&secrets);
                 let mut seen = std::collections::BTreeSet::new();
                 for l in reached.unwrap_or_default() {
                     if seen.insert(l.clone()) && Path::new(&l).is_file() {

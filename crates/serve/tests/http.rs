@@ -1263,3 +1263,116 @@ async fn interval_sources_are_read_again() {
     );
     assert_eq!(reads.load(Ordering::SeqCst), after_start + 1);
 }
+
+/// The fleet-wide views ask each node's slim form (its facts cut down to what lookups were
+/// seen to read) and ask the whole node again when a lookup reads beyond it: every node's
+/// answer is its own whatever the data starts to read, and once learnt, the slim forms answer.
+#[tokio::test]
+async fn fleet_views_answer_each_node_as_its_whole_facts_do() {
+    let s = Scratch::new("slim");
+    s.write(
+        "repo/hiera.yaml",
+        "version: 5\nhierarchy:\n  - name: node\n    path: \"nodes/%{trusted.certname}.yaml\"\n  \
+         - name: os\n    path: \"os/%{facts.os.family}.yaml\"\n  - name: common\n    path: common.yaml\n",
+    );
+    s.write(
+        "repo/data/os/RedHat.yaml",
+        "fqdn: \"rh %{facts.networking.fqdn}\"\n",
+    );
+    s.write(
+        "repo/data/common.yaml",
+        "fqdn: \"%{facts.networking.fqdn}\"\n",
+    );
+    let families = ["Debian", "RedHat", "Debian", "Suse"];
+    for (i, family) in families.iter().enumerate() {
+        s.write(
+            &format!("facts/n{i}.json"),
+            &json!({
+                "clientcert": format!("n{i}"),
+                "os": {"family": family, "release": {"full": format!("{i}.1"), "major": i.to_string()}},
+                "networking": {"fqdn": format!("n{i}.example.com"), "ip": format!("10.0.0.{i}"),
+                               "interfaces": {"eth0": {"ip": format!("10.0.0.{i}")}}},
+                "memorysize": format!("{i} GiB"),
+                "uptime_seconds": i,
+            })
+            .to_string(),
+        );
+    }
+    let env = EnvOptions {
+        cwd: s.repo(),
+        ..Default::default()
+    };
+    let state =
+        Arc::new(State::open(env, options(&s.repo()), Box::new(Dir(s.0.join("facts")))).unwrap());
+    let app = hiera_serve::app(state.clone());
+    // Each node's answer as a single-node question (the whole node) gives it.
+    async fn each(app: &axum::Router, key: &str) -> BTreeSet<(String, String)> {
+        let mut out = BTreeSet::new();
+        for i in 0..4 {
+            let doc = get(app, &format!("/api/v1/nodes/n{i}/keys/{key}"))
+                .await
+                .json();
+            out.insert((format!("n{i}"), doc["value"].to_string()));
+        }
+        out
+    }
+    async fn across(app: &axum::Router, key: &str) -> BTreeSet<(String, String)> {
+        let doc = get(app, &format!("/api/v1/keys/{key}")).await.json();
+        let mut out = BTreeSet::new();
+        for v in doc["values"].as_array().unwrap() {
+            for n in v["nodes"].as_array().unwrap() {
+                out.insert((n.as_str().unwrap().to_string(), v["value"].to_string()));
+            }
+        }
+        for n in doc["not_found"].as_array().unwrap() {
+            out.insert((n.as_str().unwrap().to_string(), "null".into()));
+        }
+        out
+    }
+    // The overview asks every node whole once, and learns what they read.
+    assert_eq!(get(&app, "/api/v1/").await.status, StatusCode::OK);
+    assert_eq!(state.slim_counts(), (0, 4));
+    let want = each(&app, "fqdn").await;
+    assert!(want.contains(&("n1".into(), "\"rh n1.example.com\"".into())));
+    assert_eq!(across(&app, "fqdn").await, want);
+    assert_eq!(state.slim_counts(), (4, 4), "answered by the slim forms");
+    // The data starts to read facts the slim forms do not hold: a part of a kept hash, a
+    // whole hash, a top-scope variable, all of $facts.
+    s.write(
+        "repo/data/common.yaml",
+        "fqdn: \"%{facts.networking.fqdn}\"\nip: \"%{facts.networking.ip}\"\n\
+         net: \"%{facts.networking}\"\nrel: \"%{::os.release.full}\"\nmem: \"%{::memorysize}\"\n\
+         all: \"%{facts}\"\nip_again: \"ip %{facts.networking.ip}\"\n",
+    );
+    for key in ["ip", "net", "rel", "mem", "all"] {
+        let want = each(&app, key).await;
+        assert_eq!(want.len(), 4);
+        assert!(
+            want.iter().all(|(_, v)| v != "null" && v != "\"\""),
+            "{want:?}"
+        );
+        let before = state.slim_counts();
+        assert_eq!(across(&app, key).await, want, "{key}");
+        let after = state.slim_counts();
+        assert_eq!(after.1 - before.1, 4, "{key}: each node asked whole again");
+    }
+    // What was learnt is kept: a new key reading the same facts is answered slim.
+    let before = state.slim_counts();
+    let want = each(&app, "ip_again").await;
+    assert_eq!(across(&app, "ip_again").await, want);
+    let after = state.slim_counts();
+    assert_eq!(after.1, before.1, "no node asked whole");
+    // A facts file changed: the node's new facts answer.
+    s.write(
+        "facts/n3.json",
+        &json!({"clientcert": "n3", "os": {"family": "RedHat"},
+                "networking": {"fqdn": "new.example.com", "ip": "10.9.9.9"}})
+        .to_string(),
+    );
+    let got = across(&app, "fqdn").await;
+    assert!(
+        got.contains(&("n3".into(), "\"rh new.example.com\"".into())),
+        "{got:?}"
+    );
+    assert_eq!(got, each(&app, "fqdn").await);
+}

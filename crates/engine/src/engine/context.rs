@@ -68,7 +68,10 @@ impl Context for Session {
             Some((k, v)) if k == root => Some(v.clone()),
             _ => None,
         };
-        let found = local.or_else(|| self.scope.get(root).cloned());
+        let found = local.or_else(|| {
+            self.note_read(root, &[]);
+            self.scope.get(root).cloned()
+        });
         // A built-in variable (Scope::BUILT_IN_VARS): `Scope#exist?` is true for it, and
         // unset it reads as nil, so it is found with that value (only unqualified).
         let found = match found {
@@ -237,7 +240,10 @@ impl Session {
         }
         let found = match &self.interp.local_var {
             Some((k, v)) if k == root => Some(v),
-            _ => self.scope.get(root),
+            _ => {
+                self.note_read(root, segments);
+                self.scope.get(root)
+            }
         };
         // A built-in variable (Scope::BUILT_IN_VARS): unset, it is found with the value nil.
         let Some(value) = found.or((root == "caller_module_name").then_some(&NULL)) else {
@@ -333,6 +339,7 @@ impl Session {
                 return Some(o.clone());
             }
         }
+        self.note_read("facts", &[]);
         let from_fact = match self.scope.get("facts") {
             Some(facts @ Value::Hash(_)) if name != "facts" && facts.get(name) == Some(v) => {
                 Some(facts.clone())

@@ -115,6 +115,18 @@ pub struct Session {
     blame: Option<blame::Blame>,
     /// The first refusal to run a command level, if any ([`Session::refused_exec`]).
     refused: Option<String>,
+    /// What this session read of the node's facts ([`Session::missed_facts`],
+    /// [`Session::record_fact_reads`]).
+    fact_reads: FactReads,
+}
+
+/// What a session read of the node's facts: whether its [slim](crate::slim) scope could not
+/// answer a read, and, when asked, the paths it read. Cells: the reads that only peek at the
+/// scope (the memo of resolved levels) take `&self`.
+#[derive(Default)]
+struct FactReads {
+    missed: std::cell::Cell<bool>,
+    recorded: std::cell::RefCell<Option<crate::slim::FactPaths>>,
 }
 
 /// What a session loads once: configurations, entries, data files and lookup_options. Every
@@ -228,6 +240,47 @@ impl Session {
             exec: Exec::Allowed,
             blame: None,
             refused: None,
+            fact_reads: FactReads::default(),
+        }
+    }
+
+    /// Whether a read of the node's scope needed what its [slim](crate::slim) scope did not
+    /// keep: the session's answers are then not the node's, and the question must be asked
+    /// again with the node's whole scope.
+    pub fn missed_facts(&self) -> bool {
+        self.fact_reads.missed.get()
+    }
+
+    /// Records from now on which paths of the facts the session reads
+    /// ([`take_fact_reads`](Self::take_fact_reads)).
+    pub fn record_fact_reads(&mut self) {
+        self.fact_reads
+            .recorded
+            .get_mut()
+            .get_or_insert_with(Default::default);
+    }
+
+    /// The fact paths read since [`record_fact_reads`](Self::record_fact_reads): a slim
+    /// scope keeping them answers this session's questions as the whole scope does.
+    pub fn take_fact_reads(&mut self) -> Option<crate::slim::FactPaths> {
+        self.fact_reads.recorded.get_mut().take()
+    }
+
+    /// The top-scope variable `name` (`x`, `::x`), read as a lookup reads it.
+    pub(crate) fn scope_variable(&self, name: &str) -> Option<&Value> {
+        self.note_read(name, &[]);
+        self.scope.get(name)
+    }
+
+    /// Notes a read of the scope variable `root`, then `segments` into its value.
+    pub(crate) fn note_read(&self, root: &str, segments: &[crate::key::Segment]) {
+        if self.scope.misses(root, segments) {
+            self.fact_reads.missed.set(true);
+        }
+        if let Some(paths) = self.fact_reads.recorded.borrow_mut().as_mut() {
+            if let Some(path) = crate::slim::fact_path(root, segments) {
+                paths.add(path);
+            }
         }
     }
 
@@ -388,8 +441,33 @@ impl Session {
     }
 
     fn keys_in_files(&mut self, eyaml: bool) -> Result<Vec<String>> {
-        let ids = self.layer_providers();
         let mut seen: indexmap::IndexSet<String, rustc_hash::FxBuildHasher> = Default::default();
+        self.each_data_file(eyaml, |module_prefix, _, hash| {
+            for k in hash.keys() {
+                if k == LOOKUP_OPTIONS {
+                    continue;
+                }
+                if module_prefix.is_some_and(|p| !k.starts_with(p)) {
+                    continue;
+                }
+                if !seen.contains(k) {
+                    seen.insert(k.to_string());
+                }
+            }
+        })?;
+        Ok(seen.into_iter().collect())
+    }
+
+    /// Calls `f` with every data file this node's levels reach that a built-in data_hash
+    /// function reads (and eyaml_lookup_key's, read as yaml_data reads them, when `eyaml`),
+    /// in lookup order: with the key prefix of its module (`apache::`) for a module's
+    /// files, its path, and its hash. Files that fail to load are skipped.
+    fn each_data_file(
+        &mut self,
+        eyaml: bool,
+        mut f: impl FnMut(Option<&str>, &str, &crate::backend::DataHash),
+    ) -> Result<()> {
+        let ids = self.layer_providers();
         for id in ids {
             let module_prefix = match &id {
                 ProviderId::Module(m) => Some(format!("{m}::")),
@@ -407,9 +485,7 @@ impl Session {
             }
             for entries in lists.into_iter().flatten() {
                 for e in entries.iter() {
-                    // The built-in data_hash functions' files, and eyaml_lookup_key's (read
-                    // as yaml_data reads them) when asked; another function's keys are known
-                    // only to it.
+                    // Another function's keys are known only to it.
                     let format = match e.entry.kind {
                         FunctionKind::DataHash => e.entry.data_format(),
                         FunctionKind::LookupKey if eyaml => e.entry.data_format(),
@@ -428,22 +504,33 @@ impl Session {
                         ) else {
                             continue;
                         };
-                        for k in hash.keys() {
-                            if k == LOOKUP_OPTIONS {
-                                continue;
-                            }
-                            if module_prefix.as_ref().is_some_and(|p| !k.starts_with(p)) {
-                                continue;
-                            }
-                            if !seen.contains(k) {
-                                seen.insert(k.to_string());
-                            }
-                        }
+                        f(module_prefix.as_deref(), &loc.location, &hash);
                     }
                 }
             }
         }
-        Ok(seen.into_iter().collect())
+        Ok(())
+    }
+
+    /// Adds to `keep` the fact paths the `%{}` expressions in the data files this node
+    /// reaches would read ([`slim`](crate::slim)'s prediction of what slim forms keep), each
+    /// file once: `seen` holds the files probed already.
+    pub fn probe_fact_reads(
+        &mut self,
+        keep: &mut crate::slim::FactPaths,
+        seen: &mut std::collections::HashSet<String>,
+    ) {
+        let _ = self.each_data_file(true, |_, path, hash| {
+            if !seen.insert(path.to_string()) {
+                return;
+            }
+            for key in hash.keys() {
+                crate::slim::probe(&Value::str(key), keep);
+                if let Ok(Some(v)) = hash.get(key) {
+                    crate::slim::probe(&v, keep);
+                }
+            }
+        });
     }
 
     /// Puppet's message for a failed lookup of `keys`.

@@ -835,6 +835,8 @@ impl Host for Session {
     }
 
     fn scope(&self) -> &crate::scope::Scope {
+        // The backend may read any of it.
+        self.note_read("facts", &[]);
         &self.scope
     }
 

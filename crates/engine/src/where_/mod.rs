@@ -248,7 +248,7 @@ fn report(
 ) -> Result<Report> {
     let lk = LookupKey::parse(&request.key)?;
     // The node's name: its clientcert, else the caller's.
-    let node = match crate::backend::custom::Host::scope(session).get("clientcert") {
+    let node = match session.scope_variable("clientcert") {
         Some(Value::String(c)) => Some(c.clone()),
         _ => node,
     };
