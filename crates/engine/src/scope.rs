@@ -88,7 +88,8 @@ impl Scope {
             Value::Hash(h) => h,
             _ => Map::default(),
         };
-        let mut vars: IndexMap<String, Var> = IndexMap::default();
+        // Every fact, and the dozen variables set below.
+        let mut vars: IndexMap<String, Var> = IndexMap::with_capacity(facts.len() + 12);
         for (i, (k, _)) in facts.iter().enumerate() {
             if let Value::String(k) = k {
                 vars.insert(k.clone(), Var::Fact(i));

@@ -26,6 +26,7 @@
 
 pub mod files;
 pub mod pages;
+pub mod slim;
 pub mod state;
 pub mod views;
 
@@ -102,15 +103,23 @@ pub fn serve(
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::from_std(listener)?;
         ready(listener.local_addr()?);
-        // The overview's index of the whole fleet, made while the first pages are asked for.
-        let warm = state.clone();
+        let start = state.clone();
         tokio::task::spawn_blocking(move || {
-            let fleet = warm.refresh();
-            views::overview(&warm, &fleet, None);
-            warm.frontend().release_memory();
+            let fleet = start.refresh();
+            if start.to_warm(&fleet) {
+                warm_up(&start, &fleet);
+            }
         });
         axum::serve(listener, app(state)).await
     })
+}
+
+/// The overview's index of the whole fleet, and every node's slim form, made for a new
+/// reading of the nodes (at the start, when facts changed, on PuppetDB's interval) while the
+/// first pages are asked for.
+fn warm_up(state: &State, fleet: &Fleet) {
+    views::overview(state, fleet, None);
+    state.frontend().release_memory();
 }
 
 /// Every request: a target longer than [`MAX_URI_BYTES`] is refused (414), and every answer
@@ -154,6 +163,14 @@ pub(crate) async fn blocking<T: Send + 'static>(
         let size = hiera_value::limits::LOOKUP_STACK_SIZE;
         stacker::maybe_grow(size / 2, size, || {
             let fleet = state.refresh();
+            if state.to_warm(&fleet) {
+                let (state, fleet) = (state.clone(), fleet.clone());
+                // A new reading of the nodes: warmed up beside this request.
+                let _ = std::thread::Builder::new()
+                    .name("hiera-serve-warm".into())
+                    .stack_size(size)
+                    .spawn(move || warm_up(&state, &fleet));
+            }
             work(&state, &fleet)
         })
     })

@@ -210,7 +210,7 @@ pub struct Fleet {
     pub generation: u64,
     /// Each packed node's [slim](hiera_engine::slim) form, made the first time a question
     /// about the whole fleet meets it ([`State::on_slim`]).
-    slims: Arc<[Mutex<Option<Arc<Node>>>]>,
+    slims: Arc<[Mutex<Option<Arc<crate::slim::Slim>>>]>,
 }
 
 /// The number of the next reading of the nodes.
@@ -281,6 +281,8 @@ pub struct State {
     keep: Mutex<Arc<FactPaths>>,
     /// Nodes [`on_slim`](Self::on_slim) answered from their slim form, and asked whole.
     slim_counts: [std::sync::atomic::AtomicU64; 2],
+    /// The last reading of the nodes a warm-up was started for ([`to_warm`](Self::to_warm)).
+    warmed: std::sync::atomic::AtomicU64,
     /// Questions about the whole fleet (a key across every node, the overview, lint, diff)
     /// run at most this many at once; others wait their turn.
     pub(crate) heavy: tokio::sync::Semaphore,
@@ -332,13 +334,9 @@ impl State {
             revived: Mutex::default(),
             fleet_index: Mutex::new(None),
             fleet_index_computing: Mutex::new(()),
-            // `where`'s report (each node of a key's view) names the node by this fact.
-            keep: Mutex::new(Arc::new({
-                let mut keep = FactPaths::default();
-                keep.keep(&["clientcert"]);
-                keep
-            })),
+            keep: Mutex::new(Arc::new(crate::slim::first_kept())),
             slim_counts: Default::default(),
+            warmed: Default::default(),
             key_views: Mutex::default(),
             heavy: tokio::sync::Semaphore::new(HEAVY_AT_ONCE),
         })
@@ -460,6 +458,7 @@ impl State {
         let slot = &fleet.slims[i];
         let slim = slot.lock().unwrap_or_else(|e| e.into_inner()).clone();
         if let Some(slim) = slim {
+            let slim = slim.node(&fleet.nodes[i], &*self.frontend);
             let mut session = self.session(slim.scope.clone());
             let answer = work(&slim, &mut session);
             if !session.missed_facts() {
@@ -474,13 +473,7 @@ impl State {
         let answer = work(&node, &mut session);
         if node.facts_error.is_none() {
             let keep = self.learn(session.take_fact_reads().unwrap_or_default());
-            let slim = Node {
-                name: node.name.clone(),
-                source: node.source.clone(),
-                scope: node.scope.slimmed(keep),
-                facts_error: None,
-                workspace: None,
-            };
+            let slim = crate::slim::Slim::of(&node, keep);
             *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(slim));
         }
         answer
@@ -491,6 +484,15 @@ impl State {
     pub fn slim_counts(&self) -> (u64, u64) {
         let n = |i: usize| self.slim_counts[i].load(std::sync::atomic::Ordering::Relaxed);
         (n(0), n(1))
+    }
+
+    /// Whether `fleet` is a reading of the nodes no warm-up was started for (true once per
+    /// reading): the overview's index and the nodes' slim forms are then made before a page
+    /// asks for them.
+    pub fn to_warm(&self, fleet: &Fleet) -> bool {
+        self.warmed
+            .swap(fleet.generation, std::sync::atomic::Ordering::Relaxed)
+            != fleet.generation
     }
 
     /// What slim nodes keep from now on: what was kept, and `read`.

@@ -204,12 +204,14 @@ pub struct Request {
     pub reachable_only: bool,
 }
 
-/// Builds reports, keeping the data files and positions it reads for the next report (of
-/// another key or another node).
+/// Builds reports, keeping the data files, positions and datadir listings it reads for the
+/// next report (of another key or another node): one reporter per question (a file added
+/// to a datadir while it lives is not listed).
 pub struct Reporter {
     files: DataFiles,
     strict: Strict,
     positions: HashMap<String, Option<Arc<PosNode>>>,
+    listings: scan::Listings,
 }
 
 impl Reporter {
@@ -220,6 +222,7 @@ impl Reporter {
             files,
             strict,
             positions: HashMap::new(),
+            listings: Default::default(),
         }
     }
 
@@ -234,6 +237,7 @@ impl Reporter {
             files: &self.files,
             strict: self.strict,
             positions: &mut self.positions,
+            listings: &mut self.listings,
             warnings: Vec::new(),
         };
         report(&mut ctx, session, request, node).map_err(|e| session.located(e))
@@ -364,11 +368,19 @@ fn report(
             .iter()
             .filter_map(|r| r.location.as_ref().map(|l| l.location.as_str()))
             .collect();
-        for (r, path) in scan::unreached_files(&reachable, &reached, &mut ctx.warnings) {
+        for (r, path) in
+            scan::unreached_files(&reachable, &reached, ctx.listings, &mut ctx.warnings)
+        {
             let Some(root_value) = ctx.raw_root(r, &path, &lk.root) else {
                 continue;
             };
-            let mut d = Definition::of(&lk, &root_value, Role::NotReached, r.layer.clone(), path);
+            let mut d = Definition::of(
+                &lk,
+                &root_value,
+                Role::NotReached,
+                r.layer.clone(),
+                path.to_string(),
+            );
             let len = d.path_len(&lk);
             (d.pos, d.anchor) = ctx.locate(r, &d.file, &lk, len);
             d.default_hierarchy = r.default_hierarchy;
@@ -523,6 +535,7 @@ struct Context<'a> {
     files: &'a DataFiles,
     strict: Strict,
     positions: &'a mut HashMap<String, Option<Arc<PosNode>>>,
+    listings: &'a mut scan::Listings,
     warnings: Vec<String>,
 }
 

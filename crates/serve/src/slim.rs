@@ -1,0 +1,138 @@
+//! What the server keeps of each packed node for the questions about the whole fleet: its
+//! [slim form](hiera_engine::slim), as text. A slim scope in memory is a few kilobytes of
+//! small allocations (its variables, its facts' maps); the facts it keeps, as compact JSON,
+//! are a few hundred bytes, and made a scope again in microseconds, through the front end
+//! as the whole node is ([`Frontend::scope`]), then slimmed again so that a read beyond
+//! them is told apart ([`Session::missed_facts`](hiera_engine::Session::missed_facts)).
+
+use crate::state::{Frontend, Held};
+use hiera_engine::batch::Node;
+use hiera_engine::scope::Scope;
+use hiera_engine::slim::FactPaths;
+use hiera_value::value::Map;
+use std::sync::Arc;
+
+/// Facts every slim form keeps, whatever lookups read: `$trusted` is made of them, and
+/// `where`'s report (each node of a key's view) names the node by its `clientcert`.
+pub const ALWAYS_KEPT: [&str; 2] = ["clientcert", "trusted"];
+
+/// A node's slim form.
+#[derive(Debug)]
+pub enum Slim {
+    /// The facts kept, as compact JSON (made a scope again when asked).
+    Text {
+        facts: Box<str>,
+        keep: Arc<FactPaths>,
+    },
+    /// The slim scope itself: its facts hold what JSON cannot say exactly.
+    Scope(Scope),
+}
+
+impl Slim {
+    /// The slim form of `node` keeping `keep` (which keeps [`ALWAYS_KEPT`]).
+    pub fn of(node: &Node, keep: Arc<FactPaths>) -> Slim {
+        let scope = node.scope.slimmed(keep.clone());
+        match scope.facts().and_then(crate::state::pack_facts) {
+            Some(facts) => Slim::Text { facts, keep },
+            None => Slim::Scope(scope),
+        }
+    }
+
+    /// The node `held` in this slim form, its scope made by `frontend` as every node's is.
+    pub fn node(&self, held: &Held, frontend: &dyn Frontend) -> Node {
+        let scope = match self {
+            Slim::Scope(scope) => scope.clone(),
+            Slim::Text { facts, keep } => {
+                let facts = crate::state::unpack_facts(facts).unwrap_or_else(|_| Map::default());
+                frontend.scope(facts).slimmed(keep.clone())
+            }
+        };
+        Node {
+            name: held.name().to_string(),
+            source: held.source().cloned(),
+            scope,
+            facts_error: None,
+            workspace: None,
+        }
+    }
+}
+
+/// What slim forms keep before any lookup is seen: [`ALWAYS_KEPT`].
+pub fn first_kept() -> FactPaths {
+    let mut keep = FactPaths::default();
+    for name in ALWAYS_KEPT {
+        keep.keep(&[name]);
+    }
+    keep
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hiera_value::value::Value;
+
+    struct Plain;
+
+    impl Frontend for Plain {
+        fn load_nodes(&self, _: &mut dyn FnMut(Held)) -> Result<Vec<String>, hiera_engine::Error> {
+            Ok(vec![])
+        }
+        fn watched(&self) -> Vec<std::path::PathBuf> {
+            vec![]
+        }
+        fn scope(&self, facts: Map) -> Scope {
+            let mut s = Scope::from_facts(facts, "production");
+            s.set("extra", Value::str("set by the front end"));
+            s
+        }
+        fn explain(
+            &self,
+            _: &mut hiera_engine::Session,
+            _: &str,
+            _: Option<&str>,
+        ) -> Result<String, hiera_engine::Error> {
+            Ok(String::new())
+        }
+    }
+
+    #[test]
+    fn a_slim_form_is_small_text_that_makes_the_same_slim_scope() {
+        let Value::Hash(facts) = hiera_formats::yaml::load(
+            "{clientcert: a.example.com, os: {family: Debian, name: Debian}, \
+             networking: {fqdn: a.example.com, interfaces: {eth0: {ip: 10.0.0.1}}}, uptime: 3}",
+        )
+        .unwrap() else {
+            unreachable!()
+        };
+        let node = Node {
+            name: "a".into(),
+            source: None,
+            scope: Plain.scope(facts),
+            facts_error: None,
+            workspace: None,
+        };
+        let mut keep = first_kept();
+        keep.keep(&["os", "family"]);
+        let keep = Arc::new(keep);
+        let slim = Slim::of(&node, keep.clone());
+        let Slim::Text { facts, .. } = &slim else {
+            panic!("JSON holds these facts")
+        };
+        assert_eq!(
+            &**facts,
+            r#"{"clientcert":"a.example.com","os":{"family":"Debian"}}"#
+        );
+        let held = Held::Node(Arc::new(node));
+        let again = slim.node(&held, &Plain);
+        let want = held_scope(&held).slimmed(keep);
+        assert_eq!(again.scope.facts(), want.facts());
+        assert_eq!(format!("{:?}", again.scope), format!("{want:?}"));
+    }
+
+    fn held_scope(held: &Held) -> Scope {
+        match held {
+            Held::Node(n) => n.scope.clone(),
+            Held::Packed(_) => unreachable!(),
+        }
+    }
+}
