@@ -384,6 +384,9 @@ pub fn key(state: &State, fleet: &Fleet, key: &str) -> Result<Json, ViewError> {
     state.key_view(key, fingerprint, || key_across(state, fleet, key))
 }
 
+/// The nodes whose reports a key's view holds at once.
+const KEY_VIEW_CHUNK: usize = 256;
+
 /// [`key`], computed.
 fn key_across(state: &State, fleet: &Fleet, key: &str) -> Result<Json, ViewError> {
     let request = where_::Request {
@@ -394,29 +397,33 @@ fn key_across(state: &State, fleet: &Fleet, key: &str) -> Result<Json, ViewError
     let indices: Vec<usize> = (0..fleet.nodes.len()).collect();
     let files = state.workspace().files();
     let strict = state.options().strict;
-    let reports = par_map(
-        &indices,
-        state.options().threads,
-        || std::cell::RefCell::new(Reporter::new(files.clone(), strict)),
-        |reporter, &i| {
-            state.on_slim(fleet, i, |node, session| {
-                if let Some(e) = &node.facts_error {
-                    return (Err(e.to_string()), Redactor::default());
-                }
-                let report = reporter
-                    .borrow_mut()
-                    .report(session, &request, Some(node.name.clone()))
-                    .map_err(|e| e.to_string());
-                (report, secrets_of(session))
-            })
-        },
-    );
     let mut secrets = Redactor::default();
     let mut fleet_report = FleetReport::new(key);
     // Distinct values by their JSON text, in the order first met.
     let mut values: Vec<(String, Json, Vec<String>)> = Vec::new();
     let mut by_text: HashMap<String, usize> = HashMap::new();
-    for (i, (report, s)) in reports.into_iter().enumerate() {
+    // The nodes' reports are folded in, in fleet order, a chunk at a time: never every
+    // node's report at once.
+    let reports = indices.chunks(KEY_VIEW_CHUNK).flat_map(|chunk| {
+        par_map(
+            chunk,
+            state.options().threads,
+            || std::cell::RefCell::new(Reporter::new(files.clone(), strict)),
+            |reporter, &i| {
+                state.on_slim(fleet, i, |node, session| {
+                    if let Some(e) = &node.facts_error {
+                        return (Err(e.to_string()), Redactor::default());
+                    }
+                    let report = reporter
+                        .borrow_mut()
+                        .report(session, &request, Some(node.name.clone()))
+                        .map_err(|e| e.to_string());
+                    (report, secrets_of(session))
+                })
+            },
+        )
+    });
+    for (i, (report, s)) in reports.enumerate() {
         secrets.merge(&s);
         let name = &fleet.names[i];
         match report {
