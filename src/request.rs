@@ -648,7 +648,29 @@ impl Resolved {
         facts: &FactsRequest,
         db: Option<&'a puppetdb::Client>,
     ) -> Result<NodeSource<'a>> {
-        let trusted = facts.trusted.clone();
+        let (units, expected) = self.batch_units(facts, db)?;
+        let units = units.map(move |unit| -> NodeUnit<'a> {
+            Box::new(move || {
+                let (nodes, warnings) = unit();
+                ReadNodes {
+                    nodes: nodes.into_iter().map(|n| self.batch_node(n)).collect(),
+                    warnings,
+                }
+            })
+        });
+        Ok(NodeSource::new(units, expected))
+    }
+
+    /// The units of [`node_source`](Self::node_source), each giving its nodes as read (their
+    /// facts before [`batch_node`](Self::batch_node) makes a scope of them: `--fact`s not
+    /// applied, no classifier asked) and the warnings reading them gave; and how many nodes
+    /// are expected. Listing them reads nothing (PuppetDB's certnames are asked for now).
+    pub fn batch_units<'a>(
+        &self,
+        facts: &FactsRequest,
+        db: Option<&'a puppetdb::Client>,
+    ) -> Result<(BatchUnits<'a>, usize)> {
+        let trusted = std::sync::Arc::new(facts.trusted.clone());
         Ok(match db {
             Some(db) if facts.node.is_none() => {
                 if !facts.files.is_empty() || facts.dir.is_some() {
@@ -659,44 +681,28 @@ impl Resolved {
                 }
                 let chunks = hiera_facts::puppetdb_chunks(db, self.sources.nodes_query.as_deref())?;
                 let expected = chunks.iter().map(Vec::len).sum();
-                let trusted = std::sync::Arc::new(trusted);
-                let units = chunks.into_iter().map(move |chunk| -> NodeUnit<'a> {
+                let units = chunks.into_iter().map(move |chunk| -> BatchUnit<'a> {
                     let trusted = trusted.clone();
-                    Box::new(move || ReadNodes {
-                        nodes: hiera_facts::read_puppetdb_chunk(
-                            db,
-                            &chunk,
-                            trusted.as_ref().as_ref(),
-                        )
-                        .into_iter()
-                        .map(|n| self.batch_node(n))
-                        .collect(),
-                        warnings: Vec::new(),
+                    Box::new(move || {
+                        let nodes =
+                            hiera_facts::read_puppetdb_chunk(db, &chunk, trusted.as_ref().as_ref());
+                        (nodes, Vec::new())
                     })
                 });
-                NodeSource::new(units, expected)
+                (Box::new(units), expected)
             }
             _ => {
                 let files = hiera_facts::batch_files(facts)?;
                 let expected = files.len();
-                let trusted = std::sync::Arc::new(trusted);
                 let units = files
                     .into_iter()
-                    .map(move |(path, display)| -> NodeUnit<'a> {
+                    .map(move |(path, display)| -> BatchUnit<'a> {
                         let trusted = trusted.clone();
                         Box::new(move || {
-                            let (nodes, warnings) = hiera_facts::read_batch_file(
-                                &path,
-                                &display,
-                                trusted.as_ref().as_ref(),
-                            );
-                            ReadNodes {
-                                nodes: nodes.into_iter().map(|n| self.batch_node(n)).collect(),
-                                warnings,
-                            }
+                            hiera_facts::read_batch_file(&path, &display, trusted.as_ref().as_ref())
                         })
                     });
-                NodeSource::new(units, expected)
+                (Box::new(units), expected)
             }
         })
     }
@@ -725,27 +731,6 @@ impl Resolved {
             )));
         }
         Ok(())
-    }
-
-    /// Every node of [`node_source`](Self::node_source), read now (a server keeps them);
-    /// the facts' warnings, and one for each name given twice, go to `warnings`.
-    pub fn read_nodes(
-        &self,
-        facts: &FactsRequest,
-        db: Option<&puppetdb::Client>,
-        warnings: &mut Vec<String>,
-    ) -> Result<Vec<hiera_engine::batch::Node>> {
-        let read = self.node_source(facts, db)?.read_all();
-        warnings.extend(read.warnings);
-        warnings.extend(hiera_engine::batch::duplicate_warnings(
-            read.nodes.iter().map(|n| {
-                (
-                    n.name.as_str(),
-                    n.source.as_ref().map_or("", |(_, s)| s.as_str()),
-                )
-            }),
-        ));
-        Ok(read.nodes)
     }
 
     /// Lets the nodes of a fleet that a classifier puts in another environment than the
@@ -809,6 +794,13 @@ impl Resolved {
         }
     }
 }
+
+/// One unit of [`Resolved::batch_units`]: a facts file's nodes, or a chunk of PuppetDB's, as
+/// read, and the warnings reading them gave.
+pub type BatchUnit<'a> = Box<dyn FnOnce() -> (Vec<BatchNode>, Vec<String>) + Send + 'a>;
+
+/// The units of a batch, in order ([`Resolved::batch_units`]).
+pub type BatchUnits<'a> = Box<dyn Iterator<Item = BatchUnit<'a>> + Send + 'a>;
 
 /// The workspaces of the environments a classifier puts nodes in, opened once each (with
 /// the run's settings and layout; only the environment differs).

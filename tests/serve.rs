@@ -477,7 +477,8 @@ fn serve_takes_its_nodes_from_facts_files() {
 }
 
 /// A plain-HTTP stand-in for PuppetDB: the active nodes are `n0` … `n{count-1}`, `count`
-/// read at every query (so a test changes the node set), each with `os.family`.
+/// read at every query (so a test changes the node set), each with facts of its own (its
+/// `os.family`, `role`, an integer, a float, keys in an order of their own) and trusted data.
 fn fake_puppetdb(count: std::sync::Arc<std::sync::atomic::AtomicUsize>) -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -516,10 +517,26 @@ fn fake_puppetdb(count: std::sync::Arc<std::sync::atomic::AtomicUsize>) -> u16 {
                     names
                         .iter()
                         .map(|c| {
+                            let i: usize = c[1..].parse().unwrap();
+                            let os = if i % 2 == 0 {
+                                serde_json::json!({"family": "RedHat", "name": "Rocky", "release": {"major": "9", "full": "9.3"}})
+                            } else {
+                                serde_json::json!({"family": "Debian", "name": "Debian", "release": {"major": "12", "full": "12.5"}})
+                            };
+                            let mut facts = serde_json::json!({
+                                "zeta": i,
+                                "os": os,
+                                "networking": {"fqdn": c, "mtu": 1500},
+                                "load": 1.0 + i as f64 / 4.0,
+                                "alpha": [true, null, "é"],
+                            });
+                            if i % 3 == 0 {
+                                facts["role"] = "web".into();
+                            }
                             serde_json::json!({
                                 "certname": c,
                                 "environment": "production",
-                                "facts": {"os": {"family": "RedHat"}, "networking": {"fqdn": c}},
+                                "facts": facts,
                                 "trusted": {"certname": c, "authenticated": "remote", "extensions": {}},
                             })
                         })
@@ -589,5 +606,88 @@ fn serve_reads_puppetdb_again_every_refresh_interval() {
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert_eq!(stderr.trim_end().lines().count(), 1, "{bad}: {stderr}");
         assert!(stderr.starts_with("Error: "), "{bad}: {stderr}");
+    }
+}
+
+/// PuppetDB's nodes are packed as facts files' are, and answer exactly what batch mode
+/// answers for them (each batch line's fields, every node, keys reaching facts, roles and
+/// interpolations), and every key of a node as `--all` gives it.
+#[test]
+fn serve_answers_for_puppetdb_nodes_as_batch_mode_does() {
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::Arc;
+    let env = fixtures().join("environments/production");
+    let port = fake_puppetdb(Arc::new(AtomicUsize::new(5)));
+    let url = format!("http://127.0.0.1:{port}");
+    let server = start(&env, &["--puppetdb", &url]);
+    let nodes = json(&server, "/api/v1/nodes");
+    let names: Vec<&str> = nodes
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["node"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["n0", "n1", "n2", "n3", "n4"], "{nodes}");
+    for n in nodes.as_array().unwrap() {
+        assert_eq!(n["source"]["kind"], "puppetdb", "{n}");
+        assert_eq!(n["source"]["name"], n["node"], "{n}");
+    }
+    let batch = |args: &[&str]| -> Vec<serde_json::Value> {
+        let o = bin()
+            .current_dir(&env)
+            .args(args)
+            .args(["--puppetdb", &url])
+            .output()
+            .unwrap();
+        // Exit status 1 when some node has no value: each line says which.
+        assert!(
+            matches!(o.status.code(), Some(0 | 1)),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    for key in [
+        "profile::base::motd",
+        "profile::base::packages",
+        "profile::base::users",
+        "profile::web::port",
+        "profile::web::service",
+        "no::such::key",
+    ] {
+        let lines = batch(&[key]);
+        assert_eq!(lines.len(), 5, "{key}: {lines:?}");
+        for line in &lines {
+            let node = line["node"].as_str().unwrap();
+            let served = json(&server, &format!("/api/v1/nodes/{node}/keys/{key}"));
+            for (field, v) in line.as_object().unwrap() {
+                assert_eq!(&served[field], v, "{node} {key} {field}: {served}");
+            }
+        }
+    }
+    // The facts made again from the packed ones are the facts: interpolated, typed, in order.
+    let motd = json(&server, "/api/v1/nodes/n1/keys/profile::base::motd");
+    assert_eq!(motd["value"], "Welcome to n1 (Debian 12.5)", "{motd}");
+    let port = json(&server, "/api/v1/nodes/n3/keys/profile::web::port");
+    assert_eq!(port["value"], 8080, "{port}");
+    // Every key of every node, as `--all` gives them.
+    let all = batch(&["--all"]);
+    for node in names {
+        let served = json(&server, &format!("/api/v1/nodes/{node}"));
+        let keys = served["keys"].as_array().expect("a node's keys");
+        let lines: Vec<&serde_json::Value> = all.iter().filter(|l| l["node"] == node).collect();
+        assert!(!lines.is_empty(), "{node}");
+        assert_eq!(keys.len(), lines.len(), "{node}: {served}");
+        for line in lines {
+            let k = keys
+                .iter()
+                .find(|k| k["key"] == line["key"])
+                .unwrap_or_else(|| panic!("{node}: {line} not served: {served}"));
+            assert_eq!(k["found"], line["found"], "{node} {line}");
+            assert_eq!(k["value"], line["value"], "{node} {line}");
+        }
     }
 }

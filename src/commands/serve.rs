@@ -1,6 +1,6 @@
 //! `hiera-lookup serve`: the fleet's Hiera data in a browser and as a JSON API
 //! ([`hiera_serve`]). The flags are the lookup's groups (layout, facts, strict); the nodes are
-//! read as every fleet command reads them ([`Resolved::node_source`]), and explanations are
+//! read as every fleet command reads them ([`Resolved::batch_units`]), and explanations are
 //! rendered by the lookup's own [`Request::answer`], so the server answers exactly what the
 //! command line answers.
 
@@ -188,9 +188,12 @@ struct Cli {
 }
 
 impl Frontend for Cli {
-    /// Each node packed (its facts' text, made a scope again by `scope` when a request needs
-    /// it: what `batch_node` makes of a node no classifier is asked about), unless a
-    /// classifier is asked (asking again would run it again) or its facts cannot be packed.
+    /// Each node packed (its facts, made a scope again by `scope` when a request needs it:
+    /// what `batch_node` makes of a node no classifier is asked about), unless a classifier
+    /// is asked (asking again would run it again) or its facts cannot be packed: then whole,
+    /// as `batch_node` makes it. Facts files and PuppetDB's nodes alike, unit by unit (a
+    /// file, a chunk of PuppetDB's nodes) as batch mode reads them, each unit's nodes packed
+    /// before the next is read: the fleet's scopes are never all in memory at once.
     fn load_nodes(&self, keep: &mut dyn FnMut(Held)) -> Result<Vec<String>, Error> {
         let mut warnings = Vec::new();
         let packable = self.resolved.enc.is_none()
@@ -199,25 +202,15 @@ impl Frontend for Cli {
                 .fact_overrides
                 .iter()
                 .any(|(name, _)| name.split('.').next() == Some("server_facts"));
-        if !packable || self.db.is_some() {
-            for n in self
-                .resolved
-                .read_nodes(&self.facts, self.db.as_ref(), &mut warnings)?
-            {
-                keep(Held::Node(Arc::new(n)));
-            }
-            return Ok(warnings);
-        }
-        // File by file: each file's nodes packed before the next file is read.
         let mut named: Vec<(String, String)> = Vec::new();
-        for (path, display) in hiera_facts::batch_files(&self.facts)? {
-            let (nodes, w) =
-                hiera_facts::read_batch_file(&path, &display, self.facts.trusted.as_ref());
+        let (units, _) = self.resolved.batch_units(&self.facts, self.db.as_ref())?;
+        for unit in units {
+            let (nodes, w) = unit();
             warnings.extend(w);
             for n in nodes {
                 named.push((n.name.clone(), n.source.clone()));
                 let packed = match &n.facts {
-                    Ok(facts) if Scope::check_facts(facts).is_ok() => pack_facts(facts),
+                    Ok(facts) if packable && Scope::check_facts(facts).is_ok() => pack_facts(facts),
                     _ => None,
                 };
                 keep(match packed {
