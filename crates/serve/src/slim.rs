@@ -5,7 +5,7 @@
 //! as the whole node is ([`Frontend::scope`]), then slimmed again so that a read beyond
 //! them is told apart ([`Session::missed_facts`](hiera_engine::Session::missed_facts)).
 
-use crate::state::{Frontend, Held};
+use crate::state::{Frontend, Held, PackedFacts};
 use hiera_engine::batch::Node;
 use hiera_engine::scope::Scope;
 use hiera_engine::slim::FactPaths;
@@ -21,7 +21,7 @@ pub const ALWAYS_KEPT: [&str; 2] = ["clientcert", "trusted"];
 pub enum Slim {
     /// The facts kept, as compact JSON (made a scope again when asked).
     Text {
-        facts: Box<str>,
+        facts: PackedFacts,
         keep: Arc<FactPaths>,
     },
     /// The slim scope itself: its facts hold what JSON cannot say exactly.
@@ -119,7 +119,10 @@ mod tests {
             panic!("JSON holds these facts")
         };
         assert_eq!(
-            &**facts,
+            hiera_formats::json::write::to_json(&Value::Hash(
+                crate::state::unpack_facts(facts).unwrap()
+            ))
+            .unwrap(),
             r#"{"clientcert":"a.example.com","os":{"family":"Debian"}}"#
         );
         let held = Held::Node(Arc::new(node));
