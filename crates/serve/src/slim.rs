@@ -9,7 +9,6 @@ use crate::state::{Frontend, Held, PackedFacts};
 use hiera_engine::batch::Node;
 use hiera_engine::scope::Scope;
 use hiera_engine::slim::FactPaths;
-use hiera_value::value::Map;
 use std::sync::Arc;
 
 /// Facts every slim form keeps, whatever lookups read: `$trusted` is made of them, and
@@ -38,22 +37,23 @@ impl Slim {
         }
     }
 
-    /// The node `held` in this slim form, its scope made by `frontend` as every node's is.
-    pub fn node(&self, held: &Held, frontend: &dyn Frontend) -> Node {
+    /// The node `held` in this slim form, its scope made by `frontend` as every node's is
+    /// (`None`: its text cannot be read back, and the whole node must be asked).
+    pub fn node(&self, held: &Held, frontend: &dyn Frontend) -> Option<Node> {
         let scope = match self {
             Slim::Scope(scope) => scope.clone(),
             Slim::Text { facts, keep } => {
-                let facts = crate::state::unpack_facts(facts).unwrap_or_else(|_| Map::default());
+                let facts = crate::state::unpack_facts(facts).ok()?;
                 frontend.scope(facts).slimmed(keep.clone())
             }
         };
-        Node {
+        Some(Node {
             name: held.name().to_string(),
             source: held.source().cloned(),
             scope,
             facts_error: None,
             workspace: None,
-        }
+        })
     }
 }
 
@@ -69,7 +69,7 @@ pub fn first_kept() -> FactPaths {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hiera_value::value::Value;
+    use hiera_value::value::{Map, Value};
 
     struct Plain;
 
@@ -126,7 +126,7 @@ mod tests {
             r#"{"clientcert":"a.example.com","os":{"family":"Debian"}}"#
         );
         let held = Held::Node(Arc::new(node));
-        let again = slim.node(&held, &Plain);
+        let again = slim.node(&held, &Plain).expect("the text reads back");
         let want = held_scope(&held).slimmed(keep);
         assert_eq!(again.scope.facts(), want.facts());
         assert_eq!(format!("{:?}", again.scope), format!("{want:?}"));

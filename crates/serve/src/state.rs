@@ -811,8 +811,7 @@ impl State {
         }
         let slot = &fleet.slims[i];
         let slim = slot.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        if let Some(slim) = slim {
-            let slim = slim.node(&fleet.nodes[i], &*self.frontend);
+        if let Some(slim) = slim.and_then(|s| s.node(&fleet.nodes[i], &*self.frontend)) {
             let mut session = self.session(slim.scope.clone());
             let answer = work(&slim, &mut session);
             if !session.missed_facts() {
