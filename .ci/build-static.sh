@@ -9,7 +9,7 @@
 #   apt-get install musl-tools clang lld                       # x86_64 C code: musl-gcc
 #   dpkg --add-architecture arm64 && apt-get update && apt-get install musl-dev:arm64
 #                                                              # aarch64: clang + lld, musl's headers
-# The C code built (mimalloc, tree-sitter) is compiled for musl too, so the binary runs on any
+# The C code built (mimalloc, tree-sitter, zstd) is compiled for musl too, so the binary runs on any
 # Linux of that architecture (glibc or not, any version).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
