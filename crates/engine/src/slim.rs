@@ -194,15 +194,20 @@ pub(crate) fn fact_path<'a>(
 /// forms that need not learn it by missing first; nothing is looked up.
 pub(crate) fn probe(value: &Value, keep: &mut FactPaths) {
     match value {
-        Value::String(s) if s.contains("%{") => {
-            let _ = crate::interpolation::interpolate_string(&mut Probe(keep), s, true);
-        }
+        Value::String(s) => probe_str(s, keep),
         Value::Array(a) => a.iter().for_each(|v| probe(v, keep)),
         Value::Hash(h) => h.iter().for_each(|(k, v)| {
             probe(k, keep);
             probe(v, keep);
         }),
         _ => {}
+    }
+}
+
+/// [`probe`] of one string.
+pub(crate) fn probe_str(s: &str, keep: &mut FactPaths) {
+    if s.contains("%{") {
+        let _ = crate::interpolation::interpolate_string(&mut Probe(keep), s, true);
     }
 }
 

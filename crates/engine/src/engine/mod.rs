@@ -525,7 +525,7 @@ impl Session {
                 return;
             }
             for key in hash.keys() {
-                crate::slim::probe(&Value::str(key), keep);
+                crate::slim::probe_str(key, keep);
                 if let Ok(Some(v)) = hash.get(key) {
                     crate::slim::probe(&v, keep);
                 }
