@@ -121,7 +121,7 @@ pub fn serve(
 /// reading of the nodes (at the start, when facts changed, on PuppetDB's interval) while the
 /// first pages are asked for.
 fn warm_up(state: &State, fleet: &Fleet) {
-    views::overview(state, fleet, None);
+    views::fleet_index_of(state, fleet);
     state.frontend().release_memory();
 }
 

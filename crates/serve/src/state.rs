@@ -548,7 +548,7 @@ pub trait Frontend: Send + Sync {
 }
 
 /// The fleet at one moment.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Fleet {
     /// The nodes, in order.
     pub nodes: Vec<Held>,
@@ -572,19 +572,12 @@ static GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::
 
 impl Fleet {
     fn new(loaded: Loaded) -> Fleet {
-        // Names and sources only: the scopes play no part in the names.
-        let named: Vec<Node> = loaded
-            .nodes
-            .iter()
-            .map(|n| Node {
-                name: n.name().to_string(),
-                source: n.source().cloned(),
-                scope: Scope::default(),
-                facts_error: None,
-                workspace: None,
-            })
-            .collect();
-        let names = hiera_engine::batch::distinct_names(&named);
+        let names = hiera_engine::batch::distinct_names_of(
+            loaded
+                .nodes
+                .iter()
+                .map(|n| (n.name(), n.source().map(|(_, s)| s.as_str()))),
+        );
         let index = names
             .iter()
             .enumerate()
@@ -622,6 +615,8 @@ pub struct State {
     /// The root, canonical (symbolic links resolved), for telling what is inside it.
     canonical_root: PathBuf,
     nodes: Mutex<NodeCache>,
+    /// Held while the nodes are read again ([`refresh`](Self::refresh)).
+    reading: Mutex<()>,
     /// The latest key views (`/keys/{key}`), each with the state of its inputs, newest first.
     key_views: Mutex<std::collections::VecDeque<(String, u64, Arc<Json>)>>,
     /// The nodes made again from their packed facts for the latest requests about one node,
@@ -670,9 +665,10 @@ impl State {
             ..Default::default()
         };
         let workspace = Workspace::open(env, settings)?;
+        // Taken before the read: a change while reading shows as a change next time.
+        let fingerprint = fingerprint(&frontend.watched());
         let loaded = load(&*frontend)?;
         frontend.release_memory();
-        let fingerprint = fingerprint(&frontend.watched());
         let canonical_root =
             std::fs::canonicalize(&options.root).unwrap_or_else(|_| options.root.clone());
         Ok(State {
@@ -680,6 +676,7 @@ impl State {
             frontend,
             canonical_root,
             options,
+            reading: Mutex::new(()),
             nodes: Mutex::new(NodeCache {
                 fleet: Arc::new(Fleet::new(loaded)),
                 fingerprint,
@@ -715,39 +712,53 @@ impl State {
     /// stamp (the workspace), the nodes when a watched facts file or directory changed (or
     /// their interval passed). Run once at the start of every request; the fleet it returns
     /// is the one the request answers for.
+    ///
+    /// The nodes are read again outside the lock the requests take: while one request reads
+    /// them, the others answer for the nodes read before.
     pub fn refresh(&self) -> Arc<Fleet> {
         self.workspace.refresh();
+        let now = fingerprint(&self.frontend.watched());
+        let stale = |cache: &NodeCache| {
+            now != cache.fingerprint
+                || self
+                    .frontend
+                    .reload_every()
+                    .is_some_and(|every| cache.loaded.elapsed() >= every)
+        };
+        let current = {
+            let cache = self.nodes.lock().unwrap_or_else(|e| e.into_inner());
+            if !stale(&cache) {
+                return cache.fleet.clone();
+            }
+            cache.fleet.clone()
+        };
+        let Ok(_reading) = self.reading.try_lock() else {
+            return current;
+        };
+        // Another request may have read them while this one waited for its turn.
+        let old = {
+            let cache = self.nodes.lock().unwrap_or_else(|e| e.into_inner());
+            if !stale(&cache) {
+                return cache.fleet.clone();
+            }
+            cache.fleet.clone()
+        };
+        let fleet = match load(&*self.frontend) {
+            Ok(loaded) => Fleet::new(loaded),
+            // Keep answering for the nodes read before, and say why.
+            Err(e) => Fleet {
+                error: Some(e.to_string()),
+                ..(*old).clone()
+            },
+        };
+        self.frontend.release_memory();
+        let fleet = Arc::new(fleet);
         let mut cache = self.nodes.lock().unwrap_or_else(|e| e.into_inner());
-        let watched = self.frontend.watched();
-        let now = fingerprint(&watched);
-        let due = self
-            .frontend
-            .reload_every()
-            .is_some_and(|every| cache.loaded.elapsed() >= every);
-        if now != cache.fingerprint || due {
-            let fleet = match load(&*self.frontend) {
-                Ok(loaded) => Fleet::new(loaded),
-                Err(e) => {
-                    // Keep answering for the nodes read before, and say why.
-                    let old = &cache.fleet;
-                    Fleet {
-                        nodes: old.nodes.clone(),
-                        names: old.names.clone(),
-                        index: old.index.clone(),
-                        warnings: old.warnings.clone(),
-                        error: Some(e.to_string()),
-                        generation: old.generation,
-                        slims: old.slims.clone(),
-                    }
-                }
-            };
-            self.frontend.release_memory();
-            // Taken before the read: a change while reading shows as a change next time.
-            cache.fingerprint = now;
-            cache.loaded = Instant::now();
-            cache.fleet = Arc::new(fleet);
-        }
-        cache.fleet.clone()
+        // Taken before the read: a change while reading shows as a change next time.
+        cache.fingerprint = now;
+        cache.loaded = Instant::now();
+        cache.fleet = fleet.clone();
+        fleet
     }
 
     /// The node at `i` of `fleet`, whole: a packed node is made again, and kept for the next
@@ -851,9 +862,9 @@ impl State {
     /// What slim nodes keep from now on: what was kept, and `read`.
     pub(crate) fn learn(&self, read: FactPaths) -> Arc<FactPaths> {
         let mut keep = self.keep.lock().unwrap_or_else(|e| e.into_inner());
-        let mut more = (**keep).clone();
-        if more.merge(&read) {
-            *keep = Arc::new(more);
+        if !read.is_empty() {
+            // Copied only while slim forms made before hold it.
+            Arc::make_mut(&mut keep).merge(&read);
         }
         keep.clone()
     }

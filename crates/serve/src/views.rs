@@ -778,7 +778,7 @@ pub fn overview(state: &State, fleet: &Fleet, q: Option<&str>) -> Json {
         .collect();
     let unreached: Vec<Json> = on_disk
         .keys()
-        .filter(|f| !reach.contains_key(*f))
+        .filter(|f| is_data_file(f) && !reach.contains_key(*f))
         .map(|f| json!({"file": f, "path": state.relative(f)}))
         .collect();
     let mut doc = json!({
@@ -874,18 +874,20 @@ fn layer_configs(state: &State) -> Vec<LayerConfig> {
 
 /// What answers about the fleet depend on, as it is on disk now.
 struct Inputs {
-    /// Every data file under the datadirs (the part of each before its first interpolation),
+    /// Every file under the datadirs (the part of each before its first interpolation),
     /// with its stamp.
     on_disk: Stamped,
     /// A fingerprint of the nodes' reading, the hiera.yaml files and `on_disk`: the same
     /// fingerprint, the same answers. `None` when it cannot be taken (a datadir interpolated
-    /// from its start, `command` levels allowed to run, whose programs answer as they like).
+    /// from its start, a location climbing out of its datadir, a datadir too big to list
+    /// whole, `command` levels allowed to run, whose programs answer as they like).
     fingerprint: Option<u64>,
 }
 
 fn inputs(state: &State, fleet: &Fleet, configs: &[LayerConfig]) -> Inputs {
     use std::hash::{Hash, Hasher};
     let mut datadirs: Vec<&str> = Vec::new();
+    let mut leaves_datadir = false;
     for c in configs {
         if let Ok(cfg) = &c.config {
             for e in cfg
@@ -896,11 +898,20 @@ fn inputs(state: &State, fleet: &Fleet, configs: &[LayerConfig]) -> Inputs {
                 if !datadirs.contains(&e.datadir.as_str()) {
                     datadirs.push(&e.datadir);
                 }
+                // A location climbing out of its datadir names a file the walk below
+                // does not see.
+                leaves_datadir |= match &e.locations {
+                    Locations::None => false,
+                    Locations::Paths(t) | Locations::Globs(t) | Locations::Uris(t) => {
+                        t.iter().any(|t| t.contains(".."))
+                    }
+                    Locations::Mapped(_, _, t) => t.contains(".."),
+                };
             }
         }
     }
     let mut on_disk = BTreeMap::new();
-    let mut exact = !state.options().allow_exec;
+    let mut exact = !state.options().allow_exec && !leaves_datadir;
     for d in datadirs {
         let fixed = d.split("%{").next().unwrap_or_default();
         let dir = match fixed.rfind('/') {
@@ -908,7 +919,7 @@ fn inputs(state: &State, fleet: &Fleet, configs: &[LayerConfig]) -> Inputs {
             _ => fixed,
         };
         exact &= Path::new(dir).is_absolute() && dir.len() > 1;
-        list_data_files(Path::new(dir), &mut on_disk, 0);
+        exact &= list_files(Path::new(dir), &mut on_disk, 0);
     }
     let mut h = std::collections::hash_map::DefaultHasher::new();
     fleet.generation.hash(&mut h);
@@ -927,7 +938,7 @@ fn inputs(state: &State, fleet: &Fleet, configs: &[LayerConfig]) -> Inputs {
 pub const MAX_LISTED_NODES: usize = 100;
 
 /// The fleet's index as the overview has it (kept while its inputs are unchanged).
-fn fleet_index_of(state: &State, fleet: &Fleet) -> std::sync::Arc<FleetIndex> {
+pub(crate) fn fleet_index_of(state: &State, fleet: &Fleet) -> std::sync::Arc<FleetIndex> {
     let fingerprint = inputs(state, fleet, &layer_configs(state)).fingerprint;
     state.fleet_index(fingerprint, || fleet_index(state, fleet))
 }
@@ -984,7 +995,7 @@ fn fleet_index(state: &State, fleet: &Fleet) -> FleetIndex {
                 part.secrets.merge(&secrets);
                 let mut seen = std::collections::BTreeSet::new();
                 for l in reached.unwrap_or_default() {
-                    if seen.insert(l.clone()) && Path::new(&l).is_file() {
+                    if seen.insert(l.clone()) {
                         part.reach.entry(l).or_default().push(i as u32);
                     }
                 }
@@ -1004,6 +1015,8 @@ fn fleet_index(state: &State, fleet: &Fleet) -> FleetIndex {
             *index.keys.entry(k).or_default() += n;
         }
     }
+    // Files that exist, each looked at once, not once per node reaching it.
+    index.reach.retain(|f, _| Path::new(f).is_file());
     // Each file's nodes in fleet order, whichever worker met them.
     for nodes in index.reach.values_mut() {
         nodes.sort_unstable();
@@ -1011,34 +1024,42 @@ fn fleet_index(state: &State, fleet: &Fleet) -> FleetIndex {
     index
 }
 
-/// Adds the data files under `dir` (YAML, JSON, eyaml, HOCON) to `out` with their stamps,
-/// without following symbolic links, at most [`MAX_LISTED_FILES`] and 16 directories deep.
+/// Files by name, with their stamps.
 type Stamped = BTreeMap<String, Option<(u64, Option<std::time::SystemTime>, u64)>>;
 
-fn list_data_files(dir: &Path, out: &mut Stamped, depth: usize) {
+/// Adds the files under `dir` to `out` with their stamps (a link's: its target's), without
+/// following links to directories, at most [`MAX_LISTED_FILES`] and 16 directories deep.
+/// Whether every file is listed.
+fn list_files(dir: &Path, out: &mut Stamped, depth: usize) -> bool {
     if depth > 16 || out.len() >= MAX_LISTED_FILES {
-        return;
+        return false;
     }
     let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
+        return true;
     };
     let mut entries: Vec<_> = rd.filter_map(|e| e.ok()).collect();
     entries.sort_by_key(|e| e.file_name());
+    let mut complete = true;
     for e in entries {
         if out.len() >= MAX_LISTED_FILES {
-            return;
+            return false;
         }
         let Ok(t) = e.file_type() else { continue };
         let p = e.path();
         if t.is_dir() {
-            list_data_files(&p, out, depth + 1);
-        } else if t.is_file()
-            && matches!(
-                p.extension().and_then(|x| x.to_str()),
-                Some("yaml" | "yml" | "json" | "eyaml" | "conf")
-            )
-        {
+            complete &= list_files(&p, out, depth + 1);
+        } else if t.is_file() || t.is_symlink() {
+            // A link's stamp is its target's: an edit through it is seen.
             out.insert(p.display().to_string(), crate::state::stamp(&p));
         }
     }
+    complete
+}
+
+/// Whether `file` is named like a data file (what the overview lists as unreached).
+fn is_data_file(file: &str) -> bool {
+    matches!(
+        Path::new(file).extension().and_then(|x| x.to_str()),
+        Some("yaml" | "yml" | "json" | "eyaml" | "conf")
+    )
 }
