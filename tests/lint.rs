@@ -429,6 +429,42 @@ fn lookup_fails_hides_decrypted_secrets() {
     }
 }
 
+/// A parameter's type judged on the value a node gets: when eyaml decrypted it, the
+/// mismatch says `[redacted]`, never the plaintext.
+#[test]
+fn parameter_mismatches_hide_decrypted_secrets() {
+    let t = Tmp::new(
+        "param-secrets",
+        &[
+            ("hiera.yaml", &eyaml::hiera_yaml()),
+            ("environment.conf", "modulepath = site\n"),
+            (
+                "site/db/manifests/init.pp",
+                "class db (\n  Enum['a', 'b'] $password = 'a',\n) {}\n",
+            ),
+            (
+                "data/secrets.eyaml",
+                &format!("db::password: {}\n", eyaml::OLD),
+            ),
+            ("data/common.yaml", "other: 1\n"),
+            ("facts/n1.yaml", "clientcert: n1\n"),
+        ],
+    );
+    for format in ["text", "json", "github", "sarif"] {
+        let o = lint(&t.0, &["--facts-dir", "facts", "--format", format]);
+        let (out, err) = (stdout(&o), String::from_utf8_lossy(&o.stderr));
+        assert!(
+            out.contains("parameter-type-mismatch"),
+            "{format}: {out}{err}"
+        );
+        assert!(out.contains("[redacted]"), "{format}: {out}");
+        assert!(
+            !out.contains(eyaml::OLD_PLAIN) && !err.contains(eyaml::OLD_PLAIN),
+            "{format}: {out}{err}"
+        );
+    }
+}
+
 /// The fleet rules count nodes in words that agree with the number ("1 node", "2 nodes"),
 /// and a fleet's facts warnings still reach stderr now that the nodes are read as they are
 /// checked.

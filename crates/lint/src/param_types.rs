@@ -380,8 +380,13 @@ impl Pending<'_> {
             if self.found.written.contains_key(&(fi, key.clone())) {
                 out.notes.push(Note::Written(fi, key.clone()));
             } else {
-                out.notes
-                    .push(Note::ByNode(fi, key.clone(), lines.join("; "), pi));
+                // The value a node gets may be what eyaml decrypted: never in a finding.
+                let lines = lines.join("; ");
+                let lines = match session.redactor() {
+                    Some(r) => r.text(&lines).into_owned(),
+                    None => lines,
+                };
+                out.notes.push(Note::ByNode(fi, key.clone(), lines, pi));
             }
         }
         out
@@ -435,7 +440,8 @@ impl Pending<'_> {
     /// The findings: written values (with the nodes that get them, given a fleet) and the
     /// values only nodes get.
     pub(crate) fn finish(self, repo: &Repo, sink: &mut Sink) {
-        let with_fleet = self.with_fleet;
+        // After a refused node no other was counted: no count is told.
+        let with_fleet = self.with_fleet && !self.stopped;
         for ((fi, key), m) in self.found.written {
             let f = &repo.files[fi];
             let nodes = match (with_fleet, m.count) {
