@@ -714,3 +714,34 @@ fn values_files_order_and_aliases_as_written() {
         stdout(&o)
     );
 }
+
+/// What the tree writes (a level's name, a value as written, a node's name) reaches the
+/// terminal with its control characters shown escaped, for one node and over a fleet.
+#[test]
+fn tree_text_sends_no_escape_sequence_to_the_terminal() {
+    let dir = scratch(
+        "escapes",
+        &[
+            (
+                "hiera.yaml",
+                "version: 5\nhierarchy:\n  - name: \"lvl\\e[31m\"\n    path: common.yaml\n",
+            ),
+            ("data/common.yaml", "a: \"%{facts.x}\\e]0;pwn\\a\"\n"),
+            ("f.yaml", "x: 1\n"),
+            ("facts/n.yaml", "clientcert: \"n\\e[2J\"\nx: 1\n"),
+        ],
+    );
+    for args in [
+        &["where", "a", "--facts", "f.yaml"][..],
+        &["where", "a", "--facts-dir", "facts"][..],
+    ] {
+        let o = run_in(&dir, args);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let out = stdout(&o);
+        assert!(
+            !out.contains('\u{1b}') && !out.contains('\u{7}'),
+            "{args:?}: {out:?}"
+        );
+        assert!(out.contains("\\e"), "{args:?}: {out}");
+    }
+}

@@ -40,10 +40,12 @@ impl Style {
         }
     }
 
+    /// A file (and place in it) as the terminal shows it.
     fn location(&self, file: &str, pos: Option<hiera_formats::position::Pos>) -> String {
+        let file = shown(&self.path(file));
         match pos {
-            Some(p) => format!("{}:{}:{}", self.path(file), p.line, p.column),
-            None => self.path(file),
+            Some(p) => format!("{file}:{}:{}", p.line, p.column),
+            None => file,
         }
     }
 }
@@ -56,6 +58,12 @@ fn role_color(role: Role) -> &'static str {
         Role::KnockedOut => "31",
         Role::NotReached => "33",
     }
+}
+
+/// Text from the tree (a key, a file or node name, a level, an error, a written value) as a
+/// terminal may show it: no escape sequence or line break of the data reaches it.
+fn shown(s: &str) -> String {
+    hiera_value::escape::printable(s)
 }
 
 /// A value on one line, as `--explain` prints values (Ruby's inspect).
@@ -137,11 +145,12 @@ pub fn text(r: &Report, style: &Style) -> String {
     let node = r
         .node
         .as_ref()
-        .map(|n| format!(" for {n}"))
+        .map(|n| format!(" for {}", shown(n)))
         .unwrap_or_default();
+    let key = shown(&r.key);
     let answer = match &r.answer {
         Answer::Found(v) => {
-            let head = format!("{}{node}: found ", r.key).chars().count();
+            let head = format!("{key}{node}: found ").chars().count();
             let value = match style.width {
                 Some(w) => cut(&short(v), w.saturating_sub(head).max(MIN_VALUE_WIDTH)),
                 None => short(v),
@@ -149,9 +158,9 @@ pub fn text(r: &Report, style: &Style) -> String {
             style.paint("1", &format!("found {value}"))
         }
         Answer::NotFound => style.paint("31", "not found"),
-        Answer::Error(e) => style.paint("31", &format!("error: {e}")),
+        Answer::Error(e) => style.paint("31", &format!("error: {}", shown(e))),
     };
-    out.push_str(&format!("{}{node}: {answer}\n", r.key));
+    out.push_str(&format!("{key}{node}: {answer}\n"));
     out.push_str(&format!(
         "{}; {} location{} searched\n",
         merge_line(r, style),
@@ -167,11 +176,11 @@ pub fn text(r: &Report, style: &Style) -> String {
         for d in &r.definitions {
             rows.push(definition_row(d, style));
             let written = d.written.as_ref().map(|w| format!("written {w}"));
-            let notes: Vec<&str> = d
+            let notes: Vec<String> = d
                 .note
                 .iter()
                 .chain(written.iter())
-                .map(String::as_str)
+                .map(|n| shown(n))
                 .collect();
             if !notes.is_empty() {
                 rows.push(vec![
@@ -198,7 +207,7 @@ fn definition_row(d: &Definition, style: &Style) -> Vec<(String, &'static str)> 
     if let Some(a) = d.anchor {
         location.push_str(&format!(" (alias of {}:{})", a.line, a.column));
     }
-    let mut level = d.level.clone().unwrap_or_else(|| "-".into());
+    let mut level = d.level.as_deref().map_or_else(|| "-".into(), shown);
     if d.default_hierarchy {
         level.push_str(" (default_hierarchy)");
     }
@@ -211,7 +220,7 @@ fn definition_row(d: &Definition, style: &Style) -> Vec<(String, &'static str)> 
         (d.layer.to_string(), ""),
         (level, ""),
         (location, "36"),
-        (d.path.clone(), ""),
+        (shown(&d.path), ""),
         (short(&d.value), ""),
     ]
 }
@@ -233,7 +242,7 @@ fn options_text(entries: &[OptionEntry], style: &Style) -> String {
             (state.into(), if o.applies { "32" } else { "2" }),
             (o.layer.to_string(), ""),
             (style.location(&o.file, o.pos), "36"),
-            (o.name.clone(), ""),
+            (shown(&o.name), ""),
             (short(&o.value), ""),
         ]);
     }
@@ -242,7 +251,12 @@ fn options_text(entries: &[OptionEntry], style: &Style) -> String {
 
 /// Node names, at most `n` of them.
 fn names(list: &[String], n: usize) -> String {
-    let mut s = list.iter().take(n).cloned().collect::<Vec<_>>().join(", ");
+    let mut s = list
+        .iter()
+        .take(n)
+        .map(|n| shown(n))
+        .collect::<Vec<_>>()
+        .join(", ");
     if list.len() > n {
         s.push_str(&format!(", +{} more", list.len() - n));
     }
@@ -253,7 +267,7 @@ fn names(list: &[String], n: usize) -> String {
 pub fn fleet_text(f: &FleetReport, style: &Style) -> String {
     let mut out = format!(
         "{} over {} node{}: found for {}, not found for {}, errors for {}\n",
-        f.key,
+        shown(&f.key),
         f.nodes.len(),
         if f.nodes.len() == 1 { "" } else { "s" },
         f.nodes.len() - f.not_found.len() - f.errors.len(),
@@ -286,7 +300,7 @@ pub fn fleet_text(f: &FleetReport, style: &Style) -> String {
             (summary, color),
             (def.layer.to_string(), ""),
             (style.location(&def.file, def.pos), "36"),
-            (def.path.clone(), ""),
+            (shown(&def.path), ""),
             (short(&def.value), ""),
         ]);
         let who = if !d.wins.is_empty() {
@@ -311,7 +325,7 @@ pub fn fleet_text(f: &FleetReport, style: &Style) -> String {
         }
     }
     for (n, e) in &f.errors {
-        out.push_str(&style.paint("31", &format!("error for {n}: {e}")));
+        out.push_str(&style.paint("31", &format!("error for {}: {}", shown(n), shown(e))));
         out.push('\n');
     }
     out.push_str(&options_text(&f.option_entries, style));
