@@ -398,6 +398,26 @@ fn hover_on_interpolations_paths_and_parameters_with_utf16() {
 }
 
 #[test]
+fn an_edit_updates_the_findings_of_other_open_files() {
+    let dir = repo("cross-file");
+    let mut c = Client::init(&dir, json!({"facts": "facts/web01.yaml"}));
+    let common = uri(&dir, "data/common.yaml");
+    let node = uri(&dir, "data/nodes/web01.example.com.yaml");
+    c.open(&common, COMMON);
+    assert!(c.diagnostics(&common, 1).is_empty());
+    c.open(&node, "ntp::servers:\n  - \"%{lookup('motd')}\"\n");
+    let d = c.diagnostics(&node, 1);
+    assert!(d.is_empty(), "{d:?}");
+    // `motd` goes from common.yaml: the node file's interpolation now reads nothing.
+    c.change(&common, 2, &COMMON.replace("motd:", "motto:"));
+    c.diagnostics(&common, 2);
+    let d = c.diagnostics(&node, 1);
+    let codes: Vec<&str> = d.iter().map(|d| d["code"].as_str().unwrap()).collect();
+    assert!(codes.contains(&"interpolation-undefined-key"), "{d:?}");
+    assert_eq!(c.stop(), Some(0));
+}
+
+#[test]
 fn diagnostics_on_unsaved_buffers_and_code_actions() {
     let dir = repo("diagnostics");
     let mut c = Client::init(&dir, json!({"facts": "facts/web01.yaml"}));
@@ -433,6 +453,16 @@ fn diagnostics_on_unsaved_buffers_and_code_actions() {
     assert_eq!(edit["newText"], "'yes'");
     assert_eq!(edit["range"]["start"], json!({"line": 1, "character": 13}));
     assert_eq!(edit["range"]["end"], json!({"line": 1, "character": 16}));
+    // The rename replaces the whole key, namespaces and all.
+    let rename = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["title"] == "Rename to 'ntp::servers'")
+        .unwrap();
+    let edit = &rename["edit"]["changes"][&common][0];
+    assert_eq!(edit["range"]["start"], json!({"line": 0, "character": 0}));
+    assert_eq!(edit["range"]["end"], json!({"line": 0, "character": 12}));
     // A YAML error, at its position.
     c.change(&common, 3, "a: 1\nb: [\n");
     let d = c.diagnostics(&common, 3);

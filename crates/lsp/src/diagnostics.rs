@@ -114,9 +114,7 @@ impl Server {
         // To the end of the word (a key, a scalar) or of the line.
         let line = doc.line(start.line as usize);
         let from = doc_byte(line, f.column.max(1));
-        let word_end = line[from..]
-            .find([':', ',', ']', '}', '#', '\n'])
-            .map_or(line.len(), |e| from + e);
+        let word_end = from + word_len(&line[from..]);
         let word_end = line[..word_end].trim_end().len().max(from);
         let end_byte = if word_end > from {
             word_end
@@ -141,6 +139,22 @@ impl Server {
         }
         d
     }
+}
+
+/// The length of the key or plain scalar `rest` starts with: up to YAML's mapping indicator
+/// (a `:` before a space or the end: `ntp::servers:`, not the `:` of `1:30`), a flow
+/// indicator, or a comment (a `#` after a space).
+fn word_len(rest: &str) -> usize {
+    let b = rest.as_bytes();
+    b.iter()
+        .enumerate()
+        .position(|(i, &c)| match c {
+            b':' => matches!(b.get(i + 1), None | Some(b' ' | b'\t' | b'\r' | b'\n')),
+            b',' | b']' | b'}' | b'\n' => true,
+            b'#' => i > 0 && b[i - 1] == b' ',
+            _ => false,
+        })
+        .unwrap_or(rest.len())
 }
 
 /// The byte offset of 1-based character column `col` in `line`.

@@ -185,6 +185,11 @@ impl Server {
             }
             (Phase::Running, method) => {
                 let method = method.to_string();
+                // What changed on disk since the last request, dropped once: every session
+                // of this request shares what the workspace keeps.
+                if let Some(ws) = &self.ws {
+                    ws.refresh();
+                }
                 // A feature that panics on some input answers with an error; the server lives.
                 let params = r.params;
                 let size = hiera_value::limits::LOOKUP_STACK_SIZE;
@@ -541,9 +546,10 @@ impl Server {
         Ok((doc, kind, t))
     }
 
-    /// A session for `scope` on the workspace (refreshed), running no program unless allowed.
+    /// A session for `scope` on the workspace (refreshed once per request), running no
+    /// program unless allowed.
     pub(crate) fn session(&self, scope: Scope) -> Result<Session, Failure> {
-        let mut s = self.workspace()?.session(scope);
+        let mut s = self.workspace()?.session_unrefreshed(scope);
         if !self.options.allow_exec {
             s.set_exec(Exec::Refused {
                 how_to_allow: HOW_TO_ALLOW,
@@ -655,8 +661,11 @@ impl Server {
     }
 
     pub(crate) fn publish_diagnostics(&mut self) -> std::io::Result<()> {
-        let dirty: Vec<PathBuf> = std::mem::take(&mut self.dirty).into_iter().collect();
-        let results = self.diagnose(&dirty);
+        // One file's change can make or clear another's findings (a key an interpolation
+        // of another file reads): every open file is published again, from the one lint.
+        self.dirty.clear();
+        let open: Vec<PathBuf> = self.docs.keys().cloned().collect();
+        let results = self.diagnose(&open);
         for (path, diags) in results {
             let Some(doc) = self.docs.get(&path) else {
                 continue;
