@@ -150,6 +150,29 @@ fn data_file_errors_name_the_file_and_line() {
             );
         }
     }
+    // lookup_options from two files are merged: which holds the bad entry is not known, and
+    // no file is named rather than the wrong one (the last one read was common.yaml).
+    let dir = scratch(
+        "located-two-options",
+        &[
+            ("hiera.yaml", HIERA),
+            (
+                "data/nodes/n1.yaml",
+                "lookup_options:\n  k:\n    merge: bogus\n",
+            ),
+            (
+                "data/common.yaml",
+                "lookup_options:\n  other:\n    merge: deep\nk: 1\n",
+            ),
+        ],
+    );
+    let o = run_in(&dir, &["k", "--node", "n1", "--no-facts"]);
+    assert_eq!(
+        stderr(&o),
+        "Error: Unknown merge strategy: 'bogus'\n",
+        "{}",
+        stderr(&o)
+    );
     // Batch's error field says where too.
     let dir = scratch(
         "located-batch",

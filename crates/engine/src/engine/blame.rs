@@ -48,9 +48,12 @@ impl Session {
         });
     }
 
-    /// The file noted as the origin of `lookup_options` values, blamed for an error in them.
+    /// The file `lookup_options` values came from, blamed for an error in them when only one
+    /// file gave any: the entries of several are merged, and which one holds the bad entry is
+    /// not known here (no file is named rather than the wrong one).
     pub(super) fn blame_lookup_options(&mut self, e: &Error) {
-        if let Some((file, format)) = self.inv.options_file.clone() {
+        if let [(file, format)] = self.inv.options_files.as_slice() {
+            let (file, format) = (file.clone(), *format);
             self.blame(e, &file, Some(super::LOOKUP_OPTIONS), format);
         }
     }

@@ -165,9 +165,9 @@ struct Invocation {
     /// The module of the current invocation: the key's, which the search for its
     /// lookup_options also uses.
     invocation_module: Option<std::sync::Arc<str>>,
-    /// The last data file a `lookup_options` value was found in (and how it is read): where
-    /// an error in the merged options is reported ([`blame`]).
-    options_file: Option<(String, Option<hiera_formats::DataFormat>)>,
+    /// The data files `lookup_options` values were found in (and how each is read): the one
+    /// blamed for an error in the merged options, when it is the only one ([`blame`]).
+    options_files: Vec<(String, Option<hiera_formats::DataFormat>)>,
 }
 
 /// Interpolation in progress.

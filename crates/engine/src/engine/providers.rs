@@ -714,7 +714,10 @@ impl Session {
             match &r {
                 Err(err) => self.blame(err, &l.location, Some(&lk.root), e.entry.data_format()),
                 Ok(Some(_)) if lk.root == LOOKUP_OPTIONS => {
-                    self.inv.options_file = Some((l.location.clone(), e.entry.data_format()));
+                    if !self.inv.options_files.iter().any(|(f, _)| *f == l.location) {
+                        let noted = (l.location.clone(), e.entry.data_format());
+                        self.inv.options_files.push(noted);
+                    }
                 }
                 Ok(_) => {}
             }
