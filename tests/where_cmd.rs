@@ -745,3 +745,38 @@ fn tree_text_sends_no_escape_sequence_to_the_terminal() {
         assert!(out.contains("\\e"), "{args:?}: {out}");
     }
 }
+
+/// Two levels with the same lookup_key function and no location are two sources, each its
+/// own definition (not one "read again").
+#[test]
+fn levels_without_a_location_are_not_read_again() {
+    let level = |name: &str, value: &str| {
+        format!("  - name: {name}\n    lookup_key: command\n    options:\n      command: [sh, ./answer.sh, '{value}']\n")
+    };
+    let hiera = format!(
+        "version: 5\nhierarchy:\n{}{}",
+        level("first", "[1]"),
+        level("second", "[2]")
+    );
+    // Answers `k` with its argument, any other key (lookup_options) not found.
+    let answer = "read request\ncase \"$request\" in\n  *'\"key\":\"k\"'*) echo \"{\\\"found\\\":true,\\\"value\\\":$1}\" ;;\n  *) echo '{\"found\":false}' ;;\nesac\n";
+    let dir = scratch(
+        "same-function",
+        &[
+            ("hiera.yaml", hiera.as_str()),
+            ("answer.sh", answer),
+            ("f.yaml", "x: 1\n"),
+        ],
+    );
+    let o = run_in(
+        &dir,
+        &[
+            "where", "k", "--facts", "f.yaml", "--merge", "unique", "--format", "json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let defs = report["definitions"].as_array().unwrap();
+    assert_eq!(defs.len(), 2, "{report:#}");
+    assert!(defs.iter().all(|d| d["note"].is_null()), "{report:#}");
+}

@@ -305,10 +305,18 @@ fn report(
         let mut d = Definition::of(&lk, &root_value, role, r.layer.clone(), file);
         // A file the hierarchy names twice (`os/%{os.name}` and `os/%{os.family}` on a node
         // where both are Debian) is one definition: the later place is a note on it.
-        if let Some(first) = definitions
-            .iter()
-            .position(|p: &Definition| p.file == d.file && p.path == d.path)
-        {
+        // Only a location is read again: two levels without one (a lookup_key function
+        // named the same, with other options) are two sources.
+        let read_again = r
+            .location
+            .is_some()
+            .then(|| {
+                definitions
+                    .iter()
+                    .position(|p: &Definition| p.file == d.file && p.path == d.path)
+            })
+            .flatten();
+        if let Some(first) = read_again {
             again.push((
                 first,
                 format!("read again as location #{} (level '{}')", i + 1, r.entry),
