@@ -584,7 +584,7 @@ impl Resolved {
                 self.env.environment = Some(env);
             }
         }
-        Ok(self.scope_of(facts, class.as_ref()))
+        Ok(self.scope_of(facts, class.as_ref(), &self.env))
     }
 
     /// The scope of a node known only by the facts it was given (`serve`'s posted facts):
@@ -592,13 +592,19 @@ impl Resolved {
     /// about it.
     pub fn unclassified_scope(&self, mut facts: hiera_value::value::Map) -> Scope {
         self.override_facts(&mut facts);
-        self.scope_of(facts, None)
+        self.scope_of(facts, None, &self.env)
     }
 
-    /// A node's scope from its facts (overrides applied) and classification.
-    fn scope_of(&self, facts: hiera_value::value::Map, class: Option<&Classification>) -> Scope {
-        let mut scope = Scope::from_facts(facts, &self.env.environment_name());
-        for (name, value) in self.env.settings_vars() {
+    /// A node's scope from its facts (overrides applied) and classification, in the
+    /// environment `env` names (`$environment`, `$server_facts`, `$settings::`).
+    fn scope_of(
+        &self,
+        facts: hiera_value::value::Map,
+        class: Option<&Classification>,
+        env: &EnvOptions,
+    ) -> Scope {
+        let mut scope = Scope::from_facts(facts, &env.environment_name());
+        for (name, value) in env.settings_vars() {
             scope.set(&name, value);
         }
         // Node parameters win over facts as top-scope variables ($facts keeps the facts).
@@ -765,14 +771,17 @@ impl Resolved {
         });
         let mut workspace = None;
         let (scope, facts_error) = match classified {
-            Ok((facts, None)) => (self.scope_of(facts, None), None),
+            Ok((facts, None)) => (self.scope_of(facts, None, &self.env), None),
             Ok((facts, Some((class, env)))) => {
-                let mut scope = self.scope_of(facts, Some(&class));
                 let mut error = None;
-                if env != self.env.environment_name() {
-                    // Classified into another environment: its name, and in Puppet's layout
-                    // its data (a control repo is its own environment, whatever its name).
-                    scope.set("environment", Value::str(env.as_str()));
+                let scope = if env != self.env.environment_name() {
+                    // Classified into another environment: its name (as the single lookup
+                    // takes it), and in Puppet's layout its data (a control repo is its own
+                    // environment, whatever its name).
+                    let there = EnvOptions {
+                        environment: Some(env.clone()),
+                        ..self.env.clone()
+                    };
                     match &self.other_environments {
                         Some(other) if !self.env.control_repo_mode() => match other.get(&env) {
                             Ok(w) => workspace = Some(w),
@@ -780,10 +789,13 @@ impl Resolved {
                         },
                         _ => {}
                     }
-                }
+                    self.scope_of(facts, Some(&class), &there)
+                } else {
+                    self.scope_of(facts, Some(&class), &self.env)
+                };
                 (scope, error)
             }
-            Err(e) => (self.scope_of(Default::default(), None), Some(e)),
+            Err(e) => (self.scope_of(Default::default(), None, &self.env), Some(e)),
         };
         hiera_engine::batch::Node {
             name: n.name,

@@ -69,7 +69,7 @@ fn tree(name: &str) -> scratch_tree::Tree {
     files.push(("repo/hiera.yaml".into(), HIERA.into()));
     files.push((
         "repo/data/common.yaml".into(),
-        "k: common\nenvname: \"%{environment}\"\n".into(),
+        "k: common\nenvname: \"%{environment}\"\nsfenv: \"%{server_facts.environment}\"\nsetenv: \"%{settings::environment}\"\n".into(),
     ));
     files.push(("repo/data/roles/web.yaml".into(), "k: web\n".into()));
     files.push(("repo/data/roles/db.yaml".into(), "k: db\n".into()));
@@ -214,6 +214,31 @@ fn a_classifier_for_every_node() {
         "{out}"
     );
     assert!(out.contains("\"value\":\"staging\""), "{out}");
+    // The node's environment is its environment everywhere, in batch mode as in a single
+    // lookup: `$server_facts['environment']` and `$settings::environment` too.
+    for key in ["sfenv", "setenv"] {
+        let single = run(&[
+            "--node",
+            "web01",
+            "--facts",
+            "../facts/web01.yaml",
+            &enc,
+            key,
+        ]);
+        assert_eq!(
+            stdout(&single),
+            "--- staging\n",
+            "{key}: {}",
+            stderr(&single)
+        );
+        let o = run(&["--facts-dir", "../facts", &enc, key]);
+        let out = stdout(&o);
+        assert_eq!(
+            out.matches("\"value\":\"staging\"").count(),
+            2,
+            "{key}: {out}"
+        );
+    }
     // In Puppet's layout a node the classifier puts in another environment is answered from
     // that environment's data, as Puppet compiles it there (the single lookup above is
     // Puppet's recording: `--- staging-web`), in batch mode and where alike.
