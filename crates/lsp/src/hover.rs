@@ -381,7 +381,23 @@ fn datadir_for(text: &str, template: &str) -> String {
         l.split_once(':')
             .map(|(_, v)| v.trim().trim_matches(['"', '\'']).to_string())
     };
-    let at = lines.iter().position(|l| l.contains(template));
+    // The line that writes exactly this template (`path: T`, `- T`), not one that holds it
+    // within a longer path or a comment.
+    let writes = |l: &str| {
+        let l = l.trim_start().trim_start_matches("- ");
+        let v = match l.split_once(':') {
+            Some((k, v)) if !k.contains(['"', '\'', ' ']) => {
+                if !matches!(k, "path" | "glob" | "uri") {
+                    return false;
+                }
+                v
+            }
+            _ => l,
+        };
+        let v = v.split(" #").next().unwrap_or(v).trim();
+        v.trim_matches(['"', '\'']) == template
+    };
+    let at = lines.iter().position(|l| writes(l));
     if let Some(at) = at {
         // The level's item: from its `- ` line to the next item at that indentation.
         let start = (0..=at)
@@ -469,6 +485,13 @@ mod tests {
         assert_eq!(datadir_for(text, "a.yaml"), "other");
         assert_eq!(datadir_for(text, "b.yaml"), "hieradata");
         assert_eq!(datadir_for("version: 5\n", "x.yaml"), "data");
+        // A longer path (or a comment) that holds the template is another level's.
+        let text = "version: 5\nhierarchy:\n  - name: common.yaml\n    path: x.yaml\n  - name: os\n    datadir: osdata\n    path: \"os/%{facts.os.family}/common.yaml\"  # not common.yaml\n  - name: common\n    paths:\n      - common.yaml\n";
+        assert_eq!(datadir_for(text, "common.yaml"), "data");
+        assert_eq!(
+            datadir_for(text, "os/%{facts.os.family}/common.yaml"),
+            "osdata"
+        );
     }
 
     #[test]
