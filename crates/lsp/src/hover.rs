@@ -485,13 +485,16 @@ mod tests {
         assert_eq!(datadir_for(text, "a.yaml"), "other");
         assert_eq!(datadir_for(text, "b.yaml"), "hieradata");
         assert_eq!(datadir_for("version: 5\n", "x.yaml"), "data");
-        // A longer path (or a comment) that holds the template is another level's.
-        let text = "version: 5\nhierarchy:\n  - name: common.yaml\n    path: x.yaml\n  - name: os\n    datadir: osdata\n    path: \"os/%{facts.os.family}/common.yaml\"  # not common.yaml\n  - name: common\n    paths:\n      - common.yaml\n";
+        // A longer path (or a comment, or a level's name) that holds the template is
+        // another level's.
+        let text = "version: 5\nhierarchy:\n  - name: os\n    datadir: osdata\n    path: \"os/%{facts.os.family}/common.yaml\"  # not x.yaml\n  - name: x.yaml\n    datadir: xdata\n    path: y.yaml\n  - name: common\n    paths:\n      - common.yaml\n      - x.yaml\n";
         assert_eq!(datadir_for(text, "common.yaml"), "data");
+        assert_eq!(datadir_for(text, "x.yaml"), "data");
         assert_eq!(
             datadir_for(text, "os/%{facts.os.family}/common.yaml"),
             "osdata"
         );
+        assert_eq!(datadir_for(text, "y.yaml"), "xdata");
     }
 
     #[test]
