@@ -53,6 +53,7 @@ pub(crate) fn parse_with(parser: &mut Parser, file: &Path, text: &str) -> Manife
     m.has_errors = root.has_error();
     let cx = Cx {
         src: text,
+        lines: crate::schema::LineStarts::new(text),
         masked: mask_comments(text),
         file,
     };
@@ -87,6 +88,8 @@ pub(crate) fn parse_with(parser: &mut Parser, file: &Path, text: &str) -> Manife
 
 struct Cx<'a> {
     src: &'a str,
+    /// `src`'s lines, for the positions of its many places.
+    lines: crate::schema::LineStarts<'a>,
     /// `src` with its comments blanked out (same offsets).
     masked: String,
     file: &'a Path,
@@ -98,7 +101,7 @@ impl Cx<'_> {
     }
 
     fn pos(&self, byte: usize) -> Position {
-        Position::of_offset(self.src, byte)
+        self.lines.position(byte)
     }
 
     fn span(&self, node: Node) -> Span {

@@ -267,6 +267,7 @@ pub fn scan_template(file: &Path, text: &str) -> Manifest {
         file: file.to_path_buf(),
         ..Default::default()
     };
+    let index = LineStarts::new(text);
     for caps in re.captures_iter(text) {
         let (Some(f), Some(k)) = (caps.get(1).or(caps.get(3)), caps.get(2).or(caps.get(4))) else {
             continue;
@@ -281,8 +282,8 @@ pub fn scan_template(file: &Path, text: &str) -> Manifest {
             function: f.as_str().to_string(),
             file: file.to_path_buf(),
             span: Span {
-                start: Position::of_offset(text, k.start()),
-                end: Position::of_offset(text, k.end()),
+                start: index.position(k.start()),
+                end: index.position(k.end()),
             },
         });
     }
@@ -830,29 +831,26 @@ pub fn data_references(format: DataFormat, text: &str) -> Result<DataRefs, Strin
         .ok()
         .flatten();
     let index = LineStarts::new(text);
-    Ok(data_refs_of(&data, text, tree.as_ref(), &index))
+    Ok(data_refs_of(&data, tree.as_ref(), &index))
 }
 
 /// The byte offset of each line's start, to turn 1-based line/char positions into offsets.
 pub(crate) struct LineStarts<'a> {
     text: &'a str,
-    starts: Vec<usize>,
+    index: hiera_formats::position::LineIndex<'a>,
 }
 
 impl<'a> LineStarts<'a> {
     pub(crate) fn new(text: &'a str) -> LineStarts<'a> {
-        let mut starts = vec![0];
-        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        LineStarts { text, starts }
+        LineStarts {
+            text,
+            index: hiera_formats::position::LineIndex::new(text),
+        }
     }
 
     /// The position at 1-based `line` and `column` (characters).
     pub(crate) fn at(&self, line: usize, column: usize) -> Position {
-        let start = self
-            .starts
-            .get(line.saturating_sub(1))
-            .copied()
-            .unwrap_or(self.text.len());
+        let start = self.index.line_start(line).unwrap_or(self.text.len());
         let offset = self.text[start..]
             .char_indices()
             .nth(column.saturating_sub(1))
@@ -864,17 +862,31 @@ impl<'a> LineStarts<'a> {
         }
     }
 
+    /// The position of byte `offset` ([`Position::of_offset`] without reading the text
+    /// before it again: a file's many places cost a binary search each).
+    pub(crate) fn position(&self, offset: usize) -> Position {
+        let mut offset = offset.min(self.text.len());
+        while !self.text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let p = self.index.pos(offset);
+        Position {
+            line: p.line,
+            column: p.column,
+            offset,
+        }
+    }
+
     /// The position of the first `needle` at or after `from` (a byte offset).
     pub(crate) fn find(&self, needle: &str, from: usize) -> Option<Position> {
         let from = from.min(self.text.len());
         let i = self.text.get(from..)?.find(needle)? + from;
-        Some(Position::of_offset(self.text, i))
+        Some(self.position(i))
     }
 }
 
 fn data_refs_of(
     data: &Map,
-    text: &str,
     tree: Option<&hiera_formats::position::PosNode>,
     index: &LineStarts,
 ) -> DataRefs {
@@ -926,7 +938,7 @@ fn data_refs_of(
                     .find(whole, from)
                     .or_else(|| index.find(whole, 0))
                     .unwrap_or(pos);
-                let end = Position::of_offset(text, start.offset + whole.len());
+                let end = index.position(start.offset + whole.len());
                 from = end.offset;
                 out.references.push(DataReference {
                     key: arg.to_string(),

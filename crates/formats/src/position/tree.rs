@@ -205,6 +205,11 @@ impl<'a> LineIndex<'a> {
         LineIndex { text, starts }
     }
 
+    /// The byte offset where 1-based `line` starts, when the text has that line.
+    pub fn line_start(&self, line: usize) -> Option<usize> {
+        self.starts.get(line.checked_sub(1)?).copied()
+    }
+
     /// The line and column of byte `offset`.
     pub fn pos(&self, offset: usize) -> Pos {
         let line = self.starts.partition_point(|&s| s <= offset).max(1);

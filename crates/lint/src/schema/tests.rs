@@ -249,6 +249,16 @@ fn positions() {
     let idx = LineStarts::new(text);
     assert_eq!(idx.at(1, 2).offset, 2);
     assert_eq!(idx.at(9, 9).offset, text.len());
+    // The index's positions are the text's, at every offset (inside characters, past the end).
+    let text = "é: x\n\n  ab 😀\nlast";
+    let idx = LineStarts::new(text);
+    for offset in 0..text.len() + 3 {
+        assert_eq!(
+            idx.position(offset),
+            Position::of_offset(text, offset),
+            "{offset}"
+        );
+    }
 }
 
 #[test]
