@@ -28,21 +28,15 @@ pub(crate) struct Fleet<'a> {
     name_errors: bool,
 }
 
-/// A PuppetDB client the fleet's units share.
-pub(crate) type Db = Option<hiera_facts::puppetdb::Client>;
-
 impl<'a> Fleet<'a> {
-    /// The caller's nodes ([`Options::nodes`](super::Options::nodes), or a stream of them),
-    /// else the nodes of `--facts-dir`, or of PuppetDB (every active node, or
-    /// `nodes_query`'s), read by the node sources batch mode uses
-    /// ([`facts::read_batch_file`](hiera_facts::read_batch_file),
-    /// [`facts::read_puppetdb_chunk`](hiera_facts::read_puppetdb_chunk)). `None` without
-    /// any. `db` holds the PuppetDB client the units use.
+    /// The caller's nodes ([`Options::nodes`](super::Options::nodes), or a stream of them:
+    /// the command line's facts sources, PuppetDB's among them), else the nodes of
+    /// `facts_dir`, read as batch mode reads them
+    /// ([`facts::read_batch_file`](hiera_facts::read_batch_file)). `None` without any.
     pub fn from_options<'s: 'a>(
         root: &Path,
         opts: &'a super::Options,
         stream: Option<NodeSource<'s>>,
-        db: &'a mut Db,
     ) -> Result<Option<Fleet<'a>>> {
         let named = |nodes| {
             Ok(Some(Fleet {
@@ -64,11 +58,8 @@ impl<'a> Fleet<'a> {
                 name_errors: false,
             }))
         };
-        match (&opts.facts_dir, &opts.puppetdb) {
-            (Some(_), Some(_)) => Err(Error::Usage(
-                "--facts-dir and --puppetdb cannot be combined".into(),
-            )),
-            (Some(dir), None) => {
+        match &opts.facts_dir {
+            Some(dir) => {
                 let request = hiera_facts::FactsRequest {
                     dir: Some((
                         hiera_engine::environment::absolute(root, dir),
@@ -89,30 +80,12 @@ impl<'a> Fleet<'a> {
                 });
                 plain(NodeSource::new(units, expected))
             }
-            (None, Some(options)) => {
-                let client = &*db.insert(hiera_facts::puppetdb::Client::new(options)?);
-                let chunks = hiera_facts::puppetdb_chunks(client, opts.nodes_query.as_deref())?;
-                let expected = chunks.iter().map(Vec::len).sum();
-                let units = chunks.into_iter().map(move |chunk| -> NodeUnit<'a> {
-                    Box::new(move || ReadNodes {
-                        nodes: hiera_facts::read_puppetdb_chunk(client, &chunk, None)
-                            .into_iter()
-                            .map(node_of)
-                            .collect(),
-                        warnings: Vec::new(),
-                    })
-                });
-                plain(NodeSource::new(units, expected))
-            }
-            (None, None) if opts.nodes_query.is_some() => {
-                Err(Error::Usage("--nodes-query needs --puppetdb".into()))
-            }
-            (None, None) => Ok(None),
+            None => Ok(None),
         }
     }
 }
 
-/// A node of `--facts-dir` or PuppetDB as the fleet rules see it: `$trusted.certname`
+/// A node of `facts_dir` as the fleet rules see it: `$trusted.certname`
 /// follows clientcert, as in batch mode. A node whose facts cannot be read stops the lint:
 /// every fleet finding would be wrong without it.
 fn node_of(n: hiera_facts::BatchNode) -> Node {
@@ -323,9 +296,13 @@ pub(crate) fn check(
             };
         }
         let scope = node.scope;
-        let mut session = Session::new(scope.clone(), bare.clone(), quiet.clone());
-        let list = reached(repo, &index, &mut session);
-        drop(session);
+        // `types_only` keeps none of what the files a node reaches tell.
+        let list = if types_only {
+            Vec::new()
+        } else {
+            let mut session = Session::new(scope.clone(), bare.clone(), quiet.clone());
+            reached(repo, &index, &mut session)
+        };
         let (mut shadowed, mut redundant) = (Vec::new(), Vec::new());
         // Keys of the files above the current one (small: node, role, OS … files), with
         // the layers defining them.

@@ -128,15 +128,10 @@ pub struct Options {
     /// Overrides the modulepath of `environment.conf` (`:`-separated, relative to `root`).
     pub modulepath: Option<String>,
     /// The fleet's nodes as the caller found them (their scopes: facts, `--var`s, …):
-    /// enables the fleet rules. Given, `facts_dir` and `puppetdb` are not read.
+    /// enables the fleet rules. Given, `facts_dir` is not read.
     pub nodes: Option<Vec<hiera_engine::batch::Node>>,
     /// One facts file per node: enables the fleet rules.
     pub facts_dir: Option<PathBuf>,
-    /// PuppetDB's nodes as the fleet instead (every active node, or those of
-    /// `nodes_query`): enables the fleet rules.
-    pub puppetdb: Option<hiera_facts::puppetdb::Options>,
-    /// A PQL query choosing PuppetDB's nodes (`inventory[certname] { … }`).
-    pub nodes_query: Option<String>,
     /// The lint settings file; default `ROOT/.hiera-lookup.toml` when it exists.
     pub config: Option<PathBuf>,
     /// Report the findings in vendored directories too (modules the Puppetfile installs,
@@ -321,9 +316,8 @@ pub fn lint_fleet(
     // The written values of class parameters now; with a fleet, the values its nodes get
     // are judged in the fleet rules' pass (the fleet is read once).
     let mut types = param_types::written_values(&repo, schema, &sink);
-    let mut db = None;
     let mut warnings = Vec::new();
-    if let Some(fleet) = fleet::Fleet::from_options(&root, opts, nodes, &mut db)? {
+    if let Some(fleet) = fleet::Fleet::from_options(&root, opts, nodes)? {
         let asked = interpolations::facts_asked(&repo);
         let mut facts = fleet::check(&repo, fleet, asked, &types, opts, progress, &mut sink)?;
         if !opts.fleet_types_only {
