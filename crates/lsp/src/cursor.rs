@@ -3,7 +3,7 @@
 //! in the line; the server converts them from and to the client's units.
 
 use crate::text::Doc;
-use hiera_formats::position::{positions_of, DataFormat, PosKind, PosNode};
+use hiera_formats::position::{positions_of, DataFormat, PosKind};
 use hiera_value::value::Value;
 use std::path::Path;
 
@@ -386,14 +386,6 @@ fn manifest_at(text: &str, line: usize, byte: usize) -> Option<Target> {
         name,
         span: (line, s, e),
     })
-}
-
-/// The tree's top-level key names (used to list a file's keys without their places).
-pub fn keys_of(tree: &PosNode) -> Vec<String> {
-    match &tree.target().kind {
-        PosKind::Map(entries) => entries.iter().filter_map(|e| key_text(&e.key)).collect(),
-        _ => Vec::new(),
-    }
 }
 
 #[cfg(test)]

@@ -65,9 +65,6 @@ pub(crate) struct Server {
     dirty: BTreeSet<PathBuf>,
     /// Files diagnostics were last published for (to clear them).
     published: BTreeSet<PathBuf>,
-    pub show_secrets: bool,
-    /// The client takes `data` back in code actions' diagnostics.
-    next_id: i32,
 }
 
 /// A feature's failure: a JSON-RPC error.
@@ -125,7 +122,6 @@ impl Server {
     fn new(out: Box<dyn Write + Send>, options: Options) -> Server {
         Server {
             out,
-            show_secrets: options.show_secrets,
             options,
             phase: Phase::Start,
             enc: Encoding::Utf16,
@@ -140,7 +136,6 @@ impl Server {
             schema: None,
             dirty: BTreeSet::new(),
             published: BTreeSet::new(),
-            next_id: 1,
         }
     }
 
@@ -376,7 +371,7 @@ impl Server {
         };
         let init = &params["initializationOptions"];
         if init["showSecrets"].as_bool() == Some(true) {
-            self.show_secrets = true;
+            self.options.show_secrets = true;
         }
         // The root: -C, else the first workspace folder, else rootUri, else rootPath.
         let client_root = params["workspaceFolders"]
@@ -397,7 +392,7 @@ impl Server {
                 ..Default::default()
             };
             let settings = Settings {
-                redact: !self.show_secrets,
+                redact: !self.options.show_secrets,
                 ..Default::default()
             };
             match Workspace::open(self.env.clone(), settings) {
@@ -651,13 +646,6 @@ impl Server {
                 .unwrap_or_else(|_| path.to_string()),
             None => path.to_string(),
         }
-    }
-
-    /// A fresh request id for a request to the client.
-    #[allow(dead_code)]
-    pub(crate) fn next_id(&mut self) -> i32 {
-        self.next_id += 1;
-        self.next_id
     }
 
     pub(crate) fn publish_diagnostics(&mut self) -> std::io::Result<()> {
