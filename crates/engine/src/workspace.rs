@@ -174,16 +174,16 @@ impl Workspace {
 }
 
 /// What a file on disk was when it was read: a change to any of these is a change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stamp {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Stamp {
     len: u64,
     modified: Option<std::time::SystemTime>,
     inode: u64,
 }
 
 impl Stamp {
-    /// The file at `path` now (`None`: it is gone).
-    fn of(path: &Path) -> Option<Stamp> {
+    /// The file at `path` now (`None`: it is gone); a link's is its target's.
+    pub fn of(path: &Path) -> Option<Stamp> {
         let m = std::fs::metadata(path).ok()?;
         #[cfg(unix)]
         let inode = std::os::unix::fs::MetadataExt::ino(&m);

@@ -30,10 +30,7 @@ pub mod slim;
 pub mod state;
 pub mod views;
 
-pub use state::{
-    pack_facts, unpack_facts, FactsDictionary, Fleet, Frontend, Held, Loaded, Options, Packed,
-    PackedFacts, State,
-};
+pub use state::{pack_facts, Fleet, Frontend, Held, Options, Packed, PackedFacts, State};
 
 use axum::extract::{DefaultBodyLimit, Path, Query, State as Ext};
 use axum::http::{header, HeaderValue, Request, StatusCode};

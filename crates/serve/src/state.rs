@@ -9,7 +9,7 @@ use hiera_engine::environment::EnvOptions;
 use hiera_engine::error::Error;
 use hiera_engine::scope::{Scope, Strict};
 use hiera_engine::slim::FactPaths;
-use hiera_engine::workspace::Workspace;
+use hiera_engine::workspace::{Stamp, Workspace};
 use hiera_value::value::{Map, Value};
 use serde_json::Value as Json;
 use std::borrow::Cow;
@@ -1014,27 +1014,17 @@ fn fingerprint(paths: &[PathBuf]) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     for p in paths {
         p.hash(&mut h);
-        stamp(p).hash(&mut h);
+        Stamp::of(p).hash(&mut h);
         if let Ok(rd) = std::fs::read_dir(p) {
             let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
             entries.sort();
             for e in entries {
                 e.hash(&mut h);
-                stamp(&e).hash(&mut h);
+                Stamp::of(&e).hash(&mut h);
             }
         }
     }
     h.finish()
-}
-
-/// A file's size, modification time and inode (`None`: it is not there).
-pub(crate) fn stamp(path: &Path) -> Option<(u64, Option<std::time::SystemTime>, u64)> {
-    let m = std::fs::metadata(path).ok()?;
-    #[cfg(unix)]
-    let inode = std::os::unix::fs::MetadataExt::ino(&m);
-    #[cfg(not(unix))]
-    let inode = 0;
-    Some((m.len(), m.modified().ok(), inode))
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ use hiera_engine::redact::Redactor;
 use hiera_engine::scope::{Scope, Strict};
 use hiera_engine::slim::FactPaths;
 use hiera_engine::where_::{self, fleet::FleetReport, Definition, Reporter, Role};
+use hiera_engine::workspace::Stamp;
 use hiera_value::value::Value;
 use serde_json::{json, Map as JsonMap, Value as Json};
 use std::collections::{BTreeMap, HashMap};
@@ -926,7 +927,7 @@ fn inputs(state: &State, fleet: &Fleet, configs: &[LayerConfig]) -> Inputs {
     on_disk.hash(&mut h);
     for c in configs {
         c.path.hash(&mut h);
-        crate::state::stamp(&c.path).hash(&mut h);
+        Stamp::of(&c.path).hash(&mut h);
     }
     Inputs {
         on_disk,
@@ -1025,7 +1026,7 @@ fn fleet_index(state: &State, fleet: &Fleet) -> FleetIndex {
 }
 
 /// Files by name, with their stamps.
-type Stamped = BTreeMap<String, Option<(u64, Option<std::time::SystemTime>, u64)>>;
+type Stamped = BTreeMap<String, Option<Stamp>>;
 
 /// Adds the files under `dir` to `out` with their stamps (a link's: its target's), without
 /// following links to directories, at most [`MAX_LISTED_FILES`] and 16 directories deep.
@@ -1050,7 +1051,7 @@ fn list_files(dir: &Path, out: &mut Stamped, depth: usize) -> bool {
             complete &= list_files(&p, out, depth + 1);
         } else if t.is_file() || t.is_symlink() {
             // A link's stamp is its target's: an edit through it is seen.
-            out.insert(p.display().to_string(), crate::state::stamp(&p));
+            out.insert(p.display().to_string(), Stamp::of(&p));
         }
     }
     complete
