@@ -401,7 +401,7 @@ fn key_across(state: &State, fleet: &Fleet, key: &str) -> Result<Json, ViewError
     let mut secrets = Redactor::default();
     let mut fleet_report = FleetReport::new(key);
     // Distinct values by their JSON text, in the order first met.
-    let mut values: Vec<(String, Json, Vec<String>)> = Vec::new();
+    let mut values: Vec<(Json, Vec<String>)> = Vec::new();
     let mut by_text: HashMap<String, usize> = HashMap::new();
     // The nodes' reports are folded in, in fleet order, a chunk at a time: never every
     // node's report at once.
@@ -433,19 +433,31 @@ fn key_across(state: &State, fleet: &Fleet, key: &str) -> Result<Json, ViewError
                     d.value = s.value(&d.value);
                 }
                 if let where_::Answer::Found(v) = &r.answer {
-                    let (text, j) = match value_json(&s.value(v)) {
-                        Ok(j) => (j.to_string(), j),
+                    // Grouped by the value's JSON text; parsed once, for its first node.
+                    let text = match hiera_formats::render::to_json(&s.value(v)) {
+                        Ok(t) => t,
                         Err(e) => {
-                            fleet_report.errors.push((name.clone(), e));
+                            fleet_report.errors.push((name.clone(), e.to_string()));
                             fleet_report.nodes.push(name.clone());
                             continue;
                         }
                     };
-                    let at = *by_text.entry(text.clone()).or_insert_with(|| {
-                        values.push((text, j, Vec::new()));
-                        values.len() - 1
-                    });
-                    values[at].2.push(name.clone());
+                    let at = match by_text.get(&text) {
+                        Some(&at) => at,
+                        None => match serde_json::from_str::<Json>(&text) {
+                            Ok(j) => {
+                                values.push((j, Vec::new()));
+                                by_text.insert(text, values.len() - 1);
+                                values.len() - 1
+                            }
+                            Err(e) => {
+                                fleet_report.errors.push((name.clone(), e.to_string()));
+                                fleet_report.nodes.push(name.clone());
+                                continue;
+                            }
+                        },
+                    };
+                    values[at].1.push(name.clone());
                 }
                 fleet_report.add(name, r);
             }
@@ -456,7 +468,7 @@ fn key_across(state: &State, fleet: &Fleet, key: &str) -> Result<Json, ViewError
         }
     }
     fleet_report.finish();
-    values.sort_by_key(|v| std::cmp::Reverse(v.2.len()));
+    values.sort_by_key(|v| std::cmp::Reverse(v.1.len()));
     let mut doc = match where_::render::fleet_json(&fleet_report)
         .map_err(|e| e.to_string())
         .and_then(|t| serde_json::from_str::<Json>(&t).map_err(|e| e.to_string()))
@@ -471,7 +483,7 @@ fn key_across(state: &State, fleet: &Fleet, key: &str) -> Result<Json, ViewError
         "nodes": fleet.nodes.len(),
         "values": values
             .into_iter()
-            .map(|(_, value, nodes)| json!({"value": value, "count": nodes.len(), "nodes": nodes}))
+            .map(|(value, nodes)| json!({"value": value, "count": nodes.len(), "nodes": nodes}))
             .collect::<Vec<_>>(),
         "not_found": doc["not_found"].take(),
         "errors": doc["errors"].take(),
