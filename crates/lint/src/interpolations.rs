@@ -41,9 +41,9 @@ fn sites<'a>(
             let Some(key) = k.as_str() else { continue };
             let key_line = f.key_pos(key).0;
             let mut strings = Vec::new();
-            strings_of(v, &mut strings);
+            crate::schema::strings_with_interpolations(v, &mut strings, 0);
             for s in strings {
-                let toks = tokenize(&s);
+                let toks = tokenize(s);
                 let n = toks.len();
                 for t in toks {
                     if let Token::Expr { whole, expr } = t {
@@ -79,21 +79,6 @@ fn sites<'a>(
         }
     }
     out
-}
-
-/// Strings of a value, hash keys included (Puppet interpolates both).
-fn strings_of(v: &Value, out: &mut Vec<String>) {
-    match v {
-        Value::String(s) if s.contains("%{") => out.push(s.clone()),
-        Value::Array(a) => a.iter().for_each(|e| strings_of(e, out)),
-        Value::Hash(h) => {
-            for (k, e) in h {
-                strings_of(k, out);
-                strings_of(e, out);
-            }
-        }
-        _ => {}
-    }
 }
 
 /// The hiera.yaml files and their location templates (datadirs included).

@@ -4,12 +4,12 @@ use super::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A control repo written into a fresh temporary directory, removed on drop.
-struct Fixture {
-    dir: PathBuf,
+pub(crate) struct Fixture {
+    pub(crate) dir: PathBuf,
 }
 
 impl Fixture {
-    fn new(files: &[(&str, &str)]) -> Fixture {
+    pub(crate) fn new(files: &[(&str, &str)]) -> Fixture {
         static N: AtomicUsize = AtomicUsize::new(0);
         let dir = std::env::temp_dir().join(format!(
             "hl-lint-{}-{}",

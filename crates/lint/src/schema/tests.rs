@@ -1,35 +1,8 @@
 use super::*;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use crate::tests::Fixture;
 
-struct Tmp(PathBuf);
-
-impl Tmp {
-    fn new(files: &[(&str, &str)]) -> Tmp {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "hl-schema-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::SeqCst)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        for (name, text) in files {
-            let p = dir.join(name);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(&p, text).unwrap();
-        }
-        std::fs::create_dir_all(&dir).unwrap();
-        Tmp(dir)
-    }
-}
-
-impl Drop for Tmp {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn repo() -> Tmp {
-    Tmp::new(&[
+fn repo() -> Fixture {
+    Fixture::new(&[
         (
             "manifests/site.pp",
             "node default { lookup('classes', Array[String], 'unique', []).include }\n",
@@ -58,12 +31,12 @@ fn repo() -> Tmp {
     ])
 }
 
-fn load(t: &Tmp) -> Schema {
+fn load(t: &Fixture) -> Schema {
     Schema::load(
-        Some(&t.0),
+        Some(&t.dir),
         &[
-            ("ntp".to_string(), t.0.join("modules/ntp")),
-            ("stdlib".to_string(), t.0.join("modules/stdlib")),
+            ("ntp".to_string(), t.dir.join("modules/ntp")),
+            ("stdlib".to_string(), t.dir.join("modules/stdlib")),
         ],
     )
 }
@@ -119,14 +92,14 @@ fn lookups_from_code_and_templates() {
 
 #[test]
 fn unknown_and_recursive_types_are_explained() {
-    let t = Tmp::new(&[
+    let t = Fixture::new(&[
         (
             "modules/m/manifests/init.pp",
             "class m (\n  Foo::Bar $a,\n  M::Loop $b,\n  Sensitive[String] $d,\n  # a comment, with $x = 'y'\n  Pattern[/\\A[a-z]+\\z/] $e = 'x', /* $z */\n) {}\n",
         ),
         ("modules/m/types/loop.pp", "type M::Loop = Array[M::Loop]\n"),
     ]);
-    let s = Schema::load(None, &[("m".to_string(), t.0.join("modules/m"))]);
+    let s = Schema::load(None, &[("m".to_string(), t.dir.join("modules/m"))]);
     let c = s.class("m").unwrap();
     let err = |n: &str| c.param(n).unwrap().ty.clone().unwrap_err();
     assert!(
@@ -148,7 +121,7 @@ fn unknown_and_recursive_types_are_explained() {
 fn updating_one_file() {
     let t = repo();
     let mut s = load(&t);
-    let init = t.0.join("modules/ntp/manifests/init.pp");
+    let init = t.dir.join("modules/ntp/manifests/init.pp");
     // An edit renames a parameter: only that file is parsed again.
     s.update_file(
         &init,
@@ -166,14 +139,14 @@ fn updating_one_file() {
     assert!(!s.is_looked_up("ntp::extra"));
     assert!(s.param("ntp::mode").unwrap().1.ty.is_ok());
     // An alias changes: every parameter using it follows.
-    let mode = t.0.join("modules/ntp/types/mode.pp");
+    let mode = t.dir.join("modules/ntp/types/mode.pp");
     s.update_file(&mode, Some("type Ntp::Mode = Enum['peer']\n"));
     let ty = s.param("ntp::mode").unwrap().1.ty.clone().unwrap();
     assert!(ty.is_instance(&Value::str("peer")));
     s.update_file(&mode, None);
     assert!(s.param("ntp::mode").unwrap().1.ty.is_err());
     // A new file in a module is that module's.
-    let new = t.0.join("modules/ntp/manifests/server.pp");
+    let new = t.dir.join("modules/ntp/manifests/server.pp");
     s.update_file(&new, Some("class ntp::server(String $x) {}\n"));
     assert_eq!(s.file(&new).unwrap().module.as_deref(), Some("ntp"));
     assert!(s.param("ntp::server::x").is_some());
