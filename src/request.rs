@@ -548,6 +548,23 @@ impl Resolved {
         ))
     }
 
+    /// [`single_scope`](Self::single_scope) as `lookup` and `where` take it: with the warning
+    /// that no facts were given, and whether the classifier moved the node to another
+    /// environment (its layers are then to be found again).
+    pub fn single_node(
+        &mut self,
+        facts: &FactsRequest,
+        db: Option<&puppetdb::Client>,
+        warnings: &mut Vec<String>,
+    ) -> Result<(Scope, bool)> {
+        if self.no_facts_given() {
+            warnings.push(crate::commands::lookup::NO_FACTS.into());
+        }
+        let environment = self.env.environment.clone();
+        let scope = self.single_scope(facts, db, warnings)?;
+        Ok((scope, self.env.environment != environment))
+    }
+
     /// The scope of the one node of `facts`: its facts (`--fact`s over them), the
     /// environment's `$settings::` variables, the classifier's parameters (`--enc`), then
     /// `--var`s; the facts' warnings go to `warnings`. The classifier's environment becomes

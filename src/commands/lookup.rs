@@ -192,17 +192,9 @@ fn run(
     }
     let layers = sources.env.layers()?;
     let db = sources.puppetdb()?;
-    if sources.no_facts_given() {
-        warnings.push(NO_FACTS.into());
-    }
-    let environment = sources.env.environment.clone();
-    let scope = sources.single_scope(&sources.facts_request()?, db.as_ref(), warnings)?;
+    let (scope, moved) = sources.single_node(&sources.facts_request()?, db.as_ref(), warnings)?;
     // The classifier put the node in another environment: its layers.
-    let layers = if sources.env.environment != environment {
-        sources.env.layers()?
-    } else {
-        layers
-    };
+    let layers = if moved { sources.env.layers()? } else { layers };
 
     let mut session = Session::with_files(
         scope,

@@ -129,13 +129,9 @@ fn run_inner(
         base: Some(cwd.clone()),
     };
     if !sources.sources.many_nodes() {
-        if sources.no_facts_given() {
-            warnings.push(crate::commands::lookup::NO_FACTS.into());
-        }
-        let environment = sources.env.environment.clone();
-        let scope = sources.single_scope(&facts, db.as_ref(), warnings)?;
+        let (scope, moved) = sources.single_node(&facts, db.as_ref(), warnings)?;
         // The classifier put the node in another environment: its layers.
-        let workspace = if sources.env.environment != environment {
+        let workspace = if moved {
             Workspace::open(sources.env.clone(), lookup.settings())?
         } else {
             workspace
@@ -184,9 +180,8 @@ fn run_inner(
     for (i, n) in nodes.enumerate() {
         let source = n.source.as_ref().map(|(_, s)| s.clone());
         names.push((n.name.clone(), source.clone().unwrap_or_default()));
-        let labelled = |src: &Option<String>, i: usize| match src {
-            Some(s) => format!("{} ({s})", n.name),
-            None => format!("{} (#{})", n.name, i + 1),
+        let labelled = |src: &Option<String>, i: usize| {
+            hiera_engine::batch::shared_name_label(&n.name, src.as_deref(), i)
         };
         let label = match seen.get_mut(&n.name) {
             None => {

@@ -50,12 +50,20 @@ pub fn distinct_names_of<'a>(
     nodes
         .iter()
         .enumerate()
-        .map(|(i, (name, source))| match (count[name], source) {
-            (1, _) => name.to_string(),
-            (_, Some(source)) => format!("{name} ({source})"),
-            (_, None) => format!("{name} (#{})", i + 1),
+        .map(|(i, (name, source))| match count[name] {
+            1 => name.to_string(),
+            _ => shared_name_label(name, *source, i),
         })
         .collect()
+}
+
+/// The label of the node at place `i` (0-based) of a fleet whose name another node has
+/// too: `NAME (SOURCE)`, or `NAME (#N)` without a source.
+pub fn shared_name_label(name: &str, source: Option<&str>, i: usize) -> String {
+    match source {
+        Some(source) => format!("{name} ({source})"),
+        None => format!("{name} (#{})", i + 1),
+    }
 }
 
 /// One warning per node name that several sources give: `nodes` are each node's name and
