@@ -1023,9 +1023,19 @@ mod tests {
     #[test]
     fn cases_run_and_agree() {
         let mut rng = hiera_engine::fuzzing::Rng(0x5EED);
+        let (mut git, mut errors, mut changed, mut pairs) = (false, false, 0, 0);
         for _ in 0..20 {
             let data: Vec<u8> = (0..256).map(|_| rng.next() as u8).collect();
-            run(&data);
+            let stats = run(&data);
+            git |= stats.git;
+            errors |= stats.errors;
+            changed += stats.changed_pairs;
+            pairs += stats.pairs;
         }
+        assert!(git && errors, "git read a side: {git}, an error: {errors}");
+        assert!(
+            0 < changed && changed < pairs,
+            "{changed} of {pairs} pairs changed"
+        );
     }
 }
