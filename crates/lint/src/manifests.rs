@@ -381,7 +381,7 @@ fn regex_may_start(last: u8) -> bool {
 
 /// A string or regexp starting at `b[i]` (`last`: the byte before it that is not white
 /// space): the index after it and its opening byte; `None` when `b[i]` starts neither.
-fn skip_literal(b: &[u8], i: usize, last: u8) -> Option<(usize, u8)> {
+pub(crate) fn skip_literal(b: &[u8], i: usize, last: u8) -> Option<(usize, u8)> {
     match b[i] {
         q @ (b'\'' | b'"') => Some((skip_quoted(b, i, q), q)),
         b'/' if regex_may_start(last) => Some((skip_quoted(b, i, b'/'), b'/')),

@@ -670,32 +670,11 @@ fn expand_once(text: &str, aliases: &HashMap<String, String>) -> (String, usize)
     let mut last_sig: Option<u8> = None;
     while i < b.len() {
         let c = b[i];
-        if c == b'\'' || c == b'"' {
-            let start = i;
-            i += 1;
-            while i < b.len() && b[i] != c {
-                if b[i] == b'\\' {
-                    i += 1;
-                }
-                i += 1;
-            }
-            i = (i + 1).min(b.len());
-            out.push_str(&text[start..i]);
-            last_sig = Some(c);
-            continue;
-        }
-        if c == b'/' && matches!(last_sig, None | Some(b'[') | Some(b',')) {
-            let start = i;
-            i += 1;
-            while i < b.len() && b[i] != b'/' {
-                if b[i] == b'\\' {
-                    i += 1;
-                }
-                i += 1;
-            }
-            i = (i + 1).min(b.len());
-            out.push_str(&text[start..i]);
-            last_sig = Some(b'/');
+        // Strings and regexps (`Pattern[/x/]`) are copied as they are.
+        if let Some((end, open)) = crate::manifests::skip_literal(b, i, last_sig.unwrap_or(b'[')) {
+            out.push_str(&text[i..end]);
+            i = end;
+            last_sig = Some(open);
             continue;
         }
         if c.is_ascii_alphabetic() || (c == b':' && b.get(i + 1) == Some(&b':')) {
@@ -717,7 +696,14 @@ fn expand_once(text: &str, aliases: &HashMap<String, String>) -> (String, usize)
                 }
             }
             let word = &text[start..i];
-            match aliases.get(&word.trim_start_matches("::").to_ascii_lowercase()) {
+            let name = word.trim_start_matches("::");
+            // A type's name is capitalized: a bare word (a Struct's key, an Enum's value)
+            // is never an alias.
+            let alias = name
+                .starts_with(|c: char| c.is_ascii_uppercase())
+                .then(|| aliases.get(&name.to_ascii_lowercase()))
+                .flatten();
+            match alias {
                 Some(t) => {
                     out.push_str(t);
                     n += 1;

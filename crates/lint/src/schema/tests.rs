@@ -246,3 +246,20 @@ fn signatures_are_one_line() {
     let rest = m.classes[0].param("rest").unwrap();
     assert_eq!(rest.type_text, None);
 }
+
+#[test]
+fn only_capitalized_words_are_aliases() {
+    let aliases: HashMap<String, String> = [("mode".to_string(), "Enum['a', 'b']".to_string())]
+        .into_iter()
+        .collect();
+    // A Struct's key and an Enum's value named like the alias stay words.
+    assert_eq!(
+        expand_aliases("Struct[{mode => Mode, other => Enum[mode]}]", &aliases).unwrap(),
+        "Struct[{mode => Enum['a', 'b'], other => Enum[mode]}]"
+    );
+    // Strings and regexps are copied as they are.
+    assert_eq!(
+        expand_aliases("Variant[Pattern[/Mode/], Enum['Mode'], ::Mode]", &aliases).unwrap(),
+        "Variant[Pattern[/Mode/], Enum['Mode'], Enum['a', 'b']]"
+    );
+}
