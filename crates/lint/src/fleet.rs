@@ -185,6 +185,18 @@ pub(crate) fn reached(
 }
 
 /// Keys whose lookup_options give a merge (exact names, and defined keys a pattern matches).
+/// A session of the fleet's workspace for a node, running no program the tree names unless
+/// `allow_exec`.
+fn node_session(workspace: &Workspace, scope: Scope, allow_exec: bool) -> Session {
+    let mut session = workspace.session_unrefreshed(scope);
+    if !allow_exec {
+        session.set_exec(Exec::Refused {
+            how_to_allow: "lint runs no program the linted tree names unless given --allow-exec",
+        });
+    }
+    session
+}
+
 pub(crate) fn merged_keys(repo: &Repo) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for f in &repo.files {
@@ -250,7 +262,7 @@ pub(crate) fn check(
     sink: &mut Sink,
 ) -> Result<FleetFacts> {
     let (allow_exec, types_only) = (opts.allow_exec, opts.fleet_types_only);
-    let merged: HashSet<String> = merged_keys(repo).into_iter().collect();
+    let merged = &types.merged;
     // `types_only` (a language server): only the values class parameters get are judged;
     // the merged keys' lookups of `lookup-fails` are what a keystroke cannot afford.
     let mut keys: Vec<&String> = merged.iter().filter(|_| !types_only).collect();
@@ -349,13 +361,7 @@ pub(crate) fn check(
         // The values class parameters get (parameter-type-mismatch), in a session of their
         // own, as automatic parameter lookup would.
         let judged = types.judges_nodes().then(|| {
-            let mut session = workspace.session_unrefreshed(scope.clone());
-            if !allow_exec {
-                session.set_exec(Exec::Refused {
-                    how_to_allow:
-                        "lint runs no program the linted tree names unless given --allow-exec",
-                });
-            }
+            let mut session = node_session(&workspace, scope.clone(), allow_exec);
             types.judge_node(repo, &index, &mut session)
         });
         let (failures, refused) = lookups(&workspace, &keys, scope, allow_exec);
@@ -563,12 +569,7 @@ fn lookups<'k>(
     if keys.is_empty() {
         return (failures, None);
     }
-    let mut session = workspace.session_unrefreshed(scope);
-    if !allow_exec {
-        session.set_exec(Exec::Refused {
-            how_to_allow: "lint runs no program the linted tree names unless given --allow-exec",
-        });
-    }
+    let mut session = node_session(workspace, scope, allow_exec);
     for k in keys {
         let result = session.lookup(&[k.to_string()], None);
         if let Some(refused) = session.refused_exec() {

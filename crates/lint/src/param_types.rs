@@ -233,6 +233,9 @@ pub(crate) struct Pending<'s> {
     stopped: bool,
     /// Whether some node was judged (the fleet has nodes).
     with_fleet: bool,
+    /// The keys lookup_options merge ([`fleet::merged_keys`]), which the fleet's checks read
+    /// too.
+    pub(crate) merged: HashSet<String>,
 }
 
 /// What one node's values gave: each mismatch, by where it comes from.
@@ -338,6 +341,7 @@ pub(crate) fn written_values<'s>(repo: &Repo, schema: &'s Schema, sink: &Sink) -
         params,
         stopped: false,
         with_fleet: false,
+        merged,
     }
 }
 
