@@ -115,6 +115,16 @@ fn could_not_run() {
     assert!(String::from_utf8_lossy(&o.stderr).contains(".hiera-lookup.toml"));
     let o = lint(&bad.0, &["--facts-dir", "nope"]);
     assert_eq!(o.status.code(), Some(2));
+    // One directory named twice is that directory; two are refused.
+    let two = Tmp::new(
+        "twice",
+        &[("x/hiera.yaml", HIERA), ("x/data/common.yaml", "a: 1\n")],
+    );
+    let o = lint(&two.0, &["./x", "-C", "x"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = lint(&two.0, &["./x", "-C", "."]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("given twice"), "{}", stderr(&o));
 }
 
 #[test]

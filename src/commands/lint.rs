@@ -96,7 +96,8 @@ pub fn exec(args: &LintArgs) -> output::Result<ExitCode> {
             .map(|p| hiera_engine::environment::absolute(&cwd, p))
     };
     let root = match (&args.path, &args.repo.repo) {
-        (Some(p), Some(c)) if p != c => {
+        // `lint ./x -C x` names one directory twice: it is that directory.
+        (Some(p), Some(c)) if same_dir(&cwd, p) != same_dir(&cwd, c) => {
             return Err(format!(
                 "the control repo is given twice ({} and -C {}): give PATH or -C DIR",
                 p.display(),
@@ -223,4 +224,10 @@ fn git_prefix(dir: &std::path::Path) -> Option<String> {
     let top = dir.ancestors().find(|d| d.join(".git").exists())?;
     let rel = dir.strip_prefix(top).ok()?;
     Some(rel.to_string_lossy().into_owned())
+}
+
+/// A directory as two names of it compare equal (`./x`, `x`, a link to it).
+fn same_dir(cwd: &std::path::Path, p: &std::path::Path) -> PathBuf {
+    let p = hiera_engine::environment::absolute(cwd, p);
+    std::fs::canonicalize(&p).unwrap_or(p)
 }
