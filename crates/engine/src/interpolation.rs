@@ -188,7 +188,7 @@ struct Gsub {
 
 impl Gsub {
     fn push(&mut self, piece: &[u8], binary: bool) -> Result<()> {
-        if !piece.is_ascii() && binary != self.binary {
+        if binary != self.binary && !piece.is_ascii() {
             if !self.bytes.is_ascii() {
                 let name = |b: bool| if b { "ASCII-8BIT" } else { "UTF-8" };
                 return Err(Error::run(format!(

@@ -300,7 +300,7 @@ pub fn host_name() -> Option<String> {
 pub fn sanitize_fact(v: Value) -> Value {
     match v {
         Value::Hash(h) => {
-            let mut out = Map::default();
+            let mut out = Map::with_capacity_and_hasher(h.len(), Default::default());
             for (k, x) in h {
                 out.insert(sanitize_fact(k), sanitize_fact(x));
             }
