@@ -363,6 +363,16 @@ mod tests {
         xs.iter().map(OsString::from).collect()
     }
 
+    /// `help` and `man` name every command: the topics are the lookup's, then clap's
+    /// subcommands, in order (a command added is a topic too).
+    #[test]
+    fn topics_are_the_commands() {
+        let cmd = <Command as Subcommand>::augment_subcommands(clap::Command::new("hl"));
+        let names: Vec<&str> = cmd.get_subcommands().map(|c| c.get_name()).collect();
+        assert_eq!(crate::commands::TOPICS[0], "lookup");
+        assert_eq!(&crate::commands::TOPICS[1..], names.as_slice());
+    }
+
     #[test]
     fn double_dash_as_a_value() {
         assert_eq!(
