@@ -94,6 +94,7 @@ pub enum Target {
 /// reader's positions; for YAML that does not parse, by the text's unindented `key:` lines).
 pub fn top_keys(format: DataFormat, text: &str) -> Vec<KeyAt> {
     let mut out = Vec::new();
+    let lines: Vec<&str> = text.lines().collect();
     match positions_of(format, text.as_bytes()) {
         Ok(Some(tree)) => {
             if let PosKind::Map(entries) = &tree.target().kind {
@@ -102,15 +103,15 @@ pub fn top_keys(format: DataFormat, text: &str) -> Vec<KeyAt> {
                     if e.merged_from.is_some() {
                         continue;
                     }
-                    out.push(key_at(text, k, e.key_pos.line, e.key_pos.column));
+                    out.push(key_at(&lines, k, e.key_pos.line, e.key_pos.column));
                 }
             }
         }
         Ok(None) => {}
         Err(_) if format == DataFormat::Yaml => {
-            for (i, line) in text.lines().enumerate() {
+            for (i, line) in lines.iter().enumerate() {
                 if let Some(k) = plain_top_key(line) {
-                    out.push(key_at(text, k, i + 1, 1));
+                    out.push(key_at(&lines, k, i + 1, 1));
                 }
             }
         }
@@ -128,10 +129,11 @@ pub fn option_names(format: DataFormat, text: &str) -> Vec<KeyAt> {
         return Vec::new();
     };
     let mut out = Vec::new();
+    let lines: Vec<&str> = text.lines().collect();
     if let PosKind::Map(entries) = &e.value.target().kind {
         for e in entries {
             if let Some(k) = key_text(&e.key) {
-                out.push(key_at(text, k, e.key_pos.line, e.key_pos.column));
+                out.push(key_at(&lines, k, e.key_pos.line, e.key_pos.column));
             }
         }
     }
@@ -186,10 +188,11 @@ fn split_key(line: &str) -> Option<(&str, usize)> {
     None
 }
 
-/// A key with the span of its text on its line (from the reader's 1-based character position).
-fn key_at(text: &str, key: String, line: usize, column: usize) -> KeyAt {
+/// A key with the span of its text on its line (from the reader's 1-based character position;
+/// `lines`: the text's lines, split once for all its keys).
+fn key_at(lines: &[&str], key: String, line: usize, column: usize) -> KeyAt {
     let l = line.max(1) - 1;
-    let line_text = text.lines().nth(l).unwrap_or("");
+    let line_text = lines.get(l).copied().unwrap_or("");
     let start = line_text
         .char_indices()
         .nth(column.max(1) - 1)
