@@ -504,11 +504,7 @@ impl Server {
         let mut reporter = self.reporter()?;
         let here = doc.path.to_string_lossy().into_owned();
         let mut out = Vec::new();
-        for k in cursor::top_keys(format, &doc.text)
-            .into_iter()
-            .filter(|k| k.span.0 >= from && k.span.0 <= to && k.key != "lookup_options")
-            .take(MAX_HINTS)
-        {
+        for k in hinted_keys(format, &doc, from, to) {
             let Ok((r, secrets)) = self.report(&scope, &node, &k.key, &mut reporter) else {
                 continue;
             };
@@ -536,12 +532,7 @@ impl Server {
                 (WAnswer::NotFound, _) => "not reached".into(),
                 (WAnswer::Error(_), _) => "lookup fails".into(),
             };
-            let line = doc.line(k.span.0);
-            out.push(json!({
-                "position": doc.position_at_byte(k.span.0, line.len(), self.enc),
-                "label": format!(" {label}"),
-                "paddingLeft": true,
-            }));
+            out.push(self.hint(&doc, k.span.0, &label));
         }
         Ok(Json::Array(out))
     }
@@ -558,11 +549,7 @@ impl Server {
         let here = doc.path.to_string_lossy().into_owned();
         let mut budget = MAX_FLEET_HINT_LOOKUPS;
         let mut out = Vec::new();
-        for k in cursor::top_keys(format, &doc.text)
-            .into_iter()
-            .filter(|k| k.span.0 >= from && k.span.0 <= to && k.key != "lookup_options")
-            .take(MAX_HINTS)
-        {
+        for k in hinted_keys(format, doc, from, to) {
             if budget < nodes.len() {
                 break;
             }
@@ -610,14 +597,18 @@ impl Server {
                     if sorted.len() > 2 { ", …" } else { "" }
                 )
             };
-            let line = doc.line(k.span.0);
-            out.push(json!({
-                "position": doc.position_at_byte(k.span.0, line.len(), self.enc),
-                "label": format!(" {label}"),
-                "paddingLeft": true,
-            }));
+            out.push(self.hint(doc, k.span.0, &label));
         }
         Ok(Json::Array(out))
+    }
+
+    /// An inlay hint at the end of line `line`.
+    fn hint(&self, doc: &Doc, line: usize, label: &str) -> Json {
+        json!({
+            "position": doc.position_at_byte(line, doc.line(line).len(), self.enc),
+            "label": format!(" {label}"),
+            "paddingLeft": true,
+        })
     }
 
     pub(crate) fn prepare_rename(&mut self, p: &Json) -> Answer {
@@ -693,6 +684,19 @@ fn one_line(s: &str) -> String {
     let s = s.strip_prefix("---").unwrap_or(s).trim_start();
     let joined = s.lines().map(str::trim).collect::<Vec<_>>().join(" ");
     crate::server::truncate(&joined, HINT_CHARS)
+}
+
+/// The keys of lines `from..=to` that inlay hints are given for (at most [`MAX_HINTS`]).
+fn hinted_keys(
+    format: DataFormat,
+    doc: &Doc,
+    from: usize,
+    to: usize,
+) -> impl Iterator<Item = cursor::KeyAt> {
+    cursor::top_keys(format, &doc.text)
+        .into_iter()
+        .filter(move |k| k.span.0 >= from && k.span.0 <= to && k.key != "lookup_options")
+        .take(MAX_HINTS)
 }
 
 #[cfg(test)]
