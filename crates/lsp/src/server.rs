@@ -452,14 +452,20 @@ impl Server {
         }
     }
 
-    fn set_context(&mut self, req: ContextRequest) -> std::io::Result<()> {
+    /// Answers for the node (or nodes) `req` names from now on: every open file's
+    /// diagnostics are due again.
+    fn apply_context(&mut self, req: ContextRequest) {
         self.ctx_request = req;
         self.load_context();
+        self.dirty.extend(self.docs.keys().cloned());
+    }
+
+    fn set_context(&mut self, req: ContextRequest) -> std::io::Result<()> {
+        self.apply_context(req);
         if let Err(e) = &self.ctx {
             let e = format!("hiera-lookup: {e}");
             self.show(1, &e)?;
         }
-        self.dirty.extend(self.docs.keys().cloned());
         Ok(())
     }
 
@@ -484,9 +490,7 @@ impl Server {
                 ))
             }
         };
-        self.ctx_request = req;
-        self.load_context();
-        self.dirty.extend(self.docs.keys().cloned());
+        self.apply_context(req);
         match &self.ctx {
             Ok(c) => Ok(json!({"context": c.label, "nodes": c.nodes.len()})),
             Err(e) => Err(Failure(ErrorCode::RequestFailed, e.clone())),
