@@ -174,23 +174,7 @@ fn value_kind(value: &str) -> Kind<'_> {
 
 /// Whether a quoted scalar whose opening quote is before `s` ends in `s`.
 fn closes_quote(s: &str, q: char) -> bool {
-    let b = s.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if q == '"' && b[i] == b'\\' {
-            i += 2;
-            continue;
-        }
-        if b[i] == q as u8 {
-            if q == '\'' && b.get(i + 1) == Some(&b'\'') {
-                i += 2;
-                continue;
-            }
-            return true;
-        }
-        i += 1;
-    }
-    false
+    quote_end_from(s, 0, q).is_some()
 }
 
 /// `# comment` at the end of a plain value (a `#` after whitespace).
@@ -243,9 +227,17 @@ fn split_key(s: &str) -> Option<(String, bool, &str)> {
     Some((key, quoted, rest.trim_start_matches([' ', '\t'])))
 }
 
+/// The closing `q` of the quoted scalar `s` starts with.
 fn quoted_end(s: &str, q: char) -> Option<usize> {
+    quote_end_from(s, 1, q)
+}
+
+/// The index in `s` of the `q` that closes a quoted scalar, looking from `from`: a
+/// double-quoted scalar's backslash escapes the next byte, a single-quoted one's `''` is a
+/// quote inside it.
+fn quote_end_from(s: &str, from: usize, q: char) -> Option<usize> {
     let b = s.as_bytes();
-    let mut i = 1;
+    let mut i = from;
     while i < b.len() {
         if q == '"' && b[i] == b'\\' {
             i += 2;
