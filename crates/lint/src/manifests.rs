@@ -402,6 +402,33 @@ fn skip_quoted(b: &[u8], i: usize, q: u8) -> usize {
     (j + 1).min(b.len())
 }
 
+/// Calls `f` with each byte of `b[start..end]` outside strings and regexps, and its index,
+/// until `f` returns `true`; the index it stopped at.
+fn scan_code(
+    b: &[u8],
+    start: usize,
+    end: usize,
+    mut f: impl FnMut(usize, u8) -> bool,
+) -> Option<usize> {
+    let mut i = start;
+    let mut last = b'(';
+    while i < end {
+        if let Some((next, literal)) = skip_literal(b, i, last) {
+            (i, last) = (next, literal);
+            continue;
+        }
+        let c = b[i];
+        if f(i, c) {
+            return Some(i);
+        }
+        if !c.is_ascii_whitespace() {
+            last = c;
+        }
+        i += 1;
+    }
+    None
+}
+
 /// The items of a bracketed list whose content starts at `start`, split at the commas
 /// outside nested brackets, strings and regexps, up to the `close` byte that ends it (or the
 /// end of the text). Empty items are left out.
@@ -409,25 +436,15 @@ fn split_top_level(b: &[u8], start: usize, close: u8) -> Vec<(usize, usize)> {
     let mut items = Vec::new();
     let mut depth = 0usize;
     let mut item = start;
-    let mut i = start;
-    let mut last = b'(';
     let push = |from: usize, to: usize, items: &mut Vec<(usize, usize)>| {
         if b[from..to].iter().any(|c| !c.is_ascii_whitespace()) {
             items.push((from, to));
         }
     };
-    while i < b.len() {
-        if let Some((next, literal)) = skip_literal(b, i, last) {
-            (i, last) = (next, literal);
-            continue;
-        }
-        let c = b[i];
+    let closed = scan_code(b, start, b.len(), |i, c| {
         match c {
             b'(' | b'[' | b'{' => depth += 1,
-            b')' | b']' | b'}' if depth == 0 && c == close => {
-                push(item, i, &mut items);
-                return items;
-            }
+            b')' | b']' | b'}' if depth == 0 && c == close => return true,
             // A stray closing bracket of another kind.
             b')' | b']' | b'}' if depth == 0 => {}
             b')' | b']' | b'}' => depth -= 1,
@@ -437,12 +454,9 @@ fn split_top_level(b: &[u8], start: usize, close: u8) -> Vec<(usize, usize)> {
             }
             _ => {}
         }
-        if !c.is_ascii_whitespace() {
-            last = c;
-        }
-        i += 1;
-    }
-    push(item, b.len(), &mut items);
+        false
+    });
+    push(item, closed.unwrap_or(b.len()), &mut items);
     items
 }
 
@@ -450,31 +464,19 @@ fn split_top_level(b: &[u8], start: usize, close: u8) -> Vec<(usize, usize)> {
 /// regexps.
 fn find_variable(b: &[u8], start: usize, end: usize) -> Option<usize> {
     let mut depth = 0usize;
-    let mut i = start;
-    let mut last = b'(';
-    while i < end {
-        if let Some((next, literal)) = skip_literal(b, i, last) {
-            (i, last) = (next, literal);
-            continue;
-        }
-        let c = b[i];
+    scan_code(b, start, end, |i, c| {
         match c {
             b'(' | b'[' | b'{' => depth += 1,
             b')' | b']' | b'}' => depth = depth.saturating_sub(1),
-            b'$' if depth == 0
-                && b.get(i + 1)
-                    .is_some_and(|x| x.is_ascii_lowercase() || *x == b'_') =>
-            {
-                return Some(i);
+            b'$' if depth == 0 => {
+                return b
+                    .get(i + 1)
+                    .is_some_and(|x| x.is_ascii_lowercase() || *x == b'_')
             }
             _ => {}
         }
-        if !c.is_ascii_whitespace() {
-            last = c;
-        }
-        i += 1;
-    }
-    None
+        false
+    })
 }
 
 /// A string literal without interpolation or escapes.
