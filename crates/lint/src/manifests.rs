@@ -331,23 +331,17 @@ fn mask_comments(src: &str) -> String {
     let mut last = b'(';
     while i < b.len() {
         let c = b[i];
+        if c == b'/' && b.get(i + 1) == Some(&b'*') {
+            let end = src[i + 2..].find("*/").map_or(b.len(), |p| i + 2 + p + 2);
+            blank(&mut out, i, end);
+            i = end;
+            continue;
+        }
+        if let Some((next, literal)) = skip_literal(b, i, last) {
+            (i, last) = (next, literal);
+            continue;
+        }
         match c {
-            b'\'' | b'"' => {
-                i = skip_quoted(b, i, c);
-                last = c;
-                continue;
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                let end = src[i + 2..].find("*/").map_or(b.len(), |p| i + 2 + p + 2);
-                blank(&mut out, i, end);
-                i = end;
-                continue;
-            }
-            b'/' if regex_may_start(last) => {
-                i = skip_quoted(b, i, b'/');
-                last = b'/';
-                continue;
-            }
             b'#' => {
                 let end = src[i..].find('\n').map_or(b.len(), |p| i + p);
                 blank(&mut out, i, end);
