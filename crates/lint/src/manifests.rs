@@ -341,14 +341,11 @@ fn mask_comments(src: &str) -> String {
             (i, last) = (next, literal);
             continue;
         }
-        match c {
-            b'#' => {
-                let end = src[i..].find('\n').map_or(b.len(), |p| i + p);
-                blank(&mut out, i, end);
-                i = end;
-                continue;
-            }
-            _ => {}
+        if c == b'#' {
+            let end = src[i..].find('\n').map_or(b.len(), |p| i + p);
+            blank(&mut out, i, end);
+            i = end;
+            continue;
         }
         if !c.is_ascii_whitespace() {
             last = c;
