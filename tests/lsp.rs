@@ -397,6 +397,58 @@ fn hover_on_interpolations_paths_and_parameters_with_utf16() {
     c.stop();
 }
 
+/// Files changed outside the editor are taken where they count: a facts file's nodes are
+/// read again, a manifest goes into the schema, a saved buffer needs nothing more.
+#[test]
+fn files_changed_outside_the_editor() {
+    let dir = repo("watched");
+    let mut c = Client::init(&dir, json!({"facts": "facts/web01.yaml"}));
+    let common = uri(&dir, "data/common.yaml");
+    let text = format!("{COMMON}ntp::serverz: [a]\n");
+    c.open(&common, &text);
+    let codes = |d: &[Json]| -> Vec<String> {
+        d.iter()
+            .map(|d| d["code"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(codes(&c.diagnostics(&common, 1)).contains(&"unknown-class-parameter".to_string()));
+    assert!(hover_text(&mut c, &common, 4, 1).contains("Debian"));
+    // The node's facts change on disk.
+    std::fs::write(
+        dir.join("facts/web01.yaml"),
+        "clientcert: web01.example.com\nos:\n  family: RedHat\n",
+    )
+    .unwrap();
+    let facts = uri(&dir, "facts/web01.yaml");
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": facts, "type": 2}]}),
+    );
+    c.diagnostics(&common, 1);
+    let h = hover_text(&mut c, &common, 4, 1);
+    assert!(h.contains("RedHat") && !h.contains("Debian"), "{h}");
+    // The class gains the parameter on disk: the misspelling is a parameter now.
+    let manifest = dir.join("modules/ntp/manifests/init.pp");
+    std::fs::write(
+        &manifest,
+        NTP.replace(
+            "Boolean $iburst",
+            "Array[String] $serverz = [],\n  Boolean $iburst",
+        ),
+    )
+    .unwrap();
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": uri(&dir, "modules/ntp/manifests/init.pp"), "type": 2}]}),
+    );
+    let d = c.diagnostics(&common, 1);
+    assert!(
+        !codes(&d).contains(&"unknown-class-parameter".to_string()),
+        "{d:?}"
+    );
+    assert_eq!(c.stop(), Some(0));
+}
+
 #[test]
 fn an_edit_updates_the_findings_of_other_open_files() {
     let dir = repo("cross-file");

@@ -309,15 +309,24 @@ impl Server {
                 }
             }
             "textDocument/didSave" | "workspace/didChangeWatchedFiles" => {
-                // Files may have come or gone: found again at the next question; every
-                // open document is judged again. (A saved buffer is already in the schema;
-                // files changed outside the editor are read again.)
-                self.index = None;
-                if n.method == "workspace/didChangeWatchedFiles" {
-                    self.schema = None;
-                }
-                self.reload_context_if_changed();
-                self.dirty.extend(self.docs.keys().cloned());
+                // What changed, and how (LSP's FileChangeType: 1 created, 2 changed, 3
+                // deleted; a save: changed).
+                let changed: Vec<(PathBuf, u64)> = if n.method == "textDocument/didSave" {
+                    let uri = p["textDocument"]["uri"].as_str();
+                    uri.and_then(|u| self.uri_path(u))
+                        .map(|(_, path)| vec![(path, 2)])
+                        .unwrap_or_default()
+                } else {
+                    let changes = p["changes"].as_array().cloned().unwrap_or_default();
+                    changes
+                        .iter()
+                        .filter_map(|c| {
+                            let (_, path) = self.uri_path(c["uri"].as_str()?)?;
+                            Some((path, c["type"].as_u64().unwrap_or(2)))
+                        })
+                        .collect()
+                };
+                self.files_changed(&changed);
             }
             "workspace/didChangeConfiguration" => {
                 let settings = &p["settings"];
@@ -443,13 +452,33 @@ impl Server {
         self.ctx = Context::load(&self.ctx_request, &root, &self.env);
     }
 
-    /// A facts file or directory changed: the nodes are read again.
-    fn reload_context_if_changed(&mut self) {
-        if let Ok(c) = &self.ctx {
-            if c.source.is_some() {
-                self.load_context();
+    /// Files saved, or changed outside the editor: each is taken where it counts, and every
+    /// open document is judged again. The data files' index is found again when files came
+    /// or went (or a hiera.yaml changed), the nodes are read again when their facts changed,
+    /// and a code file changed outside the editor is read again into the schema (an open
+    /// buffer is in it already). An empty list (a client that names no file): all of it.
+    fn files_changed(&mut self, changed: &[(PathBuf, u64)]) {
+        let facts = match &self.ctx {
+            Ok(c) => c.source.as_deref().map(canonical),
+            Err(_) => None,
+        };
+        let all = changed.is_empty();
+        let mut reread_facts = all && facts.is_some();
+        let mut new_index = all;
+        for (path, kind) in changed {
+            reread_facts |= facts.as_ref().is_some_and(|f| path.starts_with(f));
+            new_index |= *kind != 2 || path.file_name().is_some_and(|n| n == "hiera.yaml");
+            if is_code(path) && !self.docs.contains_key(path) {
+                self.code_changed(path, None);
             }
         }
+        if new_index {
+            self.index = None;
+        }
+        if reread_facts {
+            self.load_context();
+        }
+        self.dirty.extend(self.docs.keys().cloned());
     }
 
     /// Answers for the node (or nodes) `req` names from now on: every open file's
