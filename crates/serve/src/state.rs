@@ -618,10 +618,10 @@ pub struct State {
     /// Held while the nodes are read again ([`refresh`](Self::refresh)).
     reading: Mutex<()>,
     /// The latest key views (`/keys/{key}`), each with the state of its inputs, newest first.
-    key_views: Mutex<std::collections::VecDeque<(String, u64, Arc<Json>)>>,
+    key_views: Mutex<Recent<(String, u64), Arc<Json>>>,
     /// The nodes made again from their packed facts for the latest requests about one node,
     /// by reading and place, newest first (at most [`NODES_REVIVED_KEPT`]).
-    revived: Mutex<std::collections::VecDeque<(NodeAt, Arc<Node>)>>,
+    revived: Mutex<Recent<NodeAt, Arc<Node>>>,
     /// The overview's fleet index, and the state of its inputs it was computed for.
     fleet_index: Mutex<Option<(u64, Arc<crate::views::FleetIndex>)>>,
     /// Held while the fleet index is computed.
@@ -682,13 +682,13 @@ impl State {
                 fingerprint,
                 loaded: Instant::now(),
             }),
-            revived: Mutex::default(),
+            revived: Mutex::new(Recent::new(NODES_REVIVED_KEPT)),
             fleet_index: Mutex::new(None),
             fleet_index_computing: Mutex::new(()),
             keep: Mutex::new(Arc::new(crate::slim::first_kept())),
             slim_counts: Default::default(),
             warmed: Default::default(),
-            key_views: Mutex::default(),
+            key_views: Mutex::new(Recent::new(KEY_VIEWS_KEPT)),
             heavy: tokio::sync::Semaphore::new(HEAVY_AT_ONCE),
         })
     }
@@ -769,20 +769,18 @@ impl State {
             Held::Packed(p) => p,
         };
         let at = (fleet.generation, i);
-        {
-            let mut kept = self.revived.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(k) = kept.iter().position(|(a, _)| *a == at) {
-                let hit = kept.remove(k).expect("found");
-                let node = hit.1.clone();
-                kept.push_front(hit);
-                return node;
-            }
+        let hit = self
+            .revived
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&at);
+        if let Some(node) = hit {
+            return node;
         }
         let node = Arc::new(self.frontend.revive(packed));
         let mut kept = self.revived.lock().unwrap_or_else(|e| e.into_inner());
-        kept.retain(|(a, _)| *a != at && a.0 == fleet.generation);
-        kept.push_front((at, node.clone()));
-        kept.truncate(NODES_REVIVED_KEPT);
+        // Nodes of an earlier reading are not asked for again.
+        kept.put(at, node.clone(), |a| a.0 != fleet.generation);
         node
     }
 
@@ -793,12 +791,12 @@ impl State {
             Held::Node(n) => n.clone(),
             Held::Packed(p) => {
                 let at = (fleet.generation, i);
-                let kept = self.revived.lock().unwrap_or_else(|e| e.into_inner());
-                if let Some((_, n)) = kept.iter().find(|(a, _)| *a == at) {
-                    return n.clone();
-                }
-                drop(kept);
-                Arc::new(self.frontend.revive(p))
+                let kept = self
+                    .revived
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .peek(&at);
+                kept.unwrap_or_else(|| Arc::new(self.frontend.revive(p)))
             }
         }
     }
@@ -963,20 +961,19 @@ impl State {
         let Some(inputs) = inputs else {
             return compute();
         };
-        {
-            let mut kept = self.key_views.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(i) = kept.iter().position(|(k, at, _)| k == key && *at == inputs) {
-                let hit = kept.remove(i).expect("found");
-                let doc = hit.2.clone();
-                kept.push_front(hit);
-                return Ok((*doc).clone());
-            }
+        let at = (key.to_string(), inputs);
+        let hit = self
+            .key_views
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&at);
+        if let Some(doc) = hit {
+            return Ok((*doc).clone());
         }
         let doc = compute()?;
         let mut kept = self.key_views.lock().unwrap_or_else(|e| e.into_inner());
-        kept.retain(|(k, _, _)| k != key);
-        kept.push_front((key.to_string(), inputs, Arc::new(doc.clone())));
-        kept.truncate(KEY_VIEWS_KEPT);
+        // The key's view for other inputs is out of date.
+        kept.put(at, Arc::new(doc.clone()), |(k, _)| k == key);
         Ok(doc)
     }
 
@@ -993,6 +990,46 @@ impl State {
     /// The root, with symbolic links resolved.
     pub fn canonical_root(&self) -> &Path {
         &self.canonical_root
+    }
+}
+
+/// The latest answers by what they answer, newest first, at most a number of them.
+struct Recent<K, V> {
+    items: std::collections::VecDeque<(K, V)>,
+    most: usize,
+}
+
+impl<K: PartialEq, V: Clone> Recent<K, V> {
+    fn new(most: usize) -> Recent<K, V> {
+        Recent {
+            items: Default::default(),
+            most,
+        }
+    }
+
+    /// The answer kept for `k`, made the newest.
+    fn get(&mut self, k: &K) -> Option<V> {
+        let i = self.items.iter().position(|(x, _)| x == k)?;
+        let hit = self.items.remove(i)?;
+        let v = hit.1.clone();
+        self.items.push_front(hit);
+        Some(v)
+    }
+
+    /// The answer kept for `k`, the order left as it is.
+    fn peek(&self, k: &K) -> Option<V> {
+        self.items
+            .iter()
+            .find(|(x, _)| x == k)
+            .map(|(_, v)| v.clone())
+    }
+
+    /// Keeps `v` for `k` as the newest, without the answers `stale` names (nor another for
+    /// `k`), and drops the oldest past the most kept.
+    fn put(&mut self, k: K, v: V, stale: impl Fn(&K) -> bool) {
+        self.items.retain(|(x, _)| *x != k && !stale(x));
+        self.items.push_front((k, v));
+        self.items.truncate(self.most);
     }
 }
 
