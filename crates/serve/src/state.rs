@@ -1068,6 +1068,24 @@ fn fingerprint(paths: &[PathBuf]) -> u64 {
 mod tests {
     use super::*;
 
+    #[test]
+    fn recent_answers_are_kept_newest_first() {
+        let mut r: Recent<(u64, usize), &str> = Recent::new(2);
+        r.put((1, 0), "a", |_| false);
+        r.put((1, 1), "b", |_| false);
+        assert_eq!(r.peek(&(1, 0)), Some("a"));
+        // Asked for, `a` is the newest: `b` goes first past the most kept.
+        assert_eq!(r.get(&(1, 0)), Some("a"));
+        r.put((1, 2), "c", |_| false);
+        assert_eq!((r.peek(&(1, 1)), r.peek(&(1, 0))), (None, Some("a")));
+        // What `stale` names goes, and a new answer for the same question replaces the old.
+        r.put((2, 0), "d", |k| k.0 != 2);
+        assert_eq!((r.peek(&(1, 0)), r.peek(&(1, 2))), (None, None));
+        r.put((2, 0), "e", |_| false);
+        assert_eq!(r.get(&(2, 0)), Some("e"));
+        assert_eq!(r.items.len(), 1);
+    }
+
     fn map(pairs: Vec<(&str, Value)>) -> Map {
         let mut m = Map::default();
         for (k, v) in pairs {
