@@ -5,7 +5,6 @@
 mod commands;
 mod flags;
 mod output;
-mod request;
 
 use flags::{Command, Invocation};
 

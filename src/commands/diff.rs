@@ -90,7 +90,7 @@ pub fn exec(args: &DiffArgs) -> output::Result<ExitCode> {
 
 fn run(args: &DiffArgs) -> Result<(String, bool, usize), Error> {
     let format = Format::parse(&args.format).map_err(Error::Usage)?;
-    let strict = crate::request::parse_strict(&args.strict.strict)?;
+    let strict = hiera_engine::query::parse_strict(&args.strict.strict)?;
     let cwd = std::env::current_dir()
         .map_err(|e| Error::run(format!("cannot read the current directory: {e}")))?;
     let abs = |p: &Path| hiera_engine::environment::absolute(&cwd, p);
@@ -147,16 +147,14 @@ fn run(args: &DiffArgs) -> Result<(String, bool, usize), Error> {
                 .into(),
         ));
     }
-    let mut resolved = sources.resolve_in(&cwd)?;
+    let mut context = sources.resolve_in(&cwd)?;
     // The variables a lookup in control-repo mode has ($settings::…), then --var.
-    resolved.env = hiera_engine::environment::EnvOptions {
+    context.env = hiera_engine::environment::EnvOptions {
         cwd: root.clone(),
         ..Default::default()
     };
-    resolved.check_enc_trust(&root, args.trust.allow_exec, "diff")?;
-    let facts = resolved.facts_request()?;
-    let db = resolved.puppetdb()?;
-    let nodes = resolved.node_source(&facts, db.as_ref())?;
+    context.check_enc_trust(&root, args.trust.allow_exec, "diff")?;
+    let nodes = context.fleet()?;
     let progress = output::Progress::nodes(nodes.expected);
     let threads = output::threads(args.threads.threads);
     let report = diff::run(diff::Request {

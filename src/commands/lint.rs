@@ -122,21 +122,16 @@ pub fn exec(args: &LintArgs) -> output::Result<ExitCode> {
     }
     // The fleet, as every command finds its nodes (files, PuppetDB, --var over them), read
     // as the fleet rules check them.
-    let resolved = match args.facts.any() {
+    let context = match args.facts.any() {
         true => {
-            let mut resolved = args.facts.sources().resolve_in(&cwd)?;
-            resolved.env.cwd = hiera_engine::environment::absolute(&cwd, &root);
-            resolved.check_enc_trust(&resolved.env.cwd.clone(), args.trust.allow_exec, "lint")?;
-            let facts = resolved.facts_request()?;
-            let db = resolved.puppetdb()?;
-            Some((resolved, facts, db))
+            let mut context = args.facts.sources().resolve_in(&cwd)?;
+            context.env.cwd = hiera_engine::environment::absolute(&cwd, &root);
+            context.check_enc_trust(&context.env.cwd.clone(), args.trust.allow_exec, "lint")?;
+            Some(context)
         }
         false => None,
     };
-    let nodes = match &resolved {
-        Some((resolved, facts, db)) => Some(resolved.node_source(facts, db.as_ref())?),
-        None => None,
-    };
+    let nodes = context.as_ref().map(|c| c.fleet()).transpose()?;
     let opts = lint::Options {
         root,
         hiera_config: abs(&args.repo.hiera_config),

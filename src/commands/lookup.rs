@@ -5,8 +5,9 @@
 use crate::flags::groups::{self, ColorArgs, FactsArgs, LayoutArgs, Listed, MergeArgs};
 use crate::flags::groups::{NodeArgs, RedactArgs, StrictArgs, ThreadsArgs, When};
 use crate::output::{self, ExitCode};
-use crate::request::{Flags, Mode, Request, Resolved};
+use hiera_engine::query::{Flags, Mode, Request};
 use hiera_engine::{Error, Session, Workspace};
+use hiera_facts::context::{NodeContext, NodeSources};
 
 /// The lookup's flags: `puppet lookup`'s, and hiera-lookup's own.
 #[derive(clap::Parser, Debug)]
@@ -147,13 +148,10 @@ impl Args {
     }
 
     /// Where the layers and nodes come from, as the library's request takes them.
-    pub fn sources(&self) -> crate::request::Sources {
+    pub fn sources(&self) -> NodeSources {
         groups::sources(&self.layout, &self.facts, &self.node)
     }
 }
-
-/// The warning for a lookup given no facts.
-pub const NO_FACTS: &str = "no facts given (--facts FILE, --node NAME or --puppetdb URL): answering for a node without facts";
 
 /// Runs the lookup (or the batch) and prints its answer.
 pub fn exec(args: &Args) -> output::Result<ExitCode> {
@@ -180,24 +178,25 @@ fn run(
 ) -> Result<(String, ExitCode), Error> {
     let flags = args.flags();
     let request = Request::new(&flags)?;
-    let mut sources = args.sources().resolve()?;
-    sources.check_control_repo()?;
+    let mut context = args.sources().resolve()?;
+    context.check_control_repo()?;
     if request.mode == Mode::Batch {
-        let workspace = Workspace::open(sources.env.clone(), request.settings())?;
-        let facts = sources.facts_request()?;
-        let db = sources.puppetdb()?;
+        let workspace = Workspace::open(context.env.clone(), request.settings())?;
         request.check_batch(&flags)?;
-        sources.answer_other_environments(request.settings());
-        return run_batch(args, &sources, &workspace, &request, (facts, db));
+        context.answer_other_environments(request.settings());
+        return run_batch(args, &context, &workspace, &request);
     }
-    let layers = sources.env.layers()?;
-    let db = sources.puppetdb()?;
-    let (scope, moved) = sources.single_node(&sources.facts_request()?, db.as_ref(), warnings)?;
+    let layers = context.env.layers()?;
+    let node = context.single(warnings)?;
     // The classifier put the node in another environment: its layers.
-    let layers = if moved { sources.env.layers()? } else { layers };
+    let layers = if node.moved {
+        context.env.layers()?
+    } else {
+        layers
+    };
 
     let mut session = Session::with_files(
-        scope,
+        node.scope,
         layers,
         request.settings(),
         hiera_engine::backend::DataFiles::default(),
@@ -220,18 +219,14 @@ fn run(
 /// Batch mode: JSON Lines for every node × key, streamed in node order.
 fn run_batch(
     args: &Args,
-    sources: &Resolved,
+    context: &NodeContext,
     workspace: &Workspace,
     lookup: &Request,
-    (request, db): (
-        hiera_facts::FactsRequest,
-        Option<hiera_facts::puppetdb::Client>,
-    ),
 ) -> Result<(String, ExitCode), Error> {
     use hiera_engine::batch::{Batch, Keys};
     use std::io::Write;
     use std::ops::ControlFlow;
-    let nodes = sources.node_source(&request, db.as_ref())?;
+    let nodes = context.fleet()?;
     let batch = Batch {
         merge: lookup.merge.clone(),
         keys: if args.all {

@@ -1,19 +1,15 @@
 //! `hiera-lookup serve`: the fleet's Hiera data in a browser and as a JSON API
-//! ([`hiera_serve`]). The flags are the lookup's groups (layout, facts, strict); the nodes are
-//! read as every fleet command reads them ([`Resolved::batch_units`]), and explanations are
-//! rendered by the lookup's own [`Request::answer`], so the server answers exactly what the
+//! ([`hiera_serve`]). The flags are the lookup's groups (layout, facts, strict); the server
+//! takes its nodes from the node context every command uses, so it answers exactly what the
 //! command line answers.
 
 use crate::flags::groups::{self, FactsArgs, LayoutArgs, NodeArgs, StrictArgs};
 use crate::flags::groups::{ThreadsArgs, TrustArgs};
 use crate::output::{self, ExitCode};
-use crate::request::{Flags, Request, Resolved};
 use hiera_engine::environment::absolute;
-use hiera_engine::{Error, Scope, Session};
-use hiera_facts::{puppetdb, FactsRequest};
-use hiera_serve::{pack_facts, Frontend, Held, Options, Packed, State};
+use hiera_engine::Error;
+use hiera_serve::{Options, State};
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -73,24 +69,22 @@ pub fn exec(args: &ServeArgs) -> output::Result<ExitCode> {
     let cwd =
         std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
     let sources = groups::sources(&args.layout, &args.facts, &NodeArgs::default());
-    let resolved = sources.resolve_in(&cwd)?;
-    resolved.check_control_repo()?;
-    let root = if resolved.env.control_repo_mode() {
-        resolved.env.cwd.clone()
+    let context = sources.resolve_in(&cwd)?;
+    context.check_control_repo()?;
+    let root = if context.env.control_repo_mode() {
+        context.env.cwd.clone()
     } else {
-        resolved
+        context
             .env
             .layers()?
             .environment_dir
             .unwrap_or_else(|| cwd.clone())
     };
     // A classifier in the served tree runs only with --allow-exec, as for every fleet command.
-    resolved.check_enc_trust(&root, args.trust.allow_exec, "serve")?;
-    let strict = crate::request::parse_strict(&args.strict.strict)?;
+    context.check_enc_trust(&root, args.trust.allow_exec, "serve")?;
+    let strict = hiera_engine::query::parse_strict(&args.strict.strict)?;
     let listen = listen_address(&args.listen)?;
-    let facts = resolved.facts_request()?;
-    let db = resolved.puppetdb()?;
-    if facts.files.is_empty() && facts.dir.is_none() && db.is_none() {
+    if !args.facts.any() && context.db()?.is_none() {
         output::warn("no nodes: give --facts-dir DIR, --facts FILE or --puppetdb URL to see the fleet (POST /api/v1/lookup still answers for posted facts)");
     }
     let lint = hiera_lint::Options {
@@ -106,24 +100,19 @@ pub fn exec(args: &ServeArgs) -> output::Result<ExitCode> {
         ..Default::default()
     };
     let options = Options {
-        root,
         strict,
         show_secrets: args.show_secrets,
         allow_exec: args.trust.allow_exec,
         threads: output::threads(args.threads.threads),
         lint,
+        // PuppetDB's node set changes with no file to watch: read on an interval.
+        reload_every: context
+            .fleet_from_puppetdb()?
+            .then(|| Duration::from_secs(args.refresh_interval.max(1))),
+        release_memory,
+        ..Options::new(root)
     };
-    let frontend = Cli {
-        env: resolved.env.clone(),
-        resolved,
-        facts,
-        db,
-        strict: args.strict.strict.clone(),
-        show_secrets: args.show_secrets,
-        reload_every: Duration::from_secs(args.refresh_interval.max(1)),
-    };
-    let env = frontend.env.clone();
-    let state = State::open(env, options, Box::new(frontend))?;
+    let state = State::open(context, options)?;
     for w in &state.refresh().warnings {
         output::warn(w);
     }
@@ -137,6 +126,16 @@ pub fn exec(args: &ServeArgs) -> output::Result<ExitCode> {
     })
     .map_err(|e| format!("the server failed: {e}"))?;
     Ok(ExitCode::Success)
+}
+
+/// Gives the memory glibc's malloc holds free back to the system (the server's
+/// [`Options::release_memory`]).
+fn release_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu", not(feature = "mimalloc")))]
+    // SAFETY: malloc_trim only returns free memory to the system.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 /// main's glibc tuning keeps every freed byte until the process ends, right for a command
@@ -173,103 +172,6 @@ fn listen_address(text: &str) -> Result<SocketAddr, Error> {
         .map_err(|_| usage())?
         .next()
         .ok_or_else(usage)
-}
-
-/// The command line as the server's front end: nodes read as every fleet command reads them,
-/// explanations rendered as the lookup renders them.
-struct Cli {
-    resolved: Resolved,
-    env: hiera_engine::EnvOptions,
-    facts: FactsRequest,
-    db: Option<puppetdb::Client>,
-    strict: String,
-    show_secrets: bool,
-    reload_every: Duration,
-}
-
-impl Frontend for Cli {
-    /// Each node packed (its facts, made a scope again by `scope` when a request needs it:
-    /// what `batch_node` makes of a node no classifier is asked about), unless a classifier
-    /// is asked (asking again would run it again) or its facts cannot be packed: then whole,
-    /// as `batch_node` makes it. Facts files and PuppetDB's nodes alike, unit by unit (a
-    /// file, a chunk of PuppetDB's nodes) as batch mode reads them, each unit's nodes packed
-    /// before the next is read: the fleet's scopes are never all in memory at once.
-    fn load_nodes(&self, keep: &mut dyn FnMut(Held)) -> Result<Vec<String>, Error> {
-        let mut warnings = Vec::new();
-        let packable = self.resolved.enc.is_none()
-            && !self
-                .resolved
-                .fact_overrides
-                .iter()
-                .any(|(name, _)| name.split('.').next() == Some("server_facts"));
-        let mut named: Vec<(String, String)> = Vec::new();
-        let (units, _) = self.resolved.batch_units(&self.facts, self.db.as_ref())?;
-        for unit in units {
-            let (nodes, w) = unit();
-            warnings.extend(w);
-            for n in nodes {
-                named.push((n.name.clone(), n.source.clone()));
-                let packed = match &n.facts {
-                    Ok(facts) if packable && Scope::check_facts(facts).is_ok() => pack_facts(facts),
-                    _ => None,
-                };
-                keep(match packed {
-                    Some(facts) => Held::Packed(Packed {
-                        name: n.name,
-                        source: Some((n.kind.into(), n.source)),
-                        facts,
-                    }),
-                    None => Held::Node(Arc::new(self.resolved.batch_node(n))),
-                });
-            }
-        }
-        warnings.extend(hiera_engine::batch::duplicate_warnings(
-            named.iter().map(|(n, s)| (n.as_str(), s.as_str())),
-        ));
-        Ok(warnings)
-    }
-
-    fn release_memory(&self) {
-        #[cfg(all(target_os = "linux", target_env = "gnu", not(feature = "mimalloc")))]
-        // SAFETY: malloc_trim only returns free memory to the system.
-        unsafe {
-            libc::malloc_trim(0);
-        }
-    }
-
-    fn watched(&self) -> Vec<PathBuf> {
-        let mut paths: Vec<PathBuf> = self.facts.files.iter().map(|(p, _)| p.clone()).collect();
-        if let Some((dir, _)) = &self.facts.dir {
-            paths.push(dir.clone());
-        }
-        paths
-    }
-
-    fn reload_every(&self) -> Option<Duration> {
-        self.db.as_ref().map(|_| self.reload_every)
-    }
-
-    fn scope(&self, facts: hiera_value::value::Map) -> Scope {
-        self.resolved.unclassified_scope(facts)
-    }
-
-    fn explain(
-        &self,
-        session: &mut Session,
-        key: &str,
-        merge: Option<&str>,
-    ) -> Result<String, Error> {
-        let request = Request::new(&Flags {
-            keys: vec![key.to_string()],
-            merge: merge.map(str::to_string),
-            strict: self.strict.clone(),
-            explain: true,
-            redact: !self.show_secrets,
-            ..Flags::default()
-        })?;
-        let mut warnings = Vec::new();
-        Ok(request.answer(session, &mut warnings)?.text)
-    }
 }
 
 #[cfg(test)]

@@ -1,13 +1,14 @@
 //! `hiera-lookup where KEY`: the lookup's flags, a report of where the key is defined
 //! instead of its value (the library's [`hiera_engine::where_`] does the work).
 
+use crate::flags::groups::ThreadsArgs;
 use crate::flags::groups::{self, ColorArgs, FactsArgs, LayoutArgs, MergeArgs, NodeArgs};
 use crate::flags::groups::{RedactArgs, StrictArgs, TrustArgs, When};
 use crate::output::{self, ExitCode};
+use hiera_engine::fleet::Streamed;
 use hiera_engine::redact::Redactor;
-use hiera_engine::where_::{self, fleet::FleetReport, render, Request};
-use hiera_engine::{Error, Workspace};
-use std::collections::HashMap;
+use hiera_engine::where_::{self, render, Request};
+use hiera_engine::{Error, Exec, Workspace};
 
 const AFTER_HELP: &str = "`hiera-lookup where --help` adds examples and the roles.";
 
@@ -76,6 +77,9 @@ pub struct WhereArgs {
 
     #[command(flatten)]
     pub trust: TrustArgs,
+
+    #[command(flatten)]
+    pub threads: ThreadsArgs,
 }
 
 /// Runs `where` and prints its report.
@@ -101,7 +105,7 @@ fn run_inner(
 ) -> Result<(String, i32), Error> {
     let json = w.format == "json";
     let key = w.key.clone();
-    let lookup = crate::request::Request::new(&crate::request::Flags {
+    let lookup = hiera_engine::query::Request::new(&hiera_engine::query::Flags {
         keys: vec![key.clone()],
         merge: w.merge.merge.clone(),
         knock_out_prefix: w.merge.knock_out_prefix.clone(),
@@ -112,12 +116,10 @@ fn run_inner(
         ..Default::default()
     })?;
     let (merge, strict) = (lookup.merge.clone(), lookup.strict);
-    let mut sources = groups::sources(&w.layout, &w.facts, &w.node).resolve()?;
-    sources.check_control_repo()?;
-    let cwd = sources.cwd.clone();
-    let workspace = Workspace::open(sources.env.clone(), lookup.settings())?;
-    let facts = sources.facts_request()?;
-    let db = sources.puppetdb()?;
+    let mut context = groups::sources(&w.layout, &w.facts, &w.node).resolve()?;
+    context.check_control_repo()?;
+    let cwd = context.cwd.clone();
+    let workspace = Workspace::open(context.env.clone(), lookup.settings())?;
     let request = Request {
         key,
         merge,
@@ -128,18 +130,18 @@ fn run_inner(
         width: output::terminal_width(),
         base: Some(cwd.clone()),
     };
-    if !sources.sources.many_nodes() {
-        let (scope, moved) = sources.single_node(&facts, db.as_ref(), warnings)?;
+    if !context.sources.many_nodes() {
+        let node = context.single(warnings)?;
         // The classifier put the node in another environment: its layers.
-        let workspace = if moved {
-            Workspace::open(sources.env.clone(), lookup.settings())?
+        let workspace = if node.moved {
+            Workspace::open(context.env.clone(), lookup.settings())?
         } else {
             workspace
         };
-        let node = w.node.node.clone();
-        let mut session = workspace.session_unrefreshed(scope);
+        let name = w.node.node.clone();
+        let mut session = workspace.session_unrefreshed(node.scope);
         let report =
-            where_::Reporter::new(workspace.files(), strict).report(&mut session, &request, node);
+            where_::Reporter::new(workspace.files(), strict).report(&mut session, &request, name);
         if let Some(r) = session.redactor() {
             secrets.merge(r);
         }
@@ -157,77 +159,37 @@ fn run_inner(
         };
         return Ok((out, code));
     }
-    sources.check_enc_trust(
-        &sources.env.cwd.clone(),
+    context.check_enc_trust(
+        &context.env.cwd.clone(),
         w.trust.allow_exec,
         "where over a fleet",
     )?;
-    sources.answer_other_environments(lookup.settings());
-    let mut fleet = FleetReport::new(&request.key);
-    let mut reporter = where_::Reporter::new(workspace.files(), strict);
-    // Each facts file (or chunk of PuppetDB's) read as its nodes are reached: the fleet is
+    context.answer_other_environments(lookup.settings());
+    let exec = match w.trust.allow_exec {
+        true => Exec::Allowed,
+        false => Exec::Refused {
+            how_to_allow:
+                "where over a fleet runs no program a hierarchy names unless given --allow-exec",
+        },
+    };
+    // Each facts file (or chunk of PuppetDB's) read as a worker reaches it: the fleet is
     // never all in memory.
-    let mut names: Vec<(String, String)> = Vec::new();
-    let units = sources.node_source(&facts, db.as_ref())?.into_units();
-    let nodes = units.flat_map(|unit| {
-        let read = unit();
-        warnings.extend(read.warnings);
-        read.nodes
-    });
-    // Nodes of one name (two facts files of one certname) are told apart by their source:
-    // the first is renamed when the second is seen.
-    let mut seen: HashMap<String, (Option<String>, usize, bool)> = HashMap::new();
-    for (i, n) in nodes.enumerate() {
-        let source = n.source.as_ref().map(|(_, s)| s.clone());
-        names.push((n.name.clone(), source.clone().unwrap_or_default()));
-        let labelled = |src: &Option<String>, i: usize| {
-            hiera_engine::batch::shared_name_label(&n.name, src.as_deref(), i)
-        };
-        let label = match seen.get_mut(&n.name) {
-            None => {
-                seen.insert(n.name.clone(), (source.clone(), i, false));
-                n.name.clone()
-            }
-            Some((first, first_i, renamed)) => {
-                if !*renamed {
-                    *renamed = true;
-                    fleet.rename(&n.name, &labelled(first, *first_i));
-                }
-                labelled(&source, i)
-            }
-        };
-        if let Some(e) = &n.facts_error {
-            fleet.nodes.push(label.clone());
-            fleet.errors.push((label, e.to_string()));
-            continue;
-        }
-        // A node a classifier puts in another environment reads that environment's data.
-        let own = n.workspace.clone();
-        let mut session = own
-            .as_deref()
-            .unwrap_or(&workspace)
-            .session_unrefreshed(n.scope);
-        if !w.trust.allow_exec {
-            session.set_exec(hiera_engine::Exec::Refused {
-                how_to_allow: "where over a fleet runs no program a hierarchy names unless given --allow-exec",
-            });
-        }
-        let report = reporter.report(&mut session, &request, Some(n.name.clone()));
-        if let Some(r) = session.redactor() {
-            secrets.merge(r);
-        }
-        match report {
-            Ok(r) => fleet.add(&label, r),
-            Err(e) => {
-                fleet.nodes.push(label.clone());
-                fleet.errors.push((label, e.to_string()));
-            }
-        }
-    }
+    let across = hiera_engine::fleet::key_across(
+        &Streamed {
+            workspace: &workspace,
+            exec,
+        },
+        context.fleet()?.into_units(),
+        output::threads(w.threads.threads),
+        (&workspace.files(), strict),
+        &request,
+    );
+    secrets.merge(&across.secrets);
+    warnings.extend(across.warnings);
     warnings.extend(hiera_engine::batch::duplicate_warnings(
-        names.iter().map(|(n, s)| (n.as_str(), s.as_str())),
+        across.named.iter().map(|(n, s)| (n.as_str(), s.as_str())),
     ));
-    fleet.finish();
+    let fleet = across.report;
     let code = if !fleet.errors.is_empty() {
         2
     } else if !fleet.not_found.is_empty() {

@@ -5,9 +5,9 @@
 //! The first paragraph of a flag's doc comment is its `-h` line; the rest is added by
 //! `--help`.
 
-use crate::request::Sources;
 use clap::builder::{PossibleValue, TypedValueParser};
 use clap::ArgAction;
+use hiera_facts::context::NodeSources as Sources;
 use std::path::{Path, PathBuf};
 
 /// A value parser that lists the values a flag takes (for `--help` and the shell
@@ -93,7 +93,7 @@ impl RepoArgs {
     pub fn modulepath_in(&self, cwd: &Path) -> Option<String> {
         self.modulepath
             .as_deref()
-            .map(|m| crate::request::absolute_path_list(cwd, m))
+            .map(|m| hiera_facts::context::absolute_path_list(cwd, m))
     }
 }
 

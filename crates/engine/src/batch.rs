@@ -415,6 +415,16 @@ impl<'a> NodeSource<'a> {
         )
     }
 
+    /// The same nodes, for a shorter borrow (a source named `'a` where an inner scope's
+    /// nodes are expected too).
+    pub fn shorten<'b>(self) -> NodeSource<'b>
+    where
+        'a: 'b,
+    {
+        let expected = self.expected;
+        NodeSource::new(self.units.map(|u| -> NodeUnit<'b> { u }), expected)
+    }
+
     /// The units, in order.
     pub fn into_units(self) -> Box<dyn Iterator<Item = NodeUnit<'a>> + Send + 'a> {
         self.units

@@ -145,6 +145,7 @@ pub mod engine;
 pub mod environment;
 pub mod error;
 pub mod explain;
+pub mod fleet;
 pub mod format;
 pub mod fs;
 /// The fuzz targets' bodies (fuzz/, tests/fuzz_smoke.rs): not part of the API.
@@ -155,6 +156,7 @@ pub mod interpolation;
 pub mod key;
 pub mod location;
 pub mod merge;
+pub mod query;
 pub mod redact;
 pub mod scope;
 pub mod slim;

@@ -20,6 +20,17 @@ pub enum Strict {
     Error,
 }
 
+impl Strict {
+    /// `off`, `warning` or `error`, as `--strict` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Strict::Off => "off",
+            Strict::Warning => "warning",
+            Strict::Error => "error",
+        }
+    }
+}
+
 /// Top-scope variables of a node.
 ///
 /// The server facts that describe the host (`$servername`, `$serverip`, `$serverip6`, and

@@ -35,6 +35,22 @@ pub fn in_order<I, T>(
     I: Send,
     T: Send,
 {
+    in_order_with(items, threads, || (), |(), item| work(item), deliver);
+}
+
+/// [`in_order`] with state of each worker's own, made by `init` when the worker starts and
+/// lent to `work` for every item it takes (a `where` reporter's directory listings, which
+/// every node of one question shares).
+pub fn in_order_with<I, S, T>(
+    items: impl IntoIterator<Item = I, IntoIter: Send>,
+    threads: usize,
+    init: impl Fn() -> S + Sync,
+    work: impl Fn(&mut S, I) -> T + Sync,
+    deliver: impl FnMut(usize, T) -> ControlFlow<()> + Send,
+) where
+    I: Send,
+    T: Send,
+{
     let threads = threads.max(1);
     let ahead = threads.saturating_mul(AHEAD_PER_WORKER);
     // The next item and its index.
@@ -47,35 +63,38 @@ pub fn in_order<I, T>(
         deliver,
     });
     let advanced = Condvar::new();
-    let run = || loop {
-        if stop.load(Ordering::Relaxed) {
-            break;
-        }
-        let (i, item) = {
-            let mut src = source.lock().unwrap_or_else(|e| e.into_inner());
-            let Some(item) = src.0.next() else { break };
-            src.1 += 1;
-            (src.1 - 1, item)
-        };
-        // Not too far ahead of the first result not yet delivered (which some worker is
-        // working on: items are taken in order).
-        {
-            let mut d = done.lock().unwrap_or_else(|e| e.into_inner());
-            while i >= d.first + ahead && !stop.load(Ordering::Relaxed) {
-                d = advanced.wait(d).unwrap_or_else(|e| e.into_inner());
+    let run = || {
+        let mut state = None;
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                break;
             }
-        }
-        if stop.load(Ordering::Relaxed) {
-            break;
-        }
-        let result = work(item);
-        let mut d = done.lock().unwrap_or_else(|e| e.into_inner());
-        let before = d.first;
-        if d.put(i, result).is_break() {
-            stop.store(true, Ordering::Relaxed);
-        }
-        if d.first != before || stop.load(Ordering::Relaxed) {
-            advanced.notify_all();
+            let (i, item) = {
+                let mut src = source.lock().unwrap_or_else(|e| e.into_inner());
+                let Some(item) = src.0.next() else { break };
+                src.1 += 1;
+                (src.1 - 1, item)
+            };
+            // Not too far ahead of the first result not yet delivered (which some worker is
+            // working on: items are taken in order).
+            {
+                let mut d = done.lock().unwrap_or_else(|e| e.into_inner());
+                while i >= d.first + ahead && !stop.load(Ordering::Relaxed) {
+                    d = advanced.wait(d).unwrap_or_else(|e| e.into_inner());
+                }
+            }
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let result = work(state.get_or_insert_with(&init), item);
+            let mut d = done.lock().unwrap_or_else(|e| e.into_inner());
+            let before = d.first;
+            if d.put(i, result).is_break() {
+                stop.store(true, Ordering::Relaxed);
+            }
+            if d.first != before || stop.load(Ordering::Relaxed) {
+                advanced.notify_all();
+            }
         }
     };
     std::thread::scope(|s| {

@@ -9,6 +9,7 @@
 
 pub(crate) mod cache;
 pub mod conf;
+pub mod context;
 pub mod enc;
 pub mod puppetdb;
 pub(crate) mod shapes;

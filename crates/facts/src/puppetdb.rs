@@ -115,15 +115,39 @@ pub fn split_urls(v: &str) -> Vec<String> {
 
 /// A connection to PuppetDB.
 pub struct Client {
-    agent: ureq::Agent,
+    agent: Agent,
     urls: Vec<String>,
 }
 
+/// The HTTP client: ureq on rustls with the `puppetdb` feature; without it there is none, and
+/// no `Client` can be made.
+#[cfg(feature = "puppetdb")]
+type Agent = ureq::Agent;
+#[cfg(not(feature = "puppetdb"))]
+enum Agent {}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client").field("urls", &self.urls).finish()
+    }
+}
+
 /// Most bytes one answer may have (the facts of a whole chunk of nodes).
+#[cfg(feature = "puppetdb")]
 const MAX_ANSWER: u64 = hiera_value::limits::MAX_FILE_SIZE;
 
 impl Client {
+    /// A client for `opts`, in a build without PuppetDB support: an error saying so.
+    #[cfg(not(feature = "puppetdb"))]
+    pub fn new(opts: &Options) -> Result<Client> {
+        Err(Error::Usage(format!(
+            "PuppetDB ({}) cannot be asked: this program was built without PuppetDB support (the `puppetdb` feature of hiera-facts); give the nodes' facts as files",
+            opts.urls.join(", ")
+        )))
+    }
+
     /// A client for `opts`: reads the TLS files (an unreadable one is an error).
+    #[cfg(feature = "puppetdb")]
     pub fn new(opts: &Options) -> Result<Client> {
         use ureq::tls::{RootCerts, TlsConfig};
         if opts.urls.is_empty() {
@@ -168,8 +192,15 @@ impl Client {
         })
     }
 
+    /// Without PuppetDB support there is no client to ask.
+    #[cfg(not(feature = "puppetdb"))]
+    fn query(&self, _: &str, _: serde_json::Value) -> Result<Value> {
+        match self.agent {}
+    }
+
     /// POSTs a query to `endpoint` (`/pdb/query/v4/inventory`, `/pdb/query/v4`) on the first
     /// server that answers, and parses the JSON answer.
+    #[cfg(feature = "puppetdb")]
     fn query(&self, endpoint: &str, query: serde_json::Value) -> Result<Value> {
         let body = serde_json::json!({ "query": query }).to_string();
         let mut last = None;
@@ -284,6 +315,7 @@ impl Client {
     }
 }
 
+#[cfg(feature = "puppetdb")]
 fn read_certs(path: &Path, what: &str) -> Result<Vec<ureq::tls::Certificate<'static>>> {
     let bytes = read_pem(path, what)?;
     let mut certs = Vec::new();
@@ -303,6 +335,7 @@ fn read_certs(path: &Path, what: &str) -> Result<Vec<ureq::tls::Certificate<'sta
     Ok(certs)
 }
 
+#[cfg(feature = "puppetdb")]
 fn read_key(path: &Path) -> Result<ureq::tls::PrivateKey<'static>> {
     let what = "client key";
     let bytes = read_pem(path, what)?;
@@ -319,6 +352,7 @@ fn read_key(path: &Path) -> Result<ureq::tls::PrivateKey<'static>> {
     )))
 }
 
+#[cfg(feature = "puppetdb")]
 fn read_pem(path: &Path, what: &str) -> Result<Vec<u8>> {
     hiera_value::limits::read_file(path).map_err(|e| {
         Error::run(format!(
@@ -329,6 +363,7 @@ fn read_pem(path: &Path, what: &str) -> Result<Vec<u8>> {
     })
 }
 
+#[cfg(feature = "puppetdb")]
 fn pem_error(path: &Path, what: &str, e: &ureq::Error) -> Error {
     Error::run(format!(
         "PuppetDB: the {what} {} is not valid PEM ({e})",
@@ -337,6 +372,7 @@ fn pem_error(path: &Path, what: &str, e: &ureq::Error) -> Error {
 }
 
 /// A failure before any HTTP answer, in one line.
+#[cfg(feature = "puppetdb")]
 fn transport_error(base: &str, e: &ureq::Error) -> Error {
     let why = match e {
         ureq::Error::Timeout(_) => "timed out".to_string(),
@@ -371,6 +407,7 @@ fn transport_error(base: &str, e: &ureq::Error) -> Error {
 }
 
 /// An HTTP error status, with the first line of PuppetDB's explanation.
+#[cfg_attr(not(feature = "puppetdb"), allow(dead_code))]
 fn status_error(base: &str, status: u16, body: &str) -> Error {
     let first = body
         .lines()

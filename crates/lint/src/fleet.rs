@@ -8,7 +8,7 @@
 use super::param_types::{NodeNotes, Pending};
 use super::repo::{has_placeholders, Repo};
 use super::Sink;
-use hiera_engine::batch::{Node, NodeSource, NodeUnit, ReadNodes};
+use hiera_engine::batch::{Node, NodeSource};
 use hiera_engine::config::Locations;
 use hiera_engine::engine::{Exec, Layers, Session, Settings};
 use hiera_engine::error::{Error, Result};
@@ -23,87 +23,24 @@ use std::path::Path;
 /// in memory.
 pub(crate) struct Fleet<'a> {
     nodes: NodeSource<'a>,
-    /// Whether a node's facts error is named with the node ("node web01: …"): the caller
-    /// built the nodes, and its messages do not name them.
-    name_errors: bool,
 }
 
 impl<'a> Fleet<'a> {
-    /// The caller's nodes ([`Options::nodes`](super::Options::nodes), or a stream of them:
-    /// the command line's facts sources, PuppetDB's among them), else the nodes of
-    /// `facts_dir`, read as batch mode reads them
-    /// ([`facts::read_batch_file`](hiera_facts::read_batch_file)). `None` without any.
+    /// The caller's nodes: a stream of them (the node context's fleet: facts files, a
+    /// facts directory, PuppetDB), else [`Options::nodes`](super::Options::nodes). `None`
+    /// without any.
     pub fn from_options<'s: 'a>(
-        root: &Path,
         opts: &'a super::Options,
         stream: Option<NodeSource<'s>>,
-    ) -> Result<Option<Fleet<'a>>> {
-        let named = |nodes| {
-            Ok(Some(Fleet {
-                nodes,
-                name_errors: true,
-            }))
-        };
+    ) -> Option<Fleet<'a>> {
         if let Some(nodes) = stream {
-            let expected = nodes.expected;
-            let units = nodes.into_units().map(|u| -> NodeUnit<'a> { u });
-            return named(NodeSource::new(units, expected));
+            return Some(Fleet {
+                nodes: nodes.shorten(),
+            });
         }
-        if let Some(nodes) = &opts.nodes {
-            return named(NodeSource::from_refs(nodes));
-        }
-        let plain = |nodes| {
-            Ok(Some(Fleet {
-                nodes,
-                name_errors: false,
-            }))
-        };
-        match &opts.facts_dir {
-            Some(dir) => {
-                let request = hiera_facts::FactsRequest {
-                    dir: Some((
-                        hiera_engine::environment::absolute(root, dir),
-                        dir.display().to_string(),
-                    )),
-                    ..Default::default()
-                };
-                let files = hiera_facts::batch_files(&request)?;
-                let expected = files.len();
-                let units = files.into_iter().map(|(path, display)| -> NodeUnit<'a> {
-                    Box::new(move || {
-                        let (nodes, warnings) = hiera_facts::read_batch_file(&path, &display, None);
-                        ReadNodes {
-                            nodes: nodes.into_iter().map(node_of).collect(),
-                            warnings,
-                        }
-                    })
-                });
-                plain(NodeSource::new(units, expected))
-            }
-            None => Ok(None),
-        }
-    }
-}
-
-/// A node of `facts_dir` as the fleet rules see it: `$trusted.certname`
-/// follows clientcert, as in batch mode. A node whose facts cannot be read stops the lint:
-/// every fleet finding would be wrong without it.
-fn node_of(n: hiera_facts::BatchNode) -> Node {
-    let (scope, facts_error) = match n.facts {
-        Ok(mut facts) => {
-            facts
-                .entry(Value::str("clientcert"))
-                .or_insert_with(|| Value::str(n.name.as_str()));
-            (Scope::from_facts(facts, "production"), None)
-        }
-        Err(e) => (Scope::default(), Some(e)),
-    };
-    Node {
-        name: n.name,
-        source: Some((n.kind.into(), n.source)),
-        scope,
-        facts_error,
-        workspace: None,
+        opts.nodes.as_ref().map(|nodes| Fleet {
+            nodes: NodeSource::from_refs(nodes),
+        })
     }
 }
 
@@ -390,7 +327,6 @@ pub(crate) fn check(
     let mut names: Vec<(String, String)> = Vec::new();
     let mut judged: Vec<(String, NodeNotes)> = Vec::new();
     let expected = fleet.nodes.expected;
-    let name_errors = fleet.name_errors;
     hiera_engine::workers::in_order(
         fleet.nodes.into_units(),
         threads(),
@@ -399,11 +335,7 @@ pub(crate) fn check(
             let mut out = Vec::new();
             for n in read.nodes {
                 if let Some(e) = n.facts_error {
-                    return Err(if name_errors {
-                        Error::run(format!("node {}: {e}", n.name))
-                    } else {
-                        e
-                    });
+                    return Err(Error::run(format!("node {}: {e}", n.name)));
                 }
                 out.push(check_node(n));
             }

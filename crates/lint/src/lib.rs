@@ -130,7 +130,7 @@ pub struct Options {
     /// The fleet's nodes as the caller found them (their scopes: facts, `--var`s, …):
     /// enables the fleet rules. Given, `facts_dir` is not read.
     pub nodes: Option<Vec<hiera_engine::batch::Node>>,
-    /// One facts file per node: enables the fleet rules.
+    /// One facts file per node, read as `--facts-dir` reads them: enables the fleet rules.
     pub facts_dir: Option<PathBuf>,
     /// The lint settings file; default `ROOT/.hiera-lookup.toml` when it exists.
     pub config: Option<PathBuf>,
@@ -317,7 +317,22 @@ pub fn lint_fleet(
     // are judged in the fleet rules' pass (the fleet is read once).
     let mut types = param_types::written_values(&repo, schema, &sink);
     let mut warnings = Vec::new();
-    if let Some(fleet) = fleet::Fleet::from_options(&root, opts, nodes)? {
+    // `facts_dir`'s nodes, built as every command builds nodes (`--facts-dir`).
+    let context = match (&nodes, &opts.nodes, &opts.facts_dir) {
+        (None, None, Some(dir)) => Some(
+            hiera_facts::context::NodeSources {
+                facts_dir: Some(dir.clone()),
+                ..Default::default()
+            }
+            .resolve_in(&root)?,
+        ),
+        _ => None,
+    };
+    let nodes = match &context {
+        Some(c) => Some(c.fleet()?),
+        None => nodes.map(|n| n.shorten()),
+    };
+    if let Some(fleet) = fleet::Fleet::from_options(opts, nodes) {
         let asked = interpolations::facts_asked(&repo);
         let mut facts = fleet::check(&repo, fleet, asked, &types, opts, progress, &mut sink)?;
         if !opts.fleet_types_only {

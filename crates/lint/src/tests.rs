@@ -431,8 +431,10 @@ fn group6_fleet() {
             "data/common.yaml",
             "lookup_options:\n  m:\n    merge: unique\na: common\nsame: 1\nm: {x: 1}\n",
         ),
-        ("facts/n1.yaml", "os: {family: Debian}\n"),
-        ("facts/n2.yaml", "os: {family: RedHat}\n"),
+        // The certname is the facts' (`clientcert`), as batch mode takes it: a facts file
+        // without one is a node of that name with no certname.
+        ("facts/n1.yaml", "clientcert: n1\nos: {family: Debian}\n"),
+        ("facts/n2.yaml", "clientcert: n2\nos: {family: RedHat}\n"),
     ]);
     let f = fx.lint_fleet();
     assert_eq!(of(&f, "unreached-file"), vec!["data/nodes/gone.yaml:1:1"]);

@@ -2,23 +2,37 @@
 //! directory is a fleet (or one of its nodes, when `node` names it). Without facts, answers
 //! are for a node with no facts (only levels without facts in their paths are reached).
 
+use hiera_engine::batch::Node;
 use hiera_engine::environment::{absolute, EnvOptions};
 use hiera_engine::Scope;
+use hiera_facts::context::NodeSources;
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
 
 /// What the client asked for (`initializationOptions`, `[lsp]` of `.hiera-lookup.toml`,
-/// `hiera-lookup.selectNode`).
+/// `hiera-lookup.selectNode`): the node context's sources as the command line's flags name
+/// them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ContextRequest {
     /// A facts file or directory (relative to the root).
     pub facts: Option<String>,
     /// A node's certname: the node of a facts directory.
     pub node: Option<String>,
+    /// `--var NAME=VALUE`s.
+    pub vars: Vec<String>,
+    /// `--fact NAME=VALUE`s.
+    pub fact: Vec<String>,
+    /// `--enc=COMMAND`: the classifier (run only with `--allow-exec` when it is in the repo).
+    pub enc: Option<String>,
+    /// `--trusted=FILE`.
+    pub trusted: Option<String>,
+    /// `--environment`.
+    pub environment: Option<String>,
 }
 
 impl ContextRequest {
-    /// `{"facts": …, "node": …}` (other keys ignored, wrong types ignored).
+    /// `{"facts": …, "node": …, "vars": […], "fact": […], "enc": …, "trusted": …,
+    /// "environment": …}` (other keys ignored, wrong types ignored).
     pub fn from_json(j: &Json) -> ContextRequest {
         let s = |k: &str| {
             j.get(k)
@@ -26,17 +40,65 @@ impl ContextRequest {
                 .filter(|s| !s.is_empty())
                 .map(str::to_string)
         };
+        let list = |k: &str| match j.get(k) {
+            Some(Json::Array(a)) => a
+                .iter()
+                .filter_map(Json::as_str)
+                .map(str::to_string)
+                .collect(),
+            Some(Json::String(one)) if !one.is_empty() => vec![one.clone()],
+            _ => Vec::new(),
+        };
         ContextRequest {
             facts: s("facts"),
             node: s("node"),
+            vars: list("vars"),
+            fact: list("fact"),
+            enc: s("enc"),
+            trusted: s("trusted"),
+            environment: s("environment"),
         }
     }
 
-    /// This request with `other`'s keys where it has none.
+    /// This request with `other`'s settings where it has none.
     pub fn or(self, other: ContextRequest) -> ContextRequest {
+        let list = |a: Vec<String>, b: Vec<String>| if a.is_empty() { b } else { a };
         ContextRequest {
             facts: self.facts.or(other.facts),
             node: self.node.or(other.node),
+            vars: list(self.vars, other.vars),
+            fact: list(self.fact, other.fact),
+            enc: self.enc.or(other.enc),
+            trusted: self.trusted.or(other.trusted),
+            environment: self.environment.or(other.environment),
+        }
+    }
+
+    /// The node context's sources for the repo at `root` (whose layout `env` gives): the
+    /// command line's `-C ROOT` with these settings as flags.
+    fn sources(&self, env: &EnvOptions) -> NodeSources {
+        let (facts, facts_dir) = match &self.facts {
+            Some(f) if env.cwd.join(f).is_dir() => (Vec::new(), Some(PathBuf::from(f))),
+            Some(f) => (vec![PathBuf::from(f)], None),
+            None => (Vec::new(), None),
+        };
+        NodeSources {
+            hiera_config: env.hiera_config.clone(),
+            modulepath: env.modulepath.clone(),
+            environment: self.environment.clone(),
+            // Without facts, a node named is known by its name only (`--no-facts`).
+            no_facts: self.facts.is_none() && self.node.is_some(),
+            node: match &self.facts {
+                None => self.node.clone(),
+                Some(_) => None,
+            },
+            facts,
+            facts_dir,
+            trusted: self.trusted.as_ref().map(PathBuf::from),
+            vars: self.vars.clone(),
+            fact_overrides: self.fact.clone(),
+            enc: self.enc.clone().map(Some),
+            ..Default::default()
         }
     }
 }
@@ -67,22 +129,15 @@ fn parse_settings(text: &str) -> Result<ContextRequest, String> {
     Ok(ContextRequest {
         facts: get("facts")?,
         node: get("node")?,
+        ..Default::default()
     })
-}
-
-/// One node of the context.
-#[derive(Debug, Clone)]
-pub struct Node {
-    /// Its name (certname, `clientcert` or file name).
-    pub name: String,
-    /// Its scope, or why its facts could not be read.
-    pub scope: Result<Scope, String>,
 }
 
 /// The nodes answers are for.
 #[derive(Debug, Clone)]
 pub struct Context {
-    /// One node, or a fleet.
+    /// One node, or a fleet: each as the node context builds it (facts, `--fact`s, the
+    /// classifier, `$settings::`, `--var`s), or with why its facts could not be read.
     pub nodes: Vec<Node>,
     /// A fleet (a facts directory with no node chosen).
     pub fleet: bool,
@@ -92,22 +147,41 @@ pub struct Context {
     pub source: Option<PathBuf>,
 }
 
+/// A node's scope, or why its facts could not be read.
+pub fn scope_of(node: &Node) -> Result<&Scope, String> {
+    match &node.facts_error {
+        Some(e) => Err(e.to_string()),
+        None => Ok(&node.scope),
+    }
+}
+
 impl Context {
-    /// The context of `req` for the repo at `root` (`env`: its layout, for `$settings::`).
-    pub fn load(req: &ContextRequest, root: &Path, env: &EnvOptions) -> Result<Context, String> {
+    /// The context of `req` for the repo whose layout `env` gives (its `cwd` the root), built
+    /// by the node context every command uses; `allow_exec`: whether a classifier in the
+    /// repo may run.
+    pub fn load(
+        req: &ContextRequest,
+        env: &EnvOptions,
+        allow_exec: bool,
+    ) -> Result<Context, String> {
+        let root = &env.cwd;
+        let mut context = req
+            .sources(env)
+            .resolve_in(root)
+            .map_err(|e| e.to_string())?;
+        context
+            .check_enc_trust(root, allow_exec, "the language server")
+            .map_err(|e| e.to_string())?;
         let Some(facts) = &req.facts else {
+            let single = context.single(&mut Vec::new()).map_err(|e| e.to_string())?;
             let name = req.node.clone().unwrap_or_else(|| "(no facts)".into());
-            let mut facts = hiera_value::value::Map::default();
-            if let Some(n) = &req.node {
-                facts.insert(
-                    hiera_value::value::Value::str("clientcert"),
-                    hiera_value::value::Value::str(n.as_str()),
-                );
-            }
             return Ok(Context {
                 nodes: vec![Node {
                     name,
-                    scope: Ok(scope_of(facts, env)),
+                    source: None,
+                    scope: single.scope,
+                    facts_error: None,
+                    workspace: None,
                 }],
                 fleet: false,
                 label: match &req.node {
@@ -118,21 +192,7 @@ impl Context {
             });
         };
         let path = absolute(root, Path::new(facts));
-        let mut request = hiera_facts::FactsRequest::default();
-        let is_dir = path.is_dir();
-        if is_dir {
-            request.dir = Some((path.clone(), facts.clone()));
-        } else {
-            request.files = vec![(path.clone(), facts.clone())];
-        }
-        let (found, _warnings) = hiera_facts::batch(&request).map_err(|e| e.to_string())?;
-        let mut nodes: Vec<Node> = found
-            .into_iter()
-            .map(|n| Node {
-                scope: n.facts.map(|f| scope_of(f, env)).map_err(|e| e.to_string()),
-                name: n.name,
-            })
-            .collect();
+        let mut nodes = context.fleet().map_err(|e| e.to_string())?.read_all().nodes;
         if let Some(want) = &req.node {
             nodes.retain(|n| &n.name == want);
             if nodes.is_empty() {
@@ -156,15 +216,6 @@ impl Context {
             source: Some(path),
         })
     }
-}
-
-/// A node's scope as the command line makes it: its facts, and `$settings::` variables.
-fn scope_of(facts: hiera_value::value::Map, env: &EnvOptions) -> Scope {
-    let mut scope = Scope::from_facts(facts, &env.environment_name());
-    for (name, value) in env.settings_vars() {
-        scope.set(&name, value);
-    }
-    scope
 }
 
 #[cfg(test)]
@@ -191,6 +242,7 @@ mod tests {
         let b = a.or(ContextRequest {
             facts: Some("other".into()),
             node: Some("n".into()),
+            ..Default::default()
         });
         assert_eq!(b.facts.as_deref(), Some("f.yaml"));
         assert_eq!(b.node.as_deref(), Some("n"));

@@ -96,15 +96,8 @@ impl Server {
         Some(
             ctx.nodes
                 .iter()
-                .filter_map(|n| {
-                    Some(hiera_engine::batch::Node {
-                        name: n.name.clone(),
-                        source: None,
-                        scope: n.scope.clone().ok()?,
-                        facts_error: None,
-                        workspace: None,
-                    })
-                })
+                .filter(|n| n.facts_error.is_none())
+                .cloned()
                 .collect(),
         )
     }

@@ -80,7 +80,7 @@ impl Server {
             .ok()
             .and_then(|c| c.nodes.first().cloned());
         if let (Some(node), Ok(mut reporter)) = (first, self.reporter()) {
-            if let Ok(scope) = &node.scope {
+            if let Ok(scope) = crate::context::scope_of(&node) {
                 if let Ok((r, _)) = self.report(scope, &node.name, key, &mut reporter) {
                     for d in &r.definitions {
                         if answer_only && !matches!(d.role, Role::Wins | Role::Contributes) {
@@ -364,7 +364,7 @@ impl Server {
         let Ok(ctx) = &self.ctx else {
             return Vec::new();
         };
-        let Some(Ok(scope)) = ctx.nodes.first().map(|n| &n.scope) else {
+        let Some(Ok(scope)) = ctx.nodes.first().map(crate::context::scope_of) else {
             return Vec::new();
         };
         let Some(facts) = scope.facts() else {
@@ -497,7 +497,11 @@ impl Server {
         if ctx.fleet {
             return self.fleet_hints(&doc, format, from, to);
         }
-        let Some(Ok(scope)) = ctx.nodes.first().map(|n| n.scope.clone()) else {
+        let Some(Ok(scope)) = ctx
+            .nodes
+            .first()
+            .map(|n| crate::context::scope_of(n).cloned())
+        else {
             return Ok(json!([]));
         };
         let node = ctx.nodes[0].name.clone();
@@ -544,8 +548,7 @@ impl Server {
         let Ok(ctx) = &self.ctx else {
             return Ok(json!([]));
         };
-        let nodes = ctx.nodes.clone();
-        let mut reporter = self.reporter()?;
+        let nodes = &ctx.nodes;
         let here = doc.path.to_string_lossy().into_owned();
         let mut budget = MAX_FLEET_HINT_LOOKUPS;
         let mut out = Vec::new();
@@ -554,26 +557,23 @@ impl Server {
                 break;
             }
             budget -= nodes.len();
+            let across = self.across(&k.key, nodes)?;
+            let report = &across.report;
+            let asked = report.nodes.len();
+            let wins = report
+                .definitions
+                .iter()
+                .find(|d| d.definition.file == here)
+                .map_or(0, |d| d.wins.len());
             let mut values: HashMap<String, usize> = HashMap::new();
-            let (mut asked, mut wins) = (0, 0);
-            for node in &nodes {
-                let Ok(scope) = &node.scope else { continue };
-                let Ok((r, secrets)) = self.report(scope, &node.name, &k.key, &mut reporter) else {
-                    continue;
-                };
-                asked += 1;
-                if r.definitions
-                    .iter()
-                    .any(|d| d.file == here && d.role == Role::Wins)
-                {
-                    wins += 1;
-                }
-                let shown = match &r.answer {
-                    WAnswer::Found(v) => one_line(&render(&secrets.value(v))),
-                    WAnswer::NotFound => "not found".into(),
-                    WAnswer::Error(_) => "lookup fails".into(),
-                };
-                *values.entry(shown).or_default() += 1;
+            for g in &across.values {
+                *values.entry(one_line(&render(&g.value))).or_default() += g.nodes.len();
+            }
+            if !report.not_found.is_empty() {
+                values.insert("not found".into(), report.not_found.len());
+            }
+            if !report.errors.is_empty() {
+                values.insert("lookup fails".into(), report.errors.len());
             }
             // Every node gets what is written here: nothing to add.
             if asked == 0 || (wins == asked && values.len() == 1) {

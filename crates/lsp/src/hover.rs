@@ -3,9 +3,10 @@
 //! value. Everything from the tree is escaped for Markdown (`hiera_value::escape`), and
 //! values go through the session's redactor unless secrets are shown.
 
-use crate::context::Node;
+use crate::context::scope_of;
 use crate::cursor::{FileKind, Target};
 use crate::server::{Answer, Server};
+use hiera_engine::batch::Node;
 use hiera_engine::redact::Redactor;
 use hiera_engine::where_::{self, Answer as WAnswer, Role};
 use hiera_engine::Format;
@@ -95,19 +96,19 @@ impl Server {
             Ok(n) => n,
             Err(_) => return md,
         };
-        let mut reporter = match self.reporter() {
-            Ok(r) => r,
-            Err(f) => {
-                md.push_str(&markdown_text(&f.1));
-                return md;
-            }
-        };
         if nodes.len() == 1 {
+            let mut reporter = match self.reporter() {
+                Ok(r) => r,
+                Err(f) => {
+                    md.push_str(&markdown_text(&f.1));
+                    return md;
+                }
+            };
             let node = &nodes[0];
-            let scope = match &node.scope {
+            let scope = match scope_of(node) {
                 Ok(s) => s,
                 Err(e) => {
-                    md.push_str(&format!("facts unreadable: {}\n", markdown_text(e)));
+                    md.push_str(&format!("facts unreadable: {}\n", markdown_text(&e)));
                     return md;
                 }
             };
@@ -117,7 +118,7 @@ impl Server {
             }
             return md;
         }
-        md.push_str(&self.fleet(&nodes, key, here, &mut reporter));
+        md.push_str(&self.fleet(&nodes, key, here));
         md
     }
 
@@ -199,47 +200,28 @@ impl Server {
     }
 
     /// A fleet's values with node counts, and this file's part for how many nodes.
-    fn fleet(
-        &self,
-        nodes: &[Node],
-        key: &str,
-        here: Option<&Path>,
-        reporter: &mut where_::Reporter,
-    ) -> String {
-        let mut values: BTreeMap<String, usize> = BTreeMap::new();
-        let mut roles: BTreeMap<&'static str, usize> = BTreeMap::new();
-        let mut failed = 0;
-        let here = here.map(|h| h.to_string_lossy().into_owned());
-        let mut asked = 0;
-        for node in nodes.iter().take(MAX_FLEET_NODES) {
-            asked += 1;
-            let Ok(scope) = &node.scope else {
-                failed += 1;
-                continue;
-            };
-            match self.report(scope, &node.name, key, reporter) {
-                Ok((r, secrets)) => {
-                    let shown = match &r.answer {
-                        WAnswer::Found(v) => render(&secrets.value(v)),
-                        WAnswer::NotFound => "(not found)".into(),
-                        WAnswer::Error(e) => format!("(error) {}", secrets.text(e)),
-                    };
-                    *values.entry(shown).or_default() += 1;
-                    if let Some(h) = &here {
-                        let role = r
-                            .definitions
-                            .iter()
-                            .find(|d| &d.file == h)
-                            .map_or("not defined here", |d| d.role.name());
-                        *roles.entry(role).or_default() += 1;
-                    }
-                }
-                Err(_) => failed += 1,
-            }
+    fn fleet(&self, nodes: &[Node], key: &str, here: Option<&Path>) -> String {
+        let asked = &nodes[..nodes.len().min(MAX_FLEET_NODES)];
+        let across = match self.across(key, asked) {
+            Ok(a) => a,
+            Err(f) => return markdown_text(&f.1),
+        };
+        let report = &across.report;
+        let mut shown: BTreeMap<String, usize> = BTreeMap::new();
+        for g in &across.values {
+            *shown.entry(render(&g.value)).or_default() += g.nodes.len();
         }
-        let mut md = String::new();
-        let mut sorted: Vec<(String, usize)> = values.into_iter().collect();
+        let mut sorted: Vec<(String, usize)> = shown.into_iter().collect();
+        if !report.not_found.is_empty() {
+            sorted.push(("(not found)".into(), report.not_found.len()));
+        }
+        let mut errors: BTreeMap<String, usize> = BTreeMap::new();
+        for (_, e) in &report.errors {
+            *errors.entry(format!("(error) {e}")).or_default() += 1;
+        }
+        sorted.extend(errors);
         sorted.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let mut md = String::new();
         let distinct = sorted.len();
         for (v, n) in sorted.into_iter().take(MAX_VALUES) {
             md.push_str(&format!("**{n} node{}**:\n", if n == 1 { "" } else { "s" }));
@@ -248,13 +230,37 @@ impl Server {
         if distinct > MAX_VALUES {
             md.push_str(&format!("…and {} other values\n\n", distinct - MAX_VALUES));
         }
-        if failed > 0 {
-            md.push_str(&format!("{failed} nodes could not be asked.\n\n"));
+        if asked.len() < nodes.len() {
+            md.push_str(&format!(
+                "(the first {} of {} nodes)\n\n",
+                asked.len(),
+                nodes.len()
+            ));
         }
-        if asked < nodes.len() {
-            md.push_str(&format!("(the first {asked} of {} nodes)\n\n", nodes.len()));
-        }
-        if !roles.is_empty() {
+        if let Some(here) = here.map(|h| h.to_string_lossy().into_owned()) {
+            let mut roles: BTreeMap<&str, usize> = BTreeMap::new();
+            let mut defined = 0;
+            if let Some(d) = report
+                .definitions
+                .iter()
+                .find(|d| d.definition.file == here)
+            {
+                for (role, list) in [
+                    (Role::Wins, &d.wins),
+                    (Role::Contributes, &d.contributes),
+                    (Role::Shadowed, &d.shadowed),
+                    (Role::KnockedOut, &d.knocked_out),
+                ] {
+                    if !list.is_empty() {
+                        roles.insert(role.name(), list.len());
+                        defined += list.len();
+                    }
+                }
+            }
+            let rest = asked.len().saturating_sub(defined);
+            if rest > 0 {
+                roles.insert("not defined here", rest);
+            }
             let parts: Vec<String> = roles.iter().map(|(r, n)| format!("{r} for {n}")).collect();
             md.push_str(&format!("This definition: {}.\n", parts.join(", ")));
         }
@@ -277,7 +283,7 @@ impl Server {
     fn first_scope(&self) -> Result<(String, hiera_engine::Scope), String> {
         let nodes = self.nodes()?;
         let n = nodes.first().ok_or("no node")?;
-        Ok((n.name.clone(), n.scope.clone()?))
+        Ok((n.name.clone(), scope_of(n)?.clone()))
     }
 
     fn interpolation_hover(&mut self, text: &str) -> String {

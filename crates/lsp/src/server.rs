@@ -448,8 +448,14 @@ impl Server {
     }
 
     fn load_context(&mut self) {
-        let root = self.root.clone().unwrap_or_else(|| PathBuf::from("/"));
-        self.ctx = Context::load(&self.ctx_request, &root, &self.env);
+        let env = match &self.root {
+            Some(_) => self.env.clone(),
+            None => EnvOptions {
+                cwd: PathBuf::from("/"),
+                ..Default::default()
+            },
+        };
+        self.ctx = Context::load(&self.ctx_request, &env, self.options.allow_exec);
     }
 
     /// Files saved, or changed outside the editor: each is taken where it counts, and every
@@ -510,7 +516,7 @@ impl Server {
         let req = match &arg {
             Json::String(node) => ContextRequest {
                 node: Some(node.clone()),
-                facts: self.ctx_request.facts.clone(),
+                ..self.ctx_request.clone()
             },
             Json::Object(_) => ContextRequest::from_json(&arg),
             _ => {
@@ -608,6 +614,39 @@ impl Server {
             Ok(r) => Ok((r, secrets)),
             Err(e) => Err(secrets.text(&e).into_owned()),
         }
+    }
+
+    /// `key` across `nodes` by the fleet loop, every node's session as
+    /// [`session`](Self::session) makes one (values and errors redacted unless secrets are
+    /// shown).
+    pub(crate) fn across(
+        &self,
+        key: &str,
+        nodes: &[hiera_engine::batch::Node],
+    ) -> Result<hiera_engine::fleet::KeyAcross, Failure> {
+        let ws = self.workspace()?;
+        let request = where_::Request {
+            key: key.to_string(),
+            merge: None,
+            reachable_only: false,
+        };
+        let exec = match self.options.allow_exec {
+            true => Exec::Allowed,
+            false => Exec::Refused {
+                how_to_allow: HOW_TO_ALLOW,
+            },
+        };
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Ok(hiera_engine::fleet::key_across(
+            &hiera_engine::fleet::Streamed {
+                workspace: ws,
+                exec,
+            },
+            hiera_engine::batch::NodeSource::from_refs(nodes).into_units(),
+            threads,
+            (&ws.files(), Strict::default()),
+            &request,
+        ))
     }
 
     /// A reporter sharing the workspace's parses.

@@ -21,8 +21,10 @@
 //! written. No `command` level runs without `--allow-exec`, no eyaml plaintext is shown
 //! without `--show-secrets`.
 //!
-//! The library holds no flags: a front end ([`Frontend`], the `hiera-lookup` binary) reads
-//! the nodes and explains lookups as its command line does.
+//! The library holds no flags: the program embedding it (the `hiera-lookup` binary) gives it
+//! a [`NodeContext`](hiera_facts::context::NodeContext), the one node builder every command
+//! uses, and explanations are the engine's own (`hiera_engine::query`), so the server answers
+//! a node exactly as the command line does.
 
 pub mod files;
 pub mod pages;
@@ -30,7 +32,7 @@ pub mod slim;
 pub mod state;
 pub mod views;
 
-pub use state::{pack_facts, Fleet, Frontend, Held, Options, Packed, PackedFacts, State};
+pub use state::{pack_facts, Fleet, Held, Options, Packed, PackedFacts, State};
 
 use axum::extract::{DefaultBodyLimit, Path, Query, State as Ext};
 use axum::http::{header, HeaderValue, Request, StatusCode};
@@ -119,7 +121,7 @@ pub fn serve(
 /// first pages are asked for.
 fn warm_up(state: &State, fleet: &Fleet) {
     views::fleet_index_of(state, fleet);
-    state.frontend().release_memory();
+    state.release_memory();
 }
 
 /// Every request: a target longer than [`MAX_URI_BYTES`] is refused (414), and every answer
@@ -190,7 +192,7 @@ pub(crate) async fn heavy<T: Send + 'static>(
         .map_err(|_| ViewError::Failed("the server is stopping".into()))?;
     blocking(state, |s, f| {
         let answer = work(s, f);
-        s.frontend().release_memory();
+        s.release_memory();
         answer
     })
     .await

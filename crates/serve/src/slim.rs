@@ -1,14 +1,15 @@
 //! What the server keeps of each packed node for the questions about the whole fleet: its
 //! [slim form](hiera_engine::slim), as text. A slim scope in memory is a few kilobytes of
 //! small allocations (its variables, its facts' maps); the facts it keeps, as compact JSON,
-//! are a few hundred bytes, and made a scope again in microseconds, through the front end
-//! as the whole node is ([`Frontend::scope`]), then slimmed again so that a read beyond
+//! are a few hundred bytes, and made a scope again in microseconds, through the node context
+//! as the whole node is ([`NodeContext::scope`]), then slimmed again so that a read beyond
 //! them is told apart ([`Session::missed_facts`](hiera_engine::Session::missed_facts)).
 
-use crate::state::{Frontend, Held, PackedFacts};
+use crate::state::{Held, PackedFacts};
 use hiera_engine::batch::Node;
 use hiera_engine::scope::Scope;
 use hiera_engine::slim::FactPaths;
+use hiera_facts::context::NodeContext;
 use std::sync::Arc;
 
 /// Facts every slim form keeps, whatever lookups read: `$trusted` is made of them, and
@@ -37,14 +38,14 @@ impl Slim {
         }
     }
 
-    /// The node `held` in this slim form, its scope made by `frontend` as every node's is
+    /// The node `held` in this slim form, its scope made by `context` as every node's is
     /// (`None`: its text cannot be read back, and the whole node must be asked).
-    pub fn node(&self, held: &Held, frontend: &dyn Frontend) -> Option<Node> {
+    pub fn node(&self, held: &Held, context: &NodeContext) -> Option<Node> {
         let scope = match self {
             Slim::Scope(scope) => scope.clone(),
             Slim::Text { facts, keep } => {
                 let facts = crate::state::unpack_facts(facts).ok()?;
-                frontend.scope(facts).slimmed(keep.clone())
+                context.scope(facts).slimmed(keep.clone())
             }
         };
         Some(Node {
@@ -69,30 +70,16 @@ pub fn first_kept() -> FactPaths {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hiera_value::value::{Map, Value};
+    use hiera_value::value::Value;
 
-    struct Plain;
-
-    impl Frontend for Plain {
-        fn load_nodes(&self, _: &mut dyn FnMut(Held)) -> Result<Vec<String>, hiera_engine::Error> {
-            Ok(vec![])
+    /// A node context that sets a variable of its own on every node (`--var`).
+    fn context() -> NodeContext {
+        hiera_facts::context::NodeSources {
+            vars: vec!["extra=set by the node context".into()],
+            ..Default::default()
         }
-        fn watched(&self) -> Vec<std::path::PathBuf> {
-            vec![]
-        }
-        fn scope(&self, facts: Map) -> Scope {
-            let mut s = Scope::from_facts(facts, "production");
-            s.set("extra", Value::str("set by the front end"));
-            s
-        }
-        fn explain(
-            &self,
-            _: &mut hiera_engine::Session,
-            _: &str,
-            _: Option<&str>,
-        ) -> Result<String, hiera_engine::Error> {
-            Ok(String::new())
-        }
+        .resolve_in(&std::env::temp_dir())
+        .unwrap()
     }
 
     #[test]
@@ -107,7 +94,7 @@ mod tests {
         let node = Node {
             name: "a".into(),
             source: None,
-            scope: Plain.scope(facts),
+            scope: context().scope(facts),
             facts_error: None,
             workspace: None,
         };
@@ -126,7 +113,7 @@ mod tests {
             r#"{"clientcert":"a.example.com","os":{"family":"Debian"}}"#
         );
         let held = Held::Node(Arc::new(node));
-        let again = slim.node(&held, &Plain).expect("the text reads back");
+        let again = slim.node(&held, &context()).expect("the text reads back");
         let want = held_scope(&held).slimmed(keep);
         assert_eq!(again.scope.facts(), want.facts());
         assert_eq!(format!("{:?}", again.scope), format!("{want:?}"));

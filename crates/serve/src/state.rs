@@ -5,11 +5,12 @@
 
 use hiera_engine::batch::Node;
 use hiera_engine::engine::{Exec, Session, Settings};
-use hiera_engine::environment::EnvOptions;
 use hiera_engine::error::Error;
+use hiera_engine::query::{Flags, Request};
 use hiera_engine::scope::{Scope, Strict};
 use hiera_engine::slim::FactPaths;
 use hiera_engine::workspace::{Stamp, Workspace};
+use hiera_facts::context::NodeContext;
 use hiera_value::value::{Map, Value};
 use serde_json::Value as Json;
 use std::borrow::Cow;
@@ -41,6 +42,34 @@ pub struct Options {
     pub threads: usize,
     /// How `lint` runs (its root is [`root`](Self::root)); `allow_exec` is taken from above.
     pub lint: hiera_lint::Options,
+    /// Read the nodes again at least this often, whatever changed: PuppetDB's node set, which
+    /// no file tells of (facts files are read again as soon as they change).
+    pub reload_every: Option<Duration>,
+    /// Gives memory the allocator holds free back to the system: called after the nodes are
+    /// read and after each question about the whole fleet, whose transient allocations would
+    /// otherwise stay mapped between the long-lived ones. The allocator is the program's: by
+    /// default nothing is done.
+    pub release_memory: fn(),
+}
+
+impl Options {
+    /// Serving `root` with the defaults: `--strict error` (Puppet 8's), secrets hidden, no
+    /// program run, one worker per CPU, nodes read again only when their files change.
+    pub fn new(root: PathBuf) -> Options {
+        Options {
+            lint: hiera_lint::Options {
+                root: root.clone(),
+                ..Default::default()
+            },
+            root,
+            strict: Strict::default(),
+            show_secrets: false,
+            allow_exec: false,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            reload_every: None,
+            release_memory: || {},
+        }
+    }
 }
 
 /// A node as the server keeps it between requests.
@@ -49,7 +78,7 @@ pub enum Held {
     /// Whole: its scope (every fact) stays in memory.
     Node(Arc<Node>),
     /// Its facts packed ([`PackedFacts`]), the node made again from them when a request needs
-    /// it ([`Frontend::revive`]): a parsed scope is many times the size of its facts' text, and
+    /// it ([`State::revive`]): a parsed scope is many times the size of its facts' text, and
     /// a fleet of thousands of real fact sets would hold hundreds of MB of them.
     Packed(Packed),
 }
@@ -83,7 +112,7 @@ impl Held {
     }
 
     /// Why the node's facts could not be read (a packed node's could; one whose packed facts
-    /// cannot be unpacked has the error once [revived](Frontend::revive)).
+    /// cannot be unpacked has the error once [revived](State::revive)).
     pub fn facts_error(&self) -> Option<&Error> {
         match self {
             Held::Node(n) => n.facts_error.as_ref(),
@@ -496,57 +525,6 @@ pub struct Loaded {
     pub warnings: Vec<String>,
 }
 
-/// What the program embedding the server provides: how the nodes are read (the command line's
-/// facts sources, resolved as every command resolves them) and how a lookup is explained
-/// (exactly as the command line's `--explain` prints it). The server never parses flags.
-pub trait Frontend: Send + Sync {
-    /// Reads every node again (facts files, a facts directory, PuppetDB), giving each to
-    /// `keep` as soon as it is read: [packed](Held::Packed) ([`pack_facts`]) when the front
-    /// end can [revive](Self::revive) it from its facts, so that the fleet's scopes are never
-    /// all in memory (`keep` compresses the packed facts). Returns what reading them warned
-    /// about.
-    fn load_nodes(&self, keep: &mut dyn FnMut(Held)) -> Result<Vec<String>, Error>;
-    /// The node `packed` was made from, made again as [`load_nodes`](Self::load_nodes) made
-    /// it. By default: its facts given to [`scope`](Self::scope).
-    fn revive(&self, packed: &Packed) -> Node {
-        let (scope, facts_error) = match unpack_facts(&packed.facts) {
-            Ok(facts) => (self.scope(facts), None),
-            Err(e) => (Scope::default(), Some(e)),
-        };
-        Node {
-            name: packed.name.clone(),
-            source: packed.source.clone(),
-            scope,
-            facts_error,
-            workspace: None,
-        }
-    }
-    /// Gives memory the allocator holds free back to the system: called after the nodes are
-    /// read and after each question about the whole fleet, whose transient allocations would
-    /// otherwise stay mapped between the long-lived ones. The allocator is the program's: by
-    /// default nothing is done.
-    fn release_memory(&self) {}
-    /// Files and directories whose change (a file edited, added or removed) means the nodes
-    /// must be read again.
-    fn watched(&self) -> Vec<PathBuf>;
-    /// Read the nodes again at least this often (PuppetDB's node set), whatever changed.
-    fn reload_every(&self) -> Option<Duration> {
-        None
-    }
-    /// The scope of a node known only by its `facts` (`POST /api/v1/lookup`), as the
-    /// command line makes a node's scope (its `$settings::` variables and `--var`s).
-    fn scope(&self, facts: Map) -> Scope;
-    /// Puppet's `--explain` text for `key` on `session` (made with explain settings by
-    /// [`State::explain`]; `merge`: a `--merge` strategy name), byte for byte what
-    /// `hiera-lookup --explain` prints.
-    fn explain(
-        &self,
-        session: &mut Session,
-        key: &str,
-        merge: Option<&str>,
-    ) -> Result<String, Error>;
-}
-
 /// The fleet at one moment.
 #[derive(Debug, Default, Clone)]
 pub struct Fleet {
@@ -610,7 +588,8 @@ struct NodeCache {
 /// Everything a request needs: see the [module](self).
 pub struct State {
     workspace: Workspace,
-    frontend: Box<dyn Frontend>,
+    /// Where the nodes come from, and how each is built.
+    context: NodeContext,
     options: Options,
     /// The root, canonical (symbolic links resolved), for telling what is inside it.
     canonical_root: PathBuf,
@@ -651,29 +630,25 @@ pub const NODES_REVIVED_KEPT: usize = 16;
 const HEAVY_AT_ONCE: usize = 2;
 
 impl State {
-    /// Opens the control repo `env` and reads the nodes once (an error here is the server's
-    /// start-up error).
-    pub fn open(
-        env: EnvOptions,
-        options: Options,
-        frontend: Box<dyn Frontend>,
-    ) -> Result<State, Error> {
+    /// Opens the control repo of `context` and reads its nodes once (an error here is the
+    /// server's start-up error).
+    pub fn open(context: NodeContext, options: Options) -> Result<State, Error> {
         let settings = Settings {
             strict: options.strict,
             // What eyaml decrypts is recorded so that it can be hidden (`--show-secrets` off).
             redact: !options.show_secrets,
             ..Default::default()
         };
-        let workspace = Workspace::open(env, settings)?;
+        let workspace = Workspace::open(context.env.clone(), settings)?;
         // Taken before the read: a change while reading shows as a change next time.
-        let fingerprint = fingerprint(&frontend.watched());
-        let loaded = load(&*frontend)?;
-        frontend.release_memory();
+        let fingerprint = fingerprint(&context.watched());
+        let loaded = load(&context)?;
+        (options.release_memory)();
         let canonical_root =
             std::fs::canonicalize(&options.root).unwrap_or_else(|_| options.root.clone());
         Ok(State {
             workspace,
-            frontend,
+            context,
             canonical_root,
             options,
             reading: Mutex::new(()),
@@ -703,9 +678,31 @@ impl State {
         &self.options
     }
 
-    /// The front end (for the explanation of a lookup).
-    pub fn frontend(&self) -> &dyn Frontend {
-        &*self.frontend
+    /// Where the nodes come from, and how each is built.
+    pub fn context(&self) -> &NodeContext {
+        &self.context
+    }
+
+    /// Gives the memory the allocator holds free back to the system
+    /// ([`Options::release_memory`]).
+    pub fn release_memory(&self) {
+        (self.options.release_memory)();
+    }
+
+    /// The node `packed` was made from, made again as the fleet was read: its facts made a
+    /// node's scope by the node context (a damaged frame is the node's facts error).
+    pub fn revive(&self, packed: &Packed) -> Node {
+        let (scope, facts_error) = match unpack_facts(&packed.facts) {
+            Ok(facts) => (self.context.scope(facts), None),
+            Err(e) => (Scope::default(), Some(e)),
+        };
+        Node {
+            name: packed.name.clone(),
+            source: packed.source.clone(),
+            scope,
+            facts_error,
+            workspace: None,
+        }
     }
 
     /// What changed since the last request, dropped: data files and hiera.yaml files by
@@ -717,12 +714,12 @@ impl State {
     /// them, the others answer for the nodes read before.
     pub fn refresh(&self) -> Arc<Fleet> {
         self.workspace.refresh();
-        let now = fingerprint(&self.frontend.watched());
+        let now = fingerprint(&self.context.watched());
         let stale = |cache: &NodeCache| {
             now != cache.fingerprint
                 || self
-                    .frontend
-                    .reload_every()
+                    .options
+                    .reload_every
                     .is_some_and(|every| cache.loaded.elapsed() >= every)
         };
         let current = {
@@ -743,7 +740,7 @@ impl State {
             }
             cache.fleet.clone()
         };
-        let fleet = match load(&*self.frontend) {
+        let fleet = match load(&self.context) {
             Ok(loaded) => Fleet::new(loaded),
             // Keep answering for the nodes read before, and say why.
             Err(e) => Fleet {
@@ -751,7 +748,7 @@ impl State {
                 ..(*old).clone()
             },
         };
-        self.frontend.release_memory();
+        self.release_memory();
         let fleet = Arc::new(fleet);
         let mut cache = self.nodes.lock().unwrap_or_else(|e| e.into_inner());
         // Taken before the read: a change while reading shows as a change next time.
@@ -777,7 +774,7 @@ impl State {
         if let Some(node) = hit {
             return node;
         }
-        let node = Arc::new(self.frontend.revive(packed));
+        let node = Arc::new(self.revive(packed));
         let mut kept = self.revived.lock().unwrap_or_else(|e| e.into_inner());
         // Nodes of an earlier reading are not asked for again.
         kept.put(at, node.clone(), |a| a.0 != fleet.generation);
@@ -796,7 +793,7 @@ impl State {
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .peek(&at);
-                kept.unwrap_or_else(|| Arc::new(self.frontend.revive(p)))
+                kept.unwrap_or_else(|| Arc::new(self.revive(p)))
             }
         }
     }
@@ -812,7 +809,7 @@ impl State {
         &self,
         fleet: &Fleet,
         i: usize,
-        work: impl Fn(&Node, &mut Session) -> R,
+        mut work: impl FnMut(&Node, &mut Session) -> R,
     ) -> R {
         if let Held::Node(n) = &fleet.nodes[i] {
             let mut session = self.session(n.scope.clone());
@@ -820,7 +817,7 @@ impl State {
         }
         let slot = &fleet.slims[i];
         let slim = slot.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        if let Some(slim) = slim.and_then(|s| s.node(&fleet.nodes[i], &*self.frontend)) {
+        if let Some(slim) = slim.and_then(|s| s.node(&fleet.nodes[i], &self.context)) {
             let mut session = self.session(slim.scope.clone());
             let answer = work(&slim, &mut session);
             if !session.missed_facts() {
@@ -907,8 +904,17 @@ impl State {
             self.workspace.files(),
         );
         self.guard(&mut session);
-        let text = self.frontend.explain(&mut session, key, merge);
-        // Whatever the front end hid already, nothing this session decrypted goes out.
+        let text = Request::new(&Flags {
+            keys: vec![key.to_string()],
+            merge: merge.map(str::to_string),
+            strict: self.options.strict.name().to_string(),
+            explain: true,
+            redact: !self.options.show_secrets,
+            ..Flags::default()
+        })
+        .and_then(|request| request.answer(&mut session, &mut Vec::new()))
+        .map(|rendered| rendered.text);
+        // Whatever the answer hid already, nothing this session decrypted goes out.
         match session.redactor().filter(|r| !r.is_empty()) {
             Some(r) => text
                 .map(|t| r.text(&t).into_owned())
@@ -1035,12 +1041,48 @@ impl<K: PartialEq, V: Clone> Recent<K, V> {
     }
 }
 
-/// Reads the nodes through `frontend`, the packed ones compressed as they come (the first
-/// [`TRAINING_NODES`] once the dictionary is trained on them).
-fn load(frontend: &dyn Frontend) -> Result<Loaded, Error> {
+/// Reads the nodes of `context`, unit by unit (a facts file, a chunk of PuppetDB's nodes) as
+/// batch mode reads them, each unit's nodes kept before the next is read: the fleet's scopes
+/// are never all in memory at once. Each node is packed (its facts, made a scope again by
+/// [`NodeContext::scope`] when a request needs it: what [`NodeContext::node`] makes of a
+/// node no classifier is asked about), unless a classifier is asked (asking again would run
+/// it again), a `--fact` sets server facts, or its facts cannot be packed: then it is kept
+/// whole, as [`NodeContext::node`] makes it. The packed ones are compressed as they come (the
+/// first [`TRAINING_NODES`] once the dictionary is trained on them).
+fn load(context: &NodeContext) -> Result<Loaded, Error> {
     let mut nodes = Vec::new();
     let mut packer = Packer::default();
-    let warnings = frontend.load_nodes(&mut |n| packer.keep(n, &mut nodes))?;
+    let mut warnings = Vec::new();
+    let packable = context.enc.is_none()
+        && !context
+            .fact_overrides
+            .iter()
+            .any(|(name, _)| name.split('.').next() == Some("server_facts"));
+    let mut named: Vec<(String, String)> = Vec::new();
+    let (units, _) = context.units()?;
+    for unit in units {
+        let (read, w) = unit();
+        warnings.extend(w);
+        for n in read {
+            named.push((n.name.clone(), n.source.clone()));
+            let packed = match &n.facts {
+                Ok(facts) if packable && Scope::check_facts(facts).is_ok() => pack_facts(facts),
+                _ => None,
+            };
+            let held = match packed {
+                Some(facts) => Held::Packed(Packed {
+                    name: n.name,
+                    source: Some((n.kind.into(), n.source)),
+                    facts,
+                }),
+                None => Held::Node(Arc::new(context.node(n))),
+            };
+            packer.keep(held, &mut nodes);
+        }
+    }
+    warnings.extend(hiera_engine::batch::duplicate_warnings(
+        named.iter().map(|(n, s)| (n.as_str(), s.as_str())),
+    ));
     packer.finish(&mut nodes);
     nodes.shrink_to_fit();
     Ok(Loaded { nodes, warnings })
@@ -1074,37 +1116,13 @@ mod tests {
     /// must leave them shared (a copy each was 12 MB over 3,000 nodes).
     #[test]
     fn what_adds_nothing_shares_the_learnt_paths() {
-        struct NoNodes;
-        impl Frontend for NoNodes {
-            fn load_nodes(&self, _: &mut dyn FnMut(Held)) -> Result<Vec<String>, Error> {
-                Ok(vec![])
-            }
-            fn watched(&self) -> Vec<PathBuf> {
-                vec![]
-            }
-            fn scope(&self, facts: Map) -> Scope {
-                Scope::from_facts(facts, "production")
-            }
-            fn explain(&self, _: &mut Session, _: &str, _: Option<&str>) -> Result<String, Error> {
-                Ok(String::new())
-            }
-        }
         let dir = std::env::temp_dir().join(format!("hl-serve-learn-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("hiera.yaml"), "version: 5\n").unwrap();
-        let env = EnvOptions {
-            cwd: dir.clone(),
-            ..Default::default()
-        };
-        let options = Options {
-            root: dir.clone(),
-            strict: Strict::Error,
-            show_secrets: false,
-            allow_exec: false,
-            threads: 1,
-            lint: hiera_lint::Options::default(),
-        };
-        let state = State::open(env, options, Box::new(NoNodes)).unwrap();
+        let context = hiera_facts::context::NodeSources::default()
+            .resolve_in(&dir)
+            .unwrap();
+        let state = State::open(context, Options::new(dir.clone())).unwrap();
         let first = state.learn(FactPaths::default());
         let mut known = FactPaths::default();
         known.keep(&["clientcert"]);
@@ -1438,28 +1456,20 @@ mod tests {
             text(&|t| t[0] = 0xff),
             text(&|t| t[0] = b'['),
         ];
-        struct Plain;
-        impl Frontend for Plain {
-            fn load_nodes(&self, _: &mut dyn FnMut(Held)) -> Result<Vec<String>, Error> {
-                Ok(Vec::new())
-            }
-            fn watched(&self) -> Vec<PathBuf> {
-                Vec::new()
-            }
-            fn scope(&self, facts: Map) -> Scope {
-                Scope::from_facts(facts, "production")
-            }
-            fn explain(&self, _: &mut Session, _: &str, _: Option<&str>) -> Result<String, Error> {
-                Err(Error::run("not here"))
-            }
-        }
-        assert!(Plain.revive(good).facts_error.is_none());
+        let dir = std::env::temp_dir().join(format!("hl-serve-revive-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let context = hiera_facts::context::NodeSources::default()
+            .resolve_in(&dir)
+            .unwrap();
+        let state = State::open(context, Options::new(dir.clone())).unwrap();
+        assert!(state.revive(good).facts_error.is_none());
         for (i, p) in bad.iter().enumerate() {
             assert!(unpack_facts(&p.facts).is_err(), "{i}: {p:?}");
-            let node = Plain.revive(p);
+            let node = state.revive(p);
             let e = node.facts_error.expect("the node's error").to_string();
             assert!(e.contains("packed facts"), "{i}: {e}");
             assert_eq!(node.name, good.name);
         }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -17,11 +17,11 @@ use hiera_engine::merge::MergeStrategy;
 use hiera_engine::redact::Redactor;
 use hiera_engine::scope::{Scope, Strict};
 use hiera_engine::slim::FactPaths;
-use hiera_engine::where_::{self, fleet::FleetReport, Definition, Reporter, Role};
+use hiera_engine::where_::{self, Definition, Reporter, Role};
 use hiera_engine::workspace::Stamp;
 use hiera_value::value::Value;
 use serde_json::{json, Map as JsonMap, Value as Json};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Why a view has no document.
@@ -385,90 +385,61 @@ pub fn key(state: &State, fleet: &Fleet, key: &str) -> Result<Json, ViewError> {
     state.key_view(key, fingerprint, || key_across(state, fleet, key))
 }
 
-/// The nodes whose reports a key's view holds at once.
-const KEY_VIEW_CHUNK: usize = 256;
+/// The nodes a worker of a key's view takes at a time.
+const KEY_VIEW_UNIT: usize = 16;
 
-/// [`key`], computed.
+/// The server's nodes as the fleet loop asks them: a range of the fleet's places at a time,
+/// each node through its slim form first ([`State::on_slim`]).
+struct Served<'s> {
+    state: &'s State,
+    fleet: &'s Fleet,
+}
+
+impl hiera_engine::fleet::Fleet for Served<'_> {
+    type Unit = std::ops::Range<usize>;
+
+    fn ask_unit<R>(
+        &self,
+        unit: std::ops::Range<usize>,
+        ask: &mut dyn FnMut(&Node, &mut Session) -> R,
+    ) -> (Vec<R>, Vec<String>) {
+        let answers = unit
+            .map(|i| self.state.on_slim(self.fleet, i, &mut *ask))
+            .collect();
+        (answers, Vec::new())
+    }
+}
+
+/// [`key`], computed by the fleet loop.
 fn key_across(state: &State, fleet: &Fleet, key: &str) -> Result<Json, ViewError> {
     let request = where_::Request {
         key: key.to_string(),
         merge: None,
         reachable_only: false,
     };
-    let indices: Vec<usize> = (0..fleet.nodes.len()).collect();
-    let files = state.workspace().files();
-    let strict = state.options().strict;
-    let mut secrets = Redactor::default();
-    let mut fleet_report = FleetReport::new(key);
-    // Distinct values by their JSON text, in the order first met.
-    let mut values: Vec<(Json, Vec<String>)> = Vec::new();
-    let mut by_text: HashMap<String, usize> = HashMap::new();
-    // The nodes' reports are folded in, in fleet order, a chunk at a time: never every
-    // node's report at once.
-    let reports = indices.chunks(KEY_VIEW_CHUNK).flat_map(|chunk| {
-        par_map(
-            chunk,
-            state.options().threads,
-            || std::cell::RefCell::new(Reporter::new(files.clone(), strict)),
-            |reporter, &i| {
-                state.on_slim(fleet, i, |node, session| {
-                    if let Some(e) = &node.facts_error {
-                        return (Err(e.to_string()), Redactor::default());
-                    }
-                    let report = reporter
-                        .borrow_mut()
-                        .report(session, &request, Some(node.name.clone()))
-                        .map_err(|e| e.to_string());
-                    (report, secrets_of(session))
-                })
-            },
-        )
-    });
-    for (i, (report, s)) in reports.enumerate() {
-        secrets.merge(&s);
-        let name = &fleet.names[i];
-        match report {
-            Ok(mut r) => {
-                for d in &mut r.definitions {
-                    d.value = s.value(&d.value);
-                }
-                if let where_::Answer::Found(v) = &r.answer {
-                    // Grouped by the value's JSON text; parsed once, for its first node.
-                    let text = match hiera_formats::render::to_json(&s.value(v)) {
-                        Ok(t) => t,
-                        Err(e) => {
-                            fleet_report.errors.push((name.clone(), e.to_string()));
-                            fleet_report.nodes.push(name.clone());
-                            continue;
-                        }
-                    };
-                    let at = match by_text.get(&text) {
-                        Some(&at) => at,
-                        None => match serde_json::from_str::<Json>(&text) {
-                            Ok(j) => {
-                                values.push((j, Vec::new()));
-                                by_text.insert(text, values.len() - 1);
-                                values.len() - 1
-                            }
-                            Err(e) => {
-                                fleet_report.errors.push((name.clone(), e.to_string()));
-                                fleet_report.nodes.push(name.clone());
-                                continue;
-                            }
-                        },
-                    };
-                    values[at].1.push(name.clone());
-                }
-                fleet_report.add(name, r);
-            }
-            Err(e) => {
-                fleet_report.nodes.push(name.clone());
-                fleet_report.errors.push((name.clone(), e));
-            }
+    let n = fleet.nodes.len();
+    let units = (0..n)
+        .step_by(KEY_VIEW_UNIT)
+        .map(|start| start..(start + KEY_VIEW_UNIT).min(n));
+    let across = hiera_engine::fleet::key_across(
+        &Served { state, fleet },
+        units,
+        state.options().threads,
+        (&state.workspace().files(), state.options().strict),
+        &request,
+    );
+    let mut fleet_report = across.report;
+    let mut values = Vec::new();
+    for group in across.values {
+        match serde_json::from_str::<Json>(&group.json) {
+            Ok(value) => values
+                .push(json!({"value": value, "count": group.nodes.len(), "nodes": group.nodes})),
+            Err(e) => fleet_report
+                .errors
+                .extend(group.nodes.into_iter().map(|n| (n, e.to_string()))),
         }
     }
-    fleet_report.finish();
-    values.sort_by_key(|v| std::cmp::Reverse(v.1.len()));
+    fleet_report.errors.extend(across.unrenderable);
     let mut doc = match where_::render::fleet_json(&fleet_report)
         .map_err(|e| e.to_string())
         .and_then(|t| serde_json::from_str::<Json>(&t).map_err(|e| e.to_string()))
@@ -481,17 +452,14 @@ fn key_across(state: &State, fleet: &Fleet, key: &str) -> Result<Json, ViewError
     let out = json!({
         "key": key,
         "nodes": fleet.nodes.len(),
-        "values": values
-            .into_iter()
-            .map(|(value, nodes)| json!({"value": value, "count": nodes.len(), "nodes": nodes}))
-            .collect::<Vec<_>>(),
+        "values": values,
         "not_found": doc["not_found"].take(),
         "errors": doc["errors"].take(),
         "definitions": doc["definitions"].take(),
         "lookup_options": doc["lookup_options_entries"].take(),
         "warnings": doc["warnings"].take(),
     });
-    Ok(redacted(out, &secrets))
+    Ok(redacted(out, &across.secrets))
 }
 
 /// `POST /api/v1/lookup`: answers for a node that is not in the fleet, from a facts document
@@ -557,7 +525,7 @@ pub fn lookup(
         hiera_facts::facts_from_text(&facts_text, "the posted facts", "posted")
             .map_err(|e| bad(e.to_string()))?;
     Scope::check_facts(&facts).map_err(|e| bad(e.to_string()))?;
-    let scope = state.frontend().scope(facts);
+    let scope = state.context().scope(facts);
     let node = Node {
         name: name.clone(),
         source: None,

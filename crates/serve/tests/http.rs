@@ -8,12 +8,8 @@ mod eyaml;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use hiera_engine::batch::Node;
-use hiera_engine::environment::EnvOptions;
-use hiera_engine::merge::MergeStrategy;
-use hiera_engine::scope::{Scope, Strict};
-use hiera_engine::{Error, Session};
-use hiera_serve::{Frontend, Held, Options, Packed, State};
+use hiera_facts::context::{NodeContext, NodeSources};
+use hiera_serve::{Options, State};
 use http_body_util::BodyExt;
 use serde_json::{json, Value as Json};
 use std::collections::BTreeSet;
@@ -108,80 +104,27 @@ fn fleet(name: &str) -> Scratch {
     s
 }
 
-/// The front end of the tests: a facts directory, read with hiera-facts as batch mode reads
-/// one; explanations as the engine's explainer prints them.
-struct Dir(PathBuf);
-
-impl Frontend for Dir {
-    /// Each node packed, as the command line packs them (every test then asks nodes made
-    /// again from their facts' text); one whose facts cannot be read, whole.
-    fn load_nodes(&self, keep: &mut dyn FnMut(Held)) -> Result<Vec<String>, Error> {
-        let req = hiera_facts::FactsRequest {
-            dir: Some((self.0.clone(), "facts".into())),
-            ..Default::default()
-        };
-        let (found, warnings) = hiera_facts::batch(&req)?;
-        for n in found {
-            let source = Some((n.kind.to_string(), n.source));
-            keep(match n.facts {
-                Ok(f) => Held::Packed(Packed {
-                    name: n.name,
-                    source,
-                    facts: hiera_serve::pack_facts(&f).expect("facts JSON can hold"),
-                }),
-                Err(e) => Held::Node(Arc::new(Node {
-                    name: n.name,
-                    source,
-                    scope: Scope::default(),
-                    facts_error: Some(e),
-                    workspace: None,
-                })),
-            });
-        }
-        Ok(warnings)
+/// The node context of the tests, as the command line makes it for `serve -C repo
+/// --facts-dir facts` in the scratch directory: the one node builder every command uses.
+fn context(s: &Scratch) -> NodeContext {
+    NodeSources {
+        repo: Some("repo".into()),
+        facts_dir: Some("facts".into()),
+        ..Default::default()
     }
-    fn watched(&self) -> Vec<PathBuf> {
-        vec![self.0.clone()]
-    }
-    fn scope(&self, facts: hiera_value::value::Map) -> Scope {
-        Scope::from_facts(facts, "production")
-    }
-    fn explain(
-        &self,
-        session: &mut Session,
-        key: &str,
-        merge: Option<&str>,
-    ) -> Result<String, Error> {
-        let merge = merge
-            .map(|m| MergeStrategy::from_cli(m, None, false, false))
-            .transpose()
-            .map_err(|e| Error::Usage(e.message))?;
-        let _ = session.lookup(&[key.to_string()], merge.as_ref());
-        Ok(session
-            .explainer()
-            .map(|e| e.explain())
-            .transpose()?
-            .unwrap_or_default())
-    }
+    .resolve_in(&s.0)
+    .unwrap()
 }
 
 fn options(root: &Path) -> Options {
     Options {
-        root: root.to_path_buf(),
-        strict: Strict::Error,
-        show_secrets: false,
-        allow_exec: false,
         threads: 2,
-        lint: hiera_lint::Options::default(),
+        ..Options::new(root.to_path_buf())
     }
 }
 
 fn app_with(s: &Scratch, options: Options) -> axum::Router {
-    let env = EnvOptions {
-        cwd: s.repo(),
-        ..Default::default()
-    };
-    let state = State::open(env, options, Box::new(Dir(s.0.join("facts")))).unwrap();
+    let state = State::open(context(s), options).unwrap();
     hiera_serve::app(Arc::new(state))
 }
 
@@ -1188,50 +1131,16 @@ async fn the_openapi_document_describes_the_answers() {
 }
 
 /// A source read on an interval (PuppetDB's node set): read again once the interval passed,
-/// not before, with no file to watch.
+/// not before, with no file changed.
 #[tokio::test]
 async fn interval_sources_are_read_again() {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    struct Counting {
-        dir: Dir,
-        reads: Arc<AtomicUsize>,
-    }
-    impl Frontend for Counting {
-        /// The nodes whole (the other tests have them packed).
-        fn load_nodes(&self, keep: &mut dyn FnMut(Held)) -> Result<Vec<String>, Error> {
-            self.reads.fetch_add(1, Ordering::SeqCst);
-            self.dir.load_nodes(&mut |n| {
-                keep(match n {
-                    Held::Packed(p) => Held::Node(Arc::new(self.dir.revive(&p))),
-                    whole => whole,
-                })
-            })
-        }
-        fn watched(&self) -> Vec<PathBuf> {
-            Vec::new()
-        }
-        fn reload_every(&self) -> Option<std::time::Duration> {
-            Some(std::time::Duration::from_secs(2))
-        }
-        fn scope(&self, facts: hiera_value::value::Map) -> Scope {
-            self.dir.scope(facts)
-        }
-        fn explain(&self, s: &mut Session, k: &str, m: Option<&str>) -> Result<String, Error> {
-            self.dir.explain(s, k, m)
-        }
-    }
     let s = fleet("interval");
-    let reads = Arc::new(AtomicUsize::new(0));
-    let env = EnvOptions {
-        cwd: s.repo(),
-        ..Default::default()
+    let options = Options {
+        reload_every: Some(std::time::Duration::from_secs(2)),
+        ..options(&s.repo())
     };
-    let frontend = Counting {
-        dir: Dir(s.0.join("facts")),
-        reads: reads.clone(),
-    };
-    let state = State::open(env, options(&s.repo()), Box::new(frontend)).unwrap();
-    let app = hiera_serve::app(Arc::new(state));
+    let state = Arc::new(State::open(context(&s), options).unwrap());
+    let app = hiera_serve::app(state.clone());
     assert_eq!(
         get(&app, "/api/v1/nodes")
             .await
@@ -1241,19 +1150,10 @@ async fn interval_sources_are_read_again() {
             .len(),
         3
     );
-    let after_start = reads.load(Ordering::SeqCst);
-    // Not watched, within the interval: the nodes read before.
-    s.write("facts/new01.yaml", "clientcert: new01\n");
-    assert_eq!(
-        get(&app, "/api/v1/nodes")
-            .await
-            .json()
-            .as_array()
-            .unwrap()
-            .len(),
-        3
-    );
-    assert_eq!(reads.load(Ordering::SeqCst), after_start);
+    let first = state.refresh().generation;
+    // Nothing changed, within the interval: the nodes read before.
+    get(&app, "/api/v1/nodes").await;
+    assert_eq!(state.refresh().generation, first);
     tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
     assert_eq!(
         get(&app, "/api/v1/nodes")
@@ -1262,9 +1162,9 @@ async fn interval_sources_are_read_again() {
             .as_array()
             .unwrap()
             .len(),
-        4
+        3
     );
-    assert_eq!(reads.load(Ordering::SeqCst), after_start + 1);
+    assert_ne!(state.refresh().generation, first);
 }
 
 /// The fleet-wide views ask each node's slim form (its facts cut down to what lookups were
@@ -1301,12 +1201,7 @@ async fn fleet_views_answer_each_node_as_its_whole_facts_do() {
             .to_string(),
         );
     }
-    let env = EnvOptions {
-        cwd: s.repo(),
-        ..Default::default()
-    };
-    let state =
-        Arc::new(State::open(env, options(&s.repo()), Box::new(Dir(s.0.join("facts")))).unwrap());
+    let state = Arc::new(State::open(context(&s), options(&s.repo())).unwrap());
     let app = hiera_serve::app(state.clone());
     // Each node's answer as a single-node question (the whole node) gives it.
     async fn each(app: &axum::Router, key: &str) -> BTreeSet<(String, String)> {

@@ -1,283 +1,36 @@
-//! The typed request between a command line and the library (fd's `Opts` → `Config`,
-//! ripgrep's `LowArgs` → `HiArgs`): [`Flags`] as a command line gives them, validated once
-//! with Puppet's wording into a [`Request`]: typed [`Format`], [`Strict`], merge strategy
-//! and [`Mode`]. [`Request::answer`] then runs a single lookup (or an explanation) and
-//! applies `--default`, `--type` and the format, so every command prints through one path.
+//! The node context: where a run's layers and nodes come from, and the one place a node is
+//! built. Every front end — the command line's lookup, batch mode, `where`, `diff` and
+//! `lint`, the web view and the language server — describes its nodes as [`NodeSources`]
+//! (the flags, or their settings), resolves them once into a [`NodeContext`] (Puppet's
+//! settings read, the layers located, `--var`s and `--fact`s parsed, the classifier and
+//! PuppetDB set up), and takes its nodes from it: [`NodeContext::single`] for one node,
+//! [`NodeContext::fleet`] for many (streamed: a facts file or a chunk of PuppetDB's nodes at a
+//! time), [`NodeContext::scope`] for facts given by other means (a posted facts document).
+//! So a node is answered alike everywhere: its facts (`--fact`s over them), `$trusted`, the
+//! environment's `$settings::` variables, the classifier's parameters and environment, then
+//! `--var`s.
 
-use hiera_engine::answer::{Answer, Finish};
+use crate::conf::PuppetConf;
+use crate::enc::Classification;
+use crate::{puppetdb, BatchNode, FactsRequest};
 use hiera_engine::batch::{NodeSource, NodeUnit, ReadNodes};
-use hiera_engine::engine::{Session, Settings};
+use hiera_engine::engine::Settings;
 use hiera_engine::environment::{absolute, EnvOptions};
 use hiera_engine::error::{Error, Result};
-use hiera_engine::format::Format;
-use hiera_engine::merge::MergeStrategy;
 use hiera_engine::scope::Scope;
-use hiera_engine::scope::Strict;
-use hiera_facts::conf::PuppetConf;
-use hiera_facts::enc::Classification;
-use hiera_facts::{puppetdb, BatchNode, FactsRequest};
-use hiera_value::value::Value;
+use hiera_value::value::{Map, Value};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 
-/// Where Puppet says "Run 'puppet lookup --help' for more details": this program's help.
-const RUN_HELP: &str = "Run 'hiera-lookup --help' for more details.";
-
-/// The lookup flags as a command line gives them, before validation.
-#[derive(Debug, Clone, Default)]
-pub struct Flags {
-    /// The keys, in order (the first found wins).
-    pub keys: Vec<String>,
-    /// `--merge`.
-    pub merge: Option<String>,
-    /// `--knock-out-prefix`.
-    pub knock_out_prefix: Option<String>,
-    /// `--sort-merged-arrays`.
-    pub sort_merged_arrays: bool,
-    /// `--merge-hash-arrays`.
-    pub merge_hash_arrays: bool,
-    /// `--strict`: `off`, `warning` or `error`.
-    pub strict: String,
-    /// `--render-as`.
-    pub render_as: Option<String>,
-    /// `--explain`.
-    pub explain: bool,
-    /// `--explain-options`.
-    pub explain_options: bool,
-    /// `--compile` (refused: no Puppet compiler).
-    pub compile: bool,
-    /// `--default`.
-    pub default: Option<String>,
-    /// `--type`, as written.
-    pub value_type: Option<String>,
-    /// `--redact`: values decrypted from eyaml are shown as `[redacted]`.
-    pub redact: bool,
-    /// Many nodes (several `--facts`, `--facts-dir`) or `--all`: batch mode.
-    pub batch: bool,
-    /// `--all`: every key the node can see.
-    pub all: bool,
-}
-
-/// What kind of run a request is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    /// One node, the first of the keys that is found.
-    Single,
-    /// Many nodes × keys, JSON Lines.
-    Batch,
-    /// `--explain` (`options_only`: `--explain-options` alone).
-    Explain {
-        /// `--explain-options` without `--explain`.
-        options_only: bool,
-    },
-}
-
-/// A validated request.
-#[derive(Debug, Clone)]
-pub struct Request {
-    /// The keys, in order (the first found wins).
-    pub keys: Vec<String>,
-    /// `--merge` and its deep options (`None`: lookup_options or `first` decide).
-    pub merge: Option<MergeStrategy>,
-    /// `--strict`.
-    pub strict: Strict,
-    /// Single lookup, batch or explanation.
-    pub mode: Mode,
-    /// The render format (`s` by default with `--explain`, else `yaml`).
-    pub format: Format,
-    /// Whether the format was asked for (batch mode adds rendered values only then).
-    pub format_given: bool,
-    /// `--redact`.
-    pub redact: bool,
-    /// `--default` and `--type` (parsed by [`finish`](Self::finish)).
-    default: Option<String>,
-    value_type: Option<String>,
-}
-
-/// What a single lookup or an explanation prints, and its exit status.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Rendered {
-    /// What goes to stdout.
-    pub text: String,
-    /// The exit status: 0 answered, 1 not found.
-    pub code: i32,
-    /// The text is an `--explain` trace in the `s` format (which a terminal may colour).
-    pub explanation: bool,
-}
-
-impl Request {
-    /// Validates `flags`, in Puppet's order and with its messages.
-    pub fn new(flags: &Flags) -> Result<Request> {
-        let merge = parse_merge(flags)?;
-        let strict = parse_strict(&flags.strict)?;
-        if flags.compile {
-            return Err(Error::Usage(
-                "--compile needs a Puppet compiler and is not supported by hiera-lookup".into(),
-            ));
-        }
-        let explain = flags.explain || flags.explain_options;
-        let only_options = flags.explain_options && !flags.explain;
-        let mut keys = flags.keys.clone();
-        if keys.is_empty() && !flags.batch {
-            if only_options {
-                keys.push("__global__".into());
-            } else {
-                return Err(Error::Usage("No keys were given to lookup.".into()));
-            }
-        }
-        let format = match &flags.render_as {
-            Some(f) => Format::parse(f)?,
-            None if explain => Format::S,
-            None => Format::Yaml,
-        };
-        let mode = if flags.batch {
-            Mode::Batch
-        } else if explain {
-            Mode::Explain {
-                options_only: only_options,
-            }
-        } else {
-            Mode::Single
-        };
-        Ok(Request {
-            keys,
-            merge,
-            strict,
-            mode,
-            format,
-            format_given: flags.render_as.is_some(),
-            redact: flags.redact,
-            default: flags.default.clone(),
-            value_type: flags.value_type.clone(),
-        })
-    }
-
-    /// The batch-mode checks (after the layers are known, as before batch mode existed).
-    pub fn check_batch(&self, flags: &Flags) -> Result<()> {
-        if flags.explain || flags.explain_options {
-            return Err(Error::Usage(
-                "--explain cannot be combined with batch mode".into(),
-            ));
-        }
-        if flags.all && !flags.keys.is_empty() {
-            return Err(Error::Usage("--all and keys cannot be combined".into()));
-        }
-        if !flags.all && flags.keys.is_empty() {
-            return Err(Error::Usage("No keys were given to lookup.".into()));
-        }
-        Ok(())
-    }
-
-    /// The session settings this request needs.
-    pub fn settings(&self) -> Settings {
-        let (explain, explain_options_only) = match self.mode {
-            Mode::Explain { options_only } => (!options_only, options_only),
-            _ => (false, false),
-        };
-        Settings {
-            strict: self.strict,
-            explain,
-            explain_options_only,
-            redact: self.redact,
-        }
-    }
-
-    /// `--default` and `--type`. The type is parsed here, when the node is known, as Puppet
-    /// parses it after reading the facts (so a facts error comes first).
-    pub fn finish(&self) -> Result<Finish> {
-        Ok(Finish {
-            default: self.default.clone(),
-            value_type: self
-                .value_type
-                .as_deref()
-                .map(Finish::parse_type)
-                .transpose()?,
-        })
-    }
-
-    /// Runs the request's lookup on `session` (made with [`settings`](Self::settings)) and
-    /// renders the answer or the explanation as `puppet lookup` prints it.
-    pub fn answer(&self, session: &mut Session, warnings: &mut Vec<String>) -> Result<Rendered> {
-        let finish = self.finish()?;
-        // `--default` and `--type` apply to the outcome; a type mismatch is a plain error.
-        let result = session
-            .lookup(&self.keys, self.merge.as_ref())
-            .and_then(|o| finish.apply(o));
-        // --redact changes only what is printed, from here on.
-        let redactor = session.redactor().filter(|r| !r.is_empty()).cloned();
-        let result = match &redactor {
-            Some(r) => result
-                .map(|a| a.map_value(|v| r.value(v)))
-                .map_err(|e| r.error(&e)),
-            None => result,
-        };
-        let hide = |text: String| match &redactor {
-            Some(r) => r.text(&text).into_owned(),
-            None => text,
-        };
-        warnings.extend(session.take_warnings().into_iter().map(hide));
-        if let (Some(r), Some(ex)) = (&redactor, session.explainer_mut()) {
-            ex.redact(r);
-        }
-        let format = self.format;
-        if let Mode::Explain { .. } = self.mode {
-            // The trace holds its own copies of what it prints: the answer and the loaded
-            // data are dropped before it is printed.
-            let result = result.map(|a| a.map_value(|_| Value::Null));
-            session.release_data();
-            let extra = match &result {
-                Ok(Answer::Found(_) | Answer::Default(_)) => None,
-                Ok(Answer::NotFound) => Some(Session::not_found_message(&self.keys)),
-                Err(e) if e.is_lookup_error() => Some(e.to_string()),
-                Err(e) => return Err(e.clone()),
-            };
-            // deep_merge's merge_debug lines come first on stdout, as Ruby `puts` them (on
-            // an error they stay in the session for the caller, see `Session::take_merge_trace`).
-            let trace = hide(session.take_merge_trace());
-            let rendered = |text: String| Rendered {
-                text: format!("{trace}{text}"),
-                code: 0,
-                explanation: false,
-            };
-            if format == Format::S {
-                if let (Some(t), Some(ex)) = (extra, session.explainer_mut()) {
-                    ex.root_text(t);
-                }
-                let text = session
-                    .explainer()
-                    .map(|ex| ex.explain())
-                    .transpose()?
-                    .unwrap_or_default();
-                return Ok(Rendered {
-                    text: format!("{trace}{}", hide(text)),
-                    code: 0,
-                    explanation: true,
-                });
-            }
-            let Some(ex) = session.explainer() else {
-                return Ok(rendered(format.render(&Value::Null)?));
-            };
-            // YAML: Psych shows the symbols and shared objects a plain value cannot hold.
-            return Ok(rendered(hide(ex.render(format)?)));
-        }
-        let answer = result?;
-        let trace = hide(session.take_merge_trace());
-        Ok(Rendered {
-            text: match answer.value() {
-                Some(v) => format!("{trace}{}", format.render(v)?),
-                None => trace,
-            },
-            code: answer.status(),
-            explanation: false,
-        })
-    }
-}
+/// The warning for a single lookup given no facts.
+pub const NO_FACTS: &str = "no facts given (--facts FILE, --node NAME or --puppetdb URL): answering for a node without facts";
 
 /// Where the layers and the nodes come from, as a command line gives them. Every command
 /// that looks nodes up (the lookup, batch mode, `where`, `diff`) resolves them through
-/// [`Sources::resolve`] and the methods of [`Sources`]' [`Resolved`] form, so a flag means
+/// [`NodeSources::resolve`] and the methods of [`NodeSources`]' [`NodeContext`] form, so a flag means
 /// the same thing everywhere.
 #[derive(Debug, Clone, Default)]
-pub struct Sources {
+pub struct NodeSources {
     /// `-C DIR`: the control repo (default: the current directory).
     pub repo: Option<PathBuf>,
     /// `--hiera_config`: the global layer's hiera.yaml.
@@ -328,9 +81,9 @@ pub struct Sources {
     pub enc: Option<Option<String>>,
 }
 
-/// [`Sources`] with Puppet's settings read and the layers located.
+/// [`NodeSources`] with Puppet's settings read and the layers located.
 #[derive(Debug, Clone)]
-pub struct Resolved {
+pub struct NodeContext {
     /// The directory relative paths are taken from.
     pub cwd: PathBuf,
     /// Puppet's settings.
@@ -342,15 +95,17 @@ pub struct Resolved {
     /// `--fact`s: dotted names, values read as YAML.
     pub fact_overrides: Vec<(String, Value)>,
     /// The External Node Classifier to ask about every node (`--enc`).
-    pub enc: Option<hiera_facts::enc::Enc>,
+    pub enc: Option<crate::enc::Enc>,
     /// The environments a classifier puts nodes of a fleet in, besides the run's (Puppet's
-    /// layout; `None`: such a node is an error, see [`Resolved::answer_other_environments`]).
-    pub other_environments: Option<std::sync::Arc<OtherEnvironments>>,
+    /// layout; `None`: such a node is an error, see [`NodeContext::answer_other_environments`]).
+    pub other_environments: Option<Arc<OtherEnvironments>>,
     /// The flags resolved.
-    pub sources: Sources,
+    pub sources: NodeSources,
+    /// PuppetDB's client, made when first asked for ([`db`](Self::db)).
+    db: Arc<OnceLock<Option<puppetdb::Client>>>,
 }
 
-impl Sources {
+impl NodeSources {
     /// Whether the flags name many nodes (several `--facts`, `--facts-dir`, PuppetDB's nodes
     /// without `--node`).
     pub fn many_nodes(&self) -> bool {
@@ -361,16 +116,16 @@ impl Sources {
 
     /// The current directory, Puppet's settings (the flags, then puppet.conf) and where the
     /// layers are.
-    pub fn resolve(&self) -> Result<Resolved> {
+    pub fn resolve(&self) -> Result<NodeContext> {
         let cwd = std::env::current_dir()
             .map_err(|e| Error::run(format!("cannot read the current directory: {e}")))?;
         self.resolve_in(&cwd)
     }
 
     /// [`resolve`](Self::resolve) with relative paths taken from `cwd`.
-    pub fn resolve_in(&self, cwd: &Path) -> Result<Resolved> {
+    pub fn resolve_in(&self, cwd: &Path) -> Result<NodeContext> {
         let abs = |p: &Option<PathBuf>| p.as_deref().map(|p| absolute(cwd, p));
-        let flags = hiera_facts::conf::Flags {
+        let flags = crate::conf::Flags {
             config: abs(&self.config),
             confdir: abs(&self.confdir),
             codedir: abs(&self.codedir),
@@ -418,9 +173,9 @@ impl Sources {
         conf.apply_layout(&mut env, self.config.is_some());
         let enc = match &self.enc {
             None => None,
-            Some(Some(command)) => Some(hiera_facts::enc::Enc::new(command, cwd)?),
+            Some(Some(command)) => Some(crate::enc::Enc::new(command, cwd)?),
             Some(None) => match &conf.external_nodes {
-                Some(command) => Some(hiera_facts::enc::Enc::new(command, cwd)?),
+                Some(command) => Some(crate::enc::Enc::new(command, cwd)?),
                 None => {
                     let read = match &conf.file {
                         Some(f) => format!("{} names none", f.display()),
@@ -432,7 +187,7 @@ impl Sources {
                 }
             },
         };
-        Ok(Resolved {
+        Ok(NodeContext {
             cwd: cwd.to_path_buf(),
             conf,
             env,
@@ -441,11 +196,12 @@ impl Sources {
             enc,
             other_environments: None,
             sources: self.clone(),
+            db: Arc::default(),
         })
     }
 }
 
-impl Resolved {
+impl NodeContext {
     /// In control-repo mode (no layout flag, none from puppet.conf), the working directory
     /// must look like one: a hiera.yaml, a data/ or modules/ directory, or environment.conf.
     /// Anywhere else a lookup would find nothing and exit 1 like a missing key, and a CI step
@@ -487,7 +243,7 @@ impl Resolved {
         let trusted = match &s.trusted {
             Some(f) => {
                 let (path, display) = shown(f);
-                Some(hiera_facts::read_trusted_file(&path, &display)?)
+                Some(crate::read_trusted_file(&path, &display)?)
             }
             None => None,
         };
@@ -501,12 +257,18 @@ impl Resolved {
         })
     }
 
-    /// The PuppetDB client the flags (or Puppet's routes.yaml and puppetdb.conf) ask for.
-    pub fn puppetdb(&self) -> Result<Option<puppetdb::Client>> {
-        match self.puppetdb_options()? {
-            Some(opts) => puppetdb::Client::new(&opts).map(Some),
-            None => Ok(None),
+    /// The PuppetDB client the flags (or Puppet's routes.yaml and puppetdb.conf) ask for,
+    /// made the first time (its certificates read then: an unreadable one is an error each
+    /// time it is asked for).
+    pub fn db(&self) -> Result<Option<&puppetdb::Client>> {
+        if let Some(made) = self.db.get() {
+            return Ok(made.as_ref());
         }
+        let made = match self.puppetdb_options()? {
+            Some(opts) => Some(puppetdb::Client::new(&opts)?),
+            None => None,
+        };
+        Ok(self.db.get_or_init(|| made).as_ref())
     }
 
     /// How to reach the PuppetDB the flags (or Puppet's routes.yaml and puppetdb.conf) ask
@@ -520,7 +282,7 @@ impl Resolved {
         } else if s.nodes_query.is_some()
             || (s.node.is_some()
                 && !s.no_facts
-                && (s.confdir.is_some() || !hiera_facts::conf::machine_config_disabled())
+                && (s.confdir.is_some() || !crate::conf::machine_config_disabled())
                 && puppetdb::routes_facts_to_puppetdb(&conf.confdir))
         {
             match puppetdb::server_urls_from_conf(&conf.confdir)? {
@@ -548,35 +310,21 @@ impl Resolved {
         ))
     }
 
-    /// [`single_scope`](Self::single_scope) as `lookup` and `where` take it: with the warning
-    /// that no facts were given, and whether the classifier moved the node to another
-    /// environment (its layers are then to be found again).
-    pub fn single_node(
-        &mut self,
-        facts: &FactsRequest,
-        db: Option<&puppetdb::Client>,
-        warnings: &mut Vec<String>,
-    ) -> Result<(Scope, bool)> {
+    /// The one node a single lookup is for (`--facts FILE`, `--node`, PuppetDB's node): its
+    /// facts (`--fact`s over them), the environment's `$settings::` variables, the
+    /// classifier's parameters (`--enc`), then `--var`s; what reading the facts warned of
+    /// (and that no facts were given, if so) goes to `warnings`. The classifier's environment
+    /// becomes the environment unless `--environment` was given, as for a Puppet server's
+    /// node: [`NodeContext::env`] changes then, and [`Single::moved`] says so (the caller's
+    /// layers are to be found again).
+    pub fn single(&mut self, warnings: &mut Vec<String>) -> Result<Single> {
         if self.no_facts_given() {
-            warnings.push(crate::commands::lookup::NO_FACTS.into());
+            warnings.push(NO_FACTS.into());
         }
         let environment = self.env.environment.clone();
-        let scope = self.single_scope(facts, db, warnings)?;
-        Ok((scope, self.env.environment != environment))
-    }
-
-    /// The scope of the one node of `facts`: its facts (`--fact`s over them), the
-    /// environment's `$settings::` variables, the classifier's parameters (`--enc`), then
-    /// `--var`s; the facts' warnings go to `warnings`. The classifier's environment becomes
-    /// the environment unless `--environment` was given, as for a Puppet server's node:
-    /// [`Resolved::env`] changes then (the caller's layers are to be found again).
-    pub fn single_scope(
-        &mut self,
-        facts: &FactsRequest,
-        db: Option<&puppetdb::Client>,
-        warnings: &mut Vec<String>,
-    ) -> Result<Scope> {
-        let (mut facts, facts_warnings) = hiera_facts::single(facts, db)?;
+        let db = self.db()?;
+        let facts = self.facts_request()?;
+        let (mut facts, facts_warnings) = crate::single(&facts, db)?;
         warnings.extend(facts_warnings);
         self.override_facts(&mut facts);
         Scope::check_facts(&facts)?;
@@ -601,25 +349,23 @@ impl Resolved {
                 self.env.environment = Some(env);
             }
         }
-        Ok(self.scope_of(facts, class.as_ref(), &self.env))
+        Ok(Single {
+            scope: self.scope_of(facts, class.as_ref(), &self.env),
+            moved: self.env.environment != environment,
+        })
     }
 
-    /// The scope of a node known only by the facts it was given (`serve`'s posted facts):
-    /// `--fact`s over them, the `$settings::` variables and `--var`s; no classifier is asked
-    /// about it.
-    pub fn unclassified_scope(&self, mut facts: hiera_value::value::Map) -> Scope {
+    /// The scope of a node known only by the facts it was given (`serve`'s posted facts, a
+    /// packed node made again): `--fact`s over them, the `$settings::` variables and
+    /// `--var`s; no classifier is asked about it.
+    pub fn scope(&self, mut facts: Map) -> Scope {
         self.override_facts(&mut facts);
         self.scope_of(facts, None, &self.env)
     }
 
     /// A node's scope from its facts (overrides applied) and classification, in the
     /// environment `env` names (`$environment`, `$server_facts`, `$settings::`).
-    fn scope_of(
-        &self,
-        facts: hiera_value::value::Map,
-        class: Option<&Classification>,
-        env: &EnvOptions,
-    ) -> Scope {
+    fn scope_of(&self, facts: Map, class: Option<&Classification>, env: &EnvOptions) -> Scope {
         let mut scope = Scope::from_facts(facts, &env.environment_name());
         for (name, value) in env.settings_vars() {
             scope.set(&name, value);
@@ -637,9 +383,9 @@ impl Resolved {
     }
 
     /// `--fact NAME=VALUE`s over a node's facts.
-    fn override_facts(&self, facts: &mut hiera_value::value::Map) {
+    fn override_facts(&self, facts: &mut Map) {
         for (name, value) in &self.fact_overrides {
-            hiera_facts::set_fact(facts, name, value.clone());
+            crate::set_fact(facts, name, value.clone());
         }
     }
 
@@ -663,20 +409,17 @@ impl Resolved {
         }
     }
 
-    /// The nodes of a batch, read as they are answered: each facts file, or each chunk of
-    /// PuppetDB's nodes, is a unit a worker reads (and builds the nodes' scopes of) when it
-    /// comes to it. Listing them reads nothing (PuppetDB's certnames are asked for now).
-    pub fn node_source<'a>(
-        &'a self,
-        facts: &FactsRequest,
-        db: Option<&'a puppetdb::Client>,
-    ) -> Result<NodeSource<'a>> {
-        let (units, expected) = self.batch_units(facts, db)?;
-        let units = units.map(move |unit| -> NodeUnit<'a> {
+    /// The fleet's nodes (the facts files, a facts directory's, PuppetDB's), read as they
+    /// are answered: each facts file, or each chunk of PuppetDB's nodes, is a unit a worker
+    /// reads (and builds the nodes of, [`node`](Self::node)) when it comes to it. Listing
+    /// them reads nothing (PuppetDB's certnames are asked for now).
+    pub fn fleet(&self) -> Result<NodeSource<'_>> {
+        let (units, expected) = self.units()?;
+        let units = units.map(move |unit| -> NodeUnit<'_> {
             Box::new(move || {
                 let (nodes, warnings) = unit();
                 ReadNodes {
-                    nodes: nodes.into_iter().map(|n| self.batch_node(n)).collect(),
+                    nodes: nodes.into_iter().map(|n| self.node(n)).collect(),
                     warnings,
                 }
             })
@@ -684,16 +427,14 @@ impl Resolved {
         Ok(NodeSource::new(units, expected))
     }
 
-    /// The units of [`node_source`](Self::node_source), each giving its nodes as read (their
-    /// facts before [`batch_node`](Self::batch_node) makes a scope of them: `--fact`s not
-    /// applied, no classifier asked) and the warnings reading them gave; and how many nodes
-    /// are expected. Listing them reads nothing (PuppetDB's certnames are asked for now).
-    pub fn batch_units<'a>(
-        &self,
-        facts: &FactsRequest,
-        db: Option<&'a puppetdb::Client>,
-    ) -> Result<(BatchUnits<'a>, usize)> {
-        let trusted = std::sync::Arc::new(facts.trusted.clone());
+    /// The units of [`fleet`](Self::fleet), each giving its nodes as read (their facts
+    /// before [`node`](Self::node) makes a node of them: `--fact`s not applied, no classifier
+    /// asked) and the warnings reading them gave; and how many nodes are expected. Listing
+    /// them reads nothing (PuppetDB's certnames are asked for now).
+    pub fn units(&self) -> Result<(Units<'_>, usize)> {
+        let db = self.db()?;
+        let facts = self.facts_request()?;
+        let trusted = Arc::new(facts.trusted.clone());
         Ok(match db {
             Some(db) if facts.node.is_none() => {
                 if !facts.files.is_empty() || facts.dir.is_some() {
@@ -702,32 +443,46 @@ impl Resolved {
                             .into(),
                     ));
                 }
-                let chunks = hiera_facts::puppetdb_chunks(db, self.sources.nodes_query.as_deref())?;
+                let chunks = crate::puppetdb_chunks(db, self.sources.nodes_query.as_deref())?;
                 let expected = chunks.iter().map(Vec::len).sum();
-                let units = chunks.into_iter().map(move |chunk| -> BatchUnit<'a> {
+                let units = chunks.into_iter().map(move |chunk| -> Unit<'_> {
                     let trusted = trusted.clone();
                     Box::new(move || {
                         let nodes =
-                            hiera_facts::read_puppetdb_chunk(db, &chunk, trusted.as_ref().as_ref());
+                            crate::read_puppetdb_chunk(db, &chunk, trusted.as_ref().as_ref());
                         (nodes, Vec::new())
                     })
                 });
                 (Box::new(units), expected)
             }
             _ => {
-                let files = hiera_facts::batch_files(facts)?;
+                let files = crate::batch_files(&facts)?;
                 let expected = files.len();
-                let units = files
-                    .into_iter()
-                    .map(move |(path, display)| -> BatchUnit<'a> {
-                        let trusted = trusted.clone();
-                        Box::new(move || {
-                            hiera_facts::read_batch_file(&path, &display, trusted.as_ref().as_ref())
-                        })
-                    });
+                let units = files.into_iter().map(move |(path, display)| -> Unit<'_> {
+                    let trusted = trusted.clone();
+                    Box::new(move || {
+                        crate::read_batch_file(&path, &display, trusted.as_ref().as_ref())
+                    })
+                });
                 (Box::new(units), expected)
             }
         })
+    }
+
+    /// The facts files and directories whose change (a file edited, added or removed) means
+    /// the fleet is to be read again, absolute.
+    pub fn watched(&self) -> Vec<PathBuf> {
+        let s = &self.sources;
+        s.facts
+            .iter()
+            .chain(&s.facts_dir)
+            .map(|p| absolute(&self.cwd, p))
+            .collect()
+    }
+
+    /// Whether the nodes come from PuppetDB (whose node set changes with no file to watch).
+    pub fn fleet_from_puppetdb(&self) -> Result<bool> {
+        Ok(self.db()?.is_some() && self.sources.node.is_none())
     }
 
     /// Refuses a classifier that lives in the tree a command analyses (`root`, or the git
@@ -762,7 +517,7 @@ impl Resolved {
     /// an error naming `--environment`.
     pub fn answer_other_environments(&mut self, settings: Settings) {
         if self.enc.is_some() && !self.env.control_repo_mode() {
-            self.other_environments = Some(std::sync::Arc::new(OtherEnvironments {
+            self.other_environments = Some(Arc::new(OtherEnvironments {
                 env: self.env.clone(),
                 settings,
                 open: Default::default(),
@@ -770,9 +525,11 @@ impl Resolved {
         }
     }
 
-    /// A batch node with its scope (`$settings::` variables and `--var`s included); facts
-    /// that cannot be read are the node's error (the batch goes on).
-    pub fn batch_node(&self, n: BatchNode) -> hiera_engine::batch::Node {
+    /// The node of a fleet whose facts are `n`: `--fact`s over its facts, the classifier
+    /// asked about it (its environment's workspace when it puts it elsewhere), its scope with
+    /// the `$settings::` variables and `--var`s. Facts that cannot be read are the node's
+    /// error (the fleet goes on).
+    pub fn node(&self, n: BatchNode) -> hiera_engine::batch::Node {
         let classified = n.facts.and_then(|mut facts| {
             self.override_facts(&mut facts);
             Scope::check_facts(&facts)?;
@@ -824,21 +581,29 @@ impl Resolved {
     }
 }
 
-/// One unit of [`Resolved::batch_units`]: a facts file's nodes, or a chunk of PuppetDB's, as
+/// One unit of [`NodeContext::units`]: a facts file's nodes, or a chunk of PuppetDB's, as
 /// read, and the warnings reading them gave.
-pub type BatchUnit<'a> = Box<dyn FnOnce() -> (Vec<BatchNode>, Vec<String>) + Send + 'a>;
+pub type Unit<'a> = Box<dyn FnOnce() -> (Vec<BatchNode>, Vec<String>) + Send + 'a>;
 
-/// The units of a batch, in order ([`Resolved::batch_units`]).
-pub type BatchUnits<'a> = Box<dyn Iterator<Item = BatchUnit<'a>> + Send + 'a>;
+/// The units of a fleet, in order ([`NodeContext::units`]).
+pub type Units<'a> = Box<dyn Iterator<Item = Unit<'a>> + Send + 'a>;
+
+/// The node of a single lookup ([`NodeContext::single`]).
+#[derive(Debug, Clone)]
+pub struct Single {
+    /// Its scope.
+    pub scope: Scope,
+    /// Whether the classifier put it in another environment than the run's: the layers are
+    /// [`NodeContext::env`]'s, to be found again.
+    pub moved: bool,
+}
 
 /// The workspaces of the environments a classifier puts nodes in, opened once each (with
 /// the run's settings and layout; only the environment differs).
 pub struct OtherEnvironments {
     env: EnvOptions,
     settings: Settings,
-    open: std::sync::Mutex<
-        std::collections::HashMap<String, Result<std::sync::Arc<hiera_engine::Workspace>>>,
-    >,
+    open: Mutex<std::collections::HashMap<String, Result<Arc<hiera_engine::Workspace>>>>,
 }
 
 impl std::fmt::Debug for OtherEnvironments {
@@ -850,7 +615,7 @@ impl std::fmt::Debug for OtherEnvironments {
 impl OtherEnvironments {
     /// The workspace of environment `name` (an environment that cannot be read is every
     /// answer's error for its nodes, as Puppet's would be).
-    fn get(&self, name: &str) -> Result<std::sync::Arc<hiera_engine::Workspace>> {
+    fn get(&self, name: &str) -> Result<Arc<hiera_engine::Workspace>> {
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
         open.entry(name.to_string())
             .or_insert_with(|| {
@@ -858,7 +623,7 @@ impl OtherEnvironments {
                     environment: Some(name.to_string()),
                     ..self.env.clone()
                 };
-                hiera_engine::Workspace::open(env, self.settings.clone()).map(std::sync::Arc::new)
+                hiera_engine::Workspace::open(env, self.settings.clone()).map(Arc::new)
             })
             .clone()
     }
@@ -881,7 +646,7 @@ pub fn absolute_path_list(cwd: &Path, list: &str) -> String {
 }
 
 /// The certname a node's facts give (`clientcert`, else `certname`), for the classifier.
-fn certname_of(facts: &hiera_value::value::Map) -> Option<String> {
+fn certname_of(facts: &Map) -> Option<String> {
     ["clientcert", "certname"]
         .iter()
         .find_map(|k| facts.get(&Value::str(*k)).and_then(|v| v.as_str()))
@@ -916,145 +681,4 @@ pub fn parse_vars(vars: &[String]) -> Result<Vec<(String, Value)>> {
         out.push((name.to_string(), value));
     }
     Ok(out)
-}
-
-/// `--strict`: `off`, `warning` or `error`, with Puppet's message.
-pub fn parse_strict(strict: &str) -> Result<Strict> {
-    Ok(match strict {
-        "off" => Strict::Off,
-        "warning" => Strict::Warning,
-        "error" => Strict::Error,
-        other => {
-            return Err(Error::Usage(format!(
-                "Invalid value '{other}' for parameter strict: expected off, warning or error"
-            )))
-        }
-    })
-}
-
-/// `--merge` and the deep-only options, with Puppet's messages.
-fn parse_merge(flags: &Flags) -> Result<Option<MergeStrategy>> {
-    let deep_only =
-        flags.sort_merged_arrays || flags.merge_hash_arrays || flags.knock_out_prefix.is_some();
-    let deep = matches!(
-        flags.merge.as_deref(),
-        Some("deep" | "reverse_deep" | "unconstrained_deep")
-    );
-    if deep_only && !deep {
-        return Err(Error::Usage(format!(
-            "The options --knock-out-prefix, --sort-merged-arrays, and --merge-hash-arrays are only available with '--merge deep': add --merge deep, or leave them out. {RUN_HELP}"
-        )));
-    }
-    let Some(m) = flags.merge.as_deref() else {
-        return Ok(None);
-    };
-    if !matches!(
-        m,
-        "first" | "unique" | "hash" | "deep" | "reverse_deep" | "unconstrained_deep"
-    ) {
-        return Err(Error::Usage(format!(
-            "The --merge option only accepts 'first', 'hash', 'unique', or 'deep' (and hiera-lookup's 'reverse_deep' and 'unconstrained_deep'), not '{m}'. {RUN_HELP}"
-        )));
-    }
-    MergeStrategy::from_cli(
-        m,
-        flags.knock_out_prefix.as_deref(),
-        flags.sort_merged_arrays,
-        flags.merge_hash_arrays,
-    )
-    .map(Some)
-    .map_err(|e| Error::Usage(e.message))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn flags(keys: &[&str]) -> Flags {
-        Flags {
-            keys: keys.iter().map(|k| k.to_string()).collect(),
-            strict: "error".into(),
-            ..Flags::default()
-        }
-    }
-
-    #[test]
-    fn typed_from_flags() {
-        let r = Request::new(&flags(&["k"])).unwrap();
-        assert_eq!(
-            (r.mode, r.format, r.strict),
-            (Mode::Single, Format::Yaml, Strict::Error)
-        );
-        assert!(r.merge.is_none() && !r.format_given);
-        let r = Request::new(&Flags {
-            explain: true,
-            render_as: Some("JSON".into()),
-            merge: Some("deep".into()),
-            sort_merged_arrays: true,
-            ..flags(&["k"])
-        })
-        .unwrap();
-        assert_eq!(
-            r.mode,
-            Mode::Explain {
-                options_only: false
-            }
-        );
-        assert_eq!(r.format, Format::Json);
-        assert!(r.settings().explain && !r.settings().explain_options_only);
-        assert_eq!(r.merge.map(|m| m.name()), Some("deep"));
-        // --explain-options alone looks up no key of its own.
-        let r = Request::new(&Flags {
-            explain_options: true,
-            ..flags(&[])
-        })
-        .unwrap();
-        assert_eq!(
-            (r.mode, r.format),
-            (Mode::Explain { options_only: true }, Format::S)
-        );
-        assert_eq!(r.keys, ["__global__"]);
-    }
-
-    #[test]
-    fn puppets_messages() {
-        let err = |f: Flags| Request::new(&f).unwrap_err().to_string();
-        assert_eq!(err(flags(&[])), "No keys were given to lookup.");
-        assert_eq!(
-            err(Flags {
-                strict: "loud".into(),
-                ..flags(&["k"])
-            }),
-            "Invalid value 'loud' for parameter strict: expected off, warning or error"
-        );
-        assert!(err(Flags {
-            merge: Some("first".into()),
-            merge_hash_arrays: true,
-            ..flags(&["k"])
-        })
-        .starts_with("The options --knock-out-prefix, --sort-merged-arrays, and --merge-hash-arrays are only available with '--merge deep'"));
-        assert!(err(Flags {
-            merge: Some("all".into()),
-            ..flags(&["k"])
-        })
-        .starts_with("The --merge option only accepts"));
-        assert_eq!(
-            err(Flags {
-                render_as: Some("xml".into()),
-                ..flags(&["k"])
-            }),
-            "Unknown rendering format 'xml': --render-as takes yaml, json, s, console or flat"
-        );
-        let batch = Flags {
-            batch: true,
-            explain: true,
-            ..flags(&["k"])
-        };
-        let r = Request::new(&batch).unwrap();
-        assert_eq!(r.mode, Mode::Batch);
-        assert_eq!(
-            r.check_batch(&batch).unwrap_err().to_string(),
-            "--explain cannot be combined with batch mode"
-        );
-    }
 }
