@@ -43,7 +43,7 @@ fn repo(name: &str) -> Tree {
 }
 
 /// A running server and what it said.
-struct Client {
+pub(crate) struct Client {
     child: Child,
     stdin: Option<ChildStdin>,
     rx: Receiver<Json>,
@@ -102,7 +102,7 @@ impl Client {
     }
 
     /// A started and initialized server over `root` (`options`: initializationOptions).
-    fn init(root: &std::path::Path, options: Json) -> Client {
+    pub(crate) fn init(root: &std::path::Path, options: Json) -> Client {
         let mut c = Client::start(root, &[]);
         let r = c.request(
             "initialize",
@@ -208,7 +208,7 @@ impl Drop for Client {
     }
 }
 
-fn uri(root: &std::path::Path, rel: &str) -> String {
+pub(crate) fn uri(root: &std::path::Path, rel: &str) -> String {
     let p = std::fs::canonicalize(root).unwrap().join(rel);
     format!("file://{}", p.display())
 }
@@ -217,7 +217,7 @@ fn at(uri: &str, line: u32, character: u32) -> Json {
     json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": character}})
 }
 
-fn hover_text(c: &mut Client, uri: &str, line: u32, character: u32) -> String {
+pub(crate) fn hover_text(c: &mut Client, uri: &str, line: u32, character: u32) -> String {
     let r = c.result("textDocument/hover", at(uri, line, character));
     r["contents"]["value"].as_str().unwrap_or("").to_string()
 }

@@ -494,3 +494,118 @@ fn one_fact_set_by_hand() {
 fn facts_of_cache() -> &'static str {
     "--- !ruby/object:Puppet::Node::Facts\nname: web01\nvalues:\n  clientcert: web01\n  hostname: web01\n  domain: x\n  fqdn: web01.x\n  role: web\n"
 }
+
+/// One node, every front end: the lookup, `where`, batch mode, the web view's API (one node
+/// and the key across the fleet), the editor's hover and lint's fleet check all take the
+/// node from the one node context, so the classifier's parameters, `--var`s, `--fact`s and
+/// `$settings::` reach every one of them alike (each used to build nodes its own way: the
+/// editor and lint knew no classifier and no `--var`).
+#[test]
+fn every_front_end_answers_a_node_alike() {
+    let t = scratch_tree::tree(
+        "node-context",
+        "alike",
+        &[
+            ("repo/hiera.yaml", HIERA),
+            (
+                "repo/data/common.yaml",
+                "profile::k: \"%{role}-%{datacenter}-%{extra}-%{facts.site}-%{settings::environment}\"\n",
+            ),
+            (
+                "repo/modules/profile/manifests/init.pp",
+                "class profile(Enum['nothing'] $k) {}\n",
+            ),
+            ("bin/enc", ENC),
+            ("facts/web01.yaml", &facts("web01")),
+            ("facts/db01.yaml", &facts("db01")),
+        ],
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(t.join("bin/enc"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    // The classifier puts web01 in staging (a control repo is its own environment, whatever
+    // its name: `$settings::environment` is the name).
+    let want = "web-ams-v-s1-staging";
+    let flags = ["--enc=bin/enc", "--var", "extra=v", "--fact", "site=s1"];
+    let with = |args: &[&str]| -> Vec<String> {
+        let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        all.extend(flags.iter().map(|s| s.to_string()));
+        all
+    };
+    let run = |args: Vec<String>| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        run_in(&t, &args)
+    };
+
+    let o = run(with(&[
+        "-C",
+        "repo",
+        "--facts",
+        "facts/web01.yaml",
+        "profile::k",
+    ]));
+    assert_eq!(stdout(&o), format!("--- {want}\n"), "{}", stderr(&o));
+
+    let o = run(with(&[
+        "where",
+        "-C",
+        "repo",
+        "--facts",
+        "facts/web01.yaml",
+        "profile::k",
+        "--format",
+        "json",
+    ]));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(report["value"], want, "{}", stderr(&o));
+
+    let o = run(with(&["-C", "repo", "--facts-dir", "facts", "profile::k"]));
+    assert!(
+        stdout(&o).contains(&format!("\"node\":\"web01\",\"facts\":\"facts/web01.yaml\",\"key\":\"profile::k\",\"found\":true,\"value\":\"{want}\"")),
+        "{}",
+        stdout(&o)
+    );
+
+    let server = crate::serve::start(
+        &t,
+        &with(&["-C", "repo", "--facts-dir", "facts"])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    let node = crate::serve::json(&server, "/api/v1/nodes/web01/keys/profile::k");
+    assert_eq!(node["value"], want, "{node}");
+    let across = crate::serve::json(&server, "/api/v1/keys/profile::k");
+    let web = across["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["nodes"] == serde_json::json!(["web01"]))
+        .unwrap_or_else(|| panic!("{across}"));
+    assert_eq!(web["value"], want);
+    drop(server);
+
+    let repo = t.join("repo");
+    let mut editor = crate::lsp::Client::init(
+        &repo,
+        serde_json::json!({
+            "facts": "../facts/web01.yaml",
+            "enc": "../bin/enc",
+            "vars": ["extra=v"],
+            "fact": ["site=s1"],
+        }),
+    );
+    let common = crate::lsp::uri(&repo, "data/common.yaml");
+    let hover = crate::lsp::hover_text(&mut editor, &common, 0, 3);
+    assert!(hover.contains(want), "{hover}");
+    drop(editor);
+
+    let o = run(with(&["lint", "-C", "repo", "--facts-dir", "facts"]));
+    let lint = stdout(&o);
+    assert!(
+        lint.contains("node web01 of the fleet gets from here")
+            && lint.contains(&format!("got '{want}'")),
+        "{lint}"
+    );
+    // What the classifier and --var set are variables of every node: none undefined.
+    assert!(!lint.contains("undefined-variable"), "{lint}");
+}

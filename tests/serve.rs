@@ -23,7 +23,7 @@ fn fixtures() -> PathBuf {
 }
 
 /// A running server, stopped (by its own process id) when dropped.
-struct Server {
+pub(crate) struct Server {
     child: Child,
     /// `http://127.0.0.1:PORT`.
     base: String,
@@ -40,7 +40,7 @@ impl Drop for Server {
 
 /// Starts `hiera-lookup serve ARGS --listen 127.0.0.1:0` in `dir` and waits (at most 20 s) for
 /// the line with its URL.
-fn start(dir: &Path, args: &[&str]) -> Server {
+pub(crate) fn start(dir: &Path, args: &[&str]) -> Server {
     let mut all = args.to_vec();
     all.extend(["--listen", "127.0.0.1:0"]);
     launch(dir, &all).unwrap_or_else(|e| panic!("serve ended before listening: {e}"))
@@ -115,7 +115,7 @@ fn get(server: &Server, path: &str) -> (u16, String) {
     (status, body.to_string())
 }
 
-fn json(server: &Server, path: &str) -> serde_json::Value {
+pub(crate) fn json(server: &Server, path: &str) -> serde_json::Value {
     let (status, body) = get(server, path);
     assert_eq!(status, 200, "{path}: {body}");
     serde_json::from_str(&body).unwrap()

@@ -271,3 +271,121 @@ impl Fold {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::batch::NodeSource;
+    use crate::engine::Settings;
+    use crate::environment::EnvOptions;
+    use hiera_value::value::Map;
+
+    fn node(name: &str, source: &str, role: &str) -> Node {
+        let mut facts = Map::default();
+        facts.insert(Value::str("role"), Value::str(role));
+        Node {
+            name: name.into(),
+            source: Some(("facts".into(), source.into())),
+            scope: crate::scope::Scope::from_facts(facts, "production"),
+            facts_error: None,
+            workspace: None,
+        }
+    }
+
+    /// Values grouped by their JSON (most nodes first, first met first among equals), every
+    /// node in fleet order whatever the threads, a name two nodes share told apart by source
+    /// everywhere it is listed, a facts error the node's error.
+    #[test]
+    fn a_key_across_a_fleet_groups_values_and_labels_shared_names() {
+        let dir = std::env::temp_dir().join(format!("hl-fleet-loop-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("data/roles")).unwrap();
+        std::fs::write(
+            dir.join("hiera.yaml"),
+            "version: 5\nhierarchy:\n  - name: role\n    path: \"roles/%{facts.role}.yaml\"\n  - name: common\n    path: common.yaml\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("data/common.yaml"), "k: common\n").unwrap();
+        std::fs::write(dir.join("data/roles/web.yaml"), "k: web\n").unwrap();
+        std::fs::write(dir.join("data/roles/none.yaml"), "other: 1\n").unwrap();
+        let env = EnvOptions {
+            cwd: dir.clone(),
+            ..Default::default()
+        };
+        let workspace = Workspace::open(env, Settings::default()).unwrap();
+        let mut broken = node("b", "b.yaml", "web");
+        broken.facts_error = Some(crate::error::Error::run("b.yaml: not facts"));
+        let nodes = || {
+            vec![
+                node("db1", "db1.yaml", "db"),
+                node("web", "a/web.yaml", "web"),
+                node("web", "b/web.yaml", "web"),
+                broken.clone(),
+                node("db2", "db2.yaml", "db"),
+                node("web3", "web3.yaml", "web"),
+            ]
+        };
+        let request = Request {
+            key: "k".into(),
+            merge: None,
+            reachable_only: false,
+        };
+        for threads in [1, 3] {
+            let across = key_across(
+                &Streamed {
+                    workspace: &workspace,
+                    exec: Exec::Allowed,
+                },
+                NodeSource::from_nodes(nodes()).into_units(),
+                threads,
+                (&workspace.files(), Strict::Error),
+                &request,
+            );
+            let groups: Vec<(&str, Vec<&str>)> = across
+                .values
+                .iter()
+                .map(|g| {
+                    (
+                        g.json.as_str(),
+                        g.nodes.iter().map(String::as_str).collect(),
+                    )
+                })
+                .collect();
+            assert_eq!(
+                groups,
+                [
+                    (
+                        "\"web\"",
+                        vec!["web (a/web.yaml)", "web (b/web.yaml)", "web3"]
+                    ),
+                    ("\"common\"", vec!["db1", "db2"]),
+                ],
+                "{threads} threads"
+            );
+            assert_eq!(
+                across.report.nodes,
+                [
+                    "db1",
+                    "web (a/web.yaml)",
+                    "web (b/web.yaml)",
+                    "b",
+                    "db2",
+                    "web3"
+                ]
+            );
+            assert_eq!(
+                across.report.errors,
+                [("b".to_string(), "b.yaml: not facts".to_string())]
+            );
+            let wins: Vec<(&str, &Vec<String>)> = across
+                .report
+                .definitions
+                .iter()
+                .map(|d| (d.definition.file.as_str(), &d.wins))
+                .collect();
+            assert!(wins[0].0.ends_with("roles/web.yaml"), "{wins:?}");
+            assert_eq!(wins[0].1, &["web (a/web.yaml)", "web (b/web.yaml)", "web3"]);
+            assert_eq!(across.named.len(), 6);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -209,7 +209,7 @@ impl Scope {
     }
 
     /// A variable by name (`x`, `::x`); `None` when it does not exist.
-    pub(crate) fn get(&self, name: &str) -> Option<&Value> {
+    pub fn get(&self, name: &str) -> Option<&Value> {
         self.resolve(
             self.inner
                 .vars

@@ -165,6 +165,40 @@ mod tests {
         }
     }
 
+    /// Each worker's state is made once, when it starts, and lent to every item it takes.
+    #[test]
+    fn each_worker_keeps_its_own_state() {
+        let made = std::sync::atomic::AtomicUsize::new(0);
+        let mut got = Vec::new();
+        in_order_with(
+            0..100u32,
+            3,
+            // A worker's number, and how many items it took.
+            || (made.fetch_add(1, Ordering::SeqCst), 0u32),
+            |(worker, taken): &mut (usize, u32), n| {
+                *taken += 1;
+                (n, *worker, *taken)
+            },
+            |_, r| {
+                got.push(r);
+                ControlFlow::Continue(())
+            },
+        );
+        let made = made.load(Ordering::SeqCst);
+        assert!((1..=4).contains(&made), "{made}");
+        assert_eq!(
+            got.iter().map(|r| r.0).collect::<Vec<_>>(),
+            (0..100).collect::<Vec<_>>()
+        );
+        // Each worker counted the items it took, from 1 up: the last counts add up to all.
+        let mut last = vec![0u32; made];
+        for &(_, worker, taken) in &got {
+            assert_eq!(taken, last[worker] + 1, "worker {worker}");
+            last[worker] = taken;
+        }
+        assert_eq!(last.iter().sum::<u32>(), 100);
+    }
+
     #[test]
     fn no_items_no_calls() {
         let mut calls = 0;

@@ -682,3 +682,81 @@ pub fn parse_vars(vars: &[String]) -> Result<Vec<(String, Value)>> {
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn context(sources: NodeSources) -> NodeContext {
+        sources.resolve_in(&std::env::temp_dir()).unwrap()
+    }
+
+    /// Facts given by other means (a posted document, a packed node) become a node as every
+    /// node does: `--fact`s over them, then the `$settings::` variables and `--var`s.
+    #[test]
+    fn a_scope_has_fact_overrides_settings_and_vars() {
+        let c = context(NodeSources {
+            vars: vec!["extra=[1, 2]".into()],
+            fact_overrides: vec!["os.family=RedHat".into()],
+            ..Default::default()
+        });
+        let Value::Hash(facts) =
+            hiera_formats::yaml::load("{os: {family: Debian, name: x}}").unwrap()
+        else {
+            unreachable!()
+        };
+        let scope = c.scope(facts);
+        let family = scope
+            .facts()
+            .and_then(|f| f.get(&Value::str("os")))
+            .and_then(|os| os.get("family"));
+        assert_eq!(family, Some(&Value::str("RedHat")));
+        assert_eq!(
+            scope.get("extra"),
+            Some(&Value::Array(vec![Value::Int(1), Value::Int(2)]))
+        );
+        assert_eq!(
+            scope.get("settings::environment"),
+            Some(&Value::str("production"))
+        );
+    }
+
+    /// `--var` and `--fact` are NAME=VALUE, in Puppet's words otherwise.
+    #[test]
+    fn bad_pairs_are_usage_errors() {
+        for (sources, want) in [
+            (
+                NodeSources {
+                    vars: vec!["novalue".into()],
+                    ..Default::default()
+                },
+                "--var expects NAME=VALUE, got 'novalue'",
+            ),
+            (
+                NodeSources {
+                    fact_overrides: vec!["=x".into()],
+                    ..Default::default()
+                },
+                "--fact expects NAME=VALUE",
+            ),
+        ] {
+            let e = sources.resolve_in(&std::env::temp_dir()).unwrap_err();
+            assert!(e.to_string().starts_with(want), "{e}");
+        }
+    }
+
+    /// Built without the `puppetdb` feature, PuppetDB's nodes are one line saying so.
+    #[cfg(not(feature = "puppetdb"))]
+    #[test]
+    fn without_puppetdb_support_a_puppetdb_fleet_says_so() {
+        let c = context(NodeSources {
+            puppetdb: Some("https://puppetdb.example.com:8081".into()),
+            ..Default::default()
+        });
+        let e = c.fleet().unwrap_err().to_string();
+        assert!(
+            e.contains("built without PuppetDB support") && !e.contains('\n'),
+            "{e}"
+        );
+    }
+}

@@ -57,6 +57,16 @@ fn has_fact(facts: &Map, path: &[String]) -> bool {
     cur.is_some()
 }
 
+/// What [`check_facts`](super::interpolations::check_facts) asks of a node: whether it has a fact (`["os", "family"]`), or a
+/// top-scope variable (a fact's, a classifier parameter, a `--var`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum Read {
+    /// A fact, by its path.
+    Fact(Vec<String>),
+    /// A top-scope variable, by its name.
+    Var(String),
+}
+
 /// What the fleet's facts hold, as [`check_facts`](super::interpolations::check_facts) asks.
 #[derive(Debug, Default)]
 pub(crate) struct FleetFacts {
@@ -67,16 +77,15 @@ pub(crate) struct FleetFacts {
     /// Each node's mismatches for `parameter-type-mismatch`, in node order (only nodes
     /// that have some).
     pub judged: Vec<(String, NodeNotes)>,
-    /// Each fact path asked about, and whether some node has it.
-    seen: HashMap<Vec<String>, bool>,
+    /// Each fact or variable asked about, and whether some node has it.
+    seen: HashMap<Read, bool>,
 }
 
 impl FleetFacts {
-    /// Whether some node has the fact at `path` (`["os", "family"]`); only the paths
-    /// [`check`] was given are known.
-    pub(crate) fn any_has(&self, path: &[&str]) -> bool {
-        let path: Vec<String> = path.iter().map(|s| s.to_string()).collect();
-        self.seen.get(&path).copied().unwrap_or(false)
+    /// Whether some node has the fact or variable `read`; only what [`check`] was given
+    /// is known.
+    pub(crate) fn any_has(&self, read: &Read) -> bool {
+        self.seen.get(read).copied().unwrap_or(false)
     }
 }
 
@@ -192,7 +201,7 @@ struct NodeCheck<'r> {
 pub(crate) fn check(
     repo: &Repo,
     fleet: Fleet<'_>,
-    facts: Vec<Vec<String>>,
+    facts: Vec<Read>,
     types: &Pending<'_>,
     opts: &super::Options,
     progress: &mut (dyn FnMut(usize, usize) + Send),
@@ -234,7 +243,13 @@ pub(crate) fn check(
         let source = node.source.map(|(_, s)| s).unwrap_or_default();
         let empty = Map::default();
         let facts_map = node.scope.facts().unwrap_or(&empty);
-        let has = facts.iter().map(|p| has_fact(facts_map, p)).collect();
+        let has = facts
+            .iter()
+            .map(|read| match read {
+                Read::Fact(path) => has_fact(facts_map, path),
+                Read::Var(name) => node.scope.get(name).is_some(),
+            })
+            .collect();
         let name = node.name;
         if stop_checking.load(std::sync::atomic::Ordering::Relaxed) {
             return NodeCheck {

@@ -3,7 +3,7 @@
 //! interpolations loop, `alias()` with other text in its string, legacy facts Puppet 8 no
 //! longer sets and, with a fleet, facts and variables no node has.
 
-use super::fleet::FleetFacts;
+use super::fleet::{FleetFacts, Read};
 use super::repo::Repo;
 use super::Sink;
 use hiera_engine::interpolation::{parse_expr, tokenize, Method, Token};
@@ -213,23 +213,21 @@ fn recursion(repo: &Repo, graph: &BTreeMap<String, BTreeSet<String>>, sink: &mut
 /// With a fleet: `%{facts.x}` of a fact no node has, and top-scope variables no node has
 /// (Puppet 8's strict mode fails the lookup on them).
 pub(crate) fn check_facts(repo: &Repo, fleet: &FleetFacts, sink: &mut Sink) {
-    check_facts_with(repo, fleet.nodes, &|path| fleet.any_has(path), sink);
+    check_facts_with(repo, fleet.nodes, &|read| fleet.any_has(read), sink);
 }
 
-/// The fact paths [`check_facts`] asks the fleet about (`["os", "family"]`), to learn while
-/// the nodes are read.
-pub(crate) fn facts_asked(repo: &Repo) -> Vec<Vec<String>> {
-    let asked = std::cell::RefCell::new(Vec::<Vec<String>>::new());
+/// What [`check_facts`] asks the fleet about, to learn while the nodes are read.
+pub(crate) fn facts_asked(repo: &Repo) -> Vec<Read> {
+    let asked = std::cell::RefCell::new(Vec::<Read>::new());
     let mut scratch = Sink::new(&repo.root);
-    // Every fact is "had" here, so nothing is reported: only the questions are kept.
+    // Everything is "had" here, so nothing is reported: only the questions are kept.
     check_facts_with(
         repo,
         1,
-        &|path| {
-            let path: Vec<String> = path.iter().map(|s| s.to_string()).collect();
+        &|read| {
             let mut asked = asked.borrow_mut();
-            if !asked.contains(&path) {
-                asked.push(path);
+            if !asked.contains(read) {
+                asked.push(read.clone());
             }
             true
         },
@@ -238,7 +236,7 @@ pub(crate) fn facts_asked(repo: &Repo) -> Vec<Vec<String>> {
     asked.into_inner()
 }
 
-fn check_facts_with(repo: &Repo, nodes: usize, any_has: &dyn Fn(&[&str]) -> bool, sink: &mut Sink) {
+fn check_facts_with(repo: &Repo, nodes: usize, any_has: &dyn Fn(&Read) -> bool, sink: &mut Sink) {
     if nodes == 0 {
         return;
     }
@@ -255,7 +253,9 @@ fn check_facts_with(repo: &Repo, nodes: usize, any_has: &dyn Fn(&[&str]) -> bool
             continue;
         }
         if first == "facts" && segs.len() > 1 {
-            if !any_has(&segs[1..]) {
+            if !any_has(&Read::Fact(
+                segs[1..].iter().map(|s| s.to_string()).collect(),
+            )) {
                 sink.add(
                     site.path,
                     site.pos(),
@@ -274,7 +274,7 @@ fn check_facts_with(repo: &Repo, nodes: usize, any_has: &dyn Fn(&[&str]) -> bool
         {
             continue;
         }
-        if !any_has(&[first]) {
+        if !any_has(&Read::Var(first.to_string())) {
             let in_location = site.key.is_none();
             let consequence = if in_location {
                 "Puppet 8 warns and the level reads no file"

@@ -4,8 +4,8 @@
 //! of any other kind (an eyaml private key, a certificate) is "not found", as is a file that
 //! does not exist; so the answer never tells what is outside.
 
+use crate::error::ViewError;
 use crate::state::State;
-use crate::views::ViewError;
 use serde_json::{json, Value as Json};
 use std::path::{Path, PathBuf};
 

@@ -26,13 +26,17 @@
 //! uses, and explanations are the engine's own (`hiera_engine::query`), so the server answers
 //! a node exactly as the command line does.
 
+pub mod error;
 pub mod files;
+pub mod index;
+pub mod pack;
 pub mod pages;
 pub mod slim;
 pub mod state;
 pub mod views;
 
-pub use state::{pack_facts, Fleet, Held, Options, Packed, PackedFacts, State};
+pub use pack::{pack_facts, Held, Packed, PackedFacts};
+pub use state::{Fleet, Options, State};
 
 use axum::extract::{DefaultBodyLimit, Path, Query, State as Ext};
 use axum::http::{header, HeaderValue, Request, StatusCode};
@@ -40,9 +44,9 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
+use error::ViewError;
 use serde_json::Value as Json;
 use std::sync::Arc;
-use views::ViewError;
 
 /// The largest request body (`POST /api/v1/lookup`'s facts document), in bytes.
 pub const MAX_BODY_BYTES: usize = 16 << 20;

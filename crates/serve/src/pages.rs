@@ -5,8 +5,9 @@
 //! path and query), works without JavaScript (filters are GET forms; the script only filters
 //! as one types) and links to its JSON.
 
+use crate::error::ViewError;
 use crate::state::State;
-use crate::views::{self, ViewError};
+use crate::views;
 use crate::{blocking, heavy, param, status, Params};
 use axum::extract::{Path, Query, State as Ext};
 use axum::response::{Html, IntoResponse, Response};

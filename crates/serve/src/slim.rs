@@ -5,7 +5,7 @@
 //! as the whole node is ([`NodeContext::scope`]), then slimmed again so that a read beyond
 //! them is told apart ([`Session::missed_facts`](hiera_engine::Session::missed_facts)).
 
-use crate::state::{Held, PackedFacts};
+use crate::pack::{Held, PackedFacts};
 use hiera_engine::batch::Node;
 use hiera_engine::scope::Scope;
 use hiera_engine::slim::FactPaths;
@@ -32,7 +32,7 @@ impl Slim {
     /// The slim form of `node` keeping `keep` (which keeps [`ALWAYS_KEPT`]).
     pub fn of(node: &Node, keep: Arc<FactPaths>) -> Slim {
         let scope = node.scope.slimmed(keep.clone());
-        match scope.facts().and_then(crate::state::pack_facts) {
+        match scope.facts().and_then(crate::pack::pack_facts) {
             Some(facts) => Slim::Text { facts, keep },
             None => Slim::Scope(scope),
         }
@@ -44,7 +44,7 @@ impl Slim {
         let scope = match self {
             Slim::Scope(scope) => scope.clone(),
             Slim::Text { facts, keep } => {
-                let facts = crate::state::unpack_facts(facts).ok()?;
+                let facts = crate::pack::unpack_facts(facts).ok()?;
                 context.scope(facts).slimmed(keep.clone())
             }
         };
@@ -107,7 +107,7 @@ mod tests {
         };
         assert_eq!(
             hiera_formats::json::write::to_json(&Value::Hash(
-                crate::state::unpack_facts(facts).unwrap()
+                crate::pack::unpack_facts(facts).unwrap()
             ))
             .unwrap(),
             r#"{"clientcert":"a.example.com","os":{"family":"Debian"}}"#

@@ -7,6 +7,8 @@
 //! (the workspace's `redact` setting), and the finished document is rewritten with them
 //! ([`redacted`]).
 
+use crate::error::ViewError;
+use crate::index::FleetIndex;
 use crate::state::{Fleet, State};
 use hiera_engine::answer::Finish;
 use hiera_engine::batch::{Node, NodeSource, Record};
@@ -23,26 +25,6 @@ use hiera_value::value::Value;
 use serde_json::{json, Map as JsonMap, Value as Json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
-/// Why a view has no document.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ViewError {
-    /// No such node, file or page (404).
-    NotFound(String),
-    /// The request itself is wrong (400).
-    BadRequest(String),
-    /// The server could not answer (500).
-    Failed(String),
-}
-
-impl ViewError {
-    /// The message.
-    pub fn message(&self) -> &str {
-        match self {
-            ViewError::NotFound(m) | ViewError::BadRequest(m) | ViewError::Failed(m) => m,
-        }
-    }
-}
 
 /// Keys a `POST /api/v1/lookup` may ask for at once.
 pub const MAX_POSTED_KEYS: usize = 1000;
@@ -922,19 +904,6 @@ pub const MAX_LISTED_NODES: usize = 100;
 pub(crate) fn fleet_index_of(state: &State, fleet: &Fleet) -> std::sync::Arc<FleetIndex> {
     let fingerprint = inputs(state, fleet, &layer_configs(state)).fingerprint;
     state.fleet_index(fingerprint, || fleet_index(state, fleet))
-}
-
-/// What every node reaches and sees, for the overview: computed once per state of its inputs
-/// (the nodes, the data files, the hiera.yaml files; `State::fleet_index` keeps it).
-#[derive(Debug, Default)]
-pub struct FleetIndex {
-    /// Each data file the nodes reach (that exists), with the nodes that reach it (their
-    /// places in the fleet).
-    reach: BTreeMap<String, Vec<u32>>,
-    /// Each key the nodes see, with how many nodes see it.
-    keys: BTreeMap<String, usize>,
-    /// What the nodes' lookups decrypted.
-    secrets: Redactor,
 }
 
 fn fleet_index(state: &State, fleet: &Fleet) -> FleetIndex {
