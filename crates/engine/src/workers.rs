@@ -38,17 +38,20 @@ pub fn in_order<I, T>(
     in_order_with(items, threads, || (), |(), item| work(item), deliver);
 }
 
-/// [`in_order`] with state of each worker's own, made by `init` when the worker starts and
-/// lent to `work` for every item it takes (a `where` reporter's directory listings, which
-/// every node of one question shares).
+/// [`in_order`] with state of each worker's own, made by `init` when the worker takes its
+/// first item and lent to `work` for every item it takes (a `where` reporter's directory
+/// listings, which every node of one question shares; a part of an index each worker folds
+/// its items into). Returns the states of the workers that took an item.
 pub fn in_order_with<I, S, T>(
     items: impl IntoIterator<Item = I, IntoIter: Send>,
     threads: usize,
     init: impl Fn() -> S + Sync,
     work: impl Fn(&mut S, I) -> T + Sync,
     deliver: impl FnMut(usize, T) -> ControlFlow<()> + Send,
-) where
+) -> Vec<S>
+where
     I: Send,
+    S: Send,
     T: Send,
 {
     let threads = threads.max(1);
@@ -63,6 +66,7 @@ pub fn in_order_with<I, S, T>(
         deliver,
     });
     let advanced = Condvar::new();
+    let states = Mutex::new(Vec::new());
     let run = || {
         let mut state = None;
         loop {
@@ -96,6 +100,9 @@ pub fn in_order_with<I, S, T>(
                 advanced.notify_all();
             }
         }
+        if let Some(state) = state {
+            states.lock().unwrap_or_else(|e| e.into_inner()).push(state);
+        }
     };
     std::thread::scope(|s| {
         for _ in 0..threads {
@@ -110,6 +117,7 @@ pub fn in_order_with<I, S, T>(
     });
     // What no worker took (none could be started): on this thread.
     run();
+    states.into_inner().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Results that finished before an earlier one.
@@ -170,7 +178,7 @@ mod tests {
     fn each_worker_keeps_its_own_state() {
         let made = std::sync::atomic::AtomicUsize::new(0);
         let mut got = Vec::new();
-        in_order_with(
+        let states = in_order_with(
             0..100u32,
             3,
             // A worker's number, and how many items it took.
@@ -186,6 +194,9 @@ mod tests {
         );
         let made = made.load(Ordering::SeqCst);
         assert!((1..=4).contains(&made), "{made}");
+        // The states come back, one a worker that took an item.
+        assert_eq!(states.len(), made);
+        assert_eq!(states.iter().map(|s| s.1).sum::<u32>(), 100);
         assert_eq!(
             got.iter().map(|r| r.0).collect::<Vec<_>>(),
             (0..100).collect::<Vec<_>>()

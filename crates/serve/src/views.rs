@@ -313,48 +313,6 @@ fn check_key(key: &str) -> Result<(), ViewError> {
     Ok(())
 }
 
-/// Runs `work` on every item on up to `threads` threads (each with its own state from
-/// `init`, and the lookup stack), the results in item order.
-fn par_map<I: Sync, S, R: Send>(
-    items: &[I],
-    threads: usize,
-    init: impl Fn() -> S + Sync,
-    work: impl Fn(&mut S, &I) -> R + Sync,
-) -> Vec<R> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let next = AtomicUsize::new(0);
-    let results: std::sync::Mutex<Vec<Option<R>>> =
-        std::sync::Mutex::new((0..items.len()).map(|_| None).collect());
-    let run = || {
-        let mut s = init();
-        loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(item) = items.get(i) else { break };
-            let r = work(&mut s, item);
-            results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
-        }
-    };
-    let threads = threads.clamp(1, items.len().max(1));
-    std::thread::scope(|scope| {
-        let mut spawned = 0;
-        for _ in 1..threads {
-            let ok = std::thread::Builder::new()
-                .stack_size(hiera_value::limits::LOOKUP_STACK_SIZE)
-                .spawn_scoped(scope, run)
-                .is_ok();
-            spawned += usize::from(ok);
-        }
-        let _ = spawned;
-        run();
-    });
-    results
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner())
-        .into_iter()
-        .map(|r| r.expect("every item is done"))
-        .collect()
-}
-
 /// `GET /api/v1/keys/{key}`: the key across the fleet. `values`: each distinct answer with
 /// the nodes that get it (most nodes first); `not_found` and `errors`; `definitions`: every
 /// definition (file, line, value) with the nodes it wins, contributes or is shadowed for
@@ -909,54 +867,46 @@ pub(crate) fn fleet_index_of(state: &State, fleet: &Fleet) -> std::sync::Arc<Fle
 fn fleet_index(state: &State, fleet: &Fleet) -> FleetIndex {
     // Each worker folds its nodes into its own index (never every node's keys at once); the
     // workers' indexes are merged after.
-    let indices: Vec<usize> = (0..fleet.nodes.len()).collect();
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let parts = par_map(
-        &vec![(); state.options().threads.clamp(1, indices.len().max(1))],
+    let parts = hiera_engine::workers::in_order_with(
+        0..fleet.nodes.len(),
         state.options().threads,
-        || (),
-        |(), ()| {
-            let mut part = FleetIndex::default();
-            // The data files whose interpolations were probed for the facts they read.
-            let probed_files = std::cell::RefCell::new(std::collections::HashSet::new());
-            loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                if i >= indices.len() {
-                    break part;
+        // The index a worker folds its nodes into, and the data files whose interpolations
+        // it probed for the facts they read.
+        || (FleetIndex::default(), std::collections::HashSet::new()),
+        |(part, probed_files), i| {
+            let seen = state.on_slim(fleet, i, |node, session| {
+                if node.facts_error.is_some() {
+                    return None;
                 }
-                let seen = state.on_slim(fleet, i, |node, session| {
-                    if node.facts_error.is_some() {
-                        return None;
-                    }
-                    let reached = session.reached_locations().ok().flatten();
-                    let keys = session.all_keys().unwrap_or_default();
-                    // What the values of the files it read will read, for the slim forms
-                    // the next questions ask.
-                    let mut reads = FactPaths::default();
-                    session.probe_fact_reads(&mut reads, &mut probed_files.borrow_mut());
-                    if !reads.is_empty() {
-                        state.learn(reads);
-                    }
-                    Some((reached, keys, secrets_of(session)))
-                });
-                let Some((reached, keys, secrets)) = seen else {
-                    continue;
-                };
-                part.secrets.merge(&secrets);
-                let mut seen = std::collections::BTreeSet::new();
-                for l in reached.unwrap_or_default() {
-                    if seen.insert(l.clone()) {
-                        part.reach.entry(l).or_default().push(i as u32);
-                    }
+                let reached = session.reached_locations().ok().flatten();
+                let keys = session.all_keys().unwrap_or_default();
+                // What the values of the files it read will read, for the slim forms the
+                // next questions ask.
+                let mut reads = FactPaths::default();
+                session.probe_fact_reads(&mut reads, probed_files);
+                if !reads.is_empty() {
+                    state.learn(reads);
                 }
-                for k in keys {
-                    *part.keys.entry(k).or_default() += 1;
+                Some((reached, keys, secrets_of(session)))
+            });
+            let Some((reached, keys, secrets)) = seen else {
+                return;
+            };
+            part.secrets.merge(&secrets);
+            let mut seen = std::collections::BTreeSet::new();
+            for l in reached.unwrap_or_default() {
+                if seen.insert(l.clone()) {
+                    part.reach.entry(l).or_default().push(i as u32);
                 }
             }
+            for k in keys {
+                *part.keys.entry(k).or_default() += 1;
+            }
         },
+        |_, ()| std::ops::ControlFlow::Continue(()),
     );
     let mut index = FleetIndex::default();
-    for part in parts {
+    for (part, _) in parts {
         index.secrets.merge(&part.secrets);
         for (file, nodes) in part.reach {
             index.reach.entry(file).or_default().extend(nodes);
