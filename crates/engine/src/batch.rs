@@ -619,7 +619,12 @@ mod tests {
             ["node a is given 2 times (by x/a.yaml, y/a.json): each answer line names its facts source"]
         );
         let many: Vec<(String, String)> = (0..3000)
-            .map(|i| (format!("n{}", i % 1000), format!("/very/long/absolute/path/{i}.yaml")))
+            .map(|i| {
+                (
+                    format!("n{}", i % 1000),
+                    format!("/very/long/absolute/path/{i}.yaml"),
+                )
+            })
             .collect();
         let w = duplicate_warnings(many.iter().map(|(n, s)| (n.as_str(), s.as_str())));
         assert_eq!(w.len(), 1);
@@ -629,7 +634,11 @@ mod tests {
             "{}",
             w[0]
         );
-        assert!(w[0].ends_with("; and 997 more): each answer line names its facts source"), "{}", w[0]);
+        assert!(
+            w[0].ends_with("; and 997 more): each answer line names its facts source"),
+            "{}",
+            w[0]
+        );
         let one: Vec<(&str, String)> = (0..50).map(|i| ("web", format!("{i}.yaml"))).collect();
         assert_eq!(
             duplicate_warnings(one.iter().map(|(n, s)| (*n, s.as_str()))),
