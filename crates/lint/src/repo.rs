@@ -249,6 +249,81 @@ impl Repo {
     pub(crate) fn read_bytes(&self, path: &Path) -> std::io::Result<Vec<u8>> {
         self.fs.read(path)
     }
+
+    /// The files a node (`session`: its session) reaches, in priority order (layer, then
+    /// level, then location); `index`: each data file's index in [`files`](Self::files).
+    pub(crate) fn reached(
+        &self,
+        index: &HashMap<&Path, usize>,
+        session: &mut hiera_engine::engine::Session,
+    ) -> Vec<usize> {
+        let mut out = Vec::new();
+        for layer in &self.layers {
+            for level in &layer.levels {
+                for (t, files) in level.templates.iter().zip(&level.files) {
+                    if files.is_empty() {
+                        continue;
+                    }
+                    if !has_placeholders(t)
+                        || matches!(level.entry.locations, Locations::Mapped(..))
+                    {
+                        // Mapped paths depend on the node's array; counted as reached.
+                        out.extend(files.iter().copied());
+                        continue;
+                    }
+                    let Ok(Value::String(p)) = session.interpolate(&Value::str(t.as_str()), false)
+                    else {
+                        continue;
+                    };
+                    if matches!(level.entry.locations, Locations::Globs(_)) {
+                        for g in hiera_engine::location::glob(&hiera_engine::fs::RealFs, &p)
+                            .unwrap_or_default()
+                        {
+                            if let Some(&i) = index.get(Path::new(&g)) {
+                                out.push(i);
+                            }
+                        }
+                    } else if let Some(&i) = index.get(Path::new(&p)) {
+                        out.push(i);
+                    }
+                }
+            }
+        }
+        let mut seen = HashSet::new();
+        out.retain(|i| seen.insert(*i));
+        out
+    }
+
+    /// The keys whose lookup_options give a merge (exact names, and defined keys a pattern
+    /// matches), sorted.
+    pub(crate) fn merged_keys(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for f in &self.files {
+            let Some(Value::Hash(lo)) = f.data.get(&Value::str("lookup_options")) else {
+                continue;
+            };
+            for (name, opts) in lo {
+                let Some(name) = name.as_str() else { continue };
+                let has_merge = opts
+                    .as_hash()
+                    .and_then(|h| h.get(&Value::str("merge")))
+                    .is_some_and(|m| !m.is_null() && m.as_str() != Some("first"));
+                if !has_merge {
+                    continue;
+                }
+                if name.starts_with('^') {
+                    if let Ok(re) = hiera_engine::engine::KeyPattern::new(name) {
+                        out.extend(self.defined.iter().filter(|k| re.is_match(k)).cloned());
+                    }
+                } else if self.defined.contains(name) {
+                    out.push(name.to_string());
+                }
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
 }
 
 /// The `# hiera-lookup: disable…` comments of one file: rules off for the whole file, and
