@@ -142,9 +142,11 @@ pub struct Options {
     /// linted may be a branch nobody has read. Only the caller sets it: the settings file,
     /// which the linted tree holds, cannot.
     pub allow_exec: bool,
-    /// The file system the repo's hiera.yaml and data files are read through (default: the
-    /// disk). A language server passes its workspace's, whose overlays are the editor's
-    /// unsaved buffers: the rules then judge what the user sees.
+    /// The file system every file of the repo is read through (default: the disk): the
+    /// hiera.yaml files, data files, the files a node's globs reach, eyaml keys, the
+    /// manifests (unless [`schema`](Self::schema) is given), the settings file, Puppetfile
+    /// and .gitignore. A language server passes its workspace's, whose overlays are the
+    /// editor's unsaved buffers: the rules then judge what the user sees.
     pub fs: Option<std::sync::Arc<dyn hiera_engine::fs::Fs>>,
     /// The code's schema as the caller holds it (a language server's, its unsaved manifest
     /// buffers applied with [`Schema::update_file`](schema::Schema::update_file)); default:
@@ -154,6 +156,13 @@ pub struct Options {
     /// node gets) and not the other fleet rules, which look every key of every level up for
     /// every node: what a language server re-diagnosing as the user types can afford.
     pub fleet_types_only: bool,
+}
+
+impl Options {
+    /// The file system the repo is read through: [`fs`](Self::fs), else the disk.
+    pub(crate) fn fs(&self) -> std::sync::Arc<dyn hiera_engine::fs::Fs> {
+        self.fs.clone().unwrap_or_else(hiera_engine::fs::disk)
+    }
 }
 
 /// The findings of a run, sorted by file and position, disabled rules removed.
@@ -279,8 +288,9 @@ pub fn lint_fleet(
         .config
         .clone()
         .unwrap_or_else(|| root.join(settings::FILE_NAME));
-    let lint_settings = if opts.config.is_some() || settings_path.is_file() {
-        settings::Settings::load(&settings_path)?
+    let fs = opts.fs();
+    let lint_settings = if opts.config.is_some() || fs.is_file(&settings_path) {
+        settings::Settings::load(&*fs, &settings_path)?
     } else {
         settings::Settings::default()
     };
@@ -293,14 +303,14 @@ pub fn lint_fleet(
     let schema = match &opts.schema {
         Some(s) => s.as_ref(),
         None => {
-            loaded = schema::Schema::load(Some(&repo.root), &repo.modules);
+            loaded = schema::Schema::load_in(&*fs, Some(&repo.root), &repo.modules);
             &loaded
         }
     };
     let known = interpolations::check(&repo, &mut sink);
     lookup_options::check(&repo, &known, &mut sink);
     // The repo's own code: not vendored, not excluded by the settings.
-    let vendored_dirs = vendored::find(&root);
+    let vendored_dirs = vendored::find(&*fs, &root);
     let own = |path: &Path| {
         let rel = sink_display(&root, path);
         !lint_settings.excludes(&rel)

@@ -129,7 +129,7 @@ impl Repo {
             modulepath: opts.modulepath.clone(),
             ..Default::default()
         };
-        let fs = opts.fs.clone().unwrap_or_else(hiera_engine::fs::disk);
+        let fs = opts.fs();
         let mut layers = env.layers_in(&*fs)?;
         if let Some(g) = &opts.hiera_config {
             layers.global = Some(hiera_engine::environment::absolute(root, g));
@@ -276,9 +276,7 @@ impl Repo {
                         continue;
                     };
                     if matches!(level.entry.locations, Locations::Globs(_)) {
-                        for g in hiera_engine::location::glob(&hiera_engine::fs::RealFs, &p)
-                            .unwrap_or_default()
-                        {
+                        for g in hiera_engine::location::glob(&*self.fs, &p).unwrap_or_default() {
                             if let Some(&i) = index.get(Path::new(&g)) {
                                 out.push(i);
                             }

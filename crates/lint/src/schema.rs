@@ -327,22 +327,32 @@ impl Schema {
     /// Reads the code of the environment at `environment_dir` (its `manifests/`) and of the
     /// `modules` (name, directory) in modulepath order. The first definition of a class wins.
     pub fn load(environment_dir: Option<&Path>, modules: &[(String, PathBuf)]) -> Schema {
+        Schema::load_in(&hiera_engine::fs::RealFs, environment_dir, modules)
+    }
+
+    /// [`load`](Self::load), the code read through `fs` (an editor's unsaved buffers
+    /// among it).
+    pub fn load_in(
+        fs: &dyn hiera_engine::fs::Fs,
+        environment_dir: Option<&Path>,
+        modules: &[(String, PathBuf)],
+    ) -> Schema {
         let mut s = Schema::default();
         let mut parser = super::manifests::parser();
         if let Some(env) = environment_dir {
             s.roots.push((None, env.to_path_buf()));
             let mut files = Vec::new();
-            files_with(&env.join("manifests"), &["pp"], &mut files, 0);
-            s.read_files(parser.as_mut(), files, None);
+            files_with(fs, &env.join("manifests"), &["pp"], &mut files, 0);
+            s.read_files(fs, parser.as_mut(), files, None);
         }
         for (name, dir) in modules {
             s.roots.push((Some(name.clone()), dir.clone()));
             let mut files = Vec::new();
             for sub in MODULE_CODE_DIRS {
-                files_with(&dir.join(sub), &["pp"], &mut files, 0);
+                files_with(fs, &dir.join(sub), &["pp"], &mut files, 0);
             }
-            files_with(&dir.join("templates"), &["epp", "erb"], &mut files, 0);
-            s.read_files(parser.as_mut(), files, Some(name));
+            files_with(fs, &dir.join("templates"), &["epp", "erb"], &mut files, 0);
+            s.read_files(fs, parser.as_mut(), files, Some(name));
         }
         s.reindex(true);
         s
@@ -355,13 +365,14 @@ impl Schema {
 
     fn read_files(
         &mut self,
+        fs: &dyn hiera_engine::fs::Fs,
         mut parser: Option<&mut tree_sitter::Parser>,
         mut files: Vec<PathBuf>,
         module: Option<&String>,
     ) {
         files.sort();
         for f in files {
-            let Ok(text) = hiera_value::limits::read_text(&f) else {
+            let Ok(text) = fs.read_text(&f) else {
                 continue;
             };
             let mut m = if is_template(&f) {
@@ -596,24 +607,35 @@ fn is_template(f: &Path) -> bool {
 }
 
 /// The files under `dir` with one of `exts`, at most 32 directories deep.
-fn files_with(dir: &Path, exts: &[&str], out: &mut Vec<PathBuf>, depth: usize) {
+fn files_with(
+    fs: &dyn hiera_engine::fs::Fs,
+    dir: &Path,
+    exts: &[&str],
+    out: &mut Vec<PathBuf>,
+    depth: usize,
+) {
     if depth > 32 {
         return;
     }
-    let Ok(rd) = std::fs::read_dir(dir) else {
+    let Ok(names) = fs.read_dir(dir) else {
         return;
     };
-    for e in rd.flatten() {
-        let p = e.path();
-        let Ok(ft) = e.file_type() else { continue };
-        if ft.is_dir() {
-            files_with(&p, exts, out, depth + 1);
-        } else if ft.is_file()
-            && p.extension()
-                .and_then(|x| x.to_str())
-                .is_some_and(|x| exts.contains(&x))
-        {
-            out.push(p);
+    for name in names {
+        let p = dir.join(name);
+        // Links are not followed (two links to a parent would make the walk exponential).
+        if fs.is_symlink(&p) {
+            continue;
+        }
+        match fs.kind(&p) {
+            Some(hiera_engine::fs::Kind::Dir) => files_with(fs, &p, exts, out, depth + 1),
+            Some(hiera_engine::fs::Kind::File)
+                if p.extension()
+                    .and_then(|x| x.to_str())
+                    .is_some_and(|x| exts.contains(&x)) =>
+            {
+                out.push(p)
+            }
+            _ => {}
         }
     }
 }

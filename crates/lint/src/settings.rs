@@ -11,6 +11,7 @@
 
 use super::Severity;
 use hiera_engine::error::{Error, Result};
+use hiera_engine::fs::Fs;
 use std::path::Path;
 
 /// The settings file looked for at the root of the linted repo.
@@ -28,8 +29,9 @@ pub(crate) struct Settings {
 }
 
 impl Settings {
-    pub(crate) fn load(path: &Path) -> Result<Settings> {
-        let text = hiera_value::limits::read_text(path).map_err(|e| {
+    /// The settings file at `path`, read through `fs`.
+    pub(crate) fn load(fs: &dyn Fs, path: &Path) -> Result<Settings> {
+        let text = fs.read_text(path).map_err(|e| {
             Error::run(format!(
                 "Could not read {}: {}",
                 path.display(),

@@ -454,6 +454,52 @@ fn group6_fleet() {
     assert!(message(&f, "lookup-fails").contains("node n1"));
 }
 
+/// Every file the lint reads goes through [`Options::fs`]: an editor's unsaved buffers (the
+/// workspace's overlays) are what the rules judge, a node's globbed files and the settings
+/// file among them.
+#[test]
+fn the_rules_read_through_the_given_file_system() {
+    let fx = Fixture::new(&[
+        (
+            "hiera.yaml",
+            "version: 5\nhierarchy:\n  - name: Roles\n    glob: \"roles/%{facts.role}/*.yaml\"\n  - name: Common\n    path: common.yaml\n",
+        ),
+        ("data/roles/web/a.yaml", "a: 1\n"),
+        ("data/common.yaml", "c: 1\n"),
+        ("facts/n1.yaml", "role: web\n"),
+    ]);
+    let root = fx.dir.canonicalize().unwrap();
+    let ws = hiera_engine::Workspace::open(
+        hiera_engine::environment::EnvOptions {
+            cwd: root.clone(),
+            ..Default::default()
+        },
+        Default::default(),
+    )
+    .unwrap();
+    // A new file the editor has not saved, which the node's glob reaches.
+    ws.set_overlay(
+        &root.join("data/roles/web/new.yaml"),
+        Some("b: yes\n".into()),
+    );
+    let opts = Options {
+        root: root.clone(),
+        facts_dir: Some(root.join("facts")),
+        fs: Some(ws.fs()),
+        ..Default::default()
+    };
+    let f = lint(&opts).unwrap().findings;
+    assert_eq!(of(&f, "yaml11-value"), vec!["data/roles/web/new.yaml:1:4"]);
+    assert_eq!(of(&f, "unreached-file"), Vec::<String>::new(), "{f:#?}");
+    // The settings file as the editor holds it.
+    ws.set_overlay(
+        &root.join(".hiera-lookup.toml"),
+        Some("[lint]\ndisable = [\"yaml11-value\"]\n".into()),
+    );
+    let f = lint(&opts).unwrap().findings;
+    assert_eq!(of(&f, "yaml11-value"), Vec::<String>::new());
+}
+
 #[test]
 fn group7_hygiene() {
     let fx = Fixture::new(&[
