@@ -21,7 +21,7 @@
 //! data file's references, which the language server reads too. `repo.rs` finds the layers and every data file their hierarchies can reach (findings point
 //! where the formats' own readers place each key, `hiera_formats::position`), `written.rs`
 //! scans YAML text for what the loaded value cannot show (keys given twice, plain scalars),
-//! `settings.rs` reads `.hiera-lookup.toml` and the per-line
+//! `settings.rs` reads `.hiera-lookup.toml` (its `[lsp]` table for the language server too) and the per-line
 //! `# hiera-lookup: disable=RULE` comments, `output.rs` prints text, JSON, GitHub and SARIF.
 #![warn(missing_docs)]
 
@@ -39,7 +39,7 @@ mod parse;
 mod repo;
 pub(crate) mod rules;
 pub mod schema;
-pub(crate) mod settings;
+pub mod settings;
 mod vendored;
 mod written;
 
