@@ -56,6 +56,7 @@
 
 use hiera_engine::interpolation::{parse_expr, tokenize, Method, Token};
 use hiera_formats::format::DataFormat;
+use hiera_formats::lines::LineIndex;
 use hiera_types::{Type, TypeError};
 use hiera_value::value::{Map, Value};
 use std::collections::HashMap;
@@ -75,16 +76,27 @@ pub struct Position {
 impl Position {
     /// The position of byte `offset` of `text` (clamped to the text, and to a char boundary).
     pub fn of_offset(text: &str, offset: usize) -> Position {
-        let mut offset = offset.min(text.len());
-        while !text.is_char_boundary(offset) {
-            offset -= 1;
-        }
-        let before = &text[..offset];
-        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        Position::in_lines(&LineIndex::new(text), offset)
+    }
+
+    /// The position of byte `offset` of an indexed text (clamped, at a character's start):
+    /// a file's many places cost a binary search each.
+    pub(crate) fn in_lines<T: AsRef<str>>(lines: &LineIndex<T>, offset: usize) -> Position {
+        let offset = lines.char_start(offset);
+        let p = lines.pos(offset);
         Position {
-            line: before.bytes().filter(|b| *b == b'\n').count() + 1,
-            column: before[line_start..].chars().count() + 1,
+            line: p.line,
+            column: p.column,
             offset,
+        }
+    }
+
+    /// The position at 1-based `line` and `column` (characters) of an indexed text.
+    pub(crate) fn at<T: AsRef<str>>(lines: &LineIndex<T>, line: usize, column: usize) -> Position {
+        Position {
+            line,
+            column,
+            offset: lines.offset(hiera_formats::position::Pos { line, column }),
         }
     }
 
@@ -267,7 +279,7 @@ pub fn scan_template(file: &Path, text: &str) -> Manifest {
         file: file.to_path_buf(),
         ..Default::default()
     };
-    let index = LineStarts::new(text);
+    let index = LineIndex::new(text);
     for caps in re.captures_iter(text) {
         let (Some(f), Some(k)) = (caps.get(1).or(caps.get(3)), caps.get(2).or(caps.get(4))) else {
             continue;
@@ -282,8 +294,8 @@ pub fn scan_template(file: &Path, text: &str) -> Manifest {
             function: f.as_str().to_string(),
             file: file.to_path_buf(),
             span: Span {
-                start: index.position(k.start()),
-                end: index.position(k.end()),
+                start: Position::in_lines(&index, k.start()),
+                end: Position::in_lines(&index, k.end()),
             },
         });
     }
@@ -838,71 +850,21 @@ pub fn data_references(format: DataFormat, text: &str) -> Result<DataRefs, Strin
     let tree = hiera_formats::position::positions_of(format, text.as_bytes())
         .ok()
         .flatten();
-    let index = LineStarts::new(text);
+    let index = LineIndex::new(text);
     Ok(data_refs_of(&data, tree.as_ref(), &index))
-}
-
-/// The byte offset of each line's start, to turn 1-based line/char positions into offsets.
-pub(crate) struct LineStarts<'a> {
-    text: &'a str,
-    index: hiera_formats::position::LineIndex<'a>,
-}
-
-impl<'a> LineStarts<'a> {
-    pub(crate) fn new(text: &'a str) -> LineStarts<'a> {
-        LineStarts {
-            text,
-            index: hiera_formats::position::LineIndex::new(text),
-        }
-    }
-
-    /// The position at 1-based `line` and `column` (characters).
-    pub(crate) fn at(&self, line: usize, column: usize) -> Position {
-        let start = self.index.line_start(line).unwrap_or(self.text.len());
-        let offset = self.text[start..]
-            .char_indices()
-            .nth(column.saturating_sub(1))
-            .map_or(self.text.len(), |(i, _)| start + i);
-        Position {
-            line,
-            column,
-            offset,
-        }
-    }
-
-    /// The position of byte `offset` ([`Position::of_offset`] without reading the text
-    /// before it again: a file's many places cost a binary search each).
-    pub(crate) fn position(&self, offset: usize) -> Position {
-        let mut offset = offset.min(self.text.len());
-        while !self.text.is_char_boundary(offset) {
-            offset -= 1;
-        }
-        let p = self.index.pos(offset);
-        Position {
-            line: p.line,
-            column: p.column,
-            offset,
-        }
-    }
-
-    /// The position of the first `needle` at or after `from` (a byte offset).
-    pub(crate) fn find(&self, needle: &str, from: usize) -> Option<Position> {
-        let from = from.min(self.text.len());
-        let i = self.text.get(from..)?.find(needle)? + from;
-        Some(self.position(i))
-    }
 }
 
 fn data_refs_of(
     data: &Map,
     tree: Option<&hiera_formats::position::PosNode>,
-    index: &LineStarts,
+    index: &LineIndex<&str>,
 ) -> DataRefs {
     let mut out = DataRefs::default();
+    let text = index.text();
     let key_pos = |path: &[Value]| -> Position {
         tree.and_then(|t| t.locate(path))
-            .map(|l| index.at(l.pos.line, l.pos.column))
-            .unwrap_or_else(|| index.at(1, 1))
+            .map(|l| Position::at(index, l.pos.line, l.pos.column))
+            .unwrap_or_else(|| Position::at(index, 1, 1))
     };
     for (k, v) in data {
         let Some(key) = k.as_str() else { continue };
@@ -942,11 +904,14 @@ fn data_refs_of(
                     Method::Alias => RefFunction::Alias,
                     _ => continue,
                 };
-                let start = index
-                    .find(whole, from)
-                    .or_else(|| index.find(whole, 0))
-                    .unwrap_or(pos);
-                let end = index.position(start.offset + whole.len());
+                // The first `whole` written at or after `from` (a byte offset), else anywhere.
+                let find = |from: usize| {
+                    let from = from.min(text.len());
+                    let i = text.get(from..)?.find(whole)? + from;
+                    Some(Position::in_lines(index, i))
+                };
+                let start = find(from).or_else(|| find(0)).unwrap_or(pos);
+                let end = Position::in_lines(index, start.offset + whole.len());
                 from = end.offset;
                 out.references.push(DataReference {
                     key: arg.to_string(),

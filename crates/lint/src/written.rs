@@ -40,17 +40,14 @@ pub(crate) struct Scan {
 /// 1-based line and column of the first `needle` at or after line `from` (1-based), else of
 /// the first anywhere.
 pub(crate) fn find_text(text: &str, needle: &str, from: usize) -> Option<(usize, usize)> {
-    let mut first = None;
-    for (i, line) in text.lines().enumerate() {
-        if let Some(c) = line.find(needle) {
-            let pos = (i + 1, line[..c].chars().count() + 1);
-            if i + 1 >= from {
-                return Some(pos);
-            }
-            first.get_or_insert(pos);
-        }
-    }
-    first
+    let lines = hiera_formats::lines::LineIndex::new(text);
+    let start = lines.line_start(from.max(1)).unwrap_or(text.len());
+    let at = text[start..]
+        .find(needle)
+        .map(|i| start + i)
+        .or_else(|| text.find(needle))?;
+    let p = lines.pos(at);
+    Some((p.line, p.column))
 }
 
 /// Scans block-style YAML.

@@ -3,7 +3,8 @@
 //! in the line; the server converts them from and to the client's units.
 
 use crate::text::Doc;
-use hiera_formats::position::{positions_of, DataFormat, PosKind};
+use hiera_formats::lines::LineIndex;
+use hiera_formats::position::{positions_of, DataFormat, Pos, PosKind};
 use hiera_value::value::Value;
 use std::path::Path;
 
@@ -94,7 +95,7 @@ pub enum Target {
 /// reader's positions; for YAML that does not parse, by the text's unindented `key:` lines).
 pub fn top_keys(format: DataFormat, text: &str) -> Vec<KeyAt> {
     let mut out = Vec::new();
-    let lines: Vec<&str> = text.lines().collect();
+    let lines = LineIndex::new(text);
     match positions_of(format, text.as_bytes()) {
         Ok(Some(tree)) => {
             if let PosKind::Map(entries) = &tree.target().kind {
@@ -109,7 +110,7 @@ pub fn top_keys(format: DataFormat, text: &str) -> Vec<KeyAt> {
         }
         Ok(None) => {}
         Err(_) if format == DataFormat::Yaml => {
-            for (i, line) in lines.iter().enumerate() {
+            for (i, line) in text.lines().enumerate() {
                 if let Some(k) = plain_top_key(line) {
                     out.push(key_at(&lines, k, i + 1, 1));
                 }
@@ -129,7 +130,7 @@ pub fn option_names(format: DataFormat, text: &str) -> Vec<KeyAt> {
         return Vec::new();
     };
     let mut out = Vec::new();
-    let lines: Vec<&str> = text.lines().collect();
+    let lines = LineIndex::new(text);
     if let PosKind::Map(entries) = &e.value.target().kind {
         for e in entries {
             if let Some(k) = key_text(&e.key) {
@@ -189,14 +190,12 @@ fn split_key(line: &str) -> Option<(&str, usize)> {
 }
 
 /// A key with the span of its text on its line (from the reader's 1-based character position;
-/// `lines`: the text's lines, split once for all its keys).
-fn key_at(lines: &[&str], key: String, line: usize, column: usize) -> KeyAt {
-    let l = line.max(1) - 1;
-    let line_text = lines.get(l).copied().unwrap_or("");
-    let start = line_text
-        .char_indices()
-        .nth(column.max(1) - 1)
-        .map_or(line_text.len(), |(i, _)| i);
+/// `lines`: the text's lines, indexed once for all its keys).
+fn key_at(lines: &LineIndex<&str>, key: String, line: usize, column: usize) -> KeyAt {
+    let line = line.max(1);
+    let l = line - 1;
+    let line_text = lines.line(line);
+    let start = lines.offset(Pos { line, column }) - lines.line_start(line).unwrap_or(0);
     let rest = &line_text[start..];
     let len = match rest.chars().next() {
         Some(q @ ('"' | '\'')) => rest[1..].find(q).map_or(rest.len(), |e| e + 2),
@@ -216,11 +215,11 @@ pub fn target_at(doc: &Doc, kind: FileKind, line: usize, byte: usize) -> Option<
     }
     match kind {
         FileKind::Data(format) => {
-            let names = option_names(format, &doc.text);
+            let names = option_names(format, doc.text());
             if let Some(o) = names.iter().find(|k| within(k.span, line, byte)) {
                 return Some(Target::OptionName(o.clone()));
             }
-            let keys = top_keys(format, &doc.text);
+            let keys = top_keys(format, doc.text());
             if let Some(k) = keys.iter().find(|k| within(k.span, line, byte)) {
                 return Some(Target::Key {
                     key: k.clone(),

@@ -32,7 +32,7 @@ impl Server {
                 if let FileKind::Data(DataFormat::Yaml) | FileKind::HieraYaml =
                     cursor::kind_of(path)
                 {
-                    if let Err(e) = hiera_formats::yaml::load_document(doc.text.as_bytes()) {
+                    if let Err(e) = hiera_formats::yaml::load_document(doc.text().as_bytes()) {
                         let (line, col) = e.position();
                         let f = Finding {
                             file: String::new(),

@@ -400,8 +400,8 @@ impl Server {
         let FileKind::Data(format) = kind else {
             return Ok(json!([]));
         };
-        let options = cursor::option_names(format, &doc.text);
-        let keys = cursor::top_keys(format, &doc.text);
+        let options = cursor::option_names(format, doc.text());
+        let keys = cursor::top_keys(format, doc.text());
         let mut out = Vec::new();
         for k in &keys {
             let range = self.range(&doc, k.span);
@@ -693,7 +693,7 @@ fn hinted_keys(
     from: usize,
     to: usize,
 ) -> impl Iterator<Item = cursor::KeyAt> {
-    cursor::top_keys(format, &doc.text)
+    cursor::top_keys(format, doc.text())
         .into_iter()
         .filter(move |k| k.span.0 >= from && k.span.0 <= to && k.key != "lookup_options")
         .take(MAX_HINTS)

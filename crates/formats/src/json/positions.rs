@@ -3,7 +3,8 @@
 //! keeping offsets instead of values.
 
 use super::{Fail, Parser, MAX_NESTING};
-use crate::position::tree::{LineIndex, Pos, PosEntry, PosKind, PosNode};
+use crate::lines::LineIndex;
+use crate::position::tree::{Pos, PosEntry, PosKind, PosNode};
 use hiera_value::value::Value;
 use std::sync::Arc;
 
@@ -26,7 +27,7 @@ pub fn positions(text: &str) -> Result<PosNode, String> {
 }
 
 struct Walker<'l, 't> {
-    lines: &'l LineIndex<'t>,
+    lines: &'l LineIndex<&'t str>,
 }
 
 type W<T> = Result<T, Fail>;

@@ -187,17 +187,6 @@ fn hocon_positions() {
 }
 
 #[test]
-fn line_index() {
-    let t = "ab\nçd\n\nx";
-    let li = LineIndex::new(t);
-    assert_eq!(li.pos(0), Pos { line: 1, column: 1 });
-    assert_eq!(li.pos(3), Pos { line: 2, column: 1 });
-    // 'd' is after a two-byte character.
-    assert_eq!(li.pos(5), Pos { line: 2, column: 2 });
-    assert_eq!(li.pos(8), Pos { line: 4, column: 1 });
-}
-
-#[test]
 fn positions_of_a_data_file() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../fixtures/environments/production/data");
