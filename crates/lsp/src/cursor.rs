@@ -3,6 +3,7 @@
 //! in the line; the server converts them from and to the client's units.
 
 use crate::text::Doc;
+use hiera_engine::interpolation::{parse_expr, tokens_at, Method, Token};
 use hiera_formats::lines::LineIndex;
 use hiera_formats::position::{positions_of, DataFormat, Pos, PosKind};
 use hiera_value::value::Value;
@@ -246,35 +247,29 @@ fn within(span: Span, line: usize, byte: usize) -> bool {
     span.0 == line && span.1 <= byte && byte <= span.2
 }
 
-/// The `%{…}` around `byte`.
+/// The `%{…}` around `byte`, as the engine's tokenizer finds them.
 fn interpolation_at(text: &str, line: usize, byte: usize) -> Option<Target> {
-    let mut from = 0;
-    while let Some(s) = text[from..].find("%{") {
-        let start = from + s;
-        let end = text[start..].find('}').map(|e| start + e + 1)?;
-        if start <= byte && byte < end.max(start + 1) {
-            let whole = &text[start..end];
-            let inner = whole[2..whole.len() - 1].trim();
-            return Some(Target::Interpolation {
-                text: whole.to_string(),
-                span: (line, start, end),
-                key: key_of_call(inner),
-            });
-        }
-        from = end;
-    }
-    None
+    tokens_at(text).find_map(|(range, token)| {
+        let key = match token {
+            Token::Text(_) => return None,
+            Token::Empty => None,
+            Token::Expr { expr, .. } => key_of_expr(expr),
+        };
+        range.contains(&byte).then(|| Target::Interpolation {
+            text: text[range.clone()].to_string(),
+            span: (line, range.start, range.end),
+            key,
+        })
+    })
 }
 
-/// The key of `lookup('k')`, `alias("k")`, `hiera('k')`, `literal` excluded.
-pub fn key_of_call(inner: &str) -> Option<String> {
-    let (f, rest) = inner.split_once('(')?;
-    if !matches!(f.trim(), "lookup" | "alias" | "hiera") {
-        return None;
+/// The key an interpolation's expression looks up: `lookup('k')`, `alias("k")`,
+/// `hiera('k')` as the engine parses them.
+pub fn key_of_expr(expr: &str) -> Option<String> {
+    match parse_expr(expr) {
+        (Method::Lookup | Method::Alias | Method::Hiera, key, _) => Some(key.to_string()),
+        _ => None,
     }
-    let arg = rest.trim().strip_suffix(')')?.trim();
-    let q = arg.chars().next().filter(|c| *c == '\'' || *c == '"')?;
-    Some(arg.strip_prefix(q)?.strip_suffix(q)?.to_string())
 }
 
 /// The location setting on a hiera.yaml line (`path: x`, `- x` under `paths:`…).

@@ -5,6 +5,7 @@ use crate::cursor::{self, FileKind, KeyAt, Target};
 use crate::hover::render;
 use crate::server::{invalid, Answer, Failure, Server};
 use crate::text::{self, Doc};
+use hiera_engine::interpolation::{tokens_at, unclosed, Token};
 use hiera_engine::where_::{Answer as WAnswer, Role};
 use hiera_formats::position::DataFormat;
 use hiera_value::value::Value;
@@ -190,19 +191,15 @@ impl Server {
                 }
                 continue;
             }
-            // A file that does not parse (being edited): its `%{…}` by their text.
+            // A file that does not parse (being edited): its `%{…}` line by line.
             for (i, line) in text.lines().enumerate() {
-                let mut from = 0;
-                while let Some(s) = line[from..].find("%{") {
-                    let start = from + s;
-                    let Some(e) = line[start..].find('}') else {
-                        break;
+                for (range, token) in tokens_at(line) {
+                    let Token::Expr { expr, .. } = token else {
+                        continue;
                     };
-                    let inner = &line[start + 2..start + e];
-                    if cursor::key_of_call(inner.trim()).as_deref() == Some(key.as_str()) {
-                        out.extend(self.span_location(&f, (i, start, start + e + 1)));
+                    if cursor::key_of_expr(expr).as_deref() == Some(key.as_str()) {
+                        out.extend(self.span_location(&f, (i, range.start, range.end)));
                     }
-                    from = start + e + 1;
                 }
             }
         }
@@ -226,36 +223,34 @@ impl Server {
         let before = &text[..byte];
         let mut items: Vec<Json> = Vec::new();
         // Inside an interpolation.
-        if let Some(open) = before.rfind("%{") {
-            if !before[open..].contains('}') {
-                let inner = &before[open + 2..];
-                if let Some(path) = inner.trim_start().strip_prefix("facts.") {
-                    items.extend(self.fact_items(path));
-                } else if !inner.contains(['(', '.']) {
-                    for (f, detail) in [
-                        ("lookup('", "the value of another key"),
-                        (
-                            "alias('",
-                            "another key's value, its type kept (alone in the string)",
-                        ),
-                        ("hiera('", "as lookup"),
-                        ("literal('", "the text as it is"),
-                        ("scope('", "a variable"),
-                        ("facts.", "a fact"),
-                        ("trusted.", "trusted data"),
-                        ("trusted.certname", "the node's certname"),
-                        ("environment", "the environment's name"),
-                    ] {
-                        items.push(json!({"label": f, "kind": 3, "detail": detail}));
-                    }
-                } else if inner.contains("lookup('")
-                    || inner.contains("alias('")
-                    || inner.contains("hiera('")
-                {
-                    items.extend(self.key_items(None));
+        if let Some(open) = unclosed(before) {
+            let inner = &before[open + 2..];
+            if let Some(path) = inner.trim_start().strip_prefix("facts.") {
+                items.extend(self.fact_items(path));
+            } else if !inner.contains(['(', '.']) {
+                for (f, detail) in [
+                    ("lookup('", "the value of another key"),
+                    (
+                        "alias('",
+                        "another key's value, its type kept (alone in the string)",
+                    ),
+                    ("hiera('", "as lookup"),
+                    ("literal('", "the text as it is"),
+                    ("scope('", "a variable"),
+                    ("facts.", "a fact"),
+                    ("trusted.", "trusted data"),
+                    ("trusted.certname", "the node's certname"),
+                    ("environment", "the environment's name"),
+                ] {
+                    items.push(json!({"label": f, "kind": 3, "detail": detail}));
                 }
-                return Ok(json!({"isIncomplete": false, "items": items}));
+            } else if inner.contains("lookup('")
+                || inner.contains("alias('")
+                || inner.contains("hiera('")
+            {
+                items.extend(self.key_items(None));
             }
+            return Ok(json!({"isIncomplete": false, "items": items}));
         }
         if let FileKind::Data(format) = kind {
             let indent = text.len() - text.trim_start().len();
