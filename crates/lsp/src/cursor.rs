@@ -105,7 +105,7 @@ pub fn top_keys(format: DataFormat, text: &str) -> Vec<KeyAt> {
                     if e.merged_from.is_some() {
                         continue;
                     }
-                    out.push(key_at(&lines, k, e.key_pos.line, e.key_pos.column));
+                    out.push(key_at(&lines, k, e.key_pos, e.key_end));
                 }
             }
         }
@@ -113,7 +113,15 @@ pub fn top_keys(format: DataFormat, text: &str) -> Vec<KeyAt> {
         Err(_) if format == DataFormat::Yaml => {
             for (i, line) in text.lines().enumerate() {
                 if let Some(k) = plain_top_key(line) {
-                    out.push(key_at(&lines, k, i + 1, 1));
+                    out.push(key_at(
+                        &lines,
+                        k,
+                        Pos {
+                            line: i + 1,
+                            column: 1,
+                        },
+                        None,
+                    ));
                 }
             }
         }
@@ -135,7 +143,7 @@ pub fn option_names(format: DataFormat, text: &str) -> Vec<KeyAt> {
     if let PosKind::Map(entries) = &e.value.target().kind {
         for e in entries {
             if let Some(k) = key_text(&e.key) {
-                out.push(key_at(&lines, k, e.key_pos.line, e.key_pos.column));
+                out.push(key_at(&lines, k, e.key_pos, e.key_end));
             }
         }
     }
@@ -190,21 +198,27 @@ fn split_key(line: &str) -> Option<(&str, usize)> {
     None
 }
 
-/// A key with the span of its text on its line (from the reader's 1-based character position;
-/// `lines`: the text's lines, indexed once for all its keys).
-fn key_at(lines: &LineIndex<&str>, key: String, line: usize, column: usize) -> KeyAt {
-    let line = line.max(1);
-    let l = line - 1;
-    let line_text = lines.line(line);
-    let start = lines.offset(Pos { line, column }) - lines.line_start(line).unwrap_or(0);
-    let rest = &line_text[start..];
-    let len = match rest.chars().next() {
-        Some(q @ ('"' | '\'')) => rest[1..].find(q).map_or(rest.len(), |e| e + 2),
-        _ => split_key(rest).map_or(rest.len(), |(k, _)| k.trim_end().len()),
+/// A key with the span of its text on its line: from where the reader places it to where it
+/// ends (`end`, when the reader knows it; else the key's text is read on the line: a quoted
+/// key to its closing quote, a plain one to its `:`). `lines`: the text's, indexed once for
+/// all its keys.
+fn key_at(lines: &LineIndex<&str>, key: String, start: Pos, end: Option<Pos>) -> KeyAt {
+    let line = start.line.max(1);
+    let line_start = lines.line_start(line).unwrap_or(0);
+    let from = lines.offset(Pos { line, ..start }) - line_start;
+    let to = match end {
+        Some(end) if end.line == line => lines.offset(end) - line_start,
+        _ => {
+            let rest = &lines.line(line)[from..];
+            from + match rest.chars().next() {
+                Some(q @ ('"' | '\'')) => rest[1..].find(q).map_or(rest.len(), |e| e + 2),
+                _ => split_key(rest).map_or(rest.len(), |(k, _)| k.trim_end().len()),
+            }
+        }
     };
     KeyAt {
         key,
-        span: (l, start, start + len),
+        span: (line - 1, from, to.max(from)),
     }
 }
 

@@ -51,7 +51,7 @@ impl Walker<'_, '_> {
             }
             _ => {
                 let (_, end) = p.value(i)?;
-                Ok((PosNode::scalar(at), end))
+                Ok((PosNode::scalar_to(at, self.lines.pos(end)), end))
             }
         }
     }
@@ -65,6 +65,7 @@ impl Walker<'_, '_> {
         let mut j = Self::skip(p, i + 1)?;
         let done = |entries| PosNode {
             pos: at,
+            end: None,
             kind: PosKind::Map(entries),
         };
         if p.b.get(j) == Some(&b'}') {
@@ -73,6 +74,7 @@ impl Walker<'_, '_> {
         loop {
             let key_pos = self.lines.pos(j);
             let (k, e) = p.string(j)?;
+            let key_end = self.lines.pos(e);
             j = Self::skip(p, e)?;
             if p.b.get(j) != Some(&b':') {
                 return Err(Fail::Silent);
@@ -82,6 +84,7 @@ impl Walker<'_, '_> {
             let entry = PosEntry {
                 key: Value::String(k),
                 key_pos,
+                key_end: Some(key_end),
                 merged_from: None,
                 value: Arc::new(v),
             };
@@ -105,6 +108,7 @@ impl Walker<'_, '_> {
             return Ok((
                 PosNode {
                     pos: at,
+                    end: None,
                     kind: PosKind::Seq(items),
                 },
                 j + 1,
@@ -120,6 +124,7 @@ impl Walker<'_, '_> {
                     return Ok((
                         PosNode {
                             pos: at,
+                            end: None,
                             kind: PosKind::Seq(items),
                         },
                         j + 1,

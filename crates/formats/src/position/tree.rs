@@ -28,6 +28,9 @@ pub type Path = [Value];
 pub struct PosNode {
     /// Where the node is written (for an alias: the `*name` site).
     pub pos: Pos,
+    /// Where a scalar's text ends (just after its last character: a quoted one's closing
+    /// quote), when the reader knows it (YAML, JSON; not HOCON, not collections).
+    pub end: Option<Pos>,
     /// What the node is, with where its children are.
     pub kind: PosKind,
 }
@@ -54,6 +57,9 @@ pub struct PosEntry {
     /// Where the key is written; for a key brought in by a YAML merge key (`<<: *base`),
     /// the alias site (or the `<<` key of an inline hash).
     pub key_pos: Pos,
+    /// Where the key's text ends (just after it: a quoted key's closing quote), when the
+    /// reader knows it and the key is written at [`key_pos`](Self::key_pos).
+    pub key_end: Option<Pos>,
     /// A key brought in by `<<`: where that key is written inside the merged hash.
     pub merged_from: Option<Pos>,
     /// Where the entry's value is written.
@@ -73,11 +79,20 @@ pub struct Located {
 }
 
 impl PosNode {
-    /// A scalar written at `pos`.
+    /// A scalar written at `pos` (where it ends unknown).
     pub fn scalar(pos: Pos) -> PosNode {
         PosNode {
             pos,
+            end: None,
             kind: PosKind::Scalar,
+        }
+    }
+
+    /// A scalar written from `pos` to just before `end`.
+    pub fn scalar_to(pos: Pos, end: Pos) -> PosNode {
+        PosNode {
+            end: Some(end),
+            ..PosNode::scalar(pos)
         }
     }
 
@@ -149,6 +164,7 @@ impl PosNode {
     pub fn from_paths(fields: impl IntoIterator<Item = (Vec<Value>, Pos)>) -> PosNode {
         let mut root = PosNode {
             pos: Pos { line: 1, column: 1 },
+            end: None,
             kind: PosKind::Map(Vec::new()),
         };
         for (path, pos) in fields {
@@ -166,6 +182,7 @@ impl PosNode {
                         entries.push(PosEntry {
                             key: seg.clone(),
                             key_pos: pos,
+                            key_end: None,
                             merged_from: None,
                             value: Arc::new(PosNode::scalar(pos)),
                         });
