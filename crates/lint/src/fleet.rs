@@ -445,7 +445,7 @@ pub(crate) fn check(
                     "'{k}' is overridden by a higher level for {nodes}: this value is never used"
                 )
             };
-            sink.add(&f.path, f.key_pos(k), rule, msg);
+            sink.add(&f.path, f.key_region(k), rule, msg);
         }
     };
     report(shadowed, "shadowed-key");
@@ -471,7 +471,7 @@ pub(crate) fn check(
         };
         sink.add(
             &f.path,
-            f.key_pos(k),
+            f.key_region(k),
             "lookup-fails",
             format!("the lookup of '{k}' fails for node {node}{others}: {err}"),
         );

@@ -454,7 +454,7 @@ impl Pending<'_> {
             };
             sink.add(
                 &f.path,
-                f.key_pos(&key),
+                f.key_region(&key),
                 RULE,
                 format!("{}{nodes}", m.message),
             );
@@ -463,7 +463,7 @@ impl Pending<'_> {
             let f = &repo.files[fi];
             sink.add(
                 &f.path,
-                f.key_pos(&key),
+                f.key_region(&key),
                 RULE,
                 format!(
                     "the value of '{key}' that {} of the fleet get{} from here (after merges and interpolation) {}",

@@ -5,7 +5,7 @@
 //! of a given fleet reaches are read too.
 
 use super::written::{self, Scan};
-use super::{Finding, Options, Sink};
+use super::{Finding, Options, Region, Sink};
 use hiera_engine::config::{Entry, HieraConfig, Layer, LoadContext, Locations};
 use hiera_engine::error::Result;
 use hiera_engine::fs::Fs;
@@ -80,19 +80,34 @@ impl DataFile {
     /// (libyaml's, the json gem's, ruby-hocon's); through a YAML alias or merge key, the
     /// place that brings it in. `None` when not even the first key is there.
     pub(crate) fn path_pos(&self, path: &[Value]) -> Option<(usize, usize)> {
+        self.path_region(path)
+            .map(|r| (r.start.line, r.start.column))
+    }
+
+    /// [`path_pos`](Self::path_pos), to the end of the key (or array element) there when
+    /// the reader knows it and the whole path is written in place.
+    pub(crate) fn path_region(&self, path: &[Value]) -> Option<Region> {
         let tree = self
             .positions
             .get_or_init(|| positions_of(self.format, &self.bytes).ok().flatten())
             .as_ref()?;
-        (1..=path.len())
+        let (n, at) = (1..=path.len())
             .rev()
-            .find_map(|n| tree.locate(&path[..n]))
-            .map(|l| (l.pos.line, l.pos.column))
+            .find_map(|n| Some((n, tree.locate(&path[..n])?)))?;
+        let end = at.end.filter(|_| n == path.len()).unwrap_or(at.pos);
+        Some(Region { start: at.pos, end })
     }
 
     /// The position of top-level `key` (else the start of the file).
     pub(crate) fn key_pos(&self, key: &str) -> (usize, usize) {
         self.path_pos(&[Value::str(key)]).unwrap_or((1, 1))
+    }
+
+    /// Where top-level `key` is written: the key's text (else its start, else the start
+    /// of the file).
+    pub(crate) fn key_region(&self, key: &str) -> Region {
+        self.path_region(&[Value::str(key)])
+            .unwrap_or(Region::at(1, 1))
     }
 
     /// The position of `needle` in the value of top-level `key` (else of the key).
@@ -363,7 +378,7 @@ impl InlineDisables {
 
     pub(crate) fn covers(&self, f: &Finding) -> bool {
         let hit = |ids: &Vec<String>| ids.iter().any(|i| i == f.rule || i == "all");
-        hit(&self.file) || self.lines.get(&f.line.max(1)).is_some_and(hit)
+        hit(&self.file) || self.lines.get(&f.line().max(1)).is_some_and(hit)
     }
 }
 

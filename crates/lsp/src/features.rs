@@ -457,13 +457,23 @@ impl Server {
             .as_str()
             .ok_or_else(|| invalid("textDocument.uri is missing"))?;
         let mut out = Vec::new();
+        // Each diagnostic's fix, as lint gave it (its edits published with it).
         for d in p["context"]["diagnostics"].as_array().into_iter().flatten() {
-            let (Some(title), Some(new)) =
-                (d["data"]["title"].as_str(), d["data"]["newText"].as_str())
-            else {
+            let fix = &d["data"]["fix"];
+            let Some(title) = fix["title"].as_str() else {
                 continue;
             };
-            let Ok(range) = serde_json::from_value::<Range>(d["range"].clone()) else {
+            let edits: Option<Vec<Json>> = fix["edits"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|e| {
+                    let range = serde_json::from_value::<Range>(e["range"].clone()).ok()?;
+                    let new = e["newText"].as_str()?;
+                    Some(json!({"range": range, "newText": new}))
+                })
+                .collect();
+            let Some(edits) = edits.filter(|e| !e.is_empty()) else {
                 continue;
             };
             out.push(json!({
@@ -471,7 +481,7 @@ impl Server {
                 "kind": "quickfix",
                 "diagnostics": [d],
                 "isPreferred": true,
-                "edit": {"changes": {uri: [{"range": range, "newText": new}]}},
+                "edit": {"changes": {uri: edits}},
             }));
         }
         Ok(Json::Array(out))
@@ -648,7 +658,7 @@ impl Server {
                 .map(|k| k.span)
                 .collect();
             spans.dedup();
-            let new_text = written_key(format, new);
+            let new_text = format.written_key(new);
             for s in spans {
                 changes
                     .entry(uri.as_str().to_string())
@@ -657,20 +667,6 @@ impl Server {
             }
         }
         Ok(json!({"changes": changes}))
-    }
-}
-
-/// A key as a data file writes it.
-fn written_key(format: DataFormat, key: &str) -> String {
-    let plain = key
-        .chars()
-        .all(|c| c.is_alphanumeric() || matches!(c, ':' | '_' | '-' | '.'))
-        && !key.ends_with(':')
-        && hiera_formats::yaml::resolve_plain_scalar(key) == Value::str(key);
-    match format {
-        DataFormat::Yaml if plain => key.to_string(),
-        DataFormat::Hocon if plain && !key.contains(['.', ':']) => key.to_string(),
-        _ => serde_json::to_string(key).unwrap_or_else(|_| format!("\"{key}\"")),
     }
 }
 
@@ -692,20 +688,4 @@ fn hinted_keys(
         .into_iter()
         .filter(move |k| k.span.0 >= from && k.span.0 <= to && k.key != "lookup_options")
         .take(MAX_HINTS)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn keys_are_written_quoted_when_needed() {
-        assert_eq!(
-            written_key(DataFormat::Yaml, "ntp::servers"),
-            "ntp::servers"
-        );
-        assert_eq!(written_key(DataFormat::Yaml, "yes"), "\"yes\"");
-        assert_eq!(written_key(DataFormat::Yaml, "a b"), "\"a b\"");
-        assert_eq!(written_key(DataFormat::Json, "k"), "\"k\"");
-    }
 }

@@ -76,6 +76,9 @@ pub struct Located {
     /// When the path runs through an alias or merge key: where the text really is (the key
     /// inside the anchored node).
     pub anchor: Option<Pos>,
+    /// Where the text at [`pos`](Self::pos) ends (a key's or a scalar element's), when the
+    /// reader knows it and the text is written there (not through an alias or merge key).
+    pub end: Option<Pos>,
 }
 
 impl PosNode {
@@ -119,6 +122,7 @@ impl PosNode {
         let mut at = Located {
             pos: self.pos,
             anchor: None,
+            end: self.end,
         };
         // The first alias or merge key crossed: everything below is written elsewhere.
         let mut via: Option<Pos> = None;
@@ -127,14 +131,14 @@ impl PosNode {
                 via.get_or_insert(node.pos);
             }
             let t = node.target();
-            let (pos, next, merged) = match (&t.kind, seg) {
+            let (pos, end, next, merged) = match (&t.kind, seg) {
                 (PosKind::Map(_), _) => {
                     let e = t.entry(seg)?;
-                    (e.key_pos, &*e.value, e.merged_from)
+                    (e.key_pos, e.key_end, &*e.value, e.merged_from)
                 }
                 (PosKind::Seq(items), Value::Int(i)) => {
                     let item = items.get(usize::try_from(*i).ok()?)?;
-                    (item.pos, &**item, None)
+                    (item.pos, item.end, &**item, None)
                 }
                 _ => return None,
             };
@@ -142,15 +146,21 @@ impl PosNode {
                 (Some(v), _) => Located {
                     pos: v,
                     anchor: Some(pos),
+                    end: None,
                 },
                 (None, Some(inner)) => {
                     via = Some(pos);
                     Located {
                         pos,
                         anchor: Some(inner),
+                        end: None,
                     }
                 }
-                (None, None) => Located { pos, anchor: None },
+                (None, None) => Located {
+                    pos,
+                    anchor: None,
+                    end,
+                },
             };
             node = next;
         }
