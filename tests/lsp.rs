@@ -388,6 +388,25 @@ fn hover_on_interpolations_paths_and_parameters_with_utf16() {
         h.contains("data/nodes/web01.example.com.yaml` — exists"),
         "{h}"
     );
+    // Each path under the datadir the configuration gives its level (the unsaved buffer's
+    // configuration): the level's own, else the defaults'.
+    c.change(
+        &hiera,
+        2,
+        "version: 5\ndefaults:\n  datadir: data\n  data_hash: yaml_data\nhierarchy:\n  - name: node\n    datadir: other\n    path: \"nodes/%{trusted.certname}.yaml\"\n  - name: common\n    path: common.yaml  # nodes/x.yaml\n",
+    );
+    let h = hover_text(&mut c, &hiera, 7, 12);
+    assert!(
+        h.contains("`other/nodes/web01.example.com.yaml` — **does not exist**"),
+        "{h}"
+    );
+    let h = hover_text(&mut c, &hiera, 9, 12);
+    assert!(h.contains("`data/common.yaml` — exists"), "{h}");
+    let h = hover_text(&mut c, &hiera, 6, 14);
+    assert!(h.contains("`other` — **does not exist**"), "{h}");
+    let h = hover_text(&mut c, &hiera, 2, 12);
+    assert!(h.contains("`data` — exists"), "{h}");
+    c.change(&hiera, 3, HIERA);
     // A class parameter in a manifest: its Hiera value for the node.
     let init = uri(&dir, "modules/ntp/manifests/init.pp");
     c.open(&init, NTP);

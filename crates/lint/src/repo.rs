@@ -217,7 +217,7 @@ impl Repo {
             }
             for (entry, default_hierarchy) in entries {
                 let format = entry.data_format();
-                let templates = templates(&entry);
+                let templates = entry.templates();
                 let mut level_files = Vec::new();
                 for t in &templates {
                     let mut found = Vec::new();
@@ -411,28 +411,6 @@ fn load_layer(
         Err(e) => info.error = Some(e),
     }
     info
-}
-
-/// The absolute location templates of an entry, placeholders kept (v3/v4 extensions added).
-pub(crate) fn templates(e: &Entry) -> Vec<String> {
-    let with_ext = |p: &str| {
-        let mut p = p.to_string();
-        if let Some(ext) = &e.extension {
-            if !p.ends_with(ext.as_str()) {
-                p.push_str(ext);
-            }
-        }
-        hiera_engine::config::path_plus(&e.datadir, &p)
-    };
-    match &e.locations {
-        Locations::None | Locations::Uris(_) => Vec::new(),
-        Locations::Paths(ps) => ps.iter().map(|p| with_ext(p)).collect(),
-        Locations::Globs(gs) => gs
-            .iter()
-            .map(|g| hiera_engine::config::path_plus(&e.datadir, g))
-            .collect(),
-        Locations::Mapped(_, _, t) => vec![hiera_engine::config::path_plus(&e.datadir, t)],
-    }
 }
 
 /// Whether a template has placeholders.

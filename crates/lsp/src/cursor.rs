@@ -3,6 +3,7 @@
 //! in the line; the server converts them from and to the client's units.
 
 use crate::text::Doc;
+use hiera_engine::config::WrittenSetting;
 use hiera_engine::interpolation::{parse_expr, tokens_at, Method, Token};
 use hiera_formats::lines::LineIndex;
 use hiera_formats::position::{positions_of, DataFormat, Pos, PosKind};
@@ -73,6 +74,9 @@ pub enum Target {
         template: String,
         /// Which setting.
         setting: String,
+        /// What the configuration makes of it: the absolute template (under the level's
+        /// datadir), not interpolated.
+        absolute: String,
         /// Where.
         span: Span,
     },
@@ -251,7 +255,8 @@ pub fn target_at(doc: &Doc, kind: FileKind, line: usize, byte: usize) -> Option<
                     on_key: false,
                 })
         }
-        FileKind::HieraYaml => hiera_path_at(doc, line, byte),
+        // Its settings need the configuration: [`hiera_setting_at`].
+        FileKind::HieraYaml => None,
         FileKind::Manifest => manifest_at(text, line, byte),
         FileKind::Other => None,
     }
@@ -286,65 +291,27 @@ pub fn key_of_expr(expr: &str) -> Option<String> {
     }
 }
 
-/// The location setting on a hiera.yaml line (`path: x`, `- x` under `paths:`…).
-fn hiera_path_at(doc: &Doc, line: usize, byte: usize) -> Option<Target> {
-    let text = doc.line(line);
-    let indent = text.len() - text.trim_start().len();
-    let mut body = &text[indent..];
-    let mut at = indent;
-    if let Some(b) = body.strip_prefix("- ") {
-        at += 2;
-        body = b;
-    }
-    let (setting, value_at) = match split_key(body) {
-        Some((k, v)) => (k.trim().to_string(), at + v),
-        None if at > indent => {
-            // A list item: the setting is the nearest less indented key above.
-            let mut found = None;
-            for l in (0..line).rev() {
-                let t = doc.line(l);
-                let ind = t.len() - t.trim_start().len();
-                if t.trim().is_empty() || ind >= indent && t.trim_start().starts_with('-') {
-                    continue;
-                }
-                if ind <= indent {
-                    found = split_key(t.trim_start()).map(|(k, _)| k.trim().to_string());
-                    break;
-                }
-            }
-            (found?, at)
-        }
-        None => return None,
-    };
-    let setting = setting.trim_start_matches("- ").to_string();
-    if !matches!(
-        setting.as_str(),
-        "path" | "paths" | "glob" | "globs" | "datadir"
-    ) {
-        return None;
-    }
-    let raw = &text[value_at..];
-    let lead = raw.len() - raw.trim_start().len();
-    let raw_t = raw.trim();
-    let raw_t = raw_t.split(" #").next().unwrap_or(raw_t).trim_end();
-    if raw_t.is_empty() || raw_t.starts_with('[') {
-        return None;
-    }
-    let start = value_at + lead;
-    let end = start + raw_t.len();
-    if byte < start.saturating_sub(1) || byte > end {
-        return None;
-    }
-    let template = raw_t
-        .strip_prefix('"')
-        .and_then(|t| t.strip_suffix('"'))
-        .or_else(|| raw_t.strip_prefix('\'').and_then(|t| t.strip_suffix('\'')))
-        .unwrap_or(raw_t)
-        .to_string();
-    Some(Target::HieraPath {
-        template,
-        setting,
-        span: (line, start, end),
+/// The datadir or location setting of a hiera.yaml at `byte` of `line`, among `settings`:
+/// where the engine's configuration says the file writes them
+/// ([`HieraConfig::written_settings`](hiera_engine::config::HieraConfig::written_settings)).
+pub fn hiera_setting_at(
+    doc: &Doc,
+    settings: &[WrittenSetting],
+    line: usize,
+    byte: usize,
+) -> Option<Target> {
+    settings.iter().find_map(|w| {
+        let (l, start) = doc.line_byte_of(w.start);
+        let end = match w.end {
+            Some(e) if e.line == w.start.line => doc.line_byte_of(e).1,
+            _ => doc.line(l).len(),
+        };
+        (l == line && start <= byte && byte <= end).then(|| Target::HieraPath {
+            template: w.template.clone(),
+            setting: w.setting.to_string(),
+            absolute: w.absolute.clone(),
+            span: (l, start, end),
+        })
     })
 }
 
@@ -456,16 +423,27 @@ mod tests {
 
     #[test]
     fn hiera_paths() {
-        let d = doc("version: 5\nhierarchy:\n  - name: n\n    path: \"nodes/%{trusted.certname}.yaml\"\n  - name: m\n    paths:\n      - a.yaml\n      - 'b.yaml'\n");
+        let d = doc(
+            "version: 5\nhierarchy:\n  - name: n\n    path: \"nodes/%{trusted.certname}.yaml\"\n",
+        );
         assert!(matches!(
             target_at(&d, FileKind::HieraYaml, 3, 20),
             Some(Target::Interpolation { .. })
         ));
-        assert!(matches!(target_at(&d, FileKind::HieraYaml, 3, 11),
-            Some(Target::HieraPath { ref template, .. }) if template == "nodes/%{trusted.certname}.yaml"));
-        assert!(matches!(target_at(&d, FileKind::HieraYaml, 7, 9),
-            Some(Target::HieraPath { ref template, ref setting, .. }) if template == "b.yaml" && setting == "paths"));
-        assert_eq!(target_at(&d, FileKind::HieraYaml, 2, 6), None);
+        let p = |line, column| Pos { line, column };
+        let settings = [WrittenSetting {
+            setting: "path",
+            template: "nodes/%{trusted.certname}.yaml".into(),
+            start: p(4, 11),
+            end: Some(p(4, 43)),
+            absolute: "/r/data/nodes/%{trusted.certname}.yaml".into(),
+        }];
+        let at = |line, byte| hiera_setting_at(&d, &settings, line, byte);
+        assert!(matches!(at(3, 11),
+            Some(Target::HieraPath { ref absolute, span: (3, 10, 42), .. }) if absolute.starts_with("/r/data/")));
+        assert_eq!(at(3, 9), None);
+        assert_eq!(at(2, 11), None);
+        assert_eq!(at(3, 43), None);
     }
 
     #[test]

@@ -46,9 +46,9 @@ impl Server {
         };
         let locations: Vec<Location> = match &t {
             Target::HieraPath {
-                template, setting, ..
+                absolute, setting, ..
             } => self
-                .resolve_hiera_path(&doc.path, template, setting)
+                .resolve_hiera_path(absolute, setting)
                 .unwrap_or_default()
                 .into_iter()
                 .filter(|(_, exists)| *exists)

@@ -570,7 +570,10 @@ impl Server {
         let pos: Position = serde_json::from_value(p["position"].clone())
             .map_err(|_| invalid("position is missing or malformed"))?;
         let (line, byte) = doc.line_byte(pos, self.enc);
-        let t = cursor::target_at(&doc, kind, line, byte);
+        let t = cursor::target_at(&doc, kind, line, byte).or_else(|| {
+            let settings = (kind == FileKind::HieraYaml).then(|| self.hiera_settings(&doc.path))?;
+            cursor::hiera_setting_at(&doc, &settings, line, byte)
+        });
         Ok((doc, kind, t))
     }
 

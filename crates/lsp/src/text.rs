@@ -108,10 +108,16 @@ impl Doc {
     /// The LSP position of a 1-based line and 1-based character column (as libyaml's marks
     /// and lint findings give them); 0 is taken as 1.
     pub fn position_of(&self, line: usize, column: usize, enc: Encoding) -> Position {
-        let line = line.max(1);
-        let pos = hiera_formats::position::Pos { line, column };
+        let (line, byte) = self.line_byte_of(hiera_formats::position::Pos { line, column });
+        self.position_at_byte(line, byte, enc)
+    }
+
+    /// The 0-based line and the byte offset in it of a 1-based line and character column (as
+    /// the readers' positions give them; clamped).
+    pub fn line_byte_of(&self, pos: hiera_formats::position::Pos) -> (usize, usize) {
+        let line = pos.line.max(1);
         let byte = self.lines.offset(pos) - self.lines.line_start(line).unwrap_or(0);
-        self.position_at_byte(line - 1, byte, enc)
+        (line - 1, byte)
     }
 
     /// The LSP position of a byte offset in line `line` (0-based).

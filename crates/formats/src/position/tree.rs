@@ -116,6 +116,21 @@ impl PosNode {
         }
     }
 
+    /// The node holding the value at `path` (aliases followed), or `None` when the file
+    /// does not hold it.
+    pub fn node_at(&self, path: &Path) -> Option<&PosNode> {
+        let mut node = self;
+        for seg in path {
+            let t = node.target();
+            node = match (&t.kind, seg) {
+                (PosKind::Map(_), _) => &t.entry(seg)?.value,
+                (PosKind::Seq(items), Value::Int(i)) => items.get(usize::try_from(*i).ok()?)?,
+                _ => return None,
+            };
+        }
+        Some(node.target())
+    }
+
     /// Where `path` is written, or `None` when the file does not hold it.
     pub fn locate(&self, path: &Path) -> Option<Located> {
         let mut node = self;
