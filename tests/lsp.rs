@@ -388,6 +388,25 @@ fn hover_on_interpolations_paths_and_parameters_with_utf16() {
         h.contains("data/nodes/web01.example.com.yaml` — exists"),
         "{h}"
     );
+    // Each path under the datadir the configuration gives its level (the unsaved buffer's
+    // configuration): the level's own, else the defaults'.
+    c.change(
+        &hiera,
+        2,
+        "version: 5\ndefaults:\n  datadir: data\n  data_hash: yaml_data\nhierarchy:\n  - name: node\n    datadir: other\n    path: \"nodes/%{trusted.certname}.yaml\"\n  - name: common\n    path: common.yaml  # nodes/x.yaml\n",
+    );
+    let h = hover_text(&mut c, &hiera, 7, 12);
+    assert!(
+        h.contains("`other/nodes/web01.example.com.yaml` — **does not exist**"),
+        "{h}"
+    );
+    let h = hover_text(&mut c, &hiera, 9, 12);
+    assert!(h.contains("`data/common.yaml` — exists"), "{h}");
+    let h = hover_text(&mut c, &hiera, 6, 14);
+    assert!(h.contains("`other` — **does not exist**"), "{h}");
+    let h = hover_text(&mut c, &hiera, 2, 12);
+    assert!(h.contains("`data` — exists"), "{h}");
+    c.change(&hiera, 3, HIERA);
     // A class parameter in a manifest: its Hiera value for the node.
     let init = uri(&dir, "modules/ntp/manifests/init.pp");
     c.open(&init, NTP);
@@ -515,6 +534,57 @@ fn diagnostics_on_unsaved_buffers_and_code_actions() {
     let edit = &rename["edit"]["changes"][&common][0];
     assert_eq!(edit["range"]["start"], json!({"line": 0, "character": 0}));
     assert_eq!(edit["range"]["end"], json!({"line": 0, "character": 12}));
+    // The past bug: a key before a `1:30` value was replaced only up to its first `:`.
+    // The edits are lint's fix as it is, the value left to its own quick fix, in UTF-16
+    // units (after a character outside the BMP on the last line).
+    let text = "ntp::serverz: 1:30 # 😀\n\"ntp::iburts\": yes\n\"ü😀\": no\n";
+    c.change(&common, 4, text);
+    let d = c.diagnostics(&common, 4);
+    let actions = c.result(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": common}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 2, "character": 0}}, "context": {"diagnostics": d}}),
+    );
+    let edits_of = |title: &str| {
+        let a = actions
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["title"] == title)
+            .unwrap_or_else(|| panic!("no {title} in {actions}"));
+        a["edit"]["changes"][&common].as_array().unwrap().clone()
+    };
+    let mut edits = edits_of("Rename to 'ntp::servers'");
+    edits.extend(edits_of("Quote '1:30' (a string)"));
+    edits.extend(edits_of("Rename to 'ntp::iburst'"));
+    assert_eq!(edits.len(), 3, "{edits:?}");
+    assert_eq!(
+        apply(text, &edits),
+        "ntp::servers: '1:30' # 😀\n\"ntp::iburst\": yes\n\"ü😀\": no\n"
+    );
+    let no = &edits_of("Quote 'no' (a string)")[0];
+    assert_eq!(
+        no["range"],
+        json!({"start": {"line": 2, "character": 7}, "end": {"line": 2, "character": 9}})
+    );
+    assert_eq!(no["newText"], "'no'");
+    let key = &edits_of("Rename to 'ntp::servers'")[0];
+    assert_eq!(key["range"]["end"], json!({"line": 0, "character": 12}));
+    assert_eq!(key["newText"], "ntp::servers");
+    // The diagnostic covers what the finding is about: the key, the scalar.
+    let range_of = |code: &str, line: u64| {
+        d.iter()
+            .find(|x| x["code"] == code && x["range"]["start"]["line"] == line)
+            .map(|x| x["range"].clone())
+            .unwrap_or_else(|| panic!("no {code} on line {line}: {d:?}"))
+    };
+    assert_eq!(
+        range_of("yaml11-value", 0),
+        json!({"start": {"line": 0, "character": 14}, "end": {"line": 0, "character": 18}})
+    );
+    assert_eq!(
+        range_of("unknown-class-parameter", 1),
+        json!({"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 13}})
+    );
     // A YAML error, at its position.
     c.change(&common, 3, "a: 1\nb: [\n");
     let d = c.diagnostics(&common, 3);
@@ -811,6 +881,45 @@ fn neovim_drives_hover_definition_completion_and_diagnostics() {
 }
 
 /// The labels of a completion answer.
+/// `text` with LSP text edits applied (UTF-16 positions; the edits do not overlap).
+fn apply(text: &str, edits: &[Json]) -> String {
+    let offset = |p: &Json| {
+        let (line, ch) = (
+            p["line"].as_u64().unwrap(),
+            p["character"].as_u64().unwrap(),
+        );
+        let start: usize = text
+            .split_inclusive('\n')
+            .take(line as usize)
+            .map(str::len)
+            .sum();
+        let mut units = 0;
+        for (i, c) in text[start..].char_indices() {
+            if units >= ch {
+                return start + i;
+            }
+            units += c.len_utf16() as u64;
+        }
+        text.len()
+    };
+    let mut spans: Vec<(usize, usize, &str)> = edits
+        .iter()
+        .map(|e| {
+            (
+                offset(&e["range"]["start"]),
+                offset(&e["range"]["end"]),
+                e["newText"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    spans.sort();
+    let mut out = text.to_string();
+    for (a, b, new) in spans.into_iter().rev() {
+        out.replace_range(a..b, new);
+    }
+    out
+}
+
 fn labels(r: &Json) -> Vec<String> {
     r["items"]
         .as_array()

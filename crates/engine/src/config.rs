@@ -5,6 +5,7 @@
 
 use crate::error::{Error, Result};
 use hiera_formats::format::{DataFormat, EYAML_LOOKUP_KEY};
+use hiera_formats::position::Pos;
 use hiera_value::value::{Map, Value};
 use std::path::{Path, PathBuf};
 
@@ -92,6 +93,47 @@ impl Entry {
             FunctionKind::DataDig | FunctionKind::Hiera3Backend => None,
         }
     }
+}
+
+impl Entry {
+    /// The level's location templates, absolute and not interpolated (placeholders kept), in
+    /// declaration order: each path (v3/v4: with the extension) or glob, or the mapped
+    /// paths' template, under the datadir. URIs are not files: none.
+    pub fn templates(&self) -> Vec<String> {
+        let with_ext = |p: &str| {
+            let mut p = p.to_string();
+            if let Some(ext) = &self.extension {
+                if !p.ends_with(ext.as_str()) {
+                    p.push_str(ext);
+                }
+            }
+            path_plus(&self.datadir, &p)
+        };
+        match &self.locations {
+            Locations::None | Locations::Uris(_) => Vec::new(),
+            Locations::Paths(ps) => ps.iter().map(|p| with_ext(p)).collect(),
+            Locations::Globs(gs) => gs.iter().map(|g| path_plus(&self.datadir, g)).collect(),
+            Locations::Mapped(_, _, t) => vec![path_plus(&self.datadir, t)],
+        }
+    }
+}
+
+/// A data directory or location setting of a hiera.yaml where the file writes it: what an
+/// editor points at and resolves ([`HieraConfig::written_settings`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WrittenSetting {
+    /// `datadir`, `path`, `paths`, `glob` or `globs`.
+    pub setting: &'static str,
+    /// The value as written (not interpolated).
+    pub template: String,
+    /// Where the value's text starts (a quoted one's opening quote).
+    pub start: Pos,
+    /// Just after where it ends, when the reader knows it.
+    pub end: Option<Pos>,
+    /// The value as the configuration takes it, absolute and not interpolated: for a
+    /// location, the file (or glob) under its level's datadir (the level's own, else the
+    /// defaults', else `data`; v4: with the extension); for a datadir, the directory.
+    pub absolute: String,
 }
 
 /// Hiera 3's `:merge_behavior:`, kept for `hiera_hash`-style lookups.
@@ -313,6 +355,96 @@ impl HieraConfig {
     /// Puppet's provider label: `hiera configuration version N`.
     pub(crate) fn name(&self) -> String {
         format!("hiera configuration version {}", self.version)
+    }
+
+    /// Where this configuration's data directories and locations (`path`, `paths`, `glob`,
+    /// `globs`) are written in `text`, the file's text it was loaded from, each with the
+    /// value the configuration takes (versions 4 and 5; nothing for version 3, or for a text
+    /// that does not parse). What an editor points at, without reading hiera.yaml again.
+    pub fn written_settings(&self, text: &[u8]) -> Vec<WrittenSetting> {
+        let mut out = Vec::new();
+        if self.version < 4 {
+            return out;
+        }
+        let Ok(Some(tree)) = hiera_formats::position::positions_of(DataFormat::Yaml, text) else {
+            return out;
+        };
+        let Ok(Value::Hash(map)) = hiera_formats::yaml::load(&String::from_utf8_lossy(text)) else {
+            return out;
+        };
+        let root = self.root.display().to_string();
+        let mut push = |setting: &'static str, path: &[Value], value: Option<&Value>, absolute| {
+            let (Some(Value::String(template)), Some(node)) = (value, tree.node_at(path)) else {
+                return;
+            };
+            out.push(WrittenSetting {
+                setting,
+                template: template.clone(),
+                start: node.pos,
+                end: node.end,
+                absolute,
+            });
+        };
+        // The datadir every level without its own takes (v5's defaults, v4's top level).
+        let top = match self.version {
+            5 => vec![s("defaults"), s("datadir")],
+            _ => vec![s("datadir")],
+        };
+        let top_value = match &top[..] {
+            [d, k] => map.get(d).and_then(Value::as_hash).and_then(|h| h.get(k)),
+            _ => map.get(&top[0]),
+        };
+        if let Some(Value::String(d)) = top_value {
+            push("datadir", &top, top_value, path_plus(&root, d));
+        }
+        let sections = [
+            ("hierarchy", Some(&self.hierarchy)),
+            ("default_hierarchy", self.default_hierarchy.as_ref()),
+        ];
+        for (section, entries) in sections {
+            let (Some(entries), Some(Value::Array(items))) = (entries, map.get(&s(section))) else {
+                continue;
+            };
+            for (i, (entry, item)) in entries.iter().zip(items).enumerate() {
+                let Value::Hash(item) = item else { continue };
+                // Each level as written is the entry built from it (names told apart).
+                if item.get(&s("name")).and_then(Value::as_str) != Some(entry.name.as_str()) {
+                    break;
+                }
+                let at = |k: &str| vec![s(section), Value::Int(i as i64), s(k)];
+                if let Some(d @ Value::String(_)) = item.get(&s("datadir")) {
+                    push("datadir", &at("datadir"), Some(d), entry.datadir.clone());
+                }
+                let templates = entry.templates();
+                for (setting, many) in [
+                    ("path", false),
+                    ("paths", true),
+                    ("glob", false),
+                    ("globs", true),
+                ] {
+                    let Some(v) = item.get(&s(setting)) else {
+                        continue;
+                    };
+                    let written: Vec<(Vec<Value>, &Value)> = match (many, v) {
+                        (false, _) => vec![(at(setting), v)],
+                        (true, Value::Array(vs)) => vs
+                            .iter()
+                            .enumerate()
+                            .map(|(j, v)| {
+                                let mut p = at(setting);
+                                p.push(Value::Int(j as i64));
+                                (p, v)
+                            })
+                            .collect(),
+                        (true, _) => Vec::new(),
+                    };
+                    for ((path, v), absolute) in written.into_iter().zip(&templates) {
+                        push(setting, &path, Some(v), absolute.clone());
+                    }
+                }
+            }
+        }
+        out
     }
 }
 
@@ -1215,6 +1347,47 @@ mod tests {
         assert_eq!(path_plus("/a/b", "../../data"), "/data");
         assert_eq!(path_plus("/a/b/", "x.yaml"), "/a/b/x.yaml");
         assert_eq!(path_plus("/a/b", "x/../y"), "/a/b/x/../y");
+    }
+
+    /// Where a hiera.yaml writes its datadirs and locations, each with the value the
+    /// configuration takes: the level's own datadir, else the defaults'.
+    #[test]
+    fn written_settings_point_at_the_text() {
+        let dir = std::env::temp_dir().join(format!("hiera-config-written-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("hiera.yaml");
+        let text = "version: 5\ndefaults:\n  datadir: hieradata\n  data_hash: yaml_data\nhierarchy:\n  - name: a\n    datadir: other\n    path: \"a/%{facts.x}.yaml\"  # not b.yaml\n  - name: b.yaml\n    paths:\n      - b.yaml\n      - 'c.yaml'\n  - name: g\n    glob: \"*.yaml\"\n";
+        std::fs::write(&path, text).unwrap();
+        let ctx = LoadContext {
+            layer: Layer::Environment,
+            codedir: dir.clone(),
+            strict_off: true,
+        };
+        let cfg = HieraConfig::load(&path, &ctx, &mut Vec::new()).unwrap();
+        let root = dir.display().to_string();
+        let written = cfg.written_settings(text.as_bytes());
+        let got: Vec<String> = written
+            .iter()
+            .map(|w| {
+                let end = w.end.map(|e| e.to_string()).unwrap_or_default();
+                let absolute = w.absolute.strip_prefix(&root).unwrap_or(&w.absolute);
+                format!("{} {} {}-{end} {absolute}", w.setting, w.template, w.start)
+            })
+            .collect();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(
+            got,
+            [
+                "datadir hieradata 3:12-3:21 /hieradata",
+                "datadir other 7:14-7:19 /other",
+                "path a/%{facts.x}.yaml 8:11-8:30 /other/a/%{facts.x}.yaml",
+                "paths b.yaml 11:9-11:15 /hieradata/b.yaml",
+                "paths c.yaml 12:9-12:17 /hieradata/c.yaml",
+                "glob *.yaml 14:11-14:19 /hieradata/*.yaml",
+            ]
+        );
+        // Version 3, or a text that does not parse: nothing.
+        assert!(cfg.written_settings(b"version: 5\nhierarchy: [").is_empty());
     }
 
     #[test]

@@ -295,31 +295,64 @@ pub enum Method {
 
 /// Splits `s` as Ruby's `gsub(/%\{([^\}]*)\}/)` sees it.
 pub fn tokenize(s: &str) -> Vec<Token<'_>> {
-    let mut out = Vec::new();
-    let mut rest = s;
+    tokens_at(s).map(|(_, t)| t).collect()
+}
+
+/// [`tokenize`] with where each token is: its byte range in `s` (an editor points at a
+/// `%{…}` with it).
+pub fn tokens_at(s: &str) -> impl Iterator<Item = (std::ops::Range<usize>, Token<'_>)> {
     let mut offset = 0;
-    while let Some(i) = rest.find("%{") {
-        let after = &rest[i + 2..];
-        let Some(close) = after.find('}') else { break };
-        if i > 0 {
-            out.push(Token::Text(&rest[..i]));
+    // The token after a text: a `%{…}` found with the text before it.
+    let mut next: Option<(std::ops::Range<usize>, Token<'_>)> = None;
+    std::iter::from_fn(move || {
+        if let Some(t) = next.take() {
+            return Some(t);
         }
-        let whole = &rest[i..i + 2 + close + 1];
+        if offset >= s.len() {
+            return None;
+        }
+        let rest = &s[offset..];
+        let found = rest.find("%{").and_then(|i| {
+            let close = rest[i + 2..].find('}')?;
+            Some((i, i + 2 + close + 1))
+        });
+        let Some((i, end)) = found else {
+            // No `%{…}` closes: the rest is text.
+            let range = offset..s.len();
+            offset = s.len();
+            return Some((range, Token::Text(rest)));
+        };
+        let whole = &rest[i..end];
         // Ruby's strip: ASCII whitespace and NUL.
-        let expr = after[..close].trim_matches(|c: char| c.is_ascii_whitespace() || c == '\0');
-        if matches!(expr, "" | "::" | "\"\"" | "''" | "\"::\"" | "'::'") {
-            out.push(Token::Empty);
+        let expr =
+            whole[2..whole.len() - 1].trim_matches(|c: char| c.is_ascii_whitespace() || c == '\0');
+        let token = if matches!(expr, "" | "::" | "\"\"" | "''" | "\"::\"" | "'::'") {
+            Token::Empty
         } else {
-            out.push(Token::Expr { whole, expr });
+            Token::Expr { whole, expr }
+        };
+        let at = (offset + i..offset + end, token);
+        let text = (i > 0).then(|| (offset..offset + i, Token::Text(&rest[..i])));
+        offset += end;
+        match text {
+            Some(t) => {
+                next = Some(at);
+                Some(t)
+            }
+            None => Some(at),
         }
-        let consumed = i + 2 + close + 1;
-        offset += consumed;
-        rest = &s[offset..];
+    })
+}
+
+/// Where a `%{` that nothing closes yet starts in `s` (the last one): the interpolation an
+/// editor's user is typing when `s` is the text before the cursor. What the tokenizer leaves
+/// as text after the last `%{…}` it closes.
+pub fn unclosed(s: &str) -> Option<usize> {
+    match tokens_at(s).last()? {
+        // No `}` follows a `%{` of the trailing text: the tokenizer would have closed it.
+        (range, Token::Text(t)) => t.rfind("%{").map(|i| range.start + i),
+        _ => None,
     }
-    if !rest.is_empty() {
-        out.push(Token::Text(rest));
-    }
-    out
 }
 
 /// `/^(\w+)\((?:["]([^"]+)["]|[']([^']+)['])\)$/`: a method call, else a scope key.
@@ -398,6 +431,22 @@ mod tests {
                 }
             ]
         );
+    }
+
+    #[test]
+    fn token_ranges() {
+        let s = "a%{ x }b%{}%%{}{y}%{open";
+        let spans: Vec<_> = tokens_at(s).map(|(r, _)| &s[r]).collect();
+        assert_eq!(spans, ["a", "%{ x }", "b", "%{}", "%", "%{}", "{y}%{open"]);
+        let tokens: Vec<_> = tokens_at(s).map(|(_, t)| t).collect();
+        assert_eq!(tokens, tokenize(s));
+        assert_eq!(tokens_at("").count(), 0);
+        assert_eq!(unclosed("x: %{facts.os"), Some(3));
+        assert_eq!(unclosed("%{a} %{lookup('b"), Some(5));
+        assert_eq!(unclosed("%{a} b"), None);
+        assert_eq!(unclosed("%{a}"), None);
+        assert_eq!(unclosed("%{a} %{b %{c"), Some(9));
+        assert_eq!(unclosed("plain"), None);
     }
 
     #[test]

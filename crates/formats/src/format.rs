@@ -85,11 +85,46 @@ impl DataFormat {
     pub fn of_path(path: &Path) -> Option<DataFormat> {
         DataFormat::of_extension(path.extension()?.to_str()?)
     }
+
+    /// `key` as a data file of this format writes a top-level key: plain when the format
+    /// reads the plain text back as the same string (YAML: a plain scalar Psych resolves to
+    /// itself; HOCON: no path separator either), else in double quotes, which JSON, YAML and
+    /// HOCON read alike.
+    pub fn written_key(self, key: &str) -> String {
+        let plain = !key.is_empty()
+            && key
+                .chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, ':' | '_' | '-' | '.'))
+            && !key.ends_with(':')
+            && crate::yaml::resolve_plain_scalar(key) == hiera_value::value::Value::str(key);
+        match self {
+            DataFormat::Yaml if plain => key.to_string(),
+            DataFormat::Hocon if plain && !key.contains(['.', ':']) => key.to_string(),
+            _ => {
+                let mut out = String::new();
+                crate::json::write::json_str(&mut out, key);
+                out
+            }
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keys_are_written_quoted_when_needed() {
+        assert_eq!(DataFormat::Yaml.written_key("ntp::servers"), "ntp::servers");
+        assert_eq!(DataFormat::Yaml.written_key("yes"), "\"yes\"");
+        assert_eq!(DataFormat::Yaml.written_key("a b"), "\"a b\"");
+        assert_eq!(DataFormat::Yaml.written_key("a:"), "\"a:\"");
+        assert_eq!(DataFormat::Yaml.written_key(""), "\"\"");
+        assert_eq!(DataFormat::Json.written_key("k"), "\"k\"");
+        assert_eq!(DataFormat::Hocon.written_key("k"), "k");
+        assert_eq!(DataFormat::Hocon.written_key("a::b"), "\"a::b\"");
+        assert_eq!(DataFormat::Json.written_key("q\"\\"), "\"q\\\"\\\\\"");
+    }
 
     #[test]
     fn names_and_extensions_map_to_one_format() {

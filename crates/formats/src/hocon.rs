@@ -94,10 +94,14 @@ pub fn positions_with(
     };
     p.parse_root()?;
     let fields = p.fields.take().unwrap_or_default();
+    // The parser counts characters; the line index, bytes.
+    let lines = crate::lines::LineIndex::new(text);
+    let byte_of: Vec<usize> = text.char_indices().map(|(b, _)| b).collect();
     Ok(crate::position::tree::PosNode::from_paths(
         fields.into_iter().map(|(path, start)| {
             let path = path.into_iter().map(Value::String).collect();
-            (path, crate::position::tree::char_pos(&p.s, start))
+            let byte = byte_of.get(start).copied().unwrap_or(text.len());
+            (path, lines.pos(byte))
         }),
     ))
 }

@@ -20,7 +20,7 @@
 pub mod tree;
 
 pub use crate::format::DataFormat;
-pub use tree::{char_pos, LineIndex, Located, Path, Pos, PosEntry, PosKind, PosNode};
+pub use tree::{Located, Path, Pos, PosEntry, PosKind, PosNode};
 
 /// The position tree of a whole data file (`None`: an empty document), or the parser's
 /// error message.

@@ -328,6 +328,8 @@ enum Event {
         value: String,
         quoted_implicit: bool,
         mark: Mark,
+        /// Just after the scalar's text (after a quoted one's closing quote).
+        end: Mark,
     },
     SeqStart {
         anchor: Option<String>,
@@ -480,6 +482,10 @@ mod ffi {
                     value,
                     quoted_implicit: s.quoted_implicit,
                     mark,
+                    end: Mark {
+                        line: ev.end_mark.line as usize + 1,
+                        column: ev.end_mark.column as usize + 1,
+                    },
                 }
             }
             unsafe_yaml::YAML_SEQUENCE_START_EVENT => Event::SeqStart {
@@ -647,6 +653,7 @@ impl Builder {
                     value,
                     quoted_implicit,
                     mark,
+                    ..
                 } => match scalar_node(value, tag.as_deref(), quoted_implicit, mark) {
                     Ok(mut node) => {
                         if node.symbol && self.mark_symbols {

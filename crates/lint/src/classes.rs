@@ -5,9 +5,11 @@
 //! (`unused-key`). Keys the code or the data looks up explicitly are never flagged. The
 //! values' types are `types.rs`'s.
 
-use super::repo::Repo;
+use super::repo::{DataFile, Repo};
 use super::schema::Schema;
-use super::Sink;
+use super::{Fix, Region, Sink, TextEdit};
+use hiera_formats::lines::LineIndex;
+use hiera_formats::DataFormat;
 use hiera_value::value::Value;
 use std::collections::HashSet;
 use std::path::Path;
@@ -34,7 +36,7 @@ pub(crate) fn check(repo: &Repo, schema: &Schema, uses: &Uses, sink: &mut Sink) 
                 if !key.starts_with(&format!("{m}::")) {
                     sink.add(
                         &f.path,
-                        f.key_pos(key),
+                        f.key_region(key),
                         "module-key-outside-namespace",
                         format!(
                             "key '{key}' is in the data of module '{m}' but outside its namespace: Puppet warns that module data must use keys qualified with the name of the module, and ignores it"
@@ -58,24 +60,23 @@ pub(crate) fn check(repo: &Repo, schema: &Schema, uses: &Uses, sink: &mut Sink) 
             if let Some(c) = schema.class(class) {
                 if c.param(param).is_none() {
                     let names = c.params.iter().map(|p| p.name.as_str());
-                    let hint = closest(param, names)
-                        .map(|s| format!("; did you mean '{class}::{s}'?"))
-                        .unwrap_or_else(|| {
-                            if c.params.is_empty() {
-                                " (it has no parameters)".to_string()
-                            } else {
-                                String::new()
-                            }
-                        });
-                    sink.add(
+                    let suggestion = closest(param, names).map(|s| format!("{class}::{s}"));
+                    let hint = match &suggestion {
+                        Some(s) => format!("; did you mean '{s}'?"),
+                        None if c.params.is_empty() => " (it has no parameters)".to_string(),
+                        None => String::new(),
+                    };
+                    let region = f.key_region(key);
+                    sink.add_fixed(
                         &f.path,
-                        f.key_pos(key),
+                        region,
                         "unknown-class-parameter",
                         format!(
                             "class '{class}' ({}:{}) has no parameter '{param}', so nothing looks up '{key}'{hint}",
                             sink.display(&c.file),
                             c.span.start.line
                         ),
+                        suggestion.and_then(|s| rename_fix(f, region, &s)),
                     );
                 }
                 continue;
@@ -87,16 +88,21 @@ pub(crate) fn check(repo: &Repo, schema: &Schema, uses: &Uses, sink: &mut Sink) 
                     .map(|c| c.name.as_str())
                     .filter(|c| *c == module_name || c.starts_with(&format!("{module_name}::")))
                     .collect();
-                let hint = closest(class, in_module.iter().copied())
-                    .map(|s| format!("; did you mean '{s}::{param}'?"))
+                let suggestion =
+                    closest(class, in_module.iter().copied()).map(|s| format!("{s}::{param}"));
+                let hint = suggestion
+                    .as_ref()
+                    .map(|s| format!("; did you mean '{s}'?"))
                     .unwrap_or_default();
-                sink.add(
+                let region = f.key_region(key);
+                sink.add_fixed(
                     &f.path,
-                    f.key_pos(key),
+                    region,
                     "unknown-class",
                     format!(
                         "module '{module_name}' defines no class '{class}', so nothing looks up '{key}'{hint}"
                     ),
+                    suggestion.and_then(|s| rename_fix(f, region, &s)),
                 );
                 continue;
             }
@@ -169,11 +175,33 @@ impl<'a> Unused<'a> {
         };
         sink.add(
             &f.path,
-            f.key_pos(key),
+            f.key_region(key),
             "unused-key",
             format!("{what}: nothing reads this value"),
         );
     }
+}
+
+/// The fix renaming the top-level key written at `region` of `f` to `new`: the key's text
+/// replaced, in the quotes it is written in (none unless the format needs them). `None`
+/// when the reader does not say where the key's text ends.
+fn rename_fix(f: &DataFile, region: Region, new: &str) -> Option<Fix> {
+    if region.end == region.start {
+        return None;
+    }
+    let lines = LineIndex::new(f.text.as_str());
+    let written = f
+        .text
+        .get(lines.offset(region.start)..lines.offset(region.end))?;
+    let new_text = match written.chars().next() {
+        Some('\'') => format!("'{}'", new.replace('\'', "''")),
+        Some('"') => DataFormat::Json.written_key(new),
+        _ => f.format.written_key(new),
+    };
+    Some(Fix {
+        title: format!("Rename to '{new}'"),
+        edits: vec![TextEdit { region, new_text }],
+    })
 }
 
 /// The candidate closest to `word` by edit distance, if close enough to be a typo.

@@ -6,10 +6,9 @@
 //! node's scope, and merged keys are looked up through the engine as `puppet lookup` would.
 
 use super::param_types::{NodeNotes, Pending};
-use super::repo::{has_placeholders, Repo};
+use super::repo::Repo;
 use super::Sink;
 use hiera_engine::batch::{Node, NodeSource};
-use hiera_engine::config::Locations;
 use hiera_engine::engine::{Exec, Layers, Session, Settings};
 use hiera_engine::error::{Error, Result};
 use hiera_engine::scope::{Scope, Strict};
@@ -89,48 +88,6 @@ impl FleetFacts {
     }
 }
 
-/// The files a node reaches, in priority order (layer, then level, then location).
-pub(crate) fn reached(
-    repo: &Repo,
-    index: &HashMap<&Path, usize>,
-    session: &mut Session,
-) -> Vec<usize> {
-    let mut out = Vec::new();
-    for layer in &repo.layers {
-        for level in &layer.levels {
-            for (t, files) in level.templates.iter().zip(&level.files) {
-                if files.is_empty() {
-                    continue;
-                }
-                if !has_placeholders(t) || matches!(level.entry.locations, Locations::Mapped(..)) {
-                    // Mapped paths depend on the node's array; counted as reached.
-                    out.extend(files.iter().copied());
-                    continue;
-                }
-                let Ok(Value::String(p)) = session.interpolate(&Value::str(t.as_str()), false)
-                else {
-                    continue;
-                };
-                if matches!(level.entry.locations, Locations::Globs(_)) {
-                    for g in hiera_engine::location::glob(&hiera_engine::fs::RealFs, &p)
-                        .unwrap_or_default()
-                    {
-                        if let Some(&i) = index.get(Path::new(&g)) {
-                            out.push(i);
-                        }
-                    }
-                } else if let Some(&i) = index.get(Path::new(&p)) {
-                    out.push(i);
-                }
-            }
-        }
-    }
-    let mut seen = HashSet::new();
-    out.retain(|i| seen.insert(*i));
-    out
-}
-
-/// Keys whose lookup_options give a merge (exact names, and defined keys a pattern matches).
 /// A session of the fleet's workspace for a node, running no program the tree names unless
 /// `allow_exec`.
 fn node_session(workspace: &Workspace, scope: Scope, allow_exec: bool) -> Session {
@@ -141,35 +98,6 @@ fn node_session(workspace: &Workspace, scope: Scope, allow_exec: bool) -> Sessio
         });
     }
     session
-}
-
-pub(crate) fn merged_keys(repo: &Repo) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for f in &repo.files {
-        let Some(Value::Hash(lo)) = f.data.get(&Value::str("lookup_options")) else {
-            continue;
-        };
-        for (name, opts) in lo {
-            let Some(name) = name.as_str() else { continue };
-            let has_merge = opts
-                .as_hash()
-                .and_then(|h| h.get(&Value::str("merge")))
-                .is_some_and(|m| !m.is_null() && m.as_str() != Some("first"));
-            if !has_merge {
-                continue;
-            }
-            if name.starts_with('^') {
-                if let Ok(re) = hiera_engine::engine::KeyPattern::new(name) {
-                    out.extend(repo.defined.iter().filter(|k| re.is_match(k)).cloned());
-                }
-            } else if repo.defined.contains(name) {
-                out.push(name.to_string());
-            }
-        }
-    }
-    out.sort();
-    out.dedup();
-    out
 }
 
 /// What one node gives the fleet rules.
@@ -265,7 +193,7 @@ pub(crate) fn check(
             Vec::new()
         } else {
             let mut session = Session::new(scope.clone(), bare.clone(), quiet.clone());
-            reached(repo, &index, &mut session)
+            repo.reached(&index, &mut session)
         };
         let (mut shadowed, mut redundant) = (Vec::new(), Vec::new());
         // Keys of the files above the current one (small: node, role, OS … files), with
@@ -464,7 +392,7 @@ pub(crate) fn check(
                     "'{k}' is overridden by a higher level for {nodes}: this value is never used"
                 )
             };
-            sink.add(&f.path, f.key_pos(k), rule, msg);
+            sink.add(&f.path, f.key_region(k), rule, msg);
         }
     };
     report(shadowed, "shadowed-key");
@@ -490,7 +418,7 @@ pub(crate) fn check(
         };
         sink.add(
             &f.path,
-            f.key_pos(k),
+            f.key_region(k),
             "lookup-fails",
             format!("the lookup of '{k}' fails for node {node}{others}: {err}"),
         );

@@ -6,6 +6,7 @@ use super::repo::{has_placeholders, LayerInfo, Repo};
 use super::Sink;
 use hiera_engine::config::{Entry, FunctionKind, Layer, Locations};
 use hiera_formats::DataFormat;
+use hiera_value::value::Value;
 use std::path::Path;
 
 pub(crate) fn check(repo: &Repo, sink: &mut Sink) {
@@ -55,12 +56,33 @@ pub(crate) fn check(repo: &Repo, sink: &mut Sink) {
                 ),
             );
         }
+        // Where each level writes its settings, by the YAML reader's positions.
+        let tree = (cfg.version >= 4)
+            .then(|| hiera_formats::position::positions_of(DataFormat::Yaml, text.as_bytes()))
+            .and_then(|t| t.ok().flatten());
+        let mut in_section = [0usize; 2];
         for level in &layer.levels {
             let e = &level.entry;
+            let index = &mut in_section[usize::from(level.default_hierarchy)];
+            let section = if level.default_hierarchy {
+                "default_hierarchy"
+            } else {
+                "hierarchy"
+            };
+            let setting_pos = |setting: &str| -> Option<(usize, usize)> {
+                let path = [
+                    Value::str(section),
+                    Value::Int(*index as i64),
+                    Value::str(setting),
+                ];
+                let at = tree.as_ref()?.locate(&path)?;
+                Some((at.pos.line, at.pos.column))
+            };
+            let level_pos = setting_pos("name").unwrap_or((1, 1));
+            let hiera3_pos = setting_pos("hiera3_backend");
+            *index += 1;
             if e.kind == FunctionKind::Hiera3Backend {
-                let pos =
-                    super::written::find_text(&text, "hiera3_backend", level_pos(&text, &e.name).0)
-                        .unwrap_or((1, 1));
+                let pos = hiera3_pos.unwrap_or(level_pos);
                 sink.add(
                     path,
                     pos,
@@ -84,7 +106,7 @@ pub(crate) fn check(repo: &Repo, sink: &mut Sink) {
                     .map(|t| relative(t, &layer.dir))
                     .collect();
                 let placeholders = level.templates.iter().any(|t| has_placeholders(t));
-                let pos = level_pos(&text, &e.name);
+                let pos = level_pos;
                 sink.add(
                     path,
                     pos,
@@ -103,19 +125,6 @@ pub(crate) fn check(repo: &Repo, sink: &mut Sink) {
             }
         }
     }
-}
-
-/// The position of the `name:` of the level called `name` (else 1:1).
-fn level_pos(text: &str, name: &str) -> (usize, usize) {
-    for (i, line) in text.lines().enumerate() {
-        let body = line.trim_start().trim_start_matches("- ").trim_start();
-        if let Some(v) = body.strip_prefix("name:") {
-            if v.trim().trim_matches(['"', '\'']) == name {
-                return (i + 1, line.len() - body.len() + 1);
-            }
-        }
-    }
-    (1, 1)
 }
 
 /// A 1-based line named as `line: N` in a message.

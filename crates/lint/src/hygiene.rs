@@ -47,10 +47,9 @@ pub(crate) fn check(repo: &Repo, sink: &mut Sink) {
             if let Some(k) = k.as_str() {
                 // Psych reads a plain `::a::b` as the Symbol `:a::b`, whose name is `:a::b`.
                 if k.starts_with(':') {
-                    let pos = f.key_pos(k);
                     sink.add(
                         &f.path,
-                        pos,
+                        f.key_region(k),
                         "leading-colons",
                         format!(
                             "key '{k}' starts with '::': Hiera 5 never strips it, so lookups and class parameters look up '{}' and never find this key",
@@ -97,7 +96,11 @@ fn text_rules(path: &Path, bytes: &[u8], text: &str, sink: &mut Sink) {
         } else {
             "a tab character: YAML treats it as a separator only in some places; use spaces"
         };
-        sink.add(path, (i + 1, col), "tab", msg);
+        let start = super::Pos {
+            line: i + 1,
+            column: col,
+        };
+        sink.add(path, super::Region::on_line(start, 1), "tab", msg);
     }
 }
 
@@ -119,7 +122,7 @@ fn duplicates(path: &Path, scan: &Scan, sink: &mut Sink) {
                 };
                 sink.add(
                     path,
-                    (k.line, k.column),
+                    k.region(),
                     "duplicate-key",
                     format!(
                         "key '{}' is given again{where_} (first on line {first}): Psych keeps this last value and silently drops the first",
@@ -137,29 +140,42 @@ fn duplicates(path: &Path, scan: &Scan, sink: &mut Sink) {
 fn yaml11(path: &Path, scan: &Scan, sink: &mut Sink) {
     for k in scan.keys.iter().filter(|k| !k.quoted) {
         if let Some(seen) = surprise(&k.key) {
-            sink.add(
+            sink.add_fixed(
                 path,
-                (k.line, k.column),
+                k.region(),
                 "yaml11-value",
                 format!(
                     "key '{}' is read as {seen} (YAML 1.1), not as the string '{}'; quote it",
                     k.key, k.key
                 ),
+                Some(quote(&k.key, k.region())),
             );
         }
     }
     for p in &scan.plains {
         if let Some(seen) = surprise(&p.text) {
-            sink.add(
+            sink.add_fixed(
                 path,
-                (p.line, p.column),
+                p.region(),
                 "yaml11-value",
                 format!(
                     "'{}' is read as {seen} (YAML 1.1); quote it if you mean the string '{}'",
                     p.text, p.text
                 ),
+                Some(quote(&p.text, p.region())),
             );
         }
+    }
+}
+
+/// The fix of a plain scalar YAML 1.1 misreads: the same text single-quoted (a string).
+fn quote(text: &str, region: super::Region) -> super::Fix {
+    super::Fix {
+        title: format!("Quote '{text}' (a string)"),
+        edits: vec![super::TextEdit {
+            region,
+            new_text: format!("'{}'", text.replace('\'', "''")),
+        }],
     }
 }
 

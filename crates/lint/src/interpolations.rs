@@ -5,7 +5,7 @@
 
 use super::fleet::{FleetFacts, Read};
 use super::repo::Repo;
-use super::Sink;
+use super::{Region, Sink};
 use hiera_engine::interpolation::{parse_expr, tokenize, Method, Token};
 use hiera_value::value::Value;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -25,9 +25,16 @@ struct Site<'a> {
 }
 
 impl Site<'_> {
-    fn pos(&self) -> (usize, usize) {
-        super::written::find_text(self.text, &self.whole, self.key_line)
-            .unwrap_or((self.key_line, 1))
+    /// Where the `%{…}` is written (the first such text from its key's line on), else its
+    /// key's line.
+    fn pos(&self) -> Region {
+        match super::written::find_text(self.text, &self.whole, self.key_line) {
+            Some((line, column)) if !self.whole.contains('\n') => {
+                Region::on_line(super::Pos { line, column }, self.whole.chars().count())
+            }
+            Some(at) => at.into(),
+            None => Region::at(self.key_line, 1),
+        }
     }
 }
 
@@ -192,7 +199,7 @@ fn recursion(repo: &Repo, graph: &BTreeMap<String, BTreeSet<String>>, sink: &mut
                         {
                             sink.add(
                                 &f.path,
-                                f.key_pos(start),
+                                f.key_region(start),
                                 "interpolation-recursion",
                                 format!(
                                     "'{cycle}' → '{start}': these interpolations look each other up, and Puppet fails with 'Recursive lookup detected'"

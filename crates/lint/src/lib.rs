@@ -21,7 +21,7 @@
 //! data file's references, which the language server reads too. `repo.rs` finds the layers and every data file their hierarchies can reach (findings point
 //! where the formats' own readers place each key, `hiera_formats::position`), `written.rs`
 //! scans YAML text for what the loaded value cannot show (keys given twice, plain scalars),
-//! `settings.rs` reads `.hiera-lookup.toml` and the per-line
+//! `settings.rs` reads `.hiera-lookup.toml` (its `[lsp]` table for the language server too) and the per-line
 //! `# hiera-lookup: disable=RULE` comments, `output.rs` prints text, JSON, GitHub and SARIF.
 #![warn(missing_docs)]
 
@@ -39,7 +39,7 @@ mod parse;
 mod repo;
 pub(crate) mod rules;
 pub mod schema;
-pub(crate) mod settings;
+pub mod settings;
 mod vendored;
 mod written;
 
@@ -82,25 +82,95 @@ impl Severity {
     }
 }
 
+pub use hiera_formats::position::Pos;
+
+/// A range of a file's text: 1-based lines and columns (columns in characters, as the
+/// readers' positions count them), `end` just after the last character. A region that is
+/// only a place (`end == start`) is what a rule knows of a finding about a place; one with
+/// a start line of 0 is about the whole file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Region {
+    /// Where it starts.
+    pub start: Pos,
+    /// Just after where it ends (`start` for a place).
+    pub end: Pos,
+}
+
+impl Region {
+    /// The place at 1-based `line` and `column`.
+    pub fn at(line: usize, column: usize) -> Region {
+        let p = Pos { line, column };
+        Region { start: p, end: p }
+    }
+
+    /// The text from `start` on one line, `chars` characters long.
+    pub fn on_line(start: Pos, chars: usize) -> Region {
+        Region {
+            start,
+            end: Pos {
+                column: start.column + chars,
+                ..start
+            },
+        }
+    }
+}
+
+impl From<(usize, usize)> for Region {
+    /// The place at `(line, column)`.
+    fn from((line, column): (usize, usize)) -> Region {
+        Region::at(line, column)
+    }
+}
+
+/// A replacement of the text of a region of the finding's file.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TextEdit {
+    /// What is replaced.
+    pub region: Region,
+    /// What replaces it.
+    pub new_text: String,
+}
+
+/// What fixes a finding, when its rule knows: the edits of the finding's file.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Fix {
+    /// What the fix does, in a few words (an editor's quick fix title).
+    pub title: String,
+    /// The edits, in the finding's file (their regions do not overlap).
+    pub edits: Vec<TextEdit>,
+}
+
 /// One problem, at a place in a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
     /// The file, relative to the linted directory where it is inside it.
     pub file: String,
-    /// 1-based; 0 when the finding is about the whole file (printed as 1).
-    pub line: usize,
-    /// 1-based, in characters; 0 when unknown.
-    pub column: usize,
+    /// What the finding is about (a key, a scalar, an interpolation), as far as the rule
+    /// knows it: a start line of 0 is the whole file (printed as line 1), a column of 0
+    /// unknown (printed as 1).
+    pub region: Region,
     /// The rule's severity.
     pub severity: Severity,
     /// The rule's id.
     pub rule: &'static str,
     /// What is wrong, and what to do.
     pub message: String,
+    /// The edit that fixes it, when the rule knows one (a misspelt parameter's name, a
+    /// YAML 1.1 scalar quoted).
+    pub fix: Option<Fix>,
 }
 
 impl Finding {
-    /// `file:line:col: severity rule-id: message`.
+    /// The 1-based line where it starts (0: the whole file).
+    pub fn line(&self) -> usize {
+        self.region.start.line
+    }
+
+    /// The 1-based column where it starts (0: unknown).
+    pub fn column(&self) -> usize {
+        self.region.start.column
+    }
+
     /// `file:line:col: severity rule: message`, one line whatever the file name and the
     /// message quote ([`hiera_value::escape::printable`]).
     pub(crate) fn to_text(&self) -> String {
@@ -108,8 +178,8 @@ impl Finding {
         format!(
             "{}:{}:{}: {} {}: {}",
             printable(&self.file),
-            self.line.max(1),
-            self.column.max(1),
+            self.line().max(1),
+            self.column().max(1),
             self.severity.name(),
             self.rule,
             printable(&self.message)
@@ -142,9 +212,11 @@ pub struct Options {
     /// linted may be a branch nobody has read. Only the caller sets it: the settings file,
     /// which the linted tree holds, cannot.
     pub allow_exec: bool,
-    /// The file system the repo's hiera.yaml and data files are read through (default: the
-    /// disk). A language server passes its workspace's, whose overlays are the editor's
-    /// unsaved buffers: the rules then judge what the user sees.
+    /// The file system every file of the repo is read through (default: the disk): the
+    /// hiera.yaml files, data files, the files a node's globs reach, eyaml keys, the
+    /// manifests (unless [`schema`](Self::schema) is given), the settings file, Puppetfile
+    /// and .gitignore. A language server passes its workspace's, whose overlays are the
+    /// editor's unsaved buffers: the rules then judge what the user sees.
     pub fs: Option<std::sync::Arc<dyn hiera_engine::fs::Fs>>,
     /// The code's schema as the caller holds it (a language server's, its unsaved manifest
     /// buffers applied with [`Schema::update_file`](schema::Schema::update_file)); default:
@@ -154,6 +226,13 @@ pub struct Options {
     /// node gets) and not the other fleet rules, which look every key of every level up for
     /// every node: what a language server re-diagnosing as the user types can afford.
     pub fleet_types_only: bool,
+}
+
+impl Options {
+    /// The file system the repo is read through: [`fs`](Self::fs), else the disk.
+    pub(crate) fn fs(&self) -> std::sync::Arc<dyn hiera_engine::fs::Fs> {
+        self.fs.clone().unwrap_or_else(hiera_engine::fs::disk)
+    }
 }
 
 /// The findings of a run, sorted by file and position, disabled rules removed.
@@ -213,21 +292,35 @@ impl Sink {
         sink_display(&self.root, path)
     }
 
+    /// Adds a finding of `rule` about `region` of `path` (a `(line, column)` place, or the
+    /// region of what it is about).
     pub(crate) fn add(
         &mut self,
         path: &Path,
-        (line, column): (usize, usize),
+        region: impl Into<Region>,
         rule: &'static str,
         message: impl Into<String>,
+    ) {
+        self.add_fixed(path, region, rule, message, None);
+    }
+
+    /// [`add`](Self::add) with the fix the rule knows.
+    pub(crate) fn add_fixed(
+        &mut self,
+        path: &Path,
+        region: impl Into<Region>,
+        rule: &'static str,
+        message: impl Into<String>,
+        fix: Option<Fix>,
     ) {
         let severity = rules::severity(rule);
         self.findings.push(Finding {
             file: self.display(path),
-            line,
-            column,
+            region: region.into(),
             severity,
             rule,
             message: message.into(),
+            fix,
         });
     }
 }
@@ -279,8 +372,9 @@ pub fn lint_fleet(
         .config
         .clone()
         .unwrap_or_else(|| root.join(settings::FILE_NAME));
-    let lint_settings = if opts.config.is_some() || settings_path.is_file() {
-        settings::Settings::load(&settings_path)?
+    let fs = opts.fs();
+    let lint_settings = if opts.config.is_some() || fs.is_file(&settings_path) {
+        settings::Settings::load(&*fs, &settings_path)?
     } else {
         settings::Settings::default()
     };
@@ -293,14 +387,14 @@ pub fn lint_fleet(
     let schema = match &opts.schema {
         Some(s) => s.as_ref(),
         None => {
-            loaded = schema::Schema::load(Some(&repo.root), &repo.modules);
+            loaded = schema::Schema::load_in(&*fs, Some(&repo.root), &repo.modules);
             &loaded
         }
     };
     let known = interpolations::check(&repo, &mut sink);
     lookup_options::check(&repo, &known, &mut sink);
     // The repo's own code: not vendored, not excluded by the settings.
-    let vendored_dirs = vendored::find(&root);
+    let vendored_dirs = vendored::find(&*fs, &root);
     let own = |path: &Path| {
         let rel = sink_display(&root, path);
         !lint_settings.excludes(&rel)
@@ -359,10 +453,19 @@ pub fn lint_fleet(
         !d.covers(f)
     });
     findings.sort_by(|a, b| {
-        (&a.file, a.line, a.column, a.rule, &a.message)
-            .cmp(&(&b.file, b.line, b.column, b.rule, &b.message))
+        (&a.file, a.region.start, a.rule, &a.message, a.region.end).cmp(&(
+            &b.file,
+            b.region.start,
+            b.rule,
+            &b.message,
+            b.region.end,
+        ))
     });
-    findings.dedup();
+    // The same finding found twice (its text is what counts: regions and fixes aside).
+    findings.dedup_by(|a, b| {
+        (&a.file, a.region.start, a.rule, &a.message)
+            == (&b.file, b.region.start, b.rule, &b.message)
+    });
     // What the repo marks as vendored is not the user's to fix: counted, not reported.
     let mut vendored = if opts.include_vendored {
         Vec::new()

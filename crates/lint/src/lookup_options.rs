@@ -12,7 +12,7 @@ pub(crate) fn check(repo: &Repo, _refs: &HashSet<String>, sink: &mut Sink) {
         let Some(lo) = f.data.get(&Value::str("lookup_options")) else {
             continue;
         };
-        let lo_pos = f.key_pos("lookup_options");
+        let lo_pos = f.key_region("lookup_options");
         let Value::Hash(lo) = lo else {
             if !lo.is_null() {
                 sink.add(
@@ -31,7 +31,7 @@ pub(crate) fn check(repo: &Repo, _refs: &HashSet<String>, sink: &mut Sink) {
         for (name, opts) in lo {
             let Some(name) = name.as_str() else { continue };
             let pos = f
-                .path_pos(&[Value::str("lookup_options"), Value::str(name)])
+                .path_region(&[Value::str("lookup_options"), Value::str(name)])
                 .unwrap_or(lo_pos);
             if let Some(m) = module {
                 let body = name.strip_prefix('^').unwrap_or(name);
@@ -95,13 +95,13 @@ fn check_options(
     f: &super::repo::DataFile,
     name: &str,
     opts: &Map,
-    pos: (usize, usize),
+    pos: super::Region,
     sink: &mut Sink,
 ) {
     for (k, v) in opts {
         let k = k.as_str().unwrap_or("");
         let opos = f
-            .path_pos(&[
+            .path_region(&[
                 Value::str("lookup_options"),
                 Value::str(name),
                 Value::str(k),

@@ -53,7 +53,7 @@ pub(crate) fn parse_with(parser: &mut Parser, file: &Path, text: &str) -> Manife
     m.has_errors = root.has_error();
     let cx = Cx {
         src: text,
-        lines: crate::schema::LineStarts::new(text),
+        lines: hiera_formats::lines::LineIndex::new(text),
         masked: mask_comments(text),
         file,
     };
@@ -89,7 +89,7 @@ pub(crate) fn parse_with(parser: &mut Parser, file: &Path, text: &str) -> Manife
 struct Cx<'a> {
     src: &'a str,
     /// `src`'s lines, for the positions of its many places.
-    lines: crate::schema::LineStarts<'a>,
+    lines: hiera_formats::lines::LineIndex<&'a str>,
     /// `src` with its comments blanked out (same offsets).
     masked: String,
     file: &'a Path,
@@ -101,7 +101,7 @@ impl Cx<'_> {
     }
 
     fn pos(&self, byte: usize) -> Position {
-        self.lines.position(byte)
+        Position::in_lines(&self.lines, byte)
     }
 
     fn span(&self, node: Node) -> Span {

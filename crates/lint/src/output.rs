@@ -1,7 +1,7 @@
 //! Findings as text (`file:line:col: severity rule-id: message`), JSON, GitHub Actions
 //! workflow commands, or SARIF 2.1.0 (code scanning).
 
-use super::{Finding, Report, Severity, RULES};
+use super::{Finding, Region, Report, Severity, RULES};
 use hiera_value::escape::{github_data, github_property, printable};
 use serde_json::{json, Value as Json};
 
@@ -50,8 +50,8 @@ pub fn render(report: &Report, format: OutputFormat) -> String {
 fn finding_json(f: &Finding) -> Json {
     json!({
         "file": f.file,
-        "line": f.line.max(1),
-        "column": f.column.max(1),
+        "line": f.line().max(1),
+        "column": f.column().max(1),
         "severity": f.severity.name(),
         "rule": f.rule,
         "message": f.message,
@@ -70,8 +70,8 @@ fn github(f: &Finding) -> String {
     format!(
         "::{level} file={},line={},col={},title={}::{}\n",
         github_property(&printable(&f.file)),
-        f.line.max(1),
-        f.column.max(1),
+        f.line().max(1),
+        f.column().max(1),
         github_property(f.rule),
         github_data(&printable(&f.message))
     )
@@ -102,7 +102,7 @@ fn sarif(report: &Report) -> Json {
         .iter()
         .map(|f| {
             let index = RULES.iter().position(|r| r.id == f.rule).unwrap_or(0);
-            json!({
+            let mut result = json!({
                 "ruleId": f.rule,
                 "ruleIndex": index,
                 "level": sarif_level(f.severity),
@@ -110,10 +110,30 @@ fn sarif(report: &Report) -> Json {
                 "locations": [{
                     "physicalLocation": {
                         "artifactLocation": {"uri": uri(&f.file)},
-                        "region": {"startLine": f.line.max(1), "startColumn": f.column.max(1)},
+                        "region": sarif_region(&f.region),
                     }
                 }],
-            })
+            });
+            if let Some(fix) = &f.fix {
+                let replacements: Vec<Json> = fix
+                    .edits
+                    .iter()
+                    .map(|e| {
+                        json!({
+                            "deletedRegion": sarif_region(&e.region),
+                            "insertedContent": {"text": e.new_text},
+                        })
+                    })
+                    .collect();
+                result["fixes"] = json!([{
+                    "description": {"text": fix.title},
+                    "artifactChanges": [{
+                        "artifactLocation": {"uri": uri(&f.file)},
+                        "replacements": replacements,
+                    }],
+                }]);
+            }
+            result
         })
         .collect();
     json!({
@@ -129,6 +149,18 @@ fn sarif(report: &Report) -> Json {
             "results": results,
         }],
     })
+}
+
+/// A SARIF region: where it starts, and where it ends when it is more than a place
+/// (columns in code points, as the run's `columnKind` says).
+fn sarif_region(r: &Region) -> Json {
+    let mut region =
+        json!({"startLine": r.start.line.max(1), "startColumn": r.start.column.max(1)});
+    if r.end > r.start && r.start.line > 0 && r.start.column > 0 {
+        region["endLine"] = json!(r.end.line);
+        region["endColumn"] = json!(r.end.column);
+    }
+    region
 }
 
 /// A relative file name as a URI reference (percent-encoding what RFC 3986 does not allow).
@@ -152,11 +184,17 @@ mod tests {
         Report {
             findings: vec![Finding {
                 file: "data/a b.yaml".into(),
-                line: 3,
-                column: 5,
+                region: Region::on_line(crate::Pos { line: 3, column: 5 }, 2),
                 severity: Severity::Warning,
                 rule: "yaml11-value",
                 message: "'no' is read as the boolean false, 100%".into(),
+                fix: Some(crate::Fix {
+                    title: "Quote 'no' (a string)".into(),
+                    edits: vec![crate::TextEdit {
+                        region: Region::on_line(crate::Pos { line: 3, column: 5 }, 2),
+                        new_text: "'no'".into(),
+                    }],
+                }),
             }],
             ..Default::default()
         }
@@ -188,6 +226,19 @@ mod tests {
             r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
             "data/a%20b.yaml"
         );
+        let region = json!({"startLine": 3, "startColumn": 5, "endLine": 3, "endColumn": 7});
+        assert_eq!(r["locations"][0]["physicalLocation"]["region"], region);
+        let change = &r["fixes"][0]["artifactChanges"][0];
+        assert_eq!(change["artifactLocation"]["uri"], "data/a%20b.yaml");
+        assert_eq!(change["replacements"][0]["deletedRegion"], region);
+        assert_eq!(change["replacements"][0]["insertedContent"]["text"], "'no'");
+        assert_eq!(
+            r["fixes"][0]["description"]["text"],
+            "Quote 'no' (a string)"
+        );
+        // JSON stays as it was: the start.
+        assert_eq!(j[0]["column"], 5);
+        assert_eq!(j[0].as_object().unwrap().len(), 6);
         let idx = r["ruleIndex"].as_u64().unwrap() as usize;
         assert_eq!(run["tool"]["driver"]["rules"][idx]["id"], "yaml11-value");
         assert_eq!(

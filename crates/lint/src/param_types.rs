@@ -16,7 +16,6 @@
 //! A parameter whose type cannot be resolved ([`Param::ty`](super::schema::Param::ty) is an
 //! error: an unknown type name, a recursive alias) is not judged.
 
-use super::fleet;
 use super::repo::{DataFile, Repo};
 use super::schema::{strings_with_interpolations, Class, Param, Schema};
 use super::Sink;
@@ -233,7 +232,7 @@ pub(crate) struct Pending<'s> {
     stopped: bool,
     /// Whether some node was judged (the fleet has nodes).
     with_fleet: bool,
-    /// The keys lookup_options merge ([`fleet::merged_keys`]), which the fleet's checks read
+    /// The keys lookup_options merge ([`Repo::merged_keys`]), which the fleet's checks read
     /// too.
     pub(crate) merged: HashSet<String>,
 }
@@ -264,7 +263,7 @@ enum Note {
 /// The written values: every data file's definitions the text alone can judge, and which
 /// keys the fleet's nodes are to be judged on.
 pub(crate) fn written_values<'s>(repo: &Repo, schema: &'s Schema, sink: &Sink) -> Pending<'s> {
-    let merged: HashSet<String> = fleet::merged_keys(repo).into_iter().collect();
+    let merged: HashSet<String> = repo.merged_keys().into_iter().collect();
     let options = Options::of(repo);
     // (file, key) -> the written value's mismatch.
     let mut found = Mismatches::default();
@@ -374,7 +373,7 @@ impl Pending<'_> {
             let Some(lines) = judge(class, param, ty, &value) else {
                 continue;
             };
-            let list = reached.get_or_insert_with(|| fleet::reached(repo, index, session));
+            let list = reached.get_or_insert_with(|| repo.reached(index, session));
             let Some(&fi) = list
                 .iter()
                 .find(|&&fi| repo.files[fi].data.contains_key(&Value::str(key.as_str())))
@@ -455,7 +454,7 @@ impl Pending<'_> {
             };
             sink.add(
                 &f.path,
-                f.key_pos(&key),
+                f.key_region(&key),
                 RULE,
                 format!("{}{nodes}", m.message),
             );
@@ -464,7 +463,7 @@ impl Pending<'_> {
             let f = &repo.files[fi];
             sink.add(
                 &f.path,
-                f.key_pos(&key),
+                f.key_region(&key),
                 RULE,
                 format!(
                     "the value of '{key}' that {} of the fleet get{} from here (after merges and interpolation) {}",

@@ -43,22 +43,22 @@ pub(crate) fn check(repo: &Repo, sink: &mut Sink) {
             );
         }
         if let Some(options) = &f.eyaml {
-            check_eyaml(f, options, sink);
+            check_eyaml(repo, f, options, sink);
         }
     }
 }
 
 /// Every `ENC[…]` string in an eyaml level's file.
-fn check_eyaml(f: &DataFile, options: &hiera_value::value::Map, sink: &mut Sink) {
+fn check_eyaml(repo: &Repo, f: &DataFile, options: &hiera_value::value::Map, sink: &mut Sink) {
     let keys_configured = options
         .get(&Value::str("pkcs7_private_key"))
         .and_then(Value::as_str)
         .map(|p| {
             // Keys with placeholders or missing files cannot be tried here.
-            !p.contains("%{") && std::path::Path::new(p).is_file()
+            !p.contains("%{") && repo.fs.is_file(std::path::Path::new(p))
         })
         .unwrap_or(false);
-    let keys = hiera_engine::backend::eyaml::load_keys(options);
+    let keys = hiera_engine::backend::eyaml::load_keys_in(options, repo.fs.clone());
     for (k, v) in &f.data {
         let Some(key) = k.as_str() else { continue };
         let mut strings = Vec::new();

@@ -5,7 +5,7 @@
 //! of a given fleet reaches are read too.
 
 use super::written::{self, Scan};
-use super::{Finding, Options, Sink};
+use super::{Finding, Options, Region, Sink};
 use hiera_engine::config::{Entry, HieraConfig, Layer, LoadContext, Locations};
 use hiera_engine::error::Result;
 use hiera_engine::fs::Fs;
@@ -80,19 +80,34 @@ impl DataFile {
     /// (libyaml's, the json gem's, ruby-hocon's); through a YAML alias or merge key, the
     /// place that brings it in. `None` when not even the first key is there.
     pub(crate) fn path_pos(&self, path: &[Value]) -> Option<(usize, usize)> {
+        self.path_region(path)
+            .map(|r| (r.start.line, r.start.column))
+    }
+
+    /// [`path_pos`](Self::path_pos), to the end of the key (or array element) there when
+    /// the reader knows it and the whole path is written in place.
+    pub(crate) fn path_region(&self, path: &[Value]) -> Option<Region> {
         let tree = self
             .positions
             .get_or_init(|| positions_of(self.format, &self.bytes).ok().flatten())
             .as_ref()?;
-        (1..=path.len())
+        let (n, at) = (1..=path.len())
             .rev()
-            .find_map(|n| tree.locate(&path[..n]))
-            .map(|l| (l.pos.line, l.pos.column))
+            .find_map(|n| Some((n, tree.locate(&path[..n])?)))?;
+        let end = at.end.filter(|_| n == path.len()).unwrap_or(at.pos);
+        Some(Region { start: at.pos, end })
     }
 
     /// The position of top-level `key` (else the start of the file).
     pub(crate) fn key_pos(&self, key: &str) -> (usize, usize) {
         self.path_pos(&[Value::str(key)]).unwrap_or((1, 1))
+    }
+
+    /// Where top-level `key` is written: the key's text (else its start, else the start
+    /// of the file).
+    pub(crate) fn key_region(&self, key: &str) -> Region {
+        self.path_region(&[Value::str(key)])
+            .unwrap_or(Region::at(1, 1))
     }
 
     /// The position of `needle` in the value of top-level `key` (else of the key).
@@ -133,7 +148,7 @@ impl Repo {
             modulepath: opts.modulepath.clone(),
             ..Default::default()
         };
-        let fs = opts.fs.clone().unwrap_or_else(hiera_engine::fs::disk);
+        let fs = opts.fs();
         let mut layers = env.layers_in(&*fs)?;
         if let Some(g) = &opts.hiera_config {
             layers.global = Some(hiera_engine::environment::absolute(root, g));
@@ -222,7 +237,7 @@ impl Repo {
             }
             for (entry, default_hierarchy) in entries {
                 let format = entry.data_format();
-                let templates = templates(&entry);
+                let templates = entry.templates();
                 let mut level_files = Vec::new();
                 for t in &templates {
                     let mut found = Vec::new();
@@ -269,6 +284,79 @@ impl Repo {
     pub(crate) fn read_bytes(&self, path: &Path) -> std::io::Result<Vec<u8>> {
         self.fs.read(path)
     }
+
+    /// The files a node (`session`: its session) reaches, in priority order (layer, then
+    /// level, then location); `index`: each data file's index in [`files`](Self::files).
+    pub(crate) fn reached(
+        &self,
+        index: &HashMap<&Path, usize>,
+        session: &mut hiera_engine::engine::Session,
+    ) -> Vec<usize> {
+        let mut out = Vec::new();
+        for layer in &self.layers {
+            for level in &layer.levels {
+                for (t, files) in level.templates.iter().zip(&level.files) {
+                    if files.is_empty() {
+                        continue;
+                    }
+                    if !has_placeholders(t)
+                        || matches!(level.entry.locations, Locations::Mapped(..))
+                    {
+                        // Mapped paths depend on the node's array; counted as reached.
+                        out.extend(files.iter().copied());
+                        continue;
+                    }
+                    let Ok(Value::String(p)) = session.interpolate(&Value::str(t.as_str()), false)
+                    else {
+                        continue;
+                    };
+                    if matches!(level.entry.locations, Locations::Globs(_)) {
+                        for g in hiera_engine::location::glob(&*self.fs, &p).unwrap_or_default() {
+                            if let Some(&i) = index.get(Path::new(&g)) {
+                                out.push(i);
+                            }
+                        }
+                    } else if let Some(&i) = index.get(Path::new(&p)) {
+                        out.push(i);
+                    }
+                }
+            }
+        }
+        let mut seen = HashSet::new();
+        out.retain(|i| seen.insert(*i));
+        out
+    }
+
+    /// The keys whose lookup_options give a merge (exact names, and defined keys a pattern
+    /// matches), sorted.
+    pub(crate) fn merged_keys(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for f in &self.files {
+            let Some(Value::Hash(lo)) = f.data.get(&Value::str("lookup_options")) else {
+                continue;
+            };
+            for (name, opts) in lo {
+                let Some(name) = name.as_str() else { continue };
+                let has_merge = opts
+                    .as_hash()
+                    .and_then(|h| h.get(&Value::str("merge")))
+                    .is_some_and(|m| !m.is_null() && m.as_str() != Some("first"));
+                if !has_merge {
+                    continue;
+                }
+                if name.starts_with('^') {
+                    if let Ok(re) = hiera_engine::engine::KeyPattern::new(name) {
+                        out.extend(self.defined.iter().filter(|k| re.is_match(k)).cloned());
+                    }
+                } else if self.defined.contains(name) {
+                    out.push(name.to_string());
+                }
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
 }
 
 /// The `# hiera-lookup: disable…` comments of one file: rules off for the whole file, and
@@ -310,7 +398,7 @@ impl InlineDisables {
 
     pub(crate) fn covers(&self, f: &Finding) -> bool {
         let hit = |ids: &Vec<String>| ids.iter().any(|i| i == f.rule || i == "all");
-        hit(&self.file) || self.lines.get(&f.line.max(1)).is_some_and(hit)
+        hit(&self.file) || self.lines.get(&f.line().max(1)).is_some_and(hit)
     }
 }
 
@@ -343,28 +431,6 @@ fn load_layer(
         Err(e) => info.error = Some(e),
     }
     info
-}
-
-/// The absolute location templates of an entry, placeholders kept (v3/v4 extensions added).
-pub(crate) fn templates(e: &Entry) -> Vec<String> {
-    let with_ext = |p: &str| {
-        let mut p = p.to_string();
-        if let Some(ext) = &e.extension {
-            if !p.ends_with(ext.as_str()) {
-                p.push_str(ext);
-            }
-        }
-        hiera_engine::config::path_plus(&e.datadir, &p)
-    };
-    match &e.locations {
-        Locations::None | Locations::Uris(_) => Vec::new(),
-        Locations::Paths(ps) => ps.iter().map(|p| with_ext(p)).collect(),
-        Locations::Globs(gs) => gs
-            .iter()
-            .map(|g| hiera_engine::config::path_plus(&e.datadir, g))
-            .collect(),
-        Locations::Mapped(_, _, t) => vec![hiera_engine::config::path_plus(&e.datadir, t)],
-    }
 }
 
 /// Whether a template has placeholders.

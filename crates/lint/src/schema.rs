@@ -56,6 +56,7 @@
 
 use hiera_engine::interpolation::{parse_expr, tokenize, Method, Token};
 use hiera_formats::format::DataFormat;
+use hiera_formats::lines::LineIndex;
 use hiera_types::{Type, TypeError};
 use hiera_value::value::{Map, Value};
 use std::collections::HashMap;
@@ -75,16 +76,27 @@ pub struct Position {
 impl Position {
     /// The position of byte `offset` of `text` (clamped to the text, and to a char boundary).
     pub fn of_offset(text: &str, offset: usize) -> Position {
-        let mut offset = offset.min(text.len());
-        while !text.is_char_boundary(offset) {
-            offset -= 1;
-        }
-        let before = &text[..offset];
-        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        Position::in_lines(&LineIndex::new(text), offset)
+    }
+
+    /// The position of byte `offset` of an indexed text (clamped, at a character's start):
+    /// a file's many places cost a binary search each.
+    pub(crate) fn in_lines<T: AsRef<str>>(lines: &LineIndex<T>, offset: usize) -> Position {
+        let offset = lines.char_start(offset);
+        let p = lines.pos(offset);
         Position {
-            line: before.bytes().filter(|b| *b == b'\n').count() + 1,
-            column: before[line_start..].chars().count() + 1,
+            line: p.line,
+            column: p.column,
             offset,
+        }
+    }
+
+    /// The position at 1-based `line` and `column` (characters) of an indexed text.
+    pub(crate) fn at<T: AsRef<str>>(lines: &LineIndex<T>, line: usize, column: usize) -> Position {
+        Position {
+            line,
+            column,
+            offset: lines.offset(hiera_formats::position::Pos { line, column }),
         }
     }
 
@@ -267,7 +279,7 @@ pub fn scan_template(file: &Path, text: &str) -> Manifest {
         file: file.to_path_buf(),
         ..Default::default()
     };
-    let index = LineStarts::new(text);
+    let index = LineIndex::new(text);
     for caps in re.captures_iter(text) {
         let (Some(f), Some(k)) = (caps.get(1).or(caps.get(3)), caps.get(2).or(caps.get(4))) else {
             continue;
@@ -282,8 +294,8 @@ pub fn scan_template(file: &Path, text: &str) -> Manifest {
             function: f.as_str().to_string(),
             file: file.to_path_buf(),
             span: Span {
-                start: index.position(k.start()),
-                end: index.position(k.end()),
+                start: Position::in_lines(&index, k.start()),
+                end: Position::in_lines(&index, k.end()),
             },
         });
     }
@@ -327,22 +339,32 @@ impl Schema {
     /// Reads the code of the environment at `environment_dir` (its `manifests/`) and of the
     /// `modules` (name, directory) in modulepath order. The first definition of a class wins.
     pub fn load(environment_dir: Option<&Path>, modules: &[(String, PathBuf)]) -> Schema {
+        Schema::load_in(&hiera_engine::fs::RealFs, environment_dir, modules)
+    }
+
+    /// [`load`](Self::load), the code read through `fs` (an editor's unsaved buffers
+    /// among it).
+    pub fn load_in(
+        fs: &dyn hiera_engine::fs::Fs,
+        environment_dir: Option<&Path>,
+        modules: &[(String, PathBuf)],
+    ) -> Schema {
         let mut s = Schema::default();
         let mut parser = super::manifests::parser();
         if let Some(env) = environment_dir {
             s.roots.push((None, env.to_path_buf()));
             let mut files = Vec::new();
-            files_with(&env.join("manifests"), &["pp"], &mut files, 0);
-            s.read_files(parser.as_mut(), files, None);
+            files_with(fs, &env.join("manifests"), &["pp"], &mut files, 0);
+            s.read_files(fs, parser.as_mut(), files, None);
         }
         for (name, dir) in modules {
             s.roots.push((Some(name.clone()), dir.clone()));
             let mut files = Vec::new();
             for sub in MODULE_CODE_DIRS {
-                files_with(&dir.join(sub), &["pp"], &mut files, 0);
+                files_with(fs, &dir.join(sub), &["pp"], &mut files, 0);
             }
-            files_with(&dir.join("templates"), &["epp", "erb"], &mut files, 0);
-            s.read_files(parser.as_mut(), files, Some(name));
+            files_with(fs, &dir.join("templates"), &["epp", "erb"], &mut files, 0);
+            s.read_files(fs, parser.as_mut(), files, Some(name));
         }
         s.reindex(true);
         s
@@ -355,13 +377,14 @@ impl Schema {
 
     fn read_files(
         &mut self,
+        fs: &dyn hiera_engine::fs::Fs,
         mut parser: Option<&mut tree_sitter::Parser>,
         mut files: Vec<PathBuf>,
         module: Option<&String>,
     ) {
         files.sort();
         for f in files {
-            let Ok(text) = hiera_value::limits::read_text(&f) else {
+            let Ok(text) = fs.read_text(&f) else {
                 continue;
             };
             let mut m = if is_template(&f) {
@@ -596,24 +619,35 @@ fn is_template(f: &Path) -> bool {
 }
 
 /// The files under `dir` with one of `exts`, at most 32 directories deep.
-fn files_with(dir: &Path, exts: &[&str], out: &mut Vec<PathBuf>, depth: usize) {
+fn files_with(
+    fs: &dyn hiera_engine::fs::Fs,
+    dir: &Path,
+    exts: &[&str],
+    out: &mut Vec<PathBuf>,
+    depth: usize,
+) {
     if depth > 32 {
         return;
     }
-    let Ok(rd) = std::fs::read_dir(dir) else {
+    let Ok(names) = fs.read_dir(dir) else {
         return;
     };
-    for e in rd.flatten() {
-        let p = e.path();
-        let Ok(ft) = e.file_type() else { continue };
-        if ft.is_dir() {
-            files_with(&p, exts, out, depth + 1);
-        } else if ft.is_file()
-            && p.extension()
-                .and_then(|x| x.to_str())
-                .is_some_and(|x| exts.contains(&x))
-        {
-            out.push(p);
+    for name in names {
+        let p = dir.join(name);
+        // Links are not followed (two links to a parent would make the walk exponential).
+        if fs.is_symlink(&p) {
+            continue;
+        }
+        match fs.kind(&p) {
+            Some(hiera_engine::fs::Kind::Dir) => files_with(fs, &p, exts, out, depth + 1),
+            Some(hiera_engine::fs::Kind::File)
+                if p.extension()
+                    .and_then(|x| x.to_str())
+                    .is_some_and(|x| exts.contains(&x)) =>
+            {
+                out.push(p)
+            }
+            _ => {}
         }
     }
 }
@@ -816,71 +850,21 @@ pub fn data_references(format: DataFormat, text: &str) -> Result<DataRefs, Strin
     let tree = hiera_formats::position::positions_of(format, text.as_bytes())
         .ok()
         .flatten();
-    let index = LineStarts::new(text);
+    let index = LineIndex::new(text);
     Ok(data_refs_of(&data, tree.as_ref(), &index))
-}
-
-/// The byte offset of each line's start, to turn 1-based line/char positions into offsets.
-pub(crate) struct LineStarts<'a> {
-    text: &'a str,
-    index: hiera_formats::position::LineIndex<'a>,
-}
-
-impl<'a> LineStarts<'a> {
-    pub(crate) fn new(text: &'a str) -> LineStarts<'a> {
-        LineStarts {
-            text,
-            index: hiera_formats::position::LineIndex::new(text),
-        }
-    }
-
-    /// The position at 1-based `line` and `column` (characters).
-    pub(crate) fn at(&self, line: usize, column: usize) -> Position {
-        let start = self.index.line_start(line).unwrap_or(self.text.len());
-        let offset = self.text[start..]
-            .char_indices()
-            .nth(column.saturating_sub(1))
-            .map_or(self.text.len(), |(i, _)| start + i);
-        Position {
-            line,
-            column,
-            offset,
-        }
-    }
-
-    /// The position of byte `offset` ([`Position::of_offset`] without reading the text
-    /// before it again: a file's many places cost a binary search each).
-    pub(crate) fn position(&self, offset: usize) -> Position {
-        let mut offset = offset.min(self.text.len());
-        while !self.text.is_char_boundary(offset) {
-            offset -= 1;
-        }
-        let p = self.index.pos(offset);
-        Position {
-            line: p.line,
-            column: p.column,
-            offset,
-        }
-    }
-
-    /// The position of the first `needle` at or after `from` (a byte offset).
-    pub(crate) fn find(&self, needle: &str, from: usize) -> Option<Position> {
-        let from = from.min(self.text.len());
-        let i = self.text.get(from..)?.find(needle)? + from;
-        Some(self.position(i))
-    }
 }
 
 fn data_refs_of(
     data: &Map,
     tree: Option<&hiera_formats::position::PosNode>,
-    index: &LineStarts,
+    index: &LineIndex<&str>,
 ) -> DataRefs {
     let mut out = DataRefs::default();
+    let text = index.text();
     let key_pos = |path: &[Value]| -> Position {
         tree.and_then(|t| t.locate(path))
-            .map(|l| index.at(l.pos.line, l.pos.column))
-            .unwrap_or_else(|| index.at(1, 1))
+            .map(|l| Position::at(index, l.pos.line, l.pos.column))
+            .unwrap_or_else(|| Position::at(index, 1, 1))
     };
     for (k, v) in data {
         let Some(key) = k.as_str() else { continue };
@@ -920,11 +904,14 @@ fn data_refs_of(
                     Method::Alias => RefFunction::Alias,
                     _ => continue,
                 };
-                let start = index
-                    .find(whole, from)
-                    .or_else(|| index.find(whole, 0))
-                    .unwrap_or(pos);
-                let end = index.position(start.offset + whole.len());
+                // The first `whole` written at or after `from` (a byte offset), else anywhere.
+                let find = |from: usize| {
+                    let from = from.min(text.len());
+                    let i = text.get(from..)?.find(whole)? + from;
+                    Some(Position::in_lines(index, i))
+                };
+                let start = find(from).or_else(|| find(0)).unwrap_or(pos);
+                let end = Position::in_lines(index, start.offset + whole.len());
                 from = end.offset;
                 out.references.push(DataReference {
                     key: arg.to_string(),

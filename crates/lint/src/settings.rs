@@ -1,20 +1,72 @@
-//! Turning rules off: the `[lint]` table of `.hiera-lookup.toml` for a whole repo, and
-//! `# hiera-lookup: disable=RULE[,RULE…]` comments in data files and hiera.yaml for a line
-//! (`disable-file=` for the whole file).
+//! The repo's settings file, `.hiera-lookup.toml`, read here for every command that has a
+//! table in it: `[lint]` turns rules off for a whole repo, `[lsp]` gives the language
+//! server's node context ([`LspSettings`]). Also the
+//! `# hiera-lookup: disable=RULE[,RULE…]` comments in data files and hiera.yaml, which turn
+//! rules off for a line (`disable-file=` for the whole file).
 //!
 //! ```toml
 //! [lint]
 //! disable = ["yaml11-value", "level-no-files"]
 //! fail-on = "warning"
 //! exclude = ["modules/vendored", "data/legacy/**/*.yaml"]
+//!
+//! [lsp]
+//! facts = "facts/"
+//! node = "web01.example.com"
 //! ```
 
 use super::Severity;
 use hiera_engine::error::{Error, Result};
+use hiera_engine::fs::Fs;
 use std::path::Path;
 
-/// The settings file looked for at the root of the linted repo.
-pub(crate) const FILE_NAME: &str = ".hiera-lookup.toml";
+/// The settings file looked for at the root of the repo.
+pub const FILE_NAME: &str = ".hiera-lookup.toml";
+
+/// The settings file's text as TOML, or the first line of the parser's message.
+fn table(text: &str) -> std::result::Result<toml::Table, String> {
+    text.parse()
+        .map_err(|e: toml::de::Error| e.to_string().lines().next().unwrap_or_default().to_string())
+}
+
+/// The `[lsp]` table: the language server's node context, as plain data.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LspSettings {
+    /// `facts`: a facts file or directory (relative to the repo).
+    pub facts: Option<String>,
+    /// `node`: a node's certname (the node of a facts directory).
+    pub node: Option<String>,
+}
+
+impl LspSettings {
+    /// The `[lsp]` table of `ROOT/.hiera-lookup.toml`, read through `fs`; nothing when the
+    /// file is absent or unreadable. The error names the file.
+    pub fn load(fs: &dyn Fs, root: &Path) -> std::result::Result<LspSettings, String> {
+        let path = root.join(FILE_NAME);
+        let Ok(text) = fs.read_text(&path) else {
+            return Ok(LspSettings::default());
+        };
+        LspSettings::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// The `[lsp]` table of a settings file's text (other tables and keys left alone).
+    pub fn parse(text: &str) -> std::result::Result<LspSettings, String> {
+        let table = table(text)?;
+        let Some(lsp) = table.get("lsp") else {
+            return Ok(LspSettings::default());
+        };
+        let lsp = lsp.as_table().ok_or("`lsp` must be a table ([lsp])")?;
+        let get = |k: &str| match lsp.get(k) {
+            None => Ok(None),
+            Some(toml::Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(format!("lsp.{k} must be a string")),
+        };
+        Ok(LspSettings {
+            facts: get("facts")?,
+            node: get("node")?,
+        })
+    }
+}
 
 /// The repo's lint settings.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -28,8 +80,9 @@ pub(crate) struct Settings {
 }
 
 impl Settings {
-    pub(crate) fn load(path: &Path) -> Result<Settings> {
-        let text = hiera_value::limits::read_text(path).map_err(|e| {
+    /// The settings file at `path`, read through `fs`.
+    pub(crate) fn load(fs: &dyn Fs, path: &Path) -> Result<Settings> {
+        let text = fs.read_text(path).map_err(|e| {
             Error::run(format!(
                 "Could not read {}: {}",
                 path.display(),
@@ -41,9 +94,7 @@ impl Settings {
 
     /// Reads the `[lint]` table; other tables belong to other commands and are left alone.
     pub(crate) fn parse(text: &str) -> std::result::Result<Settings, String> {
-        let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-            e.to_string().lines().next().unwrap_or_default().to_string()
-        })?;
+        let table = table(text)?;
         let mut out = Settings::default();
         let Some(lint) = table.get("lint") else {
             return Ok(out);
@@ -233,6 +284,26 @@ mod tests {
         assert!(Settings::parse("[lint]\nfoo = 1\n").is_err());
         assert!(Settings::parse("[lint\n").is_err());
         assert!(Settings::parse("[lint]\nfail-on = \"sometimes\"\n").is_err());
+    }
+
+    #[test]
+    fn lsp_table() {
+        let t = LspSettings::parse(
+            "[lint]\ndisable = [\"x\"]\n[lsp]\nfacts = \"facts/\" # the fleet\nnode = 'web01'\n",
+        )
+        .unwrap();
+        assert_eq!(t.facts.as_deref(), Some("facts/"));
+        assert_eq!(t.node.as_deref(), Some("web01"));
+        assert_eq!(
+            LspSettings::parse("[lsp]\nfacts = 3\n").unwrap_err(),
+            "lsp.facts must be a string"
+        );
+        assert!(LspSettings::parse("lsp = 1\n").is_err());
+        assert!(LspSettings::parse("[lsp\n").is_err());
+        assert_eq!(LspSettings::parse("").unwrap(), LspSettings::default());
+        // Each command judges its own table.
+        assert!(LspSettings::parse("[lint]\nfoo = 1\n").is_ok());
+        assert!(Settings::parse("[lsp]\nfacts = 3\n").is_ok());
     }
 
     #[test]

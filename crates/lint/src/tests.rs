@@ -59,7 +59,7 @@ fn of(findings: &[Finding], rule: &str) -> Vec<String> {
     findings
         .iter()
         .filter(|f| f.rule == rule)
-        .map(|f| format!("{}:{}:{}", f.file, f.line, f.column))
+        .map(|f| format!("{}:{}:{}", f.file, f.line(), f.column()))
         .collect()
 }
 
@@ -293,6 +293,128 @@ fn group3_classes() {
     );
 }
 
+/// `text` with `fixes` applied (each fix's edits; regions of different fixes do not
+/// overlap here), as an editor applies them.
+fn apply(text: &str, fixes: &[&Fix]) -> String {
+    let lines = hiera_formats::lines::LineIndex::new(text);
+    let mut edits: Vec<(usize, usize, &str)> = fixes
+        .iter()
+        .flat_map(|f| &f.edits)
+        .map(|e| {
+            (
+                lines.offset(e.region.start),
+                lines.offset(e.region.end),
+                e.new_text.as_str(),
+            )
+        })
+        .collect();
+    edits.sort();
+    let mut out = text.to_string();
+    for (a, b, new) in edits.into_iter().rev() {
+        out.replace_range(a..b, new);
+    }
+    out
+}
+
+/// A rule that knows the fix gives it: the finding's region is the key or scalar, and the
+/// edit replaces exactly it (the whole `ntp::serverz`, not up to its first `:`; the `1:30`
+/// value left alone by the rename and quoted whole by its own fix).
+#[test]
+fn fixes_rename_keys_and_quote_scalars() {
+    let common = "ntp::serverz: 1:30\n'ntp::iburts': yes\nntp::confg::x: 1\n\"ntp::x\": [a]\nntp::nothing_like_it: 1\n";
+    let hiera = format!("{HIERA}  - name: Json\n    data_hash: json_data\n    path: common.json\n");
+    let fx = Fixture::new(&[
+        ("hiera.yaml", &hiera),
+        (
+            "modules/ntp/manifests/init.pp",
+            "class ntp (\n  $servers = [],\n  $iburst = true,\n  $y = 1,\n) {}\n",
+        ),
+        (
+            "modules/ntp/manifests/config.pp",
+            "class ntp::config ($x = 1) {}\n",
+        ),
+        ("data/common.yaml", common),
+        ("data/common.json", "{\"ntp::serverz\": 1}\n"),
+    ]);
+    let f = fx.lint();
+    let at = |rule: &str, line: usize| {
+        f.iter()
+            .find(|x| x.rule == rule && x.file == "data/common.yaml" && x.line() == line)
+            .unwrap_or_else(|| panic!("no {rule} on line {line}: {f:#?}"))
+    };
+    let rename = at("unknown-class-parameter", 1);
+    assert_eq!(
+        rename.region,
+        Region::on_line(Pos { line: 1, column: 1 }, 12)
+    );
+    let fix = rename.fix.as_ref().unwrap();
+    assert_eq!(fix.title, "Rename to 'ntp::servers'");
+    let quote = at("yaml11-value", 1);
+    assert_eq!(
+        quote.region,
+        Region::on_line(
+            Pos {
+                line: 1,
+                column: 15
+            },
+            4
+        )
+    );
+    assert_eq!(quote.fix.as_ref().unwrap().title, "Quote '1:30' (a string)");
+    assert_eq!(
+        apply(common, &[fix]).lines().next(),
+        Some("ntp::servers: 1:30")
+    );
+    assert_eq!(
+        apply(common, &[fix, quote.fix.as_ref().unwrap()])
+            .lines()
+            .next(),
+        Some("ntp::servers: '1:30'")
+    );
+    // A quoted key keeps its quotes.
+    let quoted = at("unknown-class-parameter", 2);
+    assert_eq!(
+        apply(common, &[quoted.fix.as_ref().unwrap()])
+            .lines()
+            .nth(1),
+        Some("'ntp::iburst': yes")
+    );
+    let quoted = at("unknown-class-parameter", 4);
+    assert_eq!(
+        apply(common, &[quoted.fix.as_ref().unwrap()])
+            .lines()
+            .nth(3),
+        Some("\"ntp::y\": [a]")
+    );
+    let yes = at("yaml11-value", 2).fix.as_ref().unwrap();
+    assert_eq!(
+        apply(common, &[yes]).lines().nth(1),
+        Some("'ntp::iburts': 'yes'")
+    );
+    // A misspelt class.
+    let class = at("unknown-class", 3).fix.as_ref().unwrap();
+    assert_eq!(class.title, "Rename to 'ntp::config::x'");
+    assert_eq!(
+        apply(common, &[class]).lines().nth(2),
+        Some("ntp::config::x: 1")
+    );
+    // No suggestion, no fix; the region is still the key's.
+    let none = at("unknown-class-parameter", 5);
+    assert_eq!(none.fix, None);
+    assert_eq!(none.region, Region::on_line(Pos { line: 5, column: 1 }, 20));
+    // JSON: the key in its quotes.
+    let json = f
+        .iter()
+        .find(|x| x.rule == "unknown-class-parameter" && x.file == "data/common.json")
+        .unwrap();
+    assert_eq!(json.region, Region::on_line(Pos { line: 1, column: 2 }, 14));
+    let text = std::fs::read_to_string(fx.dir.join("data/common.json")).unwrap();
+    assert_eq!(
+        apply(&text, &[json.fix.as_ref().unwrap()]),
+        "{\"ntp::servers\": 1}\n"
+    );
+}
+
 #[test]
 fn group4_interpolations() {
     let fx = Fixture::new(&[
@@ -456,6 +578,52 @@ fn group6_fleet() {
     assert!(message(&f, "lookup-fails").contains("node n1"));
 }
 
+/// Every file the lint reads goes through [`Options::fs`]: an editor's unsaved buffers (the
+/// workspace's overlays) are what the rules judge, a node's globbed files and the settings
+/// file among them.
+#[test]
+fn the_rules_read_through_the_given_file_system() {
+    let fx = Fixture::new(&[
+        (
+            "hiera.yaml",
+            "version: 5\nhierarchy:\n  - name: Roles\n    glob: \"roles/%{facts.role}/*.yaml\"\n  - name: Common\n    path: common.yaml\n",
+        ),
+        ("data/roles/web/a.yaml", "a: 1\n"),
+        ("data/common.yaml", "c: 1\n"),
+        ("facts/n1.yaml", "role: web\n"),
+    ]);
+    let root = fx.dir.canonicalize().unwrap();
+    let ws = hiera_engine::Workspace::open(
+        hiera_engine::environment::EnvOptions {
+            cwd: root.clone(),
+            ..Default::default()
+        },
+        Default::default(),
+    )
+    .unwrap();
+    // A new file the editor has not saved, which the node's glob reaches.
+    ws.set_overlay(
+        &root.join("data/roles/web/new.yaml"),
+        Some("b: yes\n".into()),
+    );
+    let opts = Options {
+        root: root.clone(),
+        facts_dir: Some(root.join("facts")),
+        fs: Some(ws.fs()),
+        ..Default::default()
+    };
+    let f = lint(&opts).unwrap().findings;
+    assert_eq!(of(&f, "yaml11-value"), vec!["data/roles/web/new.yaml:1:4"]);
+    assert_eq!(of(&f, "unreached-file"), Vec::<String>::new(), "{f:#?}");
+    // The settings file as the editor holds it.
+    ws.set_overlay(
+        &root.join(".hiera-lookup.toml"),
+        Some("[lint]\ndisable = [\"yaml11-value\"]\n".into()),
+    );
+    let f = lint(&opts).unwrap().findings;
+    assert_eq!(of(&f, "yaml11-value"), Vec::<String>::new());
+}
+
 #[test]
 fn group7_hygiene() {
     let fx = Fixture::new(&[
@@ -566,11 +734,11 @@ fn inline_disable_comments() {
     );
     let f = |line, rule| Finding {
         file: String::new(),
-        line,
-        column: 1,
+        region: Region::at(line, 1),
         severity: Severity::Warning,
         rule,
         message: String::new(),
+        fix: None,
     };
     assert!(d.covers(&f(3, "tab")));
     assert!(!d.covers(&f(3, "bom")));
@@ -707,7 +875,7 @@ fn group3_parameter_types_fleet() {
         .collect();
     let at = |file: &str, line: usize| {
         mine.iter()
-            .find(|x| x.file == file && x.line == line)
+            .find(|x| x.file == file && x.line() == line)
             .map(|x| x.message.as_str())
             .unwrap_or_else(|| panic!("no finding at {file}:{line} in {mine:#?}"))
     };

@@ -3,6 +3,7 @@
 //! .gitignore leaves out. Their findings are left out of the report by default and counted
 //! instead ([`Report::vendored`](crate::Report::vendored)).
 
+use hiera_engine::fs::Fs;
 use std::path::Path;
 
 /// A vendored directory, relative to the repo, and what says it is vendored.
@@ -16,12 +17,12 @@ pub struct Vendored {
     pub findings: usize,
 }
 
-/// The vendored directories of the repo at `root` that exist.
-pub(crate) fn find(root: &Path) -> Vec<Vendored> {
+/// The vendored directories of the repo at `root` that exist (read through `fs`).
+pub(crate) fn find(fs: &dyn Fs, root: &Path) -> Vec<Vendored> {
     let mut out: Vec<Vendored> = Vec::new();
     let mut add = |dir: String, source: &'static str| {
         let dir = dir.trim_matches('/').to_string();
-        if !dir.is_empty() && root.join(&dir).is_dir() && !out.iter().any(|v| v.dir == dir) {
+        if !dir.is_empty() && fs.is_dir(&root.join(&dir)) && !out.iter().any(|v| v.dir == dir) {
             out.push(Vendored {
                 dir,
                 source,
@@ -29,12 +30,12 @@ pub(crate) fn find(root: &Path) -> Vec<Vendored> {
             });
         }
     };
-    if let Ok(text) = std::fs::read_to_string(root.join("Puppetfile")) {
+    if let Ok(text) = fs.read_text(&root.join("Puppetfile")) {
         for dir in puppetfile_dirs(&text) {
             add(dir, "Puppetfile");
         }
     }
-    if let Ok(text) = std::fs::read_to_string(root.join(".gitignore")) {
+    if let Ok(text) = fs.read_text(&root.join(".gitignore")) {
         for dir in gitignore_dirs(&text) {
             add(dir, ".gitignore");
         }

@@ -20,6 +20,19 @@ pub(crate) struct KeyPos {
     pub quoted: bool,
     pub line: usize,
     pub column: usize,
+    /// How many characters the key is written in (its quotes included).
+    pub len: usize,
+}
+
+impl KeyPos {
+    /// Where the key is written.
+    pub(crate) fn region(&self) -> super::Region {
+        let start = super::Pos {
+            line: self.line,
+            column: self.column,
+        };
+        super::Region::on_line(start, self.len)
+    }
 }
 
 /// A plain (unquoted) scalar written on one line, as a mapping value or a sequence item.
@@ -28,6 +41,17 @@ pub(crate) struct PlainPos {
     pub text: String,
     pub line: usize,
     pub column: usize,
+}
+
+impl PlainPos {
+    /// Where the scalar is written.
+    pub(crate) fn region(&self) -> super::Region {
+        let start = super::Pos {
+            line: self.line,
+            column: self.column,
+        };
+        super::Region::on_line(start, self.text.chars().count())
+    }
 }
 
 /// What the scanner found in one file.
@@ -40,17 +64,14 @@ pub(crate) struct Scan {
 /// 1-based line and column of the first `needle` at or after line `from` (1-based), else of
 /// the first anywhere.
 pub(crate) fn find_text(text: &str, needle: &str, from: usize) -> Option<(usize, usize)> {
-    let mut first = None;
-    for (i, line) in text.lines().enumerate() {
-        if let Some(c) = line.find(needle) {
-            let pos = (i + 1, line[..c].chars().count() + 1);
-            if i + 1 >= from {
-                return Some(pos);
-            }
-            first.get_or_insert(pos);
-        }
-    }
-    first
+    let lines = hiera_formats::lines::LineIndex::new(text);
+    let start = lines.line_start(from.max(1)).unwrap_or(text.len());
+    let at = text[start..]
+        .find(needle)
+        .map(|i| start + i)
+        .or_else(|| text.find(needle))?;
+    let p = lines.pos(at);
+    Some((p.line, p.column))
 }
 
 /// Scans block-style YAML.
@@ -104,7 +125,7 @@ pub(crate) fn scan(text: &str) -> Scan {
         }
         let item_value = col != indent;
         match split_key(rest) {
-            Some((key, quoted, value)) => {
+            Some((key, quoted, len, value)) => {
                 while stack.last().is_some_and(|(d, _)| *d >= col) {
                     stack.pop();
                 }
@@ -114,9 +135,11 @@ pub(crate) fn scan(text: &str) -> Scan {
                     quoted,
                     line: lineno,
                     column: col + 1,
+                    len,
                 });
                 stack.push((col, key));
-                let vcol = col + (rest.len() - value.len());
+                // In characters, as every column (the key before it may not be ASCII).
+                let vcol = line[..col + (rest.len() - value.len())].chars().count();
                 match value_kind(value) {
                     Kind::Block => block = Some(col),
                     Kind::OpenQuote(q) => open_quote = Some(q),
@@ -189,8 +212,8 @@ fn strip_comment(v: &str) -> &str {
 }
 
 /// Splits `key: value` (key plain, single- or double-quoted) into the key, whether it was
-/// quoted, and the text after `:` and its spaces.
-fn split_key(s: &str) -> Option<(String, bool, &str)> {
+/// quoted, how many characters it is written in, and the text after `:` and its spaces.
+fn split_key(s: &str) -> Option<(String, bool, usize, &str)> {
     let first = s.chars().next()?;
     let (key, quoted, after) = if first == '"' || first == '\'' {
         let end = quoted_end(s, first)?;
@@ -224,7 +247,13 @@ fn split_key(s: &str) -> Option<(String, bool, &str)> {
     if !(rest.is_empty() || rest.starts_with(' ') || rest.starts_with('\t')) {
         return None;
     }
-    Some((key, quoted, rest.trim_start_matches([' ', '\t'])))
+    let written = s[..s.len() - after.len()].trim_end_matches([' ', '\t']);
+    Some((
+        key,
+        quoted,
+        written.chars().count(),
+        rest.trim_start_matches([' ', '\t']),
+    ))
 }
 
 /// The closing `q` of the quoted scalar `s` starts with.
@@ -317,6 +346,32 @@ mod tests {
         let k: Vec<_> = s.keys.iter().map(|k| k.key.as_str()).collect();
         assert_eq!(k, vec!["a", "c", "item"]);
         assert_eq!(s.plains[0].text, "http://x:80/");
+    }
+
+    #[test]
+    fn regions_cover_what_is_written() {
+        let s = scan("ntp::serverz: 1:30\n'a b' : no # c\n- x:y\n\"ü😀\": on\n");
+        let r: Vec<_> = s
+            .keys
+            .iter()
+            .map(|k| (k.region().start.column, k.region().end.column))
+            .collect();
+        assert_eq!(r, vec![(1, 13), (1, 6), (1, 5)]);
+        let p: Vec<_> = s
+            .plains
+            .iter()
+            .map(|p| {
+                (
+                    p.text.as_str(),
+                    p.region().start.column,
+                    p.region().end.column,
+                )
+            })
+            .collect();
+        assert_eq!(
+            p,
+            vec![("1:30", 15, 19), ("no", 9, 11), ("x:y", 3, 6), ("on", 7, 9)]
+        );
     }
 
     #[test]

@@ -104,31 +104,12 @@ impl ContextRequest {
 }
 
 /// The `[lsp]` table of `ROOT/.hiera-lookup.toml` (`facts`, `node`); nothing when absent.
+/// The file is read by lint's settings module, its one reader.
 pub fn from_settings_file(root: &Path) -> Result<ContextRequest, String> {
-    let path = root.join(".hiera-lookup.toml");
-    let Ok(text) = hiera_value::limits::read_text(&path) else {
-        return Ok(ContextRequest::default());
-    };
-    parse_settings(&text).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-/// The `[lsp]` table of a settings file's text.
-fn parse_settings(text: &str) -> Result<ContextRequest, String> {
-    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-        e.to_string().lines().next().unwrap_or_default().to_string()
-    })?;
-    let Some(lsp) = table.get("lsp") else {
-        return Ok(ContextRequest::default());
-    };
-    let lsp = lsp.as_table().ok_or("`lsp` must be a table ([lsp])")?;
-    let get = |k: &str| match lsp.get(k) {
-        None => Ok(None),
-        Some(toml::Value::String(s)) => Ok(Some(s.clone())),
-        Some(_) => Err(format!("lsp.{k} must be a string")),
-    };
+    let t = hiera_lint::settings::LspSettings::load(&hiera_engine::fs::RealFs, root)?;
     Ok(ContextRequest {
-        facts: get("facts")?,
-        node: get("node")?,
+        facts: t.facts,
+        node: t.node,
         ..Default::default()
     })
 }
@@ -221,18 +202,6 @@ impl Context {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn settings_table() {
-        let t = parse_settings(
-            "[lint]\ndisable = [\"x\"]\n[lsp]\nfacts = \"facts/\" # the fleet\nnode = 'web01'\n",
-        )
-        .unwrap();
-        assert_eq!(t.facts.as_deref(), Some("facts/"));
-        assert_eq!(t.node.as_deref(), Some("web01"));
-        assert!(parse_settings("[lsp]\nfacts = 3\n").is_err());
-        assert_eq!(parse_settings("").unwrap(), ContextRequest::default());
-    }
 
     #[test]
     fn requests_merge() {

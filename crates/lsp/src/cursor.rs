@@ -3,7 +3,10 @@
 //! in the line; the server converts them from and to the client's units.
 
 use crate::text::Doc;
-use hiera_formats::position::{positions_of, DataFormat, PosKind};
+use hiera_engine::config::WrittenSetting;
+use hiera_engine::interpolation::{parse_expr, tokens_at, Method, Token};
+use hiera_formats::lines::LineIndex;
+use hiera_formats::position::{positions_of, DataFormat, Pos, PosKind};
 use hiera_value::value::Value;
 use std::path::Path;
 
@@ -71,6 +74,9 @@ pub enum Target {
         template: String,
         /// Which setting.
         setting: String,
+        /// What the configuration makes of it: the absolute template (under the level's
+        /// datadir), not interpolated.
+        absolute: String,
         /// Where.
         span: Span,
     },
@@ -94,7 +100,7 @@ pub enum Target {
 /// reader's positions; for YAML that does not parse, by the text's unindented `key:` lines).
 pub fn top_keys(format: DataFormat, text: &str) -> Vec<KeyAt> {
     let mut out = Vec::new();
-    let lines: Vec<&str> = text.lines().collect();
+    let lines = LineIndex::new(text);
     match positions_of(format, text.as_bytes()) {
         Ok(Some(tree)) => {
             if let PosKind::Map(entries) = &tree.target().kind {
@@ -103,15 +109,23 @@ pub fn top_keys(format: DataFormat, text: &str) -> Vec<KeyAt> {
                     if e.merged_from.is_some() {
                         continue;
                     }
-                    out.push(key_at(&lines, k, e.key_pos.line, e.key_pos.column));
+                    out.push(key_at(&lines, k, e.key_pos, e.key_end));
                 }
             }
         }
         Ok(None) => {}
         Err(_) if format == DataFormat::Yaml => {
-            for (i, line) in lines.iter().enumerate() {
+            for (i, line) in text.lines().enumerate() {
                 if let Some(k) = plain_top_key(line) {
-                    out.push(key_at(&lines, k, i + 1, 1));
+                    out.push(key_at(
+                        &lines,
+                        k,
+                        Pos {
+                            line: i + 1,
+                            column: 1,
+                        },
+                        None,
+                    ));
                 }
             }
         }
@@ -129,11 +143,11 @@ pub fn option_names(format: DataFormat, text: &str) -> Vec<KeyAt> {
         return Vec::new();
     };
     let mut out = Vec::new();
-    let lines: Vec<&str> = text.lines().collect();
+    let lines = LineIndex::new(text);
     if let PosKind::Map(entries) = &e.value.target().kind {
         for e in entries {
             if let Some(k) = key_text(&e.key) {
-                out.push(key_at(&lines, k, e.key_pos.line, e.key_pos.column));
+                out.push(key_at(&lines, k, e.key_pos, e.key_end));
             }
         }
     }
@@ -188,23 +202,27 @@ fn split_key(line: &str) -> Option<(&str, usize)> {
     None
 }
 
-/// A key with the span of its text on its line (from the reader's 1-based character position;
-/// `lines`: the text's lines, split once for all its keys).
-fn key_at(lines: &[&str], key: String, line: usize, column: usize) -> KeyAt {
-    let l = line.max(1) - 1;
-    let line_text = lines.get(l).copied().unwrap_or("");
-    let start = line_text
-        .char_indices()
-        .nth(column.max(1) - 1)
-        .map_or(line_text.len(), |(i, _)| i);
-    let rest = &line_text[start..];
-    let len = match rest.chars().next() {
-        Some(q @ ('"' | '\'')) => rest[1..].find(q).map_or(rest.len(), |e| e + 2),
-        _ => split_key(rest).map_or(rest.len(), |(k, _)| k.trim_end().len()),
+/// A key with the span of its text on its line: from where the reader places it to where it
+/// ends (`end`, when the reader knows it; else the key's text is read on the line: a quoted
+/// key to its closing quote, a plain one to its `:`). `lines`: the text's, indexed once for
+/// all its keys.
+fn key_at(lines: &LineIndex<&str>, key: String, start: Pos, end: Option<Pos>) -> KeyAt {
+    let line = start.line.max(1);
+    let line_start = lines.line_start(line).unwrap_or(0);
+    let from = lines.offset(Pos { line, ..start }) - line_start;
+    let to = match end {
+        Some(end) if end.line == line => lines.offset(end) - line_start,
+        _ => {
+            let rest = &lines.line(line)[from..];
+            from + match rest.chars().next() {
+                Some(q @ ('"' | '\'')) => rest[1..].find(q).map_or(rest.len(), |e| e + 2),
+                _ => split_key(rest).map_or(rest.len(), |(k, _)| k.trim_end().len()),
+            }
+        }
     };
     KeyAt {
         key,
-        span: (l, start, start + len),
+        span: (line - 1, from, to.max(from)),
     }
 }
 
@@ -216,11 +234,11 @@ pub fn target_at(doc: &Doc, kind: FileKind, line: usize, byte: usize) -> Option<
     }
     match kind {
         FileKind::Data(format) => {
-            let names = option_names(format, &doc.text);
+            let names = option_names(format, doc.text());
             if let Some(o) = names.iter().find(|k| within(k.span, line, byte)) {
                 return Some(Target::OptionName(o.clone()));
             }
-            let keys = top_keys(format, &doc.text);
+            let keys = top_keys(format, doc.text());
             if let Some(k) = keys.iter().find(|k| within(k.span, line, byte)) {
                 return Some(Target::Key {
                     key: k.clone(),
@@ -237,7 +255,8 @@ pub fn target_at(doc: &Doc, kind: FileKind, line: usize, byte: usize) -> Option<
                     on_key: false,
                 })
         }
-        FileKind::HieraYaml => hiera_path_at(doc, line, byte),
+        // Its settings need the configuration: [`hiera_setting_at`].
+        FileKind::HieraYaml => None,
         FileKind::Manifest => manifest_at(text, line, byte),
         FileKind::Other => None,
     }
@@ -247,96 +266,52 @@ fn within(span: Span, line: usize, byte: usize) -> bool {
     span.0 == line && span.1 <= byte && byte <= span.2
 }
 
-/// The `%{…}` around `byte`.
+/// The `%{…}` around `byte`, as the engine's tokenizer finds them.
 fn interpolation_at(text: &str, line: usize, byte: usize) -> Option<Target> {
-    let mut from = 0;
-    while let Some(s) = text[from..].find("%{") {
-        let start = from + s;
-        let end = text[start..].find('}').map(|e| start + e + 1)?;
-        if start <= byte && byte < end.max(start + 1) {
-            let whole = &text[start..end];
-            let inner = whole[2..whole.len() - 1].trim();
-            return Some(Target::Interpolation {
-                text: whole.to_string(),
-                span: (line, start, end),
-                key: key_of_call(inner),
-            });
-        }
-        from = end;
-    }
-    None
+    tokens_at(text).find_map(|(range, token)| {
+        let key = match token {
+            Token::Text(_) => return None,
+            Token::Empty => None,
+            Token::Expr { expr, .. } => key_of_expr(expr),
+        };
+        range.contains(&byte).then(|| Target::Interpolation {
+            text: text[range.clone()].to_string(),
+            span: (line, range.start, range.end),
+            key,
+        })
+    })
 }
 
-/// The key of `lookup('k')`, `alias("k")`, `hiera('k')`, `literal` excluded.
-pub fn key_of_call(inner: &str) -> Option<String> {
-    let (f, rest) = inner.split_once('(')?;
-    if !matches!(f.trim(), "lookup" | "alias" | "hiera") {
-        return None;
+/// The key an interpolation's expression looks up: `lookup('k')`, `alias("k")`,
+/// `hiera('k')` as the engine parses them.
+pub fn key_of_expr(expr: &str) -> Option<String> {
+    match parse_expr(expr) {
+        (Method::Lookup | Method::Alias | Method::Hiera, key, _) => Some(key.to_string()),
+        _ => None,
     }
-    let arg = rest.trim().strip_suffix(')')?.trim();
-    let q = arg.chars().next().filter(|c| *c == '\'' || *c == '"')?;
-    Some(arg.strip_prefix(q)?.strip_suffix(q)?.to_string())
 }
 
-/// The location setting on a hiera.yaml line (`path: x`, `- x` under `paths:`…).
-fn hiera_path_at(doc: &Doc, line: usize, byte: usize) -> Option<Target> {
-    let text = doc.line(line);
-    let indent = text.len() - text.trim_start().len();
-    let mut body = &text[indent..];
-    let mut at = indent;
-    if let Some(b) = body.strip_prefix("- ") {
-        at += 2;
-        body = b;
-    }
-    let (setting, value_at) = match split_key(body) {
-        Some((k, v)) => (k.trim().to_string(), at + v),
-        None if at > indent => {
-            // A list item: the setting is the nearest less indented key above.
-            let mut found = None;
-            for l in (0..line).rev() {
-                let t = doc.line(l);
-                let ind = t.len() - t.trim_start().len();
-                if t.trim().is_empty() || ind >= indent && t.trim_start().starts_with('-') {
-                    continue;
-                }
-                if ind <= indent {
-                    found = split_key(t.trim_start()).map(|(k, _)| k.trim().to_string());
-                    break;
-                }
-            }
-            (found?, at)
-        }
-        None => return None,
-    };
-    let setting = setting.trim_start_matches("- ").to_string();
-    if !matches!(
-        setting.as_str(),
-        "path" | "paths" | "glob" | "globs" | "datadir"
-    ) {
-        return None;
-    }
-    let raw = &text[value_at..];
-    let lead = raw.len() - raw.trim_start().len();
-    let raw_t = raw.trim();
-    let raw_t = raw_t.split(" #").next().unwrap_or(raw_t).trim_end();
-    if raw_t.is_empty() || raw_t.starts_with('[') {
-        return None;
-    }
-    let start = value_at + lead;
-    let end = start + raw_t.len();
-    if byte < start.saturating_sub(1) || byte > end {
-        return None;
-    }
-    let template = raw_t
-        .strip_prefix('"')
-        .and_then(|t| t.strip_suffix('"'))
-        .or_else(|| raw_t.strip_prefix('\'').and_then(|t| t.strip_suffix('\'')))
-        .unwrap_or(raw_t)
-        .to_string();
-    Some(Target::HieraPath {
-        template,
-        setting,
-        span: (line, start, end),
+/// The datadir or location setting of a hiera.yaml at `byte` of `line`, among `settings`:
+/// where the engine's configuration says the file writes them
+/// ([`HieraConfig::written_settings`](hiera_engine::config::HieraConfig::written_settings)).
+pub fn hiera_setting_at(
+    doc: &Doc,
+    settings: &[WrittenSetting],
+    line: usize,
+    byte: usize,
+) -> Option<Target> {
+    settings.iter().find_map(|w| {
+        let (l, start) = doc.line_byte_of(w.start);
+        let end = match w.end {
+            Some(e) if e.line == w.start.line => doc.line_byte_of(e).1,
+            _ => doc.line(l).len(),
+        };
+        (l == line && start <= byte && byte <= end).then(|| Target::HieraPath {
+            template: w.template.clone(),
+            setting: w.setting.to_string(),
+            absolute: w.absolute.clone(),
+            span: (l, start, end),
+        })
     })
 }
 
@@ -448,16 +423,27 @@ mod tests {
 
     #[test]
     fn hiera_paths() {
-        let d = doc("version: 5\nhierarchy:\n  - name: n\n    path: \"nodes/%{trusted.certname}.yaml\"\n  - name: m\n    paths:\n      - a.yaml\n      - 'b.yaml'\n");
+        let d = doc(
+            "version: 5\nhierarchy:\n  - name: n\n    path: \"nodes/%{trusted.certname}.yaml\"\n",
+        );
         assert!(matches!(
             target_at(&d, FileKind::HieraYaml, 3, 20),
             Some(Target::Interpolation { .. })
         ));
-        assert!(matches!(target_at(&d, FileKind::HieraYaml, 3, 11),
-            Some(Target::HieraPath { ref template, .. }) if template == "nodes/%{trusted.certname}.yaml"));
-        assert!(matches!(target_at(&d, FileKind::HieraYaml, 7, 9),
-            Some(Target::HieraPath { ref template, ref setting, .. }) if template == "b.yaml" && setting == "paths"));
-        assert_eq!(target_at(&d, FileKind::HieraYaml, 2, 6), None);
+        let p = |line, column| Pos { line, column };
+        let settings = [WrittenSetting {
+            setting: "path",
+            template: "nodes/%{trusted.certname}.yaml".into(),
+            start: p(4, 11),
+            end: Some(p(4, 43)),
+            absolute: "/r/data/nodes/%{trusted.certname}.yaml".into(),
+        }];
+        let at = |line, byte| hiera_setting_at(&d, &settings, line, byte);
+        assert!(matches!(at(3, 11),
+            Some(Target::HieraPath { ref absolute, span: (3, 10, 42), .. }) if absolute.starts_with("/r/data/")));
+        assert_eq!(at(3, 9), None);
+        assert_eq!(at(2, 11), None);
+        assert_eq!(at(3, 43), None);
     }
 
     #[test]

@@ -1,13 +1,16 @@
 //! Diagnostics: lint's rules run on the repo as the editor holds it (open buffers are the
 //! workspace's overlays, and lint reads through the workspace's file system), its findings
-//! for each open document published at their positions; a YAML error in a document no
-//! hierarchy reads yet is placed too. Quick fixes ride along in each diagnostic's `data`.
+//! for each open document published at their regions; a YAML error in a document no
+//! hierarchy reads yet is placed too. A finding's fix (lint's structured [`Fix`]) rides
+//! along in its diagnostic's `data`, its edits' ranges in the client's units, for the code
+//! actions to apply.
 
 use crate::cursor::{self, FileKind};
 use crate::server::Server;
 use crate::text::Doc;
 use hiera_formats::position::DataFormat;
-use hiera_lint::{Finding, Severity};
+use hiera_lint::{Finding, Fix, Region, Severity};
+use lsp_types::Range;
 use serde_json::{json, Value as Json};
 use std::path::{Path, PathBuf};
 
@@ -32,15 +35,15 @@ impl Server {
                 if let FileKind::Data(DataFormat::Yaml) | FileKind::HieraYaml =
                     cursor::kind_of(path)
                 {
-                    if let Err(e) = hiera_formats::yaml::load_document(doc.text.as_bytes()) {
+                    if let Err(e) = hiera_formats::yaml::load_document(doc.text().as_bytes()) {
                         let (line, col) = e.position();
                         let f = Finding {
                             file: String::new(),
-                            line,
-                            column: col,
+                            region: Region::at(line, col),
                             severity: Severity::Error,
                             rule: "data-syntax",
                             message: e.to_string(),
+                            fix: None,
                         };
                         diags.push(self.diagnostic(doc, &f));
                     }
@@ -103,81 +106,45 @@ impl Server {
     }
 
     fn diagnostic(&self, doc: &Doc, f: &Finding) -> Json {
-        let start = doc.position_of(f.line.max(1), f.column.max(1), self.enc);
-        // To the end of the word (a key, a scalar) or of the line.
-        let line = doc.line(start.line as usize);
-        let from = doc_byte(line, f.column.max(1));
-        let word_end = from + word_len(&line[from..]);
-        let word_end = line[..word_end].trim_end().len().max(from);
-        let end_byte = if word_end > from {
-            word_end
-        } else {
-            line.len()
-        };
-        let end = doc.position_at_byte(start.line as usize, end_byte, self.enc);
         let severity = match f.severity {
             Severity::Error => 1,
             Severity::Warning => 2,
             Severity::Info => 3,
         };
         let mut d = json!({
-            "range": {"start": start, "end": end},
+            "range": self.region_range(doc, f.region),
             "severity": severity,
             "code": f.rule,
             "source": "hiera-lookup",
             "message": f.message,
         });
-        if let Some(fix) = quick_fix(f, &line[from.min(line.len())..end_byte.max(from)]) {
-            d["data"] = fix;
+        if let Some(fix) = &f.fix {
+            d["data"] = json!({"fix": self.fix_json(doc, fix)});
         }
         d
     }
-}
 
-/// The length of the key or plain scalar `rest` starts with: up to YAML's mapping indicator
-/// (a `:` before a space or the end: `ntp::servers:`, not the `:` of `1:30`), a flow
-/// indicator, or a comment (a `#` after a space).
-fn word_len(rest: &str) -> usize {
-    let b = rest.as_bytes();
-    b.iter()
-        .enumerate()
-        .position(|(i, &c)| match c {
-            b':' => matches!(b.get(i + 1), None | Some(b' ' | b'\t' | b'\r' | b'\n')),
-            b',' | b']' | b'}' | b'\n' => true,
-            b'#' => i > 0 && b[i - 1] == b' ',
-            _ => false,
-        })
-        .unwrap_or(rest.len())
-}
+    /// The LSP range of a finding's region: what the rule says it is about, or, when it
+    /// knows only a place, from there to the end of the line (something to point at).
+    fn region_range(&self, doc: &Doc, r: Region) -> Range {
+        let start = doc.position_of(r.start.line.max(1), r.start.column.max(1), self.enc);
+        let end = if r.end > r.start {
+            doc.position_of(r.end.line, r.end.column, self.enc)
+        } else {
+            let line = start.line as usize;
+            doc.position_at_byte(line, doc.line(line).trim_end().len(), self.enc)
+        };
+        Range::new(start, end.max(start))
+    }
 
-/// The byte offset of 1-based character column `col` in `line`.
-fn doc_byte(line: &str, col: usize) -> usize {
-    line.char_indices()
-        .nth(col.max(1) - 1)
-        .map_or(line.len(), |(i, _)| i)
-}
-
-/// The fix a finding suggests, for code actions: `{"title", "newText"}` to replace the
-/// diagnostic's range with.
-fn quick_fix(f: &Finding, written: &str) -> Option<Json> {
-    match f.rule {
-        "unknown-class-parameter" | "unknown-class" => {
-            let (_, rest) = f.message.split_once("did you mean '")?;
-            let suggestion = rest.split_once('\'')?.0;
-            Some(json!({
-                "title": format!("Rename to '{suggestion}'"),
-                "newText": suggestion,
-            }))
-        }
-        "yaml11-value" => {
-            if written.is_empty() || written.starts_with(['"', '\'']) {
-                return None;
-            }
-            Some(json!({
-                "title": format!("Quote '{written}' (a string)"),
-                "newText": format!("'{}'", written.replace('\'', "''")),
-            }))
-        }
-        _ => None,
+    /// A fix as the code actions take it back: its title and its edits, ranges in the
+    /// client's units.
+    fn fix_json(&self, doc: &Doc, fix: &Fix) -> Json {
+        let edits: Vec<Json> = fix
+            .edits
+            .iter()
+            .map(|e| json!({"range": self.region_range(doc, e.region), "newText": e.new_text}))
+            .collect();
+        json!({"title": fix.title, "edits": edits})
     }
 }

@@ -5,6 +5,7 @@ use crate::cursor::{self, FileKind, KeyAt, Target};
 use crate::hover::render;
 use crate::server::{invalid, Answer, Failure, Server};
 use crate::text::{self, Doc};
+use hiera_engine::interpolation::{tokens_at, unclosed, Token};
 use hiera_engine::where_::{Answer as WAnswer, Role};
 use hiera_formats::position::DataFormat;
 use hiera_value::value::Value;
@@ -45,9 +46,9 @@ impl Server {
         };
         let locations: Vec<Location> = match &t {
             Target::HieraPath {
-                template, setting, ..
+                absolute, setting, ..
             } => self
-                .resolve_hiera_path(&doc.path, template, setting)
+                .resolve_hiera_path(absolute, setting)
                 .unwrap_or_default()
                 .into_iter()
                 .filter(|(_, exists)| *exists)
@@ -190,19 +191,15 @@ impl Server {
                 }
                 continue;
             }
-            // A file that does not parse (being edited): its `%{…}` by their text.
+            // A file that does not parse (being edited): its `%{…}` line by line.
             for (i, line) in text.lines().enumerate() {
-                let mut from = 0;
-                while let Some(s) = line[from..].find("%{") {
-                    let start = from + s;
-                    let Some(e) = line[start..].find('}') else {
-                        break;
+                for (range, token) in tokens_at(line) {
+                    let Token::Expr { expr, .. } = token else {
+                        continue;
                     };
-                    let inner = &line[start + 2..start + e];
-                    if cursor::key_of_call(inner.trim()).as_deref() == Some(key.as_str()) {
-                        out.extend(self.span_location(&f, (i, start, start + e + 1)));
+                    if cursor::key_of_expr(expr).as_deref() == Some(key.as_str()) {
+                        out.extend(self.span_location(&f, (i, range.start, range.end)));
                     }
-                    from = start + e + 1;
                 }
             }
         }
@@ -226,36 +223,34 @@ impl Server {
         let before = &text[..byte];
         let mut items: Vec<Json> = Vec::new();
         // Inside an interpolation.
-        if let Some(open) = before.rfind("%{") {
-            if !before[open..].contains('}') {
-                let inner = &before[open + 2..];
-                if let Some(path) = inner.trim_start().strip_prefix("facts.") {
-                    items.extend(self.fact_items(path));
-                } else if !inner.contains(['(', '.']) {
-                    for (f, detail) in [
-                        ("lookup('", "the value of another key"),
-                        (
-                            "alias('",
-                            "another key's value, its type kept (alone in the string)",
-                        ),
-                        ("hiera('", "as lookup"),
-                        ("literal('", "the text as it is"),
-                        ("scope('", "a variable"),
-                        ("facts.", "a fact"),
-                        ("trusted.", "trusted data"),
-                        ("trusted.certname", "the node's certname"),
-                        ("environment", "the environment's name"),
-                    ] {
-                        items.push(json!({"label": f, "kind": 3, "detail": detail}));
-                    }
-                } else if inner.contains("lookup('")
-                    || inner.contains("alias('")
-                    || inner.contains("hiera('")
-                {
-                    items.extend(self.key_items(None));
+        if let Some(open) = unclosed(before) {
+            let inner = &before[open + 2..];
+            if let Some(path) = inner.trim_start().strip_prefix("facts.") {
+                items.extend(self.fact_items(path));
+            } else if !inner.contains(['(', '.']) {
+                for (f, detail) in [
+                    ("lookup('", "the value of another key"),
+                    (
+                        "alias('",
+                        "another key's value, its type kept (alone in the string)",
+                    ),
+                    ("hiera('", "as lookup"),
+                    ("literal('", "the text as it is"),
+                    ("scope('", "a variable"),
+                    ("facts.", "a fact"),
+                    ("trusted.", "trusted data"),
+                    ("trusted.certname", "the node's certname"),
+                    ("environment", "the environment's name"),
+                ] {
+                    items.push(json!({"label": f, "kind": 3, "detail": detail}));
                 }
-                return Ok(json!({"isIncomplete": false, "items": items}));
+            } else if inner.contains("lookup('")
+                || inner.contains("alias('")
+                || inner.contains("hiera('")
+            {
+                items.extend(self.key_items(None));
             }
+            return Ok(json!({"isIncomplete": false, "items": items}));
         }
         if let FileKind::Data(format) = kind {
             let indent = text.len() - text.trim_start().len();
@@ -400,8 +395,8 @@ impl Server {
         let FileKind::Data(format) = kind else {
             return Ok(json!([]));
         };
-        let options = cursor::option_names(format, &doc.text);
-        let keys = cursor::top_keys(format, &doc.text);
+        let options = cursor::option_names(format, doc.text());
+        let keys = cursor::top_keys(format, doc.text());
         let mut out = Vec::new();
         for k in &keys {
             let range = self.range(&doc, k.span);
@@ -462,13 +457,23 @@ impl Server {
             .as_str()
             .ok_or_else(|| invalid("textDocument.uri is missing"))?;
         let mut out = Vec::new();
+        // Each diagnostic's fix, as lint gave it (its edits published with it).
         for d in p["context"]["diagnostics"].as_array().into_iter().flatten() {
-            let (Some(title), Some(new)) =
-                (d["data"]["title"].as_str(), d["data"]["newText"].as_str())
-            else {
+            let fix = &d["data"]["fix"];
+            let Some(title) = fix["title"].as_str() else {
                 continue;
             };
-            let Ok(range) = serde_json::from_value::<Range>(d["range"].clone()) else {
+            let edits: Option<Vec<Json>> = fix["edits"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|e| {
+                    let range = serde_json::from_value::<Range>(e["range"].clone()).ok()?;
+                    let new = e["newText"].as_str()?;
+                    Some(json!({"range": range, "newText": new}))
+                })
+                .collect();
+            let Some(edits) = edits.filter(|e| !e.is_empty()) else {
                 continue;
             };
             out.push(json!({
@@ -476,7 +481,7 @@ impl Server {
                 "kind": "quickfix",
                 "diagnostics": [d],
                 "isPreferred": true,
-                "edit": {"changes": {uri: [{"range": range, "newText": new}]}},
+                "edit": {"changes": {uri: edits}},
             }));
         }
         Ok(Json::Array(out))
@@ -653,7 +658,7 @@ impl Server {
                 .map(|k| k.span)
                 .collect();
             spans.dedup();
-            let new_text = written_key(format, new);
+            let new_text = format.written_key(new);
             for s in spans {
                 changes
                     .entry(uri.as_str().to_string())
@@ -662,20 +667,6 @@ impl Server {
             }
         }
         Ok(json!({"changes": changes}))
-    }
-}
-
-/// A key as a data file writes it.
-fn written_key(format: DataFormat, key: &str) -> String {
-    let plain = key
-        .chars()
-        .all(|c| c.is_alphanumeric() || matches!(c, ':' | '_' | '-' | '.'))
-        && !key.ends_with(':')
-        && hiera_formats::yaml::resolve_plain_scalar(key) == Value::str(key);
-    match format {
-        DataFormat::Yaml if plain => key.to_string(),
-        DataFormat::Hocon if plain && !key.contains(['.', ':']) => key.to_string(),
-        _ => serde_json::to_string(key).unwrap_or_else(|_| format!("\"{key}\"")),
     }
 }
 
@@ -693,24 +684,8 @@ fn hinted_keys(
     from: usize,
     to: usize,
 ) -> impl Iterator<Item = cursor::KeyAt> {
-    cursor::top_keys(format, &doc.text)
+    cursor::top_keys(format, doc.text())
         .into_iter()
         .filter(move |k| k.span.0 >= from && k.span.0 <= to && k.key != "lookup_options")
         .take(MAX_HINTS)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn keys_are_written_quoted_when_needed() {
-        assert_eq!(
-            written_key(DataFormat::Yaml, "ntp::servers"),
-            "ntp::servers"
-        );
-        assert_eq!(written_key(DataFormat::Yaml, "yes"), "\"yes\"");
-        assert_eq!(written_key(DataFormat::Yaml, "a b"), "\"a b\"");
-        assert_eq!(written_key(DataFormat::Json, "k"), "\"k\"");
-    }
 }

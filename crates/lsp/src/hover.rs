@@ -7,6 +7,7 @@ use crate::context::scope_of;
 use crate::cursor::{FileKind, Target};
 use crate::server::{Answer, Server};
 use hiera_engine::batch::Node;
+use hiera_engine::config::{HieraConfig, Layer, LoadContext, WrittenSetting};
 use hiera_engine::redact::Redactor;
 use hiera_engine::where_::{self, Answer as WAnswer, Role};
 use hiera_engine::Format;
@@ -36,8 +37,9 @@ impl Server {
             Target::HieraPath {
                 template,
                 setting,
+                absolute,
                 span,
-            } => (self.hiera_path_hover(&doc.path, template, setting), *span),
+            } => (self.hiera_path_hover(template, setting, absolute), *span),
             Target::Variable { name, span } if kind == FileKind::Manifest => {
                 match self.param_key_at(&doc.path, span.0, name) {
                     Some(key) => (self.key_hover(&key, None), *span),
@@ -311,14 +313,14 @@ impl Server {
         md
     }
 
-    fn hiera_path_hover(&mut self, hiera_yaml: &Path, template: &str, setting: &str) -> String {
+    fn hiera_path_hover(&mut self, template: &str, setting: &str, absolute: &str) -> String {
         let mut md = format!(
             "### {} {}\n{}\n\n",
             markdown_text(setting),
             markdown_code(template),
             self.context_line()
         );
-        match self.resolve_hiera_path(hiera_yaml, template, setting) {
+        match self.resolve_hiera_path(absolute, setting) {
             Ok(paths) => {
                 for (path, exists) in paths {
                     md.push_str(&format!(
@@ -337,36 +339,29 @@ impl Server {
         md
     }
 
-    /// The files a hiera.yaml location names for the context's first node (absolute) and
-    /// whether each exists.
+    /// The files a hiera.yaml setting names for the context's first node (absolute) and
+    /// whether each exists: `absolute`, the setting as the configuration takes it
+    /// ([`WrittenSetting::absolute`]), interpolated.
     pub(crate) fn resolve_hiera_path(
         &mut self,
-        hiera_yaml: &Path,
-        template: &str,
+        absolute: &str,
         setting: &str,
     ) -> Result<Vec<(String, bool)>, String> {
         let (_, scope) = self.first_scope()?;
         let mut session = self.session(scope).map_err(|f| f.1)?;
-        let interpolated = match session.interpolate(&Value::str(template), false) {
+        let full = match session.interpolate(&Value::str(absolute), false) {
             Ok(Value::String(s)) => s,
             Ok(other) => hiera_value::text::to_s(&other),
             Err(e) => return Err(e.to_string()),
         };
         let secrets = session.redactor().cloned().unwrap_or_default();
-        let interpolated = secrets.text(&interpolated).into_owned();
-        let dir = hiera_yaml.parent().unwrap_or(Path::new("/"));
+        let full = secrets.text(&full).into_owned();
         let ws = self.workspace().map_err(|f| f.1)?;
         let fs = ws.fs();
-        let datadir = if setting == "datadir" {
-            return Ok(vec![(
-                dir.join(&interpolated).to_string_lossy().into_owned(),
-                fs.is_dir(&dir.join(&interpolated)),
-            )]);
-        } else {
-            datadir_for(&self.file_text(hiera_yaml).unwrap_or_default(), template)
-        };
-        let base = dir.join(datadir);
-        let full = hiera_engine::config::path_plus(&base.to_string_lossy(), &interpolated);
+        if setting == "datadir" {
+            let exists = fs.is_dir(Path::new(&full));
+            return Ok(vec![(full, exists)]);
+        }
         if setting.starts_with("glob") {
             let found = hiera_engine::location::glob(&*fs, &full).unwrap_or_default();
             if found.is_empty() {
@@ -377,81 +372,36 @@ impl Server {
         let exists = fs.is_file(Path::new(&full));
         Ok(vec![(full, exists)])
     }
-}
 
-/// The `datadir` that applies to the level writing `template` in a hiera.yaml's text: the
-/// level's own, else `defaults`', else `data`.
-fn datadir_for(text: &str, template: &str) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    let value = |l: &str| {
-        l.split_once(':')
-            .map(|(_, v)| v.trim().trim_matches(['"', '\'']).to_string())
-    };
-    // The line that writes exactly this template (`path: T`, `- T`), not one that holds it
-    // within a longer path or a comment.
-    let writes = |l: &str| {
-        let l = l.trim_start().trim_start_matches("- ");
-        let v = match l.split_once(':') {
-            Some((k, v)) if !k.contains(['"', '\'', ' ']) => {
-                if !matches!(k, "path" | "glob" | "uri") {
-                    return false;
-                }
-                v
-            }
-            _ => l,
+    /// Where the hiera.yaml at `path` (its open buffer, else the file) writes its datadirs
+    /// and locations, as the engine's configuration reads it (nothing when it does not load).
+    pub(crate) fn hiera_settings(&self, path: &Path) -> Vec<WrittenSetting> {
+        let Ok(ws) = self.workspace() else {
+            return Vec::new();
         };
-        let v = v.split(" #").next().unwrap_or(v).trim();
-        v.trim_matches(['"', '\'']) == template
-    };
-    let at = lines.iter().position(|l| writes(l));
-    if let Some(at) = at {
-        // The level's item: from its `- ` line to the next item at that indentation.
-        let start = (0..=at)
-            .rev()
-            .find(|&i| {
-                lines[i].trim_start().starts_with("- ")
-                    && !lines[i].trim_start()[2..]
-                        .trim_start()
-                        .starts_with(['"', '\''])
-                    && lines[i].contains(':')
-            })
-            .unwrap_or(at);
-        let indent = lines[start].len() - lines[start].trim_start().len();
-        for l in &lines[start..] {
-            let ind = l.len() - l.trim_start().len();
-            if l.trim().is_empty() {
-                continue;
-            }
-            if ind < indent
-                || (ind == indent
-                    && !std::ptr::eq(*l, lines[start])
-                    && l.trim_start().starts_with("- "))
-            {
-                break;
-            }
-            if l.trim_start()
-                .trim_start_matches("- ")
-                .starts_with("datadir:")
-            {
-                if let Some(v) = value(l) {
-                    return v;
-                }
-            }
+        let layers = ws.layers();
+        let layer = if layers.global.as_deref() == Some(path) {
+            Layer::Global
+        } else if layers
+            .modules
+            .iter()
+            .any(|(_, dir)| path.parent() == Some(dir.as_path()))
+        {
+            Layer::Module
+        } else {
+            Layer::Environment
+        };
+        let ctx = LoadContext {
+            layer,
+            codedir: layers.codedir.clone(),
+            strict_off: true,
+        };
+        let fs = ws.fs();
+        match HieraConfig::load_in(&*fs, path, &ctx, &mut Vec::new()) {
+            Ok(cfg) => cfg.written_settings(self.file_text(path).unwrap_or_default().as_bytes()),
+            Err(_) => Vec::new(),
         }
     }
-    let mut in_defaults = false;
-    for l in &lines {
-        if l.starts_with("defaults:") {
-            in_defaults = true;
-        } else if !l.starts_with(' ') && !l.trim().is_empty() {
-            in_defaults = false;
-        } else if in_defaults && l.trim_start().starts_with("datadir:") {
-            if let Some(v) = value(l) {
-                return v;
-            }
-        }
-    }
-    "data".into()
 }
 
 /// A value as `puppet lookup` prints it (YAML), or its text.
@@ -484,24 +434,6 @@ fn fenced(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn datadirs() {
-        let text = "version: 5\ndefaults:\n  datadir: hieradata\nhierarchy:\n  - name: a\n    datadir: other\n    path: a.yaml\n  - name: b\n    path: b.yaml\n";
-        assert_eq!(datadir_for(text, "a.yaml"), "other");
-        assert_eq!(datadir_for(text, "b.yaml"), "hieradata");
-        assert_eq!(datadir_for("version: 5\n", "x.yaml"), "data");
-        // A longer path (or a comment, or a level's name) that holds the template is
-        // another level's.
-        let text = "version: 5\nhierarchy:\n  - name: os\n    datadir: osdata\n    path: \"os/%{facts.os.family}/common.yaml\"  # not x.yaml\n  - name: x.yaml\n    datadir: xdata\n    path: y.yaml\n  - name: common\n    paths:\n      - common.yaml\n      - x.yaml\n";
-        assert_eq!(datadir_for(text, "common.yaml"), "data");
-        assert_eq!(datadir_for(text, "x.yaml"), "data");
-        assert_eq!(
-            datadir_for(text, "os/%{facts.os.family}/common.yaml"),
-            "osdata"
-        );
-        assert_eq!(datadir_for(text, "y.yaml"), "xdata");
-    }
 
     #[test]
     fn fences_hold_hostile_values() {

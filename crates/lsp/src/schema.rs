@@ -30,7 +30,7 @@ impl Server {
         let mut schema = Schema::for_layers(&ws.layers());
         for (path, doc) in &self.docs {
             if is_code(path) {
-                schema.update_file(path, Some(&doc.text));
+                schema.update_file(path, Some(doc.text()));
             }
         }
         let schema = Arc::new(schema);
@@ -63,12 +63,7 @@ impl Server {
         let uri = text::path_to_uri(path)?;
         let text = self.file_text(path).unwrap_or_default();
         let doc = Doc::new(uri.clone(), path.to_path_buf(), 0, text);
-        let at = |offset: usize| {
-            let offset = offset.min(doc.text.len());
-            let line_start = doc.text[..offset].rfind('\n').map_or(0, |i| i + 1);
-            let line = doc.text[..line_start].matches('\n').count();
-            doc.position_at_byte(line, offset - line_start, self.enc)
-        };
+        let at = |offset: usize| doc.position_at(offset, self.enc);
         Some(Location::new(
             uri,
             Range::new(at(span.start.offset), at(span.end.offset)),

@@ -272,7 +272,7 @@ impl Server {
                     let range: Option<Range> = serde_json::from_value(change["range"].clone()).ok();
                     doc.edit(range, text, enc);
                 }
-                let text = doc.text.clone();
+                let text = doc.text().to_string();
                 if is_code(&path) {
                     // The code changed: every open data file is judged again.
                     self.code_changed(&path, Some(&text));
@@ -344,11 +344,11 @@ impl Server {
     fn open(&mut self, doc: Doc) {
         let path = doc.path.clone();
         if let Some(ws) = &self.ws {
-            ws.set_overlay(&path, Some(doc.text.clone()));
+            ws.set_overlay(&path, Some(doc.text().to_string()));
         }
         let new_file = !path.exists();
         if is_code(&path) {
-            self.code_changed(&path, Some(&doc.text));
+            self.code_changed(&path, Some(doc.text()));
             self.dirty.extend(self.docs.keys().cloned());
         }
         self.docs.insert(path.clone(), doc);
@@ -576,7 +576,10 @@ impl Server {
         let pos: Position = serde_json::from_value(p["position"].clone())
             .map_err(|_| invalid("position is missing or malformed"))?;
         let (line, byte) = doc.line_byte(pos, self.enc);
-        let t = cursor::target_at(&doc, kind, line, byte);
+        let t = cursor::target_at(&doc, kind, line, byte).or_else(|| {
+            let settings = (kind == FileKind::HieraYaml).then(|| self.hiera_settings(&doc.path))?;
+            cursor::hiera_setting_at(&doc, &settings, line, byte)
+        });
         Ok((doc, kind, t))
     }
 
@@ -678,7 +681,7 @@ impl Server {
     /// The text of a file: its open buffer, else what the workspace reads.
     pub(crate) fn file_text(&self, path: &Path) -> Option<String> {
         if let Some(d) = self.docs.get(path) {
-            return Some(d.text.clone());
+            return Some(d.text().to_string());
         }
         match &self.ws {
             Some(ws) => ws.fs().read_text(path).ok(),

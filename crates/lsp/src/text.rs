@@ -2,9 +2,11 @@
 //!
 //! LSP positions count UTF-16 code units by default; a client that offers `utf-8` gets byte
 //! offsets instead ([`Encoding`]). The engine's positions ([`hiera_formats::position::Pos`],
-//! lint findings) are 1-based lines and columns in characters. Every conversion here clamps:
-//! a position past the end of a line or of the document is the end, never a panic.
+//! lint findings) are 1-based lines and columns in characters. The conversions are the
+//! workspace's one line index ([`hiera_formats::lines::LineIndex`]), which clamps: a position
+//! past the end of a line or of the document is the end, never a panic.
 
+use hiera_formats::lines::{LineIndex, Units};
 use lsp_types::{Position, Range, Uri};
 use std::path::{Path, PathBuf};
 
@@ -17,6 +19,16 @@ pub enum Encoding {
     Utf8,
 }
 
+impl Encoding {
+    /// The line index's units for it.
+    fn units(self) -> Units {
+        match self {
+            Encoding::Utf16 => Units::Utf16,
+            Encoding::Utf8 => Units::Utf8,
+        }
+    }
+}
+
 /// An open document: the editor's text, which the workspace reads in place of the file.
 #[derive(Debug, Clone)]
 pub struct Doc {
@@ -26,136 +38,101 @@ pub struct Doc {
     pub path: PathBuf,
     /// The client's version.
     pub version: i32,
-    /// The text.
-    pub text: String,
-    /// Byte offset of each line's start.
-    lines: Vec<usize>,
+    /// The text and its lines.
+    lines: LineIndex<String>,
 }
 
 impl Doc {
     /// A document with `text`.
     pub fn new(uri: Uri, path: PathBuf, version: i32, text: String) -> Doc {
-        let lines = line_starts(&text);
         Doc {
             uri,
             path,
             version,
-            text,
-            lines,
+            lines: LineIndex::new(text),
         }
+    }
+
+    /// The text.
+    pub fn text(&self) -> &str {
+        self.lines.text()
     }
 
     /// Replaces the text of `range` (the whole text when `None`).
     pub fn edit(&mut self, range: Option<Range>, new: &str, enc: Encoding) {
-        match range {
-            None => self.text = new.to_string(),
+        let text = match range {
+            None => new.to_string(),
             Some(r) => {
                 let a = self.offset(r.start, enc);
                 let b = self.offset(r.end, enc).max(a);
-                self.text.replace_range(a..b, new);
+                let mut text = std::mem::take(&mut self.lines).into_text();
+                text.replace_range(a..b, new);
+                text
             }
-        }
-        self.lines = line_starts(&self.text);
+        };
+        self.lines = LineIndex::new(text);
     }
 
     /// The 0-based line `n` without its line break ("" past the end).
     pub fn line(&self, n: usize) -> &str {
-        let Some(&start) = self.lines.get(n) else {
-            return "";
-        };
-        let end = self.lines.get(n + 1).copied().unwrap_or(self.text.len());
-        self.text[start..end].trim_end_matches(['\n', '\r'])
+        self.lines.line(n + 1)
     }
 
     /// Number of lines.
     pub fn line_count(&self) -> usize {
-        self.lines.len()
+        self.lines.line_count()
     }
 
     /// The byte offset of an LSP position, clamped to the document.
     pub fn offset(&self, p: Position, enc: Encoding) -> usize {
-        let line = p.line as usize;
-        if line >= self.lines.len() {
-            return self.text.len();
+        let line = p.line as usize + 1;
+        match self.lines.line_start(line) {
+            Some(start) => start + self.lines.byte_at(line, p.character as usize, enc.units()),
+            None => self.text().len(),
         }
-        self.lines[line] + byte_in_line(self.line(line), p.character as usize, enc)
     }
 
     /// The 0-based line and the byte offset in that line of an LSP position (clamped).
     pub fn line_byte(&self, p: Position, enc: Encoding) -> (usize, usize) {
-        let line = (p.line as usize).min(self.lines.len().saturating_sub(1));
-        if p.line as usize >= self.lines.len() {
-            return (line, self.line(line).len());
+        let last = self.line_count().saturating_sub(1);
+        let line = p.line as usize;
+        if line > last {
+            return (last, self.line(last).len());
         }
-        (
-            line,
-            byte_in_line(self.line(line), p.character as usize, enc),
-        )
+        let byte = self
+            .lines
+            .byte_at(line + 1, p.character as usize, enc.units());
+        (line, byte)
     }
 
     /// The LSP position of a 1-based line and 1-based character column (as libyaml's marks
     /// and lint findings give them); 0 is taken as 1.
     pub fn position_of(&self, line: usize, column: usize, enc: Encoding) -> Position {
-        let l = line.max(1) - 1;
-        let text = self.line(l);
-        let byte = text
-            .char_indices()
-            .nth(column.max(1) - 1)
-            .map_or(text.len(), |(i, _)| i);
-        Position::new(l as u32, units(&text[..byte], enc))
+        let (line, byte) = self.line_byte_of(hiera_formats::position::Pos { line, column });
+        self.position_at_byte(line, byte, enc)
+    }
+
+    /// The 0-based line and the byte offset in it of a 1-based line and character column (as
+    /// the readers' positions give them; clamped).
+    pub fn line_byte_of(&self, pos: hiera_formats::position::Pos) -> (usize, usize) {
+        let line = pos.line.max(1);
+        let byte = self.lines.offset(pos) - self.lines.line_start(line).unwrap_or(0);
+        (line - 1, byte)
     }
 
     /// The LSP position of a byte offset in line `line` (0-based).
     pub fn position_at_byte(&self, line: usize, byte: usize, enc: Encoding) -> Position {
-        position_in(self.line(line), line, byte, enc)
+        let character = self.lines.column(line + 1, byte, enc.units());
+        Position::new(line as u32, character as u32)
     }
-}
 
-/// The LSP position of byte `byte` of `text`, the 0-based line `line`.
-pub fn position_in(text: &str, line: usize, byte: usize, enc: Encoding) -> Position {
-    let mut b = byte.min(text.len());
-    while !text.is_char_boundary(b) {
-        b -= 1;
+    /// The LSP position of a byte offset of the document (clamped).
+    pub fn position_at(&self, offset: usize, enc: Encoding) -> Position {
+        let offset = self.lines.char_start(offset);
+        let line = self.lines.pos(offset).line;
+        let start = self.lines.line_start(line).unwrap_or(0);
+        self.position_at_byte(line - 1, offset - start, enc)
     }
-    Position::new(line as u32, units(&text[..b], enc))
-}
-
-/// A text's length in the client's units.
-pub fn units(s: &str, enc: Encoding) -> u32 {
-    match enc {
-        Encoding::Utf8 => s.len() as u32,
-        Encoding::Utf16 => s.chars().map(|c| c.len_utf16() as u32).sum(),
-    }
-}
-
-/// The byte offset in `line` of `character` units (clamped to the line; inside a character,
-/// that character's start).
-fn byte_in_line(line: &str, character: usize, enc: Encoding) -> usize {
-    let mut seen = 0;
-    for (i, c) in line.char_indices() {
-        let w = match enc {
-            Encoding::Utf8 => c.len_utf8(),
-            Encoding::Utf16 => c.len_utf16(),
-        };
-        if seen + w > character {
-            return i;
-        }
-        seen += w;
-    }
-    line.len()
-}
-
-fn line_starts(text: &str) -> Vec<usize> {
-    let mut v = vec![0];
-    v.extend(memchr_lines(text));
-    v
-}
-
-fn memchr_lines(text: &str) -> impl Iterator<Item = usize> + '_ {
-    text.bytes()
-        .enumerate()
-        .filter(|&(_, b)| b == b'\n')
-        .map(|(i, _)| i + 1)
 }
 
 /// The local file a `file:` URI names (percent-escapes decoded), or `None` for another scheme
@@ -239,7 +216,7 @@ mod tests {
         assert_eq!(d.offset(Position::new(0, 999), Encoding::Utf16), 10);
         assert_eq!(
             d.offset(Position::new(99, 0), Encoding::Utf16),
-            d.text.len()
+            d.text().len()
         );
         assert_eq!(
             d.position_of(1, 6, Encoding::Utf16),
@@ -257,14 +234,14 @@ mod tests {
             "",
             Encoding::Utf16,
         );
-        assert_eq!(d.text, "a: 1\nb: 2\n");
+        assert_eq!(d.text(), "a: 1\nb: 2\n");
         // Reversed and out-of-range ranges do not panic.
         d.edit(
             Some(Range::new(Position::new(9, 9), Position::new(0, 0))),
             "z",
             Encoding::Utf16,
         );
-        assert!(d.text.ends_with('z'));
+        assert!(d.text().ends_with('z'));
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! How the server keeps its nodes between requests: whole ([`Held::Node`]), or as their facts
 //! packed ([`Held::Packed`]): the compact JSON text of the facts, compressed with zstd and a
-//! dictionary trained on the fleet's first fact sets ([`Packer`]), made a node again when a
+//! dictionary trained on the fleet's first fact sets (`Packer`), made a node again when a
 //! request needs it ([`revive`]).
 
 use hiera_engine::batch::Node;
@@ -60,7 +60,7 @@ impl Held {
 }
 
 /// A fact set as a packed node keeps it: its compact JSON text ([`pack_facts`]), compressed
-/// with zstd when the fleet is read ([`State`] compresses every packed node its front end
+/// with zstd when the fleet is read ([`State`](crate::State) compresses every packed node its front end
 /// gives it), with a dictionary trained on the first fact sets of that reading of the fleet
 /// and shared by all of its nodes. Real Facter output is mostly the same keys and values from
 /// node to node: the dictionary holds them once, and a node's frame little more than what is
@@ -243,7 +243,7 @@ fn decompress(
     }
 }
 
-/// `facts` packed (their compact JSON text, not compressed yet: [`State`] compresses the
+/// `facts` packed (their compact JSON text, not compressed yet: [`State`](crate::State) compresses the
 /// packed nodes of a fleet as it reads them), when reading that text gives back exactly
 /// `facts` (every value, type and order): real facts always do; a fact set holding what JSON
 /// cannot say (a YAML timestamp, a binary), or longer than [`MAX_PACKED_TEXT`], is `None`,
@@ -260,7 +260,7 @@ pub fn pack_facts(facts: &Map) -> Option<PackedFacts> {
     })
 }
 
-/// The facts [`pack_facts`] packed (and [`State`] may have compressed since), or why they
+/// The facts [`pack_facts`] packed (and [`State`](crate::State) may have compressed since), or why they
 /// cannot be given back.
 pub fn unpack_facts(packed: &PackedFacts) -> Result<Map, Error> {
     parse_facts(&packed.text()?)

@@ -53,7 +53,7 @@ pub fn load_keys(options: &Map) -> EyamlKeys {
 }
 
 /// [`load_keys`], the key files read from `fs`.
-pub(crate) fn load_keys_in(options: &Map, fs: std::sync::Arc<dyn crate::fs::Fs>) -> EyamlKeys {
+pub fn load_keys_in(options: &Map, fs: std::sync::Arc<dyn crate::fs::Fs>) -> EyamlKeys {
     let opt = |name: &str| {
         options
             .get(&hiera_value::value::StrKey(name))

@@ -3,7 +3,8 @@
 //! keeping offsets instead of values.
 
 use super::{Fail, Parser, MAX_NESTING};
-use crate::position::tree::{LineIndex, Pos, PosEntry, PosKind, PosNode};
+use crate::lines::LineIndex;
+use crate::position::tree::{Pos, PosEntry, PosKind, PosNode};
 use hiera_value::value::Value;
 use std::sync::Arc;
 
@@ -26,7 +27,7 @@ pub fn positions(text: &str) -> Result<PosNode, String> {
 }
 
 struct Walker<'l, 't> {
-    lines: &'l LineIndex<'t>,
+    lines: &'l LineIndex<&'t str>,
 }
 
 type W<T> = Result<T, Fail>;
@@ -50,7 +51,7 @@ impl Walker<'_, '_> {
             }
             _ => {
                 let (_, end) = p.value(i)?;
-                Ok((PosNode::scalar(at), end))
+                Ok((PosNode::scalar_to(at, self.lines.pos(end)), end))
             }
         }
     }
@@ -64,6 +65,7 @@ impl Walker<'_, '_> {
         let mut j = Self::skip(p, i + 1)?;
         let done = |entries| PosNode {
             pos: at,
+            end: None,
             kind: PosKind::Map(entries),
         };
         if p.b.get(j) == Some(&b'}') {
@@ -72,6 +74,7 @@ impl Walker<'_, '_> {
         loop {
             let key_pos = self.lines.pos(j);
             let (k, e) = p.string(j)?;
+            let key_end = self.lines.pos(e);
             j = Self::skip(p, e)?;
             if p.b.get(j) != Some(&b':') {
                 return Err(Fail::Silent);
@@ -81,6 +84,7 @@ impl Walker<'_, '_> {
             let entry = PosEntry {
                 key: Value::String(k),
                 key_pos,
+                key_end: Some(key_end),
                 merged_from: None,
                 value: Arc::new(v),
             };
@@ -104,6 +108,7 @@ impl Walker<'_, '_> {
             return Ok((
                 PosNode {
                     pos: at,
+                    end: None,
                     kind: PosKind::Seq(items),
                 },
                 j + 1,
@@ -119,6 +124,7 @@ impl Walker<'_, '_> {
                     return Ok((
                         PosNode {
                             pos: at,
+                            end: None,
                             kind: PosKind::Seq(items),
                         },
                         j + 1,

@@ -153,6 +153,35 @@ fn yaml_errors_and_empty_documents() {
     assert_eq!(yaml("a: 1\n---\nb: 2\n", &[s("b")]), None);
 }
 
+/// Where keys and scalars end: just after their text (a quoted one's closing quote), so
+/// that a finding or an edit covers the whole key and nothing of its value.
+#[test]
+fn keys_and_scalars_end_where_their_text_ends() {
+    let p = |line, column| Pos { line, column };
+    let ends = |format, text: &str| {
+        let tree = positions_of(format, text.as_bytes()).unwrap().unwrap();
+        let PosKind::Map(entries) = &tree.kind else {
+            panic!("not a map")
+        };
+        entries
+            .iter()
+            .map(|e| (e.key_pos, e.key_end, e.value.end))
+            .collect::<Vec<_>>()
+    };
+    let y = ends(
+        DataFormat::Yaml,
+        "ntp::serverz: 1:30\n'é::x y' : \"a:b\"  # c\nk:\n  - 1\n",
+    );
+    assert_eq!(y[0], (p(1, 1), Some(p(1, 13)), Some(p(1, 19))));
+    assert_eq!(y[1], (p(2, 1), Some(p(2, 9)), Some(p(2, 17))));
+    assert_eq!((y[2].1, y[2].2), (Some(p(3, 2)), None));
+    let j = ends(DataFormat::Json, "{\"a\": \"x:y\",\n \"b\" : [1]}");
+    assert_eq!(j[0], (p(1, 2), Some(p(1, 5)), Some(p(1, 12))));
+    assert_eq!((j[1].0, j[1].1, j[1].2), (p(2, 2), Some(p(2, 5)), None));
+    let h = ends(DataFormat::Hocon, "a = 1\n");
+    assert_eq!((h[0].1, h[0].2), (None, None));
+}
+
 #[test]
 fn json_positions() {
     let t = "{\n  // a comment\n  \"a\": {\"b\": [1, {\"c\": true}]},\n  \"d\\u0041\": null,\n  \"a\": {\"x\": 2}\n}\n";
@@ -184,17 +213,6 @@ fn hocon_positions() {
     assert_eq!(h(&[s("list")]), Some((7, 1)));
     let e = positions_of(DataFormat::Hocon, b"a = {").unwrap_err();
     assert!(e.contains("String: 1"), "{e}");
-}
-
-#[test]
-fn line_index() {
-    let t = "ab\nçd\n\nx";
-    let li = LineIndex::new(t);
-    assert_eq!(li.pos(0), Pos { line: 1, column: 1 });
-    assert_eq!(li.pos(3), Pos { line: 2, column: 1 });
-    // 'd' is after a two-byte character.
-    assert_eq!(li.pos(5), Pos { line: 2, column: 2 });
-    assert_eq!(li.pos(8), Pos { line: 4, column: 1 });
 }
 
 #[test]

@@ -28,6 +28,9 @@ pub type Path = [Value];
 pub struct PosNode {
     /// Where the node is written (for an alias: the `*name` site).
     pub pos: Pos,
+    /// Where a scalar's text ends (just after its last character: a quoted one's closing
+    /// quote), when the reader knows it (YAML, JSON; not HOCON, not collections).
+    pub end: Option<Pos>,
     /// What the node is, with where its children are.
     pub kind: PosKind,
 }
@@ -54,6 +57,9 @@ pub struct PosEntry {
     /// Where the key is written; for a key brought in by a YAML merge key (`<<: *base`),
     /// the alias site (or the `<<` key of an inline hash).
     pub key_pos: Pos,
+    /// Where the key's text ends (just after it: a quoted key's closing quote), when the
+    /// reader knows it and the key is written at [`key_pos`](Self::key_pos).
+    pub key_end: Option<Pos>,
     /// A key brought in by `<<`: where that key is written inside the merged hash.
     pub merged_from: Option<Pos>,
     /// Where the entry's value is written.
@@ -70,14 +76,26 @@ pub struct Located {
     /// When the path runs through an alias or merge key: where the text really is (the key
     /// inside the anchored node).
     pub anchor: Option<Pos>,
+    /// Where the text at [`pos`](Self::pos) ends (a key's or a scalar element's), when the
+    /// reader knows it and the text is written there (not through an alias or merge key).
+    pub end: Option<Pos>,
 }
 
 impl PosNode {
-    /// A scalar written at `pos`.
+    /// A scalar written at `pos` (where it ends unknown).
     pub fn scalar(pos: Pos) -> PosNode {
         PosNode {
             pos,
+            end: None,
             kind: PosKind::Scalar,
+        }
+    }
+
+    /// A scalar written from `pos` to just before `end`.
+    pub fn scalar_to(pos: Pos, end: Pos) -> PosNode {
+        PosNode {
+            end: Some(end),
+            ..PosNode::scalar(pos)
         }
     }
 
@@ -98,12 +116,28 @@ impl PosNode {
         }
     }
 
+    /// The node holding the value at `path` (aliases followed), or `None` when the file
+    /// does not hold it.
+    pub fn node_at(&self, path: &Path) -> Option<&PosNode> {
+        let mut node = self;
+        for seg in path {
+            let t = node.target();
+            node = match (&t.kind, seg) {
+                (PosKind::Map(_), _) => &t.entry(seg)?.value,
+                (PosKind::Seq(items), Value::Int(i)) => items.get(usize::try_from(*i).ok()?)?,
+                _ => return None,
+            };
+        }
+        Some(node.target())
+    }
+
     /// Where `path` is written, or `None` when the file does not hold it.
     pub fn locate(&self, path: &Path) -> Option<Located> {
         let mut node = self;
         let mut at = Located {
             pos: self.pos,
             anchor: None,
+            end: self.end,
         };
         // The first alias or merge key crossed: everything below is written elsewhere.
         let mut via: Option<Pos> = None;
@@ -112,14 +146,14 @@ impl PosNode {
                 via.get_or_insert(node.pos);
             }
             let t = node.target();
-            let (pos, next, merged) = match (&t.kind, seg) {
+            let (pos, end, next, merged) = match (&t.kind, seg) {
                 (PosKind::Map(_), _) => {
                     let e = t.entry(seg)?;
-                    (e.key_pos, &*e.value, e.merged_from)
+                    (e.key_pos, e.key_end, &*e.value, e.merged_from)
                 }
                 (PosKind::Seq(items), Value::Int(i)) => {
                     let item = items.get(usize::try_from(*i).ok()?)?;
-                    (item.pos, &**item, None)
+                    (item.pos, item.end, &**item, None)
                 }
                 _ => return None,
             };
@@ -127,15 +161,21 @@ impl PosNode {
                 (Some(v), _) => Located {
                     pos: v,
                     anchor: Some(pos),
+                    end: None,
                 },
                 (None, Some(inner)) => {
                     via = Some(pos);
                     Located {
                         pos,
                         anchor: Some(inner),
+                        end: None,
                     }
                 }
-                (None, None) => Located { pos, anchor: None },
+                (None, None) => Located {
+                    pos,
+                    anchor: None,
+                    end,
+                },
             };
             node = next;
         }
@@ -149,6 +189,7 @@ impl PosNode {
     pub fn from_paths(fields: impl IntoIterator<Item = (Vec<Value>, Pos)>) -> PosNode {
         let mut root = PosNode {
             pos: Pos { line: 1, column: 1 },
+            end: None,
             kind: PosKind::Map(Vec::new()),
         };
         for (path, pos) in fields {
@@ -166,6 +207,7 @@ impl PosNode {
                         entries.push(PosEntry {
                             key: seg.clone(),
                             key_pos: pos,
+                            key_end: None,
                             merged_from: None,
                             value: Arc::new(PosNode::scalar(pos)),
                         });
@@ -180,46 +222,5 @@ impl PosNode {
             }
         }
         root
-    }
-}
-
-/// The line and column of char index `i` in `chars`.
-pub fn char_pos(chars: &[char], i: usize) -> Pos {
-    let before = &chars[..i.min(chars.len())];
-    let line = 1 + before.iter().filter(|&&c| c == '\n').count();
-    let column = 1 + before.iter().rev().take_while(|&&c| c != '\n').count();
-    Pos { line, column }
-}
-
-/// Line and column (1-based, columns in characters) of byte offsets in a text.
-pub struct LineIndex<'a> {
-    text: &'a str,
-    starts: Vec<usize>,
-}
-
-impl<'a> LineIndex<'a> {
-    /// The index of `text`'s lines.
-    pub fn new(text: &'a str) -> LineIndex<'a> {
-        let mut starts = vec![0];
-        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        LineIndex { text, starts }
-    }
-
-    /// The byte offset where 1-based `line` starts, when the text has that line.
-    pub fn line_start(&self, line: usize) -> Option<usize> {
-        self.starts.get(line.checked_sub(1)?).copied()
-    }
-
-    /// The line and column of byte `offset`.
-    pub fn pos(&self, offset: usize) -> Pos {
-        let line = self.starts.partition_point(|&s| s <= offset).max(1);
-        let start = self.starts[line - 1];
-        let end = offset.min(self.text.len());
-        let column = self
-            .text
-            .get(start..end)
-            .map_or(end - start, |s| s.chars().count())
-            + 1;
-        Pos { line, column }
     }
 }

@@ -33,6 +33,7 @@ pub fn load_positions(bytes: &[u8]) -> Result<Option<PosNode>, YamlError> {
                         })?;
                 let node = PosNode {
                     pos: pos(mark),
+                    end: None,
                     kind: PosKind::Alias(target),
                 };
                 b.complete(node, None)?;
@@ -43,6 +44,7 @@ pub fn load_positions(bytes: &[u8]) -> Result<Option<PosNode>, YamlError> {
                 value,
                 quoted_implicit,
                 mark,
+                end,
             } => {
                 // Only a key needs its value; a scalar that does not resolve (a disallowed
                 // tag) cannot be a Hiera key, and the loader has reported it.
@@ -60,7 +62,7 @@ pub fn load_positions(bytes: &[u8]) -> Result<Option<PosNode>, YamlError> {
                         merge: false,
                     },
                 };
-                let node = Arc::new(PosNode::scalar(pos(mark)));
+                let node = Arc::new(PosNode::scalar_to(pos(mark), pos(end)));
                 if let Some(a) = anchor {
                     b.anchors.insert(a, node.clone());
                 }
@@ -101,8 +103,8 @@ struct KeyInfo {
 
 enum Open {
     Seq(Vec<Arc<PosNode>>),
-    /// Entries, and the pending key (its info, position and node) awaiting its value.
-    Map(Vec<PosEntry>, Option<(KeyInfo, Pos)>),
+    /// Entries, and the pending key (its info, where it starts and ends) awaiting its value.
+    Map(Vec<PosEntry>, Option<(KeyInfo, Pos, Option<Pos>)>),
     /// A collection whose inside is not part of the loaded value.
     Opaque,
 }
@@ -145,6 +147,7 @@ impl Builder {
         };
         let node = Arc::new(PosNode {
             pos: pos(f.mark),
+            end: None,
             kind,
         });
         if let Some(a) = f.anchor {
@@ -173,9 +176,9 @@ impl Builder {
                         value: Value::Null,
                         merge: false,
                     });
-                    *pending = Some((key, node.pos));
+                    *pending = Some((key, node.pos, node.end));
                 }
-                Some((key, key_pos)) => {
+                Some((key, key_pos, key_end)) => {
                     if key.merge {
                         if let Some(n) = merge_key(entries, &node) {
                             self.copied = self.copied.saturating_add(n);
@@ -193,6 +196,7 @@ impl Builder {
                         PosEntry {
                             key: key.value,
                             key_pos,
+                            key_end,
                             merged_from: None,
                             value: node,
                         },
@@ -261,6 +265,7 @@ fn imported(e: &PosEntry, site: Option<Pos>) -> PosEntry {
         Some(site) => PosEntry {
             key: e.key.clone(),
             key_pos: site,
+            key_end: None,
             merged_from: Some(e.merged_from.unwrap_or(e.key_pos)),
             value: e.value.clone(),
         },

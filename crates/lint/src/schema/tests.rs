@@ -219,15 +219,15 @@ fn positions() {
     // Inside a character: its start.
     let p = Position::of_offset(text, 1);
     assert_eq!((p.line, p.column, p.offset), (1, 1, 0));
-    let idx = LineStarts::new(text);
-    assert_eq!(idx.at(1, 2).offset, 2);
-    assert_eq!(idx.at(9, 9).offset, text.len());
+    let idx = LineIndex::new(text);
+    assert_eq!(Position::at(&idx, 1, 2).offset, 2);
+    assert_eq!(Position::at(&idx, 9, 9).offset, text.len());
     // The index's positions are the text's, at every offset (inside characters, past the end).
     let text = "é: x\n\n  ab 😀\nlast";
-    let idx = LineStarts::new(text);
+    let idx = LineIndex::new(text);
     for offset in 0..text.len() + 3 {
         assert_eq!(
-            idx.position(offset),
+            Position::in_lines(&idx, offset),
             Position::of_offset(text, offset),
             "{offset}"
         );
