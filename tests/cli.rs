@@ -1133,7 +1133,21 @@ fn messages_say_what_where_and_how_to_fix() {
     assert!(e.contains("the file is empty"), "{e}");
     let e = err(&dir, &["a", "--facts", "bad.json"]);
     assert!(
-        e.contains("The facts file bad.json is not valid JSON"),
+        e.contains("The facts file bad.json is not valid JSON at line "),
+        "{e}"
+    );
+    // A truncated facts file: where the parser stopped, in lines and columns.
+    std::fs::write(
+        dir.join("truncated.json"),
+        format!(
+            "{{\n  \"clientcert\": \"n1\",\n  \"packages\": [{}",
+            "\"p\", ".repeat(300)
+        ),
+    )
+    .unwrap();
+    let e = err(&dir, &["a", "--facts", "truncated.json"]);
+    assert!(
+        e.contains("The facts file truncated.json is not valid JSON at line 3, column 1516: "),
         "{e}"
     );
     // --type's syntax error names --type and shows what it takes.
