@@ -1147,7 +1147,7 @@ fn messages_say_what_where_and_how_to_fix() {
     .unwrap();
     let e = err(&dir, &["a", "--facts", "truncated.json"]);
     assert!(
-        e.contains("The facts file truncated.json is not valid JSON at line 3, column 1516: "),
+        e.contains("The facts file truncated.json is not valid JSON at line 3, column 1515: "),
         "{e}"
     );
     // --type's syntax error names --type and shows what it takes.

@@ -199,7 +199,15 @@ pub fn exec(args: &LintArgs) -> output::Result<ExitCode> {
     if format == lint::output::OutputFormat::Text && args.color.enabled(When::Auto) {
         text = output::colorize_lint(&text);
     }
-    output::stdout(&text, code)
+    output::stdout(&text, code)?;
+    // Every node whose facts could not be read, after the findings on the others.
+    if !report.unreadable.is_empty() {
+        for u in &report.unreadable {
+            output::error(&output::Failure(u.clone()));
+        }
+        return Err(output::unreadable_nodes(report.unreadable.len(), "linted"));
+    }
+    Ok(code)
 }
 
 /// The line saying which vendored directories' findings were left out, and how to see them.

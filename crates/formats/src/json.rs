@@ -49,9 +49,33 @@ pub fn parse(text: &str) -> Result<Value, String> {
     parse_at(text).map_err(|(m, _)| m)
 }
 
-/// [`parse`], the error with the byte offset where the parser stopped (`None` for blank
-/// input): the json gem's messages name no line, our own can.
+/// [`parse`], the error with the byte offset where the text stops being JSON (`None` for
+/// blank input): the json gem's messages name no line, our own can. The gem reports a value
+/// that does not parse at its start (a truncated file: at its first `{`); the offset is where
+/// a strict reader (serde_json's) stopped, when it stopped on the text itself.
 pub fn parse_at(text: &str) -> Result<Value, (String, Option<usize>)> {
+    parse_gem(text).map_err(|(m, at)| (m, strict_stop(text).or(at)))
+}
+
+/// Where serde_json's reader stops on `text`, if on a syntax error (not at a value the gem
+/// would take and serde would not, such as `NaN` with allow_nan, which the gem refuses too).
+fn strict_stop(text: &str) -> Option<usize> {
+    let e = serde_json::from_str::<serde::de::IgnoredAny>(text).err()?;
+    if !(e.is_syntax() || e.is_eof()) || e.line() == 0 {
+        return None;
+    }
+    let lines = crate::lines::LineIndex::new(text);
+    let start = lines.line_start(e.line())?;
+    // serde counts the column in bytes, 1 the first.
+    let mut at = (start + e.column().saturating_sub(1)).min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    Some(at)
+}
+
+/// [`parse_at`] as the gem's parser stops.
+fn parse_gem(text: &str) -> Result<Value, (String, Option<usize>)> {
     if text
         .bytes()
         .all(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r'))
