@@ -174,6 +174,15 @@ pub fn error(failure: &Failure) {
     let _ = writeln!(std::io::stderr(), "Error: {}", printable(&one_line));
 }
 
+/// The failure that ends a fleet command some of whose nodes could not be read (each named
+/// on its own line before): `done` says what was done with the others.
+pub fn unreadable_nodes(count: usize, done: &str) -> Failure {
+    Failure(format!(
+        "{count} node{} could not be read (above): the others were {done}; fix or remove their facts files",
+        if count == 1 { "" } else { "s" }
+    ))
+}
+
 /// Ends the process with `code`.
 pub fn exit(code: ExitCode) -> ! {
     std::process::exit(code as i32)

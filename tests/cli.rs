@@ -209,11 +209,13 @@ fn missing_facts_file_is_an_error() {
         "Error: The facts file missing.yaml does not exist: check the path given to --facts \
          (No such file or directory @ rb_sysopen - missing.yaml)\n"
     );
+    // A directory is a fleet: said so.
     let o = run_in(&dir, &["a", "--facts", "."]);
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(
         stderr(&o),
-        "Error: The facts file . is a directory, not a file: check the path given to --facts\n"
+        "Error: The facts file . is a directory, not a file: to answer for every node of it, \
+         give --facts-dir .\n"
     );
     std::fs::write(dir.join("facts.yaml"), "clientcert: n1\n").unwrap();
     let o = run_in(&dir, &["a", "--facts", "facts.yaml", "--trusted=nope.yaml"]);
@@ -241,6 +243,19 @@ fn usage_errors_point_at_this_program() {
          hiera-lookup's 'reverse_deep' and 'unconstrained_deep'), not 'bogus'. Run \
          'hiera-lookup --help' for more details.\n"
     );
+    // A misspelt flag: Puppet's words, and the flag it was probably meant to be.
+    let o = run_in(&dir, &["a", "--fatcs", "f.yaml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o),
+        "Error: Could not parse application options: invalid option: --fatcs (did you mean \
+         '--facts'?) (to look up a key that starts with '-', put '--' before it); see \
+         'hiera-lookup --help'\n"
+    );
+    // Puppet's abbreviations still work: --fac is --facts.
+    std::fs::write(dir.join("n.yaml"), "clientcert: n\n").unwrap();
+    let o = run_in(&dir, &["a", "--fac", "n.yaml"]);
+    assert_eq!(stdout(&o), "--- 1\n", "{}", stderr(&o));
     let o = run_in(&dir, &["a", "--merge", "hash", "--sort-merged-arrays"]);
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(
@@ -1118,7 +1133,21 @@ fn messages_say_what_where_and_how_to_fix() {
     assert!(e.contains("the file is empty"), "{e}");
     let e = err(&dir, &["a", "--facts", "bad.json"]);
     assert!(
-        e.contains("The facts file bad.json is not valid JSON"),
+        e.contains("The facts file bad.json is not valid JSON at line "),
+        "{e}"
+    );
+    // A truncated facts file: where the parser stopped, in lines and columns.
+    std::fs::write(
+        dir.join("truncated.json"),
+        format!(
+            "{{\n  \"clientcert\": \"n1\",\n  \"packages\": [{}",
+            "\"p\", ".repeat(300)
+        ),
+    )
+    .unwrap();
+    let e = err(&dir, &["a", "--facts", "truncated.json"]);
+    assert!(
+        e.contains("The facts file truncated.json is not valid JSON at line 3, column 1515: "),
         "{e}"
     );
     // --type's syntax error names --type and shows what it takes.

@@ -504,3 +504,83 @@ fn routes_yaml_sends_node_facts_to_puppetdb() {
     );
     assert_eq!(stdout(&o), "--- redhat\n", "{}", stderr(&o));
 }
+
+/// One rule for every fleet command: each node whose facts cannot be read is reported
+/// (file, line and column where a parser says), the others are answered, and the run fails at
+/// the end. lint and diff used to stop at the first broken file with no report.
+#[test]
+fn unreadable_nodes_are_reported_and_the_others_answered() {
+    let dir = scratch_tree::tree(
+        "facts",
+        "unreadable-fleet",
+        &[
+            (
+                "hiera.yaml",
+                "version: 5\nhierarchy:\n  - name: os\n    path: \"os/%{facts.os.family}.yaml\"\n  - name: common\n    path: common.yaml\n",
+            ),
+            ("data/common.yaml", "a: common\n"),
+            ("data/os/Debian.yaml", "a: debian\n"),
+            ("data/os/Gone.yaml", "a: gone\n"),
+            ("fleet/a.yaml", "clientcert: a\nos: {family: Debian}\n"),
+            ("fleet/b.json", "{\"clientcert\": \"b\", \"os\": {\"family\":"),
+            ("fleet/c.yaml", "clientcert: c\nos: {family: [x\n"),
+            ("fleet/d.yaml", "clientcert: d\nos: {family: RedHat}\n"),
+        ],
+    );
+    let o = run_in(&dir, &["lint", "--facts-dir", "fleet"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    // The fleet rules judged a and d: Gone.yaml is reached by neither.
+    assert!(
+        stdout(&o).contains(
+            "data/os/Gone.yaml:1:1: warning unreached-file: no node of the fleet (2 nodes)"
+        ),
+        "{}",
+        stdout(&o)
+    );
+    let err = stderr(&o);
+    assert!(
+        err.contains(
+            "Error: node b: The facts file fleet/b.json is not valid JSON at line 1, column 36"
+        ) && err.contains("Error: node c: (fleet/c.yaml): ")
+            && err.contains("Error: 2 nodes could not be read (above): the others were linted"),
+        "{err}"
+    );
+    // diff: the same nodes, the others compared.
+    let git = |args: &[&str]| {
+        let o = Command::new("git")
+            .current_dir(&dir)
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@x",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", &*dir)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "init"]);
+    std::fs::write(dir.join("data/os/Debian.yaml"), "a: debian2\n").unwrap();
+    let o = run_in(&dir, &["diff", "HEAD", "--facts-dir", "fleet", "a"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stdout(&o).starts_with("1 key changed on 1 of 2 nodes between HEAD and work tree")
+            && stdout(&o).contains("2 nodes whose facts could not be read"),
+        "{}",
+        stdout(&o)
+    );
+    let err = stderr(&o);
+    assert!(
+        err.contains("Error: node b: ")
+            && err.contains("Error: node c: ")
+            && err.contains("Error: 2 nodes could not be read (above): the others were compared"),
+        "{err}"
+    );
+}

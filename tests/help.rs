@@ -461,6 +461,22 @@ fn a_manual_page_per_command() {
     );
     let where_ = stdout(&run(&["man", "where"]));
     assert!(where_.contains("\\-\\-reachable\\-only"), "{where_}");
+    // Every option of every page says what it does (one left out of -h used to have an
+    // empty entry: --config, -c/--compile, -d/--debug).
+    for page in &names {
+        let text = std::fs::read_to_string(dir.join(page)).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, l) in lines.iter().enumerate() {
+            if *l == ".TP" && lines.get(i + 1).is_some_and(|h| h.starts_with("\\fB\\-")) {
+                let description = lines.get(i + 2).copied().unwrap_or("");
+                assert!(
+                    !description.is_empty() && !description.starts_with('.'),
+                    "{page}: {} has no description",
+                    lines[i + 1]
+                );
+            }
+        }
+    }
     // groff parses every page without a warning; man formats it; lexgrog (what whatis and
     // apropos index) reads the NAME line.
     if !have("groff") {
@@ -520,4 +536,24 @@ fn a_manual_page_per_command() {
             stdout(&o)
         );
     }
+}
+
+/// An installed binary explains its lint rules without the source tree: `help lint` and the
+/// lint man page list every rule with its severity and what it checks.
+#[test]
+fn lint_help_lists_every_rule() {
+    let help = stdout(&run(&["help", "lint"]));
+    let page = stdout(&run(&["man", "lint"]));
+    let listed = stdout(&run(&["lint", "--list-rules"]));
+    assert!(listed.lines().count() > 30, "{listed}");
+    for line in listed.lines() {
+        let mut words = line.split_whitespace();
+        let (id, severity) = (words.next().unwrap(), words.next().unwrap());
+        assert!(
+            help.contains(&format!("    {id} ({severity})\n")),
+            "{id}: {help}"
+        );
+        assert!(page.contains(&id.replace('-', "\\-")), "{id}");
+    }
+    assert!(!help.contains("docs/lint.md"), "{help}");
 }

@@ -73,11 +73,18 @@ pub struct DiffArgs {
 /// Runs `diff` and prints its report: 0 no change, 1 changes, 2 (after the report) when the
 /// change makes lookups fail.
 pub fn exec(args: &DiffArgs) -> output::Result<ExitCode> {
-    let (mut text, changed, new_errors) = run(args)?;
+    let (mut text, changed, new_errors, unreadable) = run(args)?;
     if args.format == "text" && args.color.enabled(When::Auto) {
         text = output::colorize_diff(&text);
     }
     output::stdout(&text, ExitCode::negative_if(changed))?;
+    // Every node whose facts could not be read, after the report on the others.
+    if !unreadable.is_empty() {
+        for u in &unreadable {
+            output::error(&output::Failure(u.clone()));
+        }
+        return Err(output::unreadable_nodes(unreadable.len(), "compared"));
+    }
     if new_errors > 0 {
         return Err(format!(
             "the change makes {new_errors} lookup{} fail (see the report above): fix the data before merging",
@@ -88,7 +95,7 @@ pub fn exec(args: &DiffArgs) -> output::Result<ExitCode> {
     Ok(ExitCode::negative_if(changed))
 }
 
-fn run(args: &DiffArgs) -> Result<(String, bool, usize), Error> {
+fn run(args: &DiffArgs) -> Result<(String, bool, usize, Vec<String>), Error> {
     let format = Format::parse(&args.format).map_err(Error::Usage)?;
     let strict = hiera_engine::query::parse_strict(&args.strict.strict)?;
     let cwd = std::env::current_dir()
@@ -181,6 +188,7 @@ fn run(args: &DiffArgs) -> Result<(String, bool, usize), Error> {
         format.render(&report),
         report.has_changes(),
         report.new_errors(),
+        report.unreadable.clone(),
     ))
 }
 

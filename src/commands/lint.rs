@@ -7,21 +7,45 @@ use std::path::PathBuf;
 
 const AFTER_HELP: &str = "`hiera-lookup lint --help` adds examples and details.";
 
-const AFTER_LONG_HELP: &str = "\
+/// The end of `lint --help` (and of its man page): examples, every rule (from the rule table
+/// itself, so an installed binary explains its rules without the source's docs/lint.md),
+/// the settings, the exit statuses.
+fn after_long_help() -> String {
+    let mut rules = String::new();
+    for r in lint::RULES {
+        rules.push_str(&format!("    {} ({})\n", r.id, r.severity.name()));
+        let mut line = String::from("       ");
+        for word in r.summary.split_whitespace() {
+            if line.len() + 1 + word.len() > 92 {
+                rules.push_str(&line);
+                rules.push('\n');
+                line = String::from("       ");
+            }
+            line.push(' ');
+            line.push_str(word);
+        }
+        rules.push_str(&line);
+        rules.push('\n');
+    }
+    format!(
+        "\
 Examples (in a control repo, its nodes' facts in facts/):
     hiera-lookup lint
     hiera-lookup lint --facts-dir facts --format github
     hiera-lookup lint --list-rules
 
-Rules are listed with --list-rules and explained in docs/lint.md. Turn a rule off for a
-repo in .hiera-lookup.toml ([lint] disable = [\"RULE\"]), or for one line of a data file
-with a comment on it or just above it: # hiera-lookup: disable=RULE
+Rules (id, severity: what it checks; --list-rules prints them one per line):
+{rules}
+Turn a rule off for a repo in .hiera-lookup.toml ([lint] disable = [\"RULE\"]), or for one
+line of a data file with a comment on it or just above it: # hiera-lookup: disable=RULE
 
-Exit status: 0 no finding at or above --fail-on, 1 findings, 2 the lint could not run.";
+Exit status: 0 no finding at or above --fail-on, 1 findings, 2 the lint could not run."
+    )
+}
 
 /// `hiera-lookup lint`'s flags.
 #[derive(clap::Args, Debug)]
-#[command(after_help = AFTER_HELP, after_long_help = AFTER_LONG_HELP)]
+#[command(after_help = AFTER_HELP, after_long_help = after_long_help())]
 pub struct LintArgs {
     /// The control repo, as -C DIR (default: the current directory)
     #[arg(value_name = "PATH")]
@@ -175,7 +199,15 @@ pub fn exec(args: &LintArgs) -> output::Result<ExitCode> {
     if format == lint::output::OutputFormat::Text && args.color.enabled(When::Auto) {
         text = output::colorize_lint(&text);
     }
-    output::stdout(&text, code)
+    output::stdout(&text, code)?;
+    // Every node whose facts could not be read, after the findings on the others.
+    if !report.unreadable.is_empty() {
+        for u in &report.unreadable {
+            output::error(&output::Failure(u.clone()));
+        }
+        return Err(output::unreadable_nodes(report.unreadable.len(), "linted"));
+    }
+    Ok(code)
 }
 
 /// The line saying which vendored directories' findings were left out, and how to see them.

@@ -90,7 +90,20 @@ fn page(full: &clap::Command, command: Option<&str>) -> output::Result<String> {
             (cmd, epilogue, vec!["hiera-lookup(1)".to_string()])
         }
     };
-    let cmd = cmd.after_help(None::<&str>).after_long_help(None::<&str>);
+    let cmd = cmd
+        .after_help(None::<&str>)
+        .after_long_help(None::<&str>)
+        // A flag left out of `-h` (hide_short_help) with one line of help has no long help,
+        // and clap_mangen would print it with no description: the page has room for it.
+        .mut_args(
+            |a| match (a.is_hide_short_help_set(), a.get_long_help(), a.get_help()) {
+                (true, None, Some(help)) => {
+                    let help = help.clone();
+                    a.long_help(help)
+                }
+                _ => a,
+            },
+        );
     let version = env!("CARGO_PKG_VERSION");
     let man = clap_mangen::Man::new(cmd.clone()).source(format!("hiera-lookup {version}"));
     let mut out = Vec::new();

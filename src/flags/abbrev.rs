@@ -10,12 +10,49 @@
 //!   (or an alias of the same flag): `--exp` is `--explain`, not `--explain-options`;
 //!   `--merg` is `--merge`, `--env` is `--environment`;
 //! * otherwise the abbreviation is ambiguous, an error naming the candidates.
+//!
+//! An abbreviation that completes to one of `puppet lookup`'s own flags completes to it even
+//! when a flag of hiera-lookup's own would win by those rules: `--fac` is `--facts` (as in
+//! Puppet, which has no `--fact`), so a command line written for Puppet means the same here.
 
 use std::ffi::OsString;
 
 /// Flags that weaken a safeguard are never completed from an abbreviation: `where k --all`
 /// (the lookup's --all, which `where` does not take) must not turn into `--allow-exec`.
 const SPELLED_OUT: &[&str] = &["allow-exec", "show-secrets"];
+
+/// `puppet lookup`'s flags and the Puppet settings hiera-lookup takes (as clap knows them):
+/// an abbreviation of one of them means it, as in Puppet.
+const PUPPETS: &[&str] = &[
+    "node",
+    "facts",
+    "type",
+    "merge",
+    "knock-out-prefix",
+    "sort-merged-arrays",
+    "merge-hash-arrays",
+    "explain",
+    "explain-options",
+    "default",
+    "render-as",
+    "compile",
+    "debug",
+    "verbose",
+    "help",
+    "version",
+    "environment",
+    "environmentpath",
+    "codedir",
+    "confdir",
+    "vardir",
+    "hiera_config",
+    "config",
+    "modulepath",
+    "basemodulepath",
+    "logdir",
+    "rundir",
+    "strict",
+];
 
 /// A long flag of a command: its names (the long and every alias, `_` made `-`), the name
 /// clap knows it by, and whether it takes the next word as its value.
@@ -103,11 +140,28 @@ enum Completion<'a> {
 }
 
 fn complete<'a>(flags: &'a [Flag], key: &str) -> Completion<'a> {
+    // Puppet's own flags first: what a Puppet command line abbreviates means the same here.
+    let puppets = |f: &Flag| PUPPETS.contains(&f.long.as_str());
+    if let found @ (Completion::One(_) | Completion::Ambiguous(_)) =
+        complete_among(flags, key, &puppets)
+    {
+        return found;
+    }
+    complete_among(flags, key, &|_| true)
+}
+
+/// [`complete`] among the flags `among` accepts.
+fn complete_among<'a>(
+    flags: &'a [Flag],
+    key: &str,
+    among: &dyn Fn(&Flag) -> bool,
+) -> Completion<'a> {
     let key = key.replace('_', "-").to_ascii_lowercase();
     // (name, flag index), shortest first (a stable sort: declaration order among equals).
     let mut candidates: Vec<(&str, usize)> = flags
         .iter()
         .enumerate()
+        .filter(|(_, f)| among(f))
         .flat_map(|(i, f)| f.names.iter().map(move |n| (n.as_str(), i)))
         .filter(|(n, _)| matches(key.as_bytes(), n.to_ascii_lowercase().as_bytes()))
         .collect();
@@ -220,6 +274,32 @@ mod tests {
         assert!(!matches(b"merge-x", b"merge-hash-arrays"));
         assert!(matches(b"environment-", b"environment-x"));
         assert!(!matches(b"environmentp", b"environment"));
+    }
+
+    /// A Puppet flag's abbreviation means it, although a flag of hiera-lookup's own would
+    /// win by OptionParser's rule (`--fact` is the shortest of fact, facts, facts-dir).
+    #[test]
+    fn puppets_flags_first() {
+        let cmd = clap::Command::new("t")
+            .arg(clap::Arg::new("fact").long("fact"))
+            .arg(clap::Arg::new("facts").long("facts"))
+            .arg(clap::Arg::new("dir").long("facts-dir"))
+            .arg(clap::Arg::new("var").long("var"))
+            .arg(clap::Arg::new("vars").long("variables"));
+        let v = |xs: &[&str]| xs.iter().map(OsString::from).collect::<Vec<_>>();
+        assert_eq!(
+            expand(&cmd, &v(&["--fac", "f.yaml"])).unwrap(),
+            v(&["--facts", "f.yaml"])
+        );
+        assert_eq!(
+            expand(&cmd, &v(&["--facts-d", "d"])).unwrap(),
+            v(&["--facts-dir", "d"])
+        );
+        // No Puppet flag matches: OptionParser's rule over ours.
+        assert_eq!(
+            expand(&cmd, &v(&["--va", "x=1"])).unwrap(),
+            v(&["--var", "x=1"])
+        );
     }
 
     #[test]

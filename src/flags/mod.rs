@@ -319,10 +319,18 @@ fn unknown_option(e: clap::Error, argv: &[std::ffi::OsString]) -> clap::Error {
     else {
         return e;
     };
+    // Puppet's words, then what clap found close to the word (a misspelt flag).
+    let similar = match e.get(ContextKind::SuggestedArg) {
+        Some(ContextValue::String(s)) => format!(" (did you mean '{s}'?)"),
+        Some(ContextValue::Strings(s)) if !s.is_empty() => {
+            format!(" (did you mean '{}'?)", s.join("' or '"))
+        }
+        _ => String::new(),
+    };
     clap::Error::raw(
         clap::error::ErrorKind::UnknownArgument,
         format!(
-            "Could not parse application options: invalid option: {word}\n\n  tip: to look up a key that starts with '-', put '--' before it\n"
+            "Could not parse application options: invalid option: {word}{similar}\n\n  tip: to look up a key that starts with '-', put '--' before it\n"
         ),
     )
 }

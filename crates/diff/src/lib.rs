@@ -482,6 +482,9 @@ pub struct Report {
     pub(crate) pairs_skipped: usize,
     /// The new side's [`Tree::prefix`].
     pub(crate) path_prefix: String,
+    /// The nodes whose facts could not be read, each `node NAME: why` (the others are
+    /// compared; the command fails at the end).
+    pub unreadable: Vec<String>,
 }
 
 impl Report {
@@ -727,10 +730,10 @@ struct Options {
     modulepath: Option<String>,
 }
 
-/// The error of the first node (in node order) whose facts cannot be read.
-fn node_error(node: &Node) -> Option<Error> {
+/// Why `node`'s facts cannot be read (`node NAME: why`), if they cannot.
+fn node_error(node: &Node) -> Option<String> {
     let e = node.facts_error.as_ref()?;
-    Some(Error::run(format!("node {}: {e}", node.name)))
+    Some(format!("node {}: {e}", node.name))
 }
 
 /// [`node_error`] of the first node of `nodes` that has one, read on `threads` workers.
@@ -739,7 +742,7 @@ fn first_facts_error(nodes: NodeSource<'_>, threads: usize) -> Option<Error> {
     hiera_engine::workers::in_order(
         nodes.into_units(),
         threads,
-        |unit| unit().nodes.iter().find_map(node_error),
+        |unit| unit().nodes.iter().find_map(node_error).map(Error::run),
         |_, e| match e {
             Some(e) => {
                 first = Some(e);
@@ -755,12 +758,12 @@ fn first_facts_error(nodes: NodeSource<'_>, threads: usize) -> Option<Error> {
 /// and after, and the edits between them.
 type IndexedGroup = (Vec<usize>, Resolved, Resolved, Vec<paths::Edit>);
 
-/// One unit's nodes compared, or the first error of a node whose facts cannot be read.
+/// One unit's nodes compared, and why those whose facts cannot be read were not.
 struct UnitDiff {
     /// Each node's name, source (the source's value) and comparison.
     nodes: Vec<(String, Option<String>, NodeDiff)>,
     warnings: Vec<String>,
-    facts_error: Option<Error>,
+    unreadable: Vec<String>,
 }
 
 fn diff_trees(
@@ -852,33 +855,26 @@ fn diff_trees(
             Keys::All => impact.universe.len(),
         };
         let nodes = node_source.take().map(|n| n.into_units());
-        let (mut count, mut error) = (0usize, None);
+        let (mut count, mut unreadable) = (0usize, Vec::new());
         hiera_engine::workers::in_order(
             nodes.into_iter().flatten(),
             req.threads,
             |unit| {
                 let r = unit();
-                let error = r.nodes.iter().find_map(node_error);
-                (r.nodes.len(), r.warnings, error)
+                let errors: Vec<String> = r.nodes.iter().filter_map(node_error).collect();
+                (r.nodes.len() - errors.len(), r.warnings, errors)
             },
-            |_, (n, warnings, e)| {
+            |_, (n, warnings, errors)| {
                 for w in warnings {
                     events(Event::Warning(w));
                 }
                 count += n;
-                match e {
-                    Some(e) => {
-                        error = Some(e);
-                        std::ops::ControlFlow::Break(())
-                    }
-                    None => std::ops::ControlFlow::Continue(()),
-                }
+                unreadable.extend(errors);
+                std::ops::ControlFlow::Continue(())
             },
         );
-        if let Some(e) = error {
-            return Err(e);
-        }
         return Ok(Report {
+            unreadable,
             base: req.base.label.clone(),
             head: req.head.label.clone(),
             changes: Vec::new(),
@@ -977,7 +973,7 @@ fn diff_trees(
     let mut secrets = Redactor::default();
     // The first refusal, in node order (the same whatever the threads).
     let mut refused: Option<String> = None;
-    let mut facts_error: Option<Error> = None;
+    let mut unreadable: Vec<String> = Vec::new();
     // Every node's name and source, in order; groups hold their indices until the names
     // are told apart (two facts files of one certname), which needs them all.
     let mut all_nodes: Vec<(String, Option<String>)> = Vec::new();
@@ -989,35 +985,30 @@ fn diff_trees(
         req.threads,
         |unit| {
             let r = unit();
-            if let Some(e) = r.nodes.iter().find_map(node_error) {
-                return UnitDiff {
-                    nodes: Vec::new(),
-                    warnings: r.warnings,
-                    facts_error: Some(e),
-                };
-            }
+            let mut unreadable = Vec::new();
             let nodes = r
                 .nodes
                 .into_iter()
-                .map(|n| {
+                .filter_map(|n| {
+                    if let Some(e) = node_error(&n) {
+                        unreadable.push(e);
+                        return None;
+                    }
                     let (name, source) = (n.name.clone(), n.source.clone().map(|(_, v)| v));
-                    (name, source, compare(n))
+                    Some((name, source, compare(n)))
                 })
                 .collect();
             UnitDiff {
                 nodes,
                 warnings: r.warnings,
-                facts_error: None,
+                unreadable,
             }
         },
         |_, u| {
             for w in u.warnings {
                 events(Event::Warning(w));
             }
-            if let Some(e) = u.facts_error {
-                facts_error = Some(e);
-                return std::ops::ControlFlow::Break(());
-            }
+            unreadable.extend(u.unreadable);
             for (name, source, d) in u.nodes {
                 let i = all_nodes.len();
                 all_nodes.push((name, source));
@@ -1055,9 +1046,6 @@ fn diff_trees(
             std::ops::ControlFlow::Continue(())
         },
     );
-    if let Some(e) = facts_error {
-        return Err(e);
-    }
     for w in hiera_engine::batch::duplicate_warnings(
         all_nodes
             .iter()
@@ -1120,6 +1108,7 @@ fn diff_trees(
         pairs_skipped,
         path_prefix: req.head.prefix.clone(),
         impact,
+        unreadable,
     })
 }
 

@@ -110,6 +110,12 @@ pub(crate) fn summary(r: &Report) -> String {
             plural(r.nodes_skipped, "node", "nodes")
         ));
     }
+    if !r.unreadable.is_empty() {
+        s.push_str(&format!(
+            "; {} whose facts could not be read",
+            plural(r.unreadable.len(), "node", "nodes")
+        ));
+    }
     if r.pairs_skipped > 0 {
         s.push_str(&format!(": {} node × key pairs", num(r.pairs_skipped)));
     }
@@ -343,6 +349,17 @@ pub(crate) fn to_value(r: &Report) -> Value {
     m.insert(Value::str("lookups"), int(r.lookups));
     m.insert(Value::str("nodes_skipped"), int(r.nodes_skipped));
     m.insert(Value::str("pairs_skipped"), int(r.pairs_skipped));
+    if !r.unreadable.is_empty() {
+        m.insert(
+            Value::str("unreadable_nodes"),
+            Value::Array(
+                r.unreadable
+                    .iter()
+                    .map(|u| Value::str(u.as_str()))
+                    .collect(),
+            ),
+        );
+    }
     m.insert(
         Value::str("recomputed_everything"),
         match &r.impact.everything {

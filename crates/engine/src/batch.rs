@@ -66,24 +66,51 @@ pub fn shared_name_label(name: &str, source: Option<&str>, i: usize) -> String {
     }
 }
 
-/// One warning per node name that several sources give: `nodes` are each node's name and
-/// facts source, in order.
+/// Names a warning about names given twice lists at most, and sources per name.
+const DUPLICATES_SHOWN: usize = 3;
+
+/// The warning about node names that several sources give (`nodes`: each node's name and
+/// facts source, in order), or none: one line however many there are — how many, the first
+/// few with their first sources, and where to see them all (every answer line names its
+/// facts source).
 pub fn duplicate_warnings<'a>(nodes: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<String> {
     let mut by_name: indexmap::IndexMap<&str, Vec<&str>> = indexmap::IndexMap::new();
     for (name, source) in nodes {
         by_name.entry(name).or_default().push(source);
     }
-    by_name
-        .into_iter()
-        .filter(|(_, s)| s.len() > 1)
-        .map(|(name, sources)| {
-            format!(
-                "node {name} is given {} times (by {}): each answer line names its facts source",
-                sources.len(),
-                sources.join(", ")
-            )
-        })
-        .collect()
+    let shared: Vec<(&str, Vec<&str>)> = by_name.into_iter().filter(|(_, s)| s.len() > 1).collect();
+    let listed = |items: &[&str]| {
+        let shown = items[..items.len().min(DUPLICATES_SHOWN)].join(", ");
+        match items.len().saturating_sub(DUPLICATES_SHOWN) {
+            0 => shown,
+            more => format!("{shown} and {more} more"),
+        }
+    };
+    let how = "each answer line names its facts source";
+    match shared.as_slice() {
+        [] => Vec::new(),
+        [(name, sources)] => vec![format!(
+            "node {name} is given {} times (by {}): {how}",
+            sources.len(),
+            listed(sources)
+        )],
+        many => {
+            let names: Vec<String> = many
+                .iter()
+                .take(DUPLICATES_SHOWN)
+                .map(|(name, sources)| format!("{name} {} times", sources.len()))
+                .collect();
+            let more = match many.len().saturating_sub(DUPLICATES_SHOWN) {
+                0 => String::new(),
+                n => format!("; and {n} more"),
+            };
+            vec![format!(
+                "{} node names are each given more than once ({}{more}): {how}",
+                many.len(),
+                names.join("; ")
+            )]
+        }
+    }
 }
 
 /// Which keys to answer for every node.
@@ -581,6 +608,43 @@ impl Batch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One line however many names are shared and however many times: the count, the first
+    /// few, and where to see them all.
+    #[test]
+    fn names_given_twice_are_one_bounded_line() {
+        assert!(duplicate_warnings([("a", "a.yaml"), ("b", "b.yaml")]).is_empty());
+        assert_eq!(
+            duplicate_warnings([("a", "x/a.yaml"), ("b", "b.yaml"), ("a", "y/a.json")]),
+            ["node a is given 2 times (by x/a.yaml, y/a.json): each answer line names its facts source"]
+        );
+        let many: Vec<(String, String)> = (0..3000)
+            .map(|i| {
+                (
+                    format!("n{}", i % 1000),
+                    format!("/very/long/absolute/path/{i}.yaml"),
+                )
+            })
+            .collect();
+        let w = duplicate_warnings(many.iter().map(|(n, s)| (n.as_str(), s.as_str())));
+        assert_eq!(w.len(), 1);
+        assert!(w[0].len() < 200, "{}", w[0]);
+        assert!(
+            w[0].starts_with("1000 node names are each given more than once (n0 3 times; n1 3 times; n2 3 times; and 997 more)"),
+            "{}",
+            w[0]
+        );
+        assert!(
+            w[0].ends_with("; and 997 more): each answer line names its facts source"),
+            "{}",
+            w[0]
+        );
+        let one: Vec<(&str, String)> = (0..50).map(|i| ("web", format!("{i}.yaml"))).collect();
+        assert_eq!(
+            duplicate_warnings(one.iter().map(|(n, s)| (*n, s.as_str()))),
+            ["node web is given 50 times (by 0.yaml, 1.yaml, 2.yaml and 47 more): each answer line names its facts source"]
+        );
+    }
 
     /// How batch mode wrote a line before lines were written field by field: the answer
     /// checked by rendering its value alone (at json's top level), then the whole line

@@ -408,6 +408,11 @@ pub(crate) fn read_file(path: &Path, display: &str) -> Result<(Vec<NodeFacts>, V
         read_stdin()?
     } else {
         hiera_value::limits::read_text(path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::IsADirectory {
+                // A directory of facts files is a fleet.
+                let fix = format!("to answer for every node of it, give --facts-dir {display}");
+                return hiera_engine::error::unreadable("The facts file", display, &e, &fix);
+            }
             hiera_engine::error::unreadable("The facts file", display, &e, FACTS_FIX)
         })?
     };

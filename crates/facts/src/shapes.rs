@@ -68,13 +68,22 @@ const FACTS_HINT: &str =
 /// JSON as `--facts` reads it. Puppet's message is the json gem's (`JSON::ParserError` alone
 /// for an empty file); ours names the file and what it should hold around it.
 fn parse_json(text: &str, display: &str) -> Result<Value> {
-    hiera_formats::json::parse_fast(text).map_err(|e| {
+    hiera_formats::json::parse_fast_at(text).map_err(|(e, at)| {
         if text.trim().is_empty() {
             Error::run(format!(
                 "The facts file {display} is empty: {FACTS_HINT} ({e})"
             ))
         } else {
-            Error::run(format!("The facts file {display} is not valid JSON: {e}"))
+            // The json gem's words name no place: the line and column where it stopped.
+            let place = at
+                .map(|at| {
+                    let p = hiera_formats::lines::LineIndex::new(text).pos(at);
+                    format!(" at line {}, column {}", p.line, p.column)
+                })
+                .unwrap_or_default();
+            Error::run(format!(
+                "The facts file {display} is not valid JSON{place}: {e}"
+            ))
         }
     })
 }

@@ -35,14 +35,52 @@ pub fn parse_fast(text: &str) -> Result<Value, String> {
     }
 }
 
+/// [`parse_fast`], the error with the byte offset where the parser stopped ([`parse_at`]).
+pub fn parse_fast_at(text: &str) -> Result<Value, (String, Option<usize>)> {
+    match fast::parse(text) {
+        Some(v) => Ok(v),
+        None => parse_at(text),
+    }
+}
+
 /// `Puppet::Util::Json.load(text)`, or its error message: MultiJson refuses blank input with
 /// the bare class name, then the json gem parses.
 pub fn parse(text: &str) -> Result<Value, String> {
+    parse_at(text).map_err(|(m, _)| m)
+}
+
+/// [`parse`], the error with the byte offset where the text stops being JSON (`None` for
+/// blank input): the json gem's messages name no line, our own can. The gem reports a value
+/// that does not parse at its start (a truncated file: at its first `{`); the offset is where
+/// a strict reader (serde_json's) stopped, when it stopped on the text itself.
+pub fn parse_at(text: &str) -> Result<Value, (String, Option<usize>)> {
+    parse_gem(text).map_err(|(m, at)| (m, strict_stop(text).or(at)))
+}
+
+/// Where serde_json's reader stops on `text`, if on a syntax error (not at a value the gem
+/// would take and serde would not, such as `NaN` with allow_nan, which the gem refuses too).
+fn strict_stop(text: &str) -> Option<usize> {
+    let e = serde_json::from_str::<serde::de::IgnoredAny>(text).err()?;
+    if !(e.is_syntax() || e.is_eof()) || e.line() == 0 {
+        return None;
+    }
+    let lines = crate::lines::LineIndex::new(text);
+    let start = lines.line_start(e.line())?;
+    // serde counts the column in bytes, 1 the first.
+    let mut at = (start + e.column().saturating_sub(1)).min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    Some(at)
+}
+
+/// [`parse_at`] as the gem's parser stops.
+fn parse_gem(text: &str) -> Result<Value, (String, Option<usize>)> {
     if text
         .bytes()
         .all(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r'))
     {
-        return Err("JSON::ParserError".to_string());
+        return Err(("JSON::ParserError".to_string(), None));
     }
     let mut p = Parser {
         s: text,
@@ -51,16 +89,16 @@ pub fn parse(text: &str) -> Result<Value, String> {
     };
     let start = match p.ignore(0) {
         Ok(i) => i,
-        Err(stop) => return Err(p.unexpected(stop)),
+        Err(stop) => return Err((p.unexpected(stop), Some(stop))),
     };
     let (v, end) = match p.value(start) {
         Ok(r) => r,
-        Err(Fail::Silent) => return Err(p.unexpected(start)),
-        Err(Fail::Raise(m)) => return Err(m),
+        Err(Fail::Silent) => return Err((p.unexpected(start), Some(start))),
+        Err(Fail::Raise(m, at)) => return Err((m, Some(at))),
     };
     match p.ignore(end) {
         Ok(i) if i == p.b.len() => Ok(v),
-        Ok(i) | Err(i) => Err(p.unexpected(i)),
+        Ok(i) | Err(i) => Err((p.unexpected(i), Some(i))),
     }
 }
 
@@ -69,8 +107,8 @@ const MAX_NESTING: usize = hiera_value::limits::MAX_JSON_NESTING;
 enum Fail {
     /// The value did not parse; the caller decides where to report it.
     Silent,
-    /// Raised: the whole parse fails with this message.
-    Raise(String),
+    /// Raised: the whole parse fails with this message, at this byte.
+    Raise(String, usize),
 }
 
 type R<T> = Result<T, Fail>;
@@ -153,7 +191,7 @@ impl Parser<'_> {
     }
 
     fn raise(&self, pos: usize) -> Fail {
-        Fail::Raise(self.unexpected(pos))
+        Fail::Raise(self.unexpected(pos), pos)
     }
 
     /// Whitespace and comments from `i`; `Err` is where a broken comment stopped the machine.
@@ -209,10 +247,10 @@ impl Parser<'_> {
         f: fn(&mut Self, usize) -> R<(Value, usize)>,
     ) -> R<(Value, usize)> {
         if self.depth >= MAX_NESTING {
-            return Err(Fail::Raise(format!(
-                "nesting of {} is too deep",
-                self.depth + 1
-            )));
+            return Err(Fail::Raise(
+                format!("nesting of {} is too deep", self.depth + 1),
+                i,
+            ));
         }
         self.depth += 1;
         let r = f(self, i);
@@ -355,10 +393,13 @@ impl Parser<'_> {
                     let mut pe = k + 5;
                     if ch & 0xFC00 == 0xD800 {
                         if end - pe <= 6 {
-                            return Err(Fail::Raise(format!(
-                                "incomplete surrogate pair at '{}'",
-                                quoted(&self.s[start..])
-                            )));
+                            return Err(Fail::Raise(
+                                format!(
+                                    "incomplete surrogate pair at '{}'",
+                                    quoted(&self.s[start..])
+                                ),
+                                start,
+                            ));
                         }
                         pe += 1;
                         if b[pe] == b'\\' && b[pe + 1] == b'u' {

@@ -73,6 +73,9 @@ pub(crate) struct FleetFacts {
     pub nodes: usize,
     /// What reading the nodes warned of.
     pub warnings: Vec<String>,
+    /// The nodes whose facts could not be read, each `node NAME: why` (left out of the
+    /// fleet the rules judge).
+    pub unreadable: Vec<String>,
     /// Each node's mismatches for `parameter-type-mismatch`, in node order (only nodes
     /// that have some).
     pub judged: Vec<(String, NodeNotes)>,
@@ -265,7 +268,7 @@ pub(crate) fn check(
     let mut seen = vec![false; facts.len()];
     let mut nodes = 0usize;
     let mut refused: Option<String> = None;
-    let mut facts_error: Option<Error> = None;
+    let mut unreadable: Vec<String> = Vec::new();
     let mut warnings = Vec::new();
     let mut names: Vec<(String, String)> = Vec::new();
     let mut judged: Vec<(String, NodeNotes)> = Vec::new();
@@ -273,28 +276,21 @@ pub(crate) fn check(
     hiera_engine::workers::in_order(
         fleet.nodes.into_units(),
         threads(),
-        |unit| -> Result<(Vec<NodeCheck<'_>>, Vec<String>)> {
+        |unit| {
             let read = unit();
-            let mut out = Vec::new();
+            let (mut out, mut errors) = (Vec::new(), Vec::new());
             for n in read.nodes {
-                if let Some(e) = n.facts_error {
-                    return Err(Error::run(format!("node {}: {e}", n.name)));
+                match &n.facts_error {
+                    // Reported, and left out of the fleet the rules judge.
+                    Some(e) => errors.push(format!("node {}: {e}", n.name)),
+                    None => out.push(check_node(n)),
                 }
-                out.push(check_node(n));
             }
-            Ok((out, read.warnings))
+            (out, read.warnings, errors)
         },
-        |_, checked| {
-            let checked = match checked {
-                Ok((c, w)) => {
-                    warnings.extend(w);
-                    c
-                }
-                Err(e) => {
-                    facts_error = Some(e);
-                    return std::ops::ControlFlow::Break(());
-                }
-            };
+        |_, (checked, w, errors)| {
+            warnings.extend(w);
+            unreadable.extend(errors);
             for mut c in checked {
                 nodes += 1;
                 names.push((c.name.clone(), std::mem::take(&mut c.source)));
@@ -331,9 +327,6 @@ pub(crate) fn check(
             std::ops::ControlFlow::Continue(())
         },
     );
-    if let Some(e) = facts_error {
-        return Err(e);
-    }
     if let Some(m) = refused {
         return Err(Error::run(m));
     }
@@ -343,6 +336,7 @@ pub(crate) fn check(
     drop(names);
     let fleet_facts = FleetFacts {
         nodes,
+        unreadable,
         warnings,
         judged,
         seen: facts.into_iter().zip(seen).collect(),

@@ -124,7 +124,7 @@ pub(crate) fn check(repo: &Repo, sink: &mut Sink) -> HashSet<String> {
             Method::Lookup | Method::Hiera | Method::Alias => {
                 let root = root_key(arg);
                 refs.insert(root.clone());
-                if site.key.is_some() && !repo.defined.contains(&root) {
+                if site.key.is_some() && !repo.defined.contains(&root) && !repo.defined_unknown {
                     sink.add(
                         site.path,
                         site.pos(),

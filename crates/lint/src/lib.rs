@@ -246,6 +246,9 @@ pub struct Report {
     /// What reading the fleet's nodes warned of (a facts file that sets some of the names
     /// Puppet wants together, a node name given twice …).
     pub warnings: Vec<String>,
+    /// The fleet's nodes whose facts could not be read, each `node NAME: why`: the fleet
+    /// rules judged the others (a run with some is a failed run).
+    pub unreadable: Vec<String>,
 }
 
 impl Report {
@@ -411,6 +414,7 @@ pub fn lint_fleet(
     // are judged in the fleet rules' pass (the fleet is read once).
     let mut types = param_types::written_values(&repo, schema, &sink);
     let mut warnings = Vec::new();
+    let mut unreadable = Vec::new();
     // `facts_dir`'s nodes, built as every command builds nodes (`--facts-dir`).
     let context = match (&nodes, &opts.nodes, &opts.facts_dir) {
         (None, None, Some(dir)) => Some(
@@ -433,6 +437,7 @@ pub fn lint_fleet(
             interpolations::check_facts(&repo, &facts, &mut sink);
         }
         warnings = std::mem::take(&mut facts.warnings);
+        unreadable = std::mem::take(&mut facts.unreadable);
         types.fleet_of(facts.nodes);
         for (name, notes) in std::mem::take(&mut facts.judged) {
             types.add_node(&name, notes, &sink);
@@ -490,6 +495,7 @@ pub fn lint_fleet(
         fail_on: lint_settings.fail_on,
         vendored,
         warnings,
+        unreadable,
     })
 }
 

@@ -55,7 +55,7 @@ pub(crate) fn check(repo: &Repo, _refs: &HashSet<String>, sink: &mut Sink) {
                         format!("lookup_options pattern '{name}' is not a valid regexp: {e}"),
                     ),
                     Ok(re) => {
-                        if !repo.defined.iter().any(|k| re.is_match(k)) {
+                        if !repo.defined_unknown && !repo.defined.iter().any(|k| re.is_match(k)) {
                             sink.add(
                                 &f.path,
                                 pos,
@@ -65,7 +65,7 @@ pub(crate) fn check(repo: &Repo, _refs: &HashSet<String>, sink: &mut Sink) {
                         }
                     }
                 }
-            } else if module.is_none() && !repo.defined.contains(name) {
+            } else if module.is_none() && !repo.defined_unknown && !repo.defined.contains(name) {
                 // A module's options are for its users' data, which may not exist yet.
                 sink.add(
                     &f.path,

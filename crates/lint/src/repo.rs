@@ -128,8 +128,12 @@ pub(crate) struct Repo {
     pub root: PathBuf,
     pub layers: Vec<LayerInfo>,
     pub files: Vec<DataFile>,
-    /// Every top-level key of every data file (lookup_options excluded).
+    /// Every top-level key of every data file (lookup_options excluded); of a YAML file that
+    /// does not parse, the keys written at its top level.
     pub defined: HashSet<String>,
+    /// A data file that does not parse holds keys no rule can know (a JSON or HOCON file):
+    /// what is not [`defined`](Self::defined) may still be defined there.
+    pub defined_unknown: bool,
     pub modules: Vec<(String, PathBuf)>,
     /// The layers as the engine takes them (fleet lookups).
     pub layers_spec: hiera_engine::engine::Layers,
@@ -187,6 +191,7 @@ impl Repo {
             layers: infos,
             files: Vec::new(),
             defined: HashSet::new(),
+            defined_unknown: false,
             modules: layers.modules.clone(),
             layers_spec: layers.clone(),
             fs,
@@ -198,6 +203,21 @@ impl Repo {
                     if k != "lookup_options" {
                         repo.defined.insert(k.clone());
                     }
+                }
+            }
+            // A file that does not parse is one finding (data-syntax): what it would have
+            // defined is unknown, not absent. A YAML file's top-level keys are read off its
+            // text as written; any other format's are unknown.
+            if f.parse_error.is_some() {
+                match f.format {
+                    DataFormat::Yaml => repo.defined.extend(
+                        written::scan(&f.text)
+                            .keys
+                            .into_iter()
+                            .filter(|k| k.parents.is_empty() && k.key != "lookup_options")
+                            .map(|k| k.key),
+                    ),
+                    _ => repo.defined_unknown = true,
                 }
             }
         }

@@ -1016,3 +1016,32 @@ fn group3_unused_keys() {
     ]);
     assert_eq!(of(&fx.lint(), "unused-key"), Vec::<String>::new());
 }
+
+/// A data file that does not parse is one finding: what it would have defined is unknown,
+/// not absent, so interpolations and lookup_options naming its keys are not reported as
+/// looking up keys nobody defines (one broken line used to cascade into dozens).
+#[test]
+fn a_file_that_does_not_parse_is_one_finding() {
+    let hiera = "version: 5\nhierarchy:\n  - name: OS\n    path: \"os/%{facts.os.family}.yaml\"\n  - name: Common\n    path: common.yaml\n  - name: Extra\n    path: extra.json\n    data_hash: json_data\n";
+    let fx = Fixture::new(&[
+        ("hiera.yaml", hiera),
+        (
+            "data/common.yaml",
+            "lookup_options:\n  b:\n    merge: deep\na: \"%{alias('b')}\"\nm: \"%{lookup('c')}\"\nb: 1\nc: 2\ndefaults::x: [a, b\n",
+        ),
+        ("data/os/Debian.yaml", "z: \"%{lookup('nowhere')}\"\n"),
+    ]);
+    let f = fx.lint();
+    assert_eq!(of(&f, "data-syntax").len(), 1, "{f:#?}");
+    assert!(of(&f, "lookup-options-undefined-key").is_empty(), "{f:#?}");
+    // A key no file writes is still one no file defines.
+    assert_eq!(
+        of(&f, "interpolation-undefined-key"),
+        vec!["data/os/Debian.yaml:1:5"]
+    );
+    // A JSON file that does not parse: its keys cannot be read off its text.
+    std::fs::write(fx.dir.join("data/extra.json"), "{\"nowhere\": 1,").unwrap();
+    let f = fx.lint();
+    assert_eq!(of(&f, "data-syntax").len(), 2, "{f:#?}");
+    assert!(of(&f, "interpolation-undefined-key").is_empty(), "{f:#?}");
+}
