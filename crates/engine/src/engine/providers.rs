@@ -58,6 +58,10 @@ pub(super) struct ResolvedEntry {
     pub(super) options: Map,
     /// The hiera.yaml declaring the entry, for error messages.
     pub(super) config_file: String,
+    /// The function provider's tag in Puppet's messages (`FunctionProvider#full_name`):
+    /// `data_hash`, `lookup_key`…, and `v3_data_hash`, `v3_lookup_key` for the backends of a
+    /// Hiera 3 configuration.
+    pub(super) tag: &'static str,
 }
 
 pub(super) type EntriesResult = std::result::Result<Arc<Vec<ResolvedEntry>>, Error>;
@@ -871,11 +875,17 @@ impl Session {
             .as_ref()
             .map(|p| p.display().to_string())
             .unwrap_or_default();
+        let tag = match (v3, e.kind) {
+            (true, FunctionKind::DataHash) => "v3_data_hash",
+            (true, FunctionKind::LookupKey) => "v3_lookup_key",
+            (_, kind) => kind.tag(),
+        };
         Ok(Some(ResolvedEntry {
             entry: e.clone(),
             locations: locs,
             options,
             config_file,
+            tag,
         }))
     }
 
@@ -970,6 +980,31 @@ impl Session {
     }
 
     fn call_backend(
+        &mut self,
+        e: &ResolvedEntry,
+        loc: Option<&ResolvedLocation>,
+        lk: &LookupKey,
+    ) -> Result<Option<Value>> {
+        let r = self.call_backend_function(e, loc, lk);
+        // The backends (and the data files they share between providers) name themselves as
+        // a version 5 level's function does; a Hiera 3 configuration's are Puppet's
+        // `V3DataHashFunctionProvider` and `V3LookupKeyFunctionProvider`.
+        match e.tag {
+            "v3_data_hash" | "v3_lookup_key" => r.map_err(|err| {
+                let plain = &e.tag[3..];
+                err.map_message(|m| {
+                    m.replacen(
+                        &format!(" {plain} function '"),
+                        &format!(" {} function '", e.tag),
+                        1,
+                    )
+                })
+            }),
+            _ => r,
+        }
+    }
+
+    fn call_backend_function(
         &mut self,
         e: &ResolvedEntry,
         loc: Option<&ResolvedLocation>,
