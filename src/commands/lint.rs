@@ -137,8 +137,16 @@ pub fn exec(args: &LintArgs) -> output::Result<ExitCode> {
         Some((resolved, facts, db)) => Some(resolved.node_source(facts, db.as_ref())?),
         None => None,
     };
+    // The puppet.conf Puppet reads, for openvox9-compat.
+    let puppet_conf = match &resolved {
+        Some((resolved, ..)) => resolved.conf.file.clone(),
+        None => hiera_facts::conf::PuppetConf::resolve(&Default::default(), &cwd)
+            .ok()
+            .and_then(|c| c.file),
+    };
     let opts = lint::Options {
         root,
+        puppet_conf,
         hiera_config: abs(&args.repo.hiera_config),
         modulepath: args.repo.modulepath_in(&cwd),
         config: abs(&args.lint_config),
