@@ -269,6 +269,22 @@ impl EnvOptions {
             if entry.is_empty() {
                 continue;
             }
+            // `EnvironmentConf#modulepath`: an entry with glob characters names every
+            // directory it matches (Ruby's `Dir.glob`, sorted); `$setting` entries are not
+            // globbed.
+            if !entry.starts_with('$') && entry.contains(['*', '?', '[', '{']) {
+                let pattern = absolute(env_dir, Path::new(entry)).display().to_string();
+                let dirs = crate::location::glob_entries(fs, &pattern).map_err(|e| {
+                    Error::run(format!(
+                        "{}: modulepath: {e}",
+                        env_dir.join("environment.conf").display()
+                    ))
+                })?;
+                for d in dirs.iter().filter(|d| fs.is_dir(Path::new(d))) {
+                    add_modules(fs, &mut out, env_dir, d);
+                }
+                continue;
+            }
             let expanded = entry
                 .replace("$basemodulepath", &base)
                 .replace("$codedir", &codedir.display().to_string());
