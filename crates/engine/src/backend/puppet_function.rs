@@ -168,6 +168,16 @@ impl Parser<'_> {
         ))
     }
 
+    fn too_deep(&self) -> Error {
+        let (line, col) = line_col(self.src, self.pos);
+        Error::run(format!(
+            "{}:{line}:{col}: {}() nests values deeper than {} levels",
+            self.file,
+            self.function,
+            hiera_value::limits::MAX_VALUE_DEPTH
+        ))
+    }
+
     /// Whitespace and comments.
     fn skip(&mut self) {
         loop {
@@ -332,13 +342,8 @@ impl Parser<'_> {
 
     /// A primary expression followed by `[…]` accesses.
     fn expr(&mut self) -> Result<Expr> {
-        let limit = hiera_value::limits::MAX_VALUE_DEPTH;
-        if self.depth >= limit {
-            let (line, col) = line_col(self.src, self.pos);
-            return Err(Error::run(format!(
-                "{}:{line}:{col}: {}() nests values deeper than {limit} levels",
-                self.file, self.function
-            )));
+        if self.depth >= hiera_value::limits::MAX_VALUE_DEPTH {
+            return Err(self.too_deep());
         }
         self.depth += 1;
         let r = self.access_expr();
@@ -350,11 +355,17 @@ impl Parser<'_> {
         self.skip();
         let start = self.pos;
         let mut e = self.primary()?;
+        let mut accesses = 0usize;
         loop {
             // `$a[1]` is an access, `$a [1]` an expression followed by an array (Puppet's
             // lexer tells LBRACK from LISTSTART by the whitespace before it).
             if self.peek() != Some('[') {
                 return Ok(e);
+            }
+            // A chain of accesses nests as deep as values do.
+            accesses += 1;
+            if self.depth + accesses >= hiera_value::limits::MAX_VALUE_DEPTH {
+                return Err(self.too_deep());
             }
             self.pos += 1;
             let index = self.expr()?;
@@ -665,9 +676,14 @@ impl Parser<'_> {
                 return Err(self.beyond(at, &format!("a call of the function '{name}'")));
             }
             let mut e = Expr::Var(name, at);
+            let mut accesses = 0usize;
             loop {
                 if self.peek() != Some('[') {
                     break;
+                }
+                accesses += 1;
+                if self.depth + accesses >= hiera_value::limits::MAX_VALUE_DEPTH {
+                    return Err(self.too_deep());
                 }
                 self.pos += 1;
                 let index = self.expr()?;
@@ -1047,6 +1063,49 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(m.contains("m::data() has a return type"), "{m}");
+    }
+
+    /// Hostile sources: deep nesting and long access chains are bounded, and no input makes
+    /// the parser panic or loop.
+    #[test]
+    fn hostile_sources_are_one_error() {
+        // On the lookup stack, as every command runs (the depth limits were measured on it).
+        std::thread::Builder::new()
+            .stack_size(hiera_value::limits::LOOKUP_STACK_SIZE)
+            .spawn(hostile_sources)
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
+    fn hostile_sources() {
+        let n = hiera_value::limits::MAX_VALUE_DEPTH - 10;
+        let deep_ok = format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert!(eval(&deep_ok).is_ok());
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        let m = eval(&deep).unwrap_err().to_string();
+        assert!(m.contains("nests values deeper than"), "{m}");
+        let chain = format!("$facts{}", "['os']".repeat(100_000));
+        let m = eval(&chain).unwrap_err().to_string();
+        assert!(m.contains("nests values deeper than"), "{m}");
+        let chain = format!("\"${{facts{}}}\"", "[os]".repeat(100_000));
+        assert!(eval(&chain).is_err());
+        // Random text over the language's characters (a fixed LCG: reproducible).
+        let alphabet: Vec<char> = "{}[]()'\"$\\=>,:;-+.?|@/*#\n 0x1e9aZé😀ntrufl"
+            .chars()
+            .collect();
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let len = (x % 40) as usize;
+            let body: String = (0..len)
+                .map(|i| alphabet[((x >> (i % 50)) as usize + i * 7) % alphabet.len()])
+                .collect();
+            let _ = eval(&body);
+            let _ = evaluate(&body, "m::data", "/f.pp", &var);
+        }
     }
 
     #[test]
