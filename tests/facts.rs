@@ -393,6 +393,56 @@ fn config_is_puppet_conf() {
     assert_eq!(err.lines().count(), 1, "{err}");
 }
 
+/// puppet.conf's environment, as `puppet lookup` (run mode server) reads it: `--confdir DIR`
+/// names `DIR/puppet.conf` even when the machine's configuration is switched off; the
+/// machine's puppet.conf never renames a control repo's environment.
+#[test]
+fn puppet_conf_environment() {
+    let dir = scratch(
+        "conf-env",
+        &[
+            ("code/environments/production/hiera.yaml", HIERA),
+            (
+                "code/environments/production/data/common.yaml",
+                "src: from-production\nenv: \"%{environment}\"\n",
+            ),
+            ("code/environments/dev/hiera.yaml", HIERA),
+            ("code/environments/dev/data/common.yaml", "src: from-dev\n"),
+            (
+                "confdir/puppet.conf",
+                "[agent]\nenvironment = production\n[main]\nenvironment = \"dev\"\n",
+            ),
+            ("data/common.yaml", "src: common\nenv: \"%{environment}\"\n"),
+        ],
+    );
+    let args = [
+        "src",
+        "--confdir",
+        "confdir",
+        "--codedir",
+        "code",
+        "--node",
+        "n1",
+        "--no-facts",
+    ];
+    let o = run_in(&dir, &args);
+    assert_eq!(stdout(&o), "--- from-dev\n", "{}", stderr(&o));
+    let o = run_in(&dir, &[&args[..], &["-E", "production"]].concat());
+    assert_eq!(stdout(&o), "--- from-production\n", "{}", stderr(&o));
+    let o = bin()
+        .current_dir(&dir)
+        .env("HIERA_LOOKUP_PUPPET_CONF", dir.join("confdir/puppet.conf"))
+        .args(["env", "--node", "n1", "--no-facts"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        stdout(&o),
+        "--- production\n",
+        "control-repo mode: {}",
+        stderr(&o)
+    );
+}
+
 /// Batch lines name their facts source; a duplicate node warns; an unreadable file answers
 /// errors for its node only (exit 2 at the end); trusted data resolves per node.
 #[test]

@@ -156,8 +156,16 @@ pub fn exec(args: &LintArgs) -> output::Result<ExitCode> {
         false => None,
     };
     let nodes = context.as_ref().map(|c| c.fleet()).transpose()?;
+    // The puppet.conf Puppet reads, for openvox9-compat.
+    let puppet_conf = match &context {
+        Some(c) => c.conf.file.clone(),
+        None => hiera_facts::conf::PuppetConf::resolve(&Default::default(), &cwd)
+            .ok()
+            .and_then(|c| c.file),
+    };
     let opts = lint::Options {
         root,
+        puppet_conf,
         hiera_config: abs(&args.repo.hiera_config),
         modulepath: args.repo.modulepath_in(&cwd),
         config: abs(&args.lint_config),

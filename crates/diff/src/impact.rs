@@ -1,8 +1,8 @@
 //! Which keys a change can touch, from the changed files alone: the keys defined in changed
 //! data files (added, removed or given another value), the keys whose values interpolate or
 //! alias those (`%{lookup('k')}`, `%{hiera('k')}`, `%{alias('k')}`, transitively), and the
-//! keys named by changed `lookup_options` entries. A changed hiera.yaml, environment.conf or
-//! eyaml key, a changed `^pattern` lookup_options entry, or a data file that does not parse
+//! keys named by changed `lookup_options` entries. A changed hiera.yaml, environment.conf,
+//! metadata.json, legacy data provider function or eyaml key, a changed `^pattern` lookup_options entry, or a data file that does not parse
 //! on one side can touch any key: then everything is recomputed (for the last two, only on
 //! the nodes that read a changed file).
 
@@ -27,7 +27,15 @@ pub(crate) enum Role {
 /// (manifests, templates, Ruby code, README …).
 pub(crate) fn role(rel: &str) -> Option<Role> {
     let name = rel.rsplit('/').next().unwrap_or(rel);
-    if name == "hiera.yaml" || name == "environment.conf" {
+    // metadata.json's `data_provider`, and the legacy data provider functions
+    // (`MODULE::data`, `environment::data`) Puppet 8 calls for it.
+    let data_function =
+        rel == "functions/environment/data.pp" || rel.ends_with("/functions/data.pp");
+    if name == "hiera.yaml"
+        || name == "environment.conf"
+        || name == "metadata.json"
+        || data_function
+    {
         return Some(Role::Config);
     }
     let ext = name.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
@@ -362,6 +370,10 @@ mod tests {
         assert_eq!(role("keys/private_key.pkcs7.pem"), Some(Role::Config));
         assert_eq!(role("data/common.yaml"), Some(Role::Data));
         assert_eq!(role("data/nodes/web.txt"), Some(Role::Data));
+        assert_eq!(role("modules/ntp/metadata.json"), Some(Role::Config));
+        assert_eq!(role("modules/ntp/functions/data.pp"), Some(Role::Config));
+        assert_eq!(role("functions/environment/data.pp"), Some(Role::Config));
+        assert_eq!(role("modules/ntp/functions/other.pp"), None);
         assert_eq!(role("manifests/site.pp"), None);
         assert_eq!(role("README.md"), None);
     }

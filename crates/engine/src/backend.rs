@@ -11,6 +11,7 @@ mod fixture_tests;
 use hiera_formats::format::{DataFormat, EYAML_LOOKUP_KEY};
 use hiera_formats::hocon;
 pub(crate) mod indexed;
+pub(crate) mod puppet_function;
 
 use crate::config::FunctionKind;
 use crate::error::{Error, Result};
@@ -235,8 +236,13 @@ pub(crate) fn validate_data_value(
     } else {
         "in hash returned from"
     };
+    // A function called without a location (a legacy data provider function) names none.
+    let location = match location {
+        "" => String::new(),
+        l => format!(", when using location '{l}',"),
+    };
     Err(Error::Puppet(format!(
-        "Value for key '{root}', {returned} {function}, when using location '{location}', has wrong type, expects Puppet::LookupValue, got {got}"
+        "Value for key '{root}', {returned} {function}{location} has wrong type, expects Puppet::LookupValue, got {got}"
     )))
 }
 

@@ -31,6 +31,11 @@ pub enum FunctionKind {
     DataDig,
     /// `hiera3_backend`: a Hiera 3 backend called through Puppet's adapter.
     Hiera3Backend,
+    /// `v4_data_hash`: Puppet 8's legacy data provider function (`MODULE::data`,
+    /// `environment::data`), never written in a hiera.yaml: made by [`HieraConfig::v4_function`]
+    /// for metadata.json's `"data_provider": "function"` and environment.conf's
+    /// `environment_data_provider = function`.
+    V4DataHash,
 }
 
 impl FunctionKind {
@@ -41,6 +46,7 @@ impl FunctionKind {
             FunctionKind::LookupKey => "lookup_key",
             FunctionKind::DataDig => "data_dig",
             FunctionKind::Hiera3Backend => "hiera3_backend",
+            FunctionKind::V4DataHash => "v4_data_hash",
         }
     }
 }
@@ -90,7 +96,7 @@ impl Entry {
         match self.kind {
             FunctionKind::DataHash => DataFormat::of_data_hash(&self.function),
             FunctionKind::LookupKey => DataFormat::of_lookup_key(&self.function),
-            FunctionKind::DataDig | FunctionKind::Hiera3Backend => None,
+            FunctionKind::DataDig | FunctionKind::Hiera3Backend | FunctionKind::V4DataHash => None,
         }
     }
 }
@@ -350,6 +356,30 @@ impl HieraConfig {
             }
         }
         Ok(cfg)
+    }
+
+    /// `HieraConfigV5.v4_function_config`: the configuration of a legacy `data_provider:
+    /// function` rooted at `root` (the module's or the environment's directory), one level
+    /// `Legacy function 'NAME'` calling the `v4_data_hash` function `name` without a location.
+    pub fn v4_function(root: &Path, name: &str) -> HieraConfig {
+        HieraConfig {
+            path: None,
+            root: root.to_path_buf(),
+            version: 5,
+            hierarchy: vec![Entry {
+                name: format!("Legacy function '{name}'"),
+                kind: FunctionKind::V4DataHash,
+                function: name.to_string(),
+                datadir: path_plus(&root.display().to_string(), "data"),
+                locations: Locations::None,
+                options: None,
+                extension: None,
+                v3: false,
+            }],
+            default_hierarchy: None,
+            v3_merge: None,
+            deferred_error: None,
+        }
     }
 
     /// Puppet's provider label: `hiera configuration version N`.

@@ -24,6 +24,13 @@ pub struct EnvOptions {
     pub basemodulepath: Option<String>,
     /// `--modulepath`: overrides the environment's modulepath.
     pub modulepath: Option<String>,
+    /// puppet.conf's `data_binding_terminus` (`hiera` when unset): `none` (or empty) turns the
+    /// global layer off, as `LookupAdapter#lookup_global` does; any other terminus is Ruby
+    /// code hiera-lookup cannot run.
+    pub data_binding_terminus: Option<String>,
+    /// puppet.conf's `environment_data_provider`: what an environment.conf that does not set
+    /// its own means (`EnvironmentConf#environment_data_provider`).
+    pub environment_data_provider: Option<String>,
     /// The working directory (control-repo mode and relative paths).
     pub cwd: PathBuf,
 }
@@ -129,6 +136,16 @@ impl EnvOptions {
                 }
             }
         };
+        let global = match self.data_binding_terminus.as_deref() {
+            None | Some("hiera") => Some(global),
+            // `lookup_global`: no global data at all (and no trace of it in --explain).
+            Some("none" | "") => None,
+            Some(other) => {
+                return Err(Error::run(format!(
+                    "Could not find terminus {other} for indirection data_binding"
+                )))
+            }
+        };
         let envpath = self
             .environmentpath
             .as_ref()
@@ -140,8 +157,14 @@ impl EnvOptions {
         // one is not checked, as Puppet does not check it).
         let body = name.strip_suffix('\n').unwrap_or(&name);
         let valid = body.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        let mut environment_data_provider = None;
         let (environment_dir, modules) = if valid && fs.is_dir(&env_dir) {
-            let modules = self.modules_of(fs, &env_dir, &codedir)?;
+            let conf = EnvironmentConf::read(fs, &env_dir);
+            environment_data_provider = conf
+                .setting("environment_data_provider")
+                .map(str::to_string)
+                .or_else(|| self.environment_data_provider.clone());
+            let modules = self.modules_of(fs, &env_dir, &codedir, &conf)?;
             (Some(env_dir), modules)
         } else if name == "production" {
             // Puppet.base_context: when the configured environment is `production` and no
@@ -155,10 +178,11 @@ impl EnvOptions {
             )));
         };
         Ok(Layers {
-            global: Some(global),
+            global,
             environment_dir,
             modules,
             codedir,
+            environment_data_provider,
         })
     }
 
@@ -168,20 +192,27 @@ impl EnvOptions {
         // A Hiera 3 hiera.yaml at the root is a global configuration (it cannot be an
         // environment layer); anything else is the environment layer.
         let is_v3 = fs.is_file(&hiera) && is_v3_config(fs, &hiera);
-        let modules = self.modules_of(fs, &dir, &codedir)?;
+        let conf = EnvironmentConf::read(fs, &dir);
+        let modules = self.modules_of(fs, &dir, &codedir, &conf)?;
         if is_v3 {
             Ok(Layers {
                 global: Some(hiera),
                 environment_dir: None,
                 modules,
                 codedir,
+                environment_data_provider: None,
             })
         } else {
+            let environment_data_provider = conf
+                .setting("environment_data_provider")
+                .map(str::to_string)
+                .or_else(|| self.environment_data_provider.clone());
             Ok(Layers {
                 global: None,
                 environment_dir: Some(dir),
                 modules,
                 codedir,
+                environment_data_provider,
             })
         }
     }
@@ -217,6 +248,7 @@ impl EnvOptions {
         fs: &dyn Fs,
         env_dir: &Path,
         codedir: &Path,
+        conf: &EnvironmentConf,
     ) -> Result<Vec<(String, PathBuf)>> {
         // Puppet expands a relative basemodulepath against the working directory.
         let base = self.basemodulepath(codedir);
@@ -227,12 +259,30 @@ impl EnvOptions {
             add_modules(fs, &mut out, &self.cwd, m);
             return Ok(out);
         }
-        let conf = read_environment_conf(fs, &env_dir.join("environment.conf"));
-        let modulepath = conf.unwrap_or_else(|| "modules:$basemodulepath".to_string());
+        let modulepath = conf
+            .setting("modulepath")
+            .unwrap_or("modules:$basemodulepath")
+            .to_string();
         let mut out: Vec<(String, PathBuf)> = Vec::new();
         for entry in modulepath.split(':') {
             let entry = entry.trim();
             if entry.is_empty() {
+                continue;
+            }
+            // `EnvironmentConf#modulepath`: an entry with glob characters names every
+            // directory it matches (Ruby's `Dir.glob`, sorted); `$setting` entries are not
+            // globbed.
+            if !entry.starts_with('$') && entry.contains(['*', '?', '[', '{']) {
+                let pattern = absolute(env_dir, Path::new(entry)).display().to_string();
+                let dirs = crate::location::glob_entries(fs, &pattern).map_err(|e| {
+                    Error::run(format!(
+                        "{}: modulepath: {e}",
+                        env_dir.join("environment.conf").display()
+                    ))
+                })?;
+                for d in dirs.iter().filter(|d| fs.is_dir(Path::new(d))) {
+                    add_modules(fs, &mut out, env_dir, d);
+                }
                 continue;
             }
             let expanded = entry
@@ -268,21 +318,65 @@ fn add_modules(fs: &dyn Fs, out: &mut Vec<(String, PathBuf)>, base: &Path, path:
     }
 }
 
-/// `modulepath` from an environment.conf (an ini file without sections).
-fn read_environment_conf(fs: &dyn Fs, path: &Path) -> Option<String> {
-    let text = fs.read_text(path).ok()?;
-    for line in text.lines() {
-        let line = line.trim();
-        if line.starts_with('#') || line.starts_with(';') {
-            continue;
-        }
-        if let Some((k, v)) = line.split_once('=') {
-            if k.trim() == "modulepath" {
-                return Some(v.trim().to_string());
-            }
+/// An environment's environment.conf, as Puppet reads it (`EnvironmentConf.load_from`): the
+/// settings before any `[section]` (Puppet reads only its main section and ignores the others,
+/// with a warning), each value as Puppet's settings translate it ([`settings_value`]). A
+/// missing or unreadable file sets nothing.
+#[derive(Debug, Clone, Default)]
+pub struct EnvironmentConf {
+    settings: Vec<(String, String)>,
+}
+
+impl EnvironmentConf {
+    /// Reads `<env_dir>/environment.conf`.
+    pub fn read(fs: &dyn Fs, env_dir: &Path) -> EnvironmentConf {
+        match fs.read_text(&env_dir.join("environment.conf")) {
+            Ok(text) => EnvironmentConf::parse(&text),
+            Err(_) => EnvironmentConf::default(),
         }
     }
-    None
+
+    /// Parses the text of an environment.conf.
+    pub fn parse(text: &str) -> EnvironmentConf {
+        let mut settings: Vec<(String, String)> = Vec::new();
+        let mut main = true;
+        for line in text.lines() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
+                continue;
+            }
+            if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+                main = name.trim() == "main";
+                continue;
+            }
+            if let (true, Some((k, v))) = (main, line.split_once('=')) {
+                // `Section#setting` finds the first.
+                let k = k.trim().to_string();
+                if !settings.iter().any(|(n, _)| *n == k) {
+                    settings.push((k, settings_value(v)));
+                }
+            }
+        }
+        EnvironmentConf { settings }
+    }
+
+    /// A setting's value, if the file sets it.
+    pub fn setting(&self, name: &str) -> Option<&str> {
+        self.settings
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// A value of a Puppet settings file (puppet.conf, environment.conf) as Puppet's
+/// `ValueTranslator` gives it: trimmed, and a quote at either end removed (`"none"` is
+/// `none`).
+pub fn settings_value(raw: &str) -> String {
+    let v = raw.trim();
+    let v = v.strip_prefix(['"', '\'']).unwrap_or(v);
+    let v = v.strip_suffix(['"', '\'']).unwrap_or(v);
+    v.trim_end().to_string()
 }
 
 /// Puppet's module name rule: lower-case letter, then lower-case letters, digits, `_`.
@@ -327,9 +421,21 @@ mod tests {
         let f = dir.join("environment.conf");
         std::fs::write(&f, "# c\nmodulepath = site:modules:$basemodulepath\n").unwrap();
         assert_eq!(
-            read_environment_conf(&crate::fs::RealFs, &f).as_deref(),
+            EnvironmentConf::read(&crate::fs::RealFs, &dir).setting("modulepath"),
             Some("site:modules:$basemodulepath")
         );
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Puppet reads the main section only, and its settings translator drops the quotes.
+    #[test]
+    fn environment_conf_as_puppet_reads_it() {
+        let c = EnvironmentConf::parse(
+            "environment_timeout = 0\nenvironment_data_provider = 'function'\n[other]\nmodulepath = x\n",
+        );
+        assert_eq!(c.setting("environment_data_provider"), Some("function"));
+        assert_eq!(c.setting("modulepath"), None);
+        assert_eq!(settings_value(" \"none\" "), "none");
+        assert_eq!(settings_value("a b"), "a b");
     }
 }

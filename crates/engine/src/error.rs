@@ -75,6 +75,20 @@ impl Error {
             other => other,
         }
     }
+    /// The same error with its message rewritten by `f` (errors without a message of their
+    /// own stay as they are).
+    pub(crate) fn map_message(self, f: impl FnOnce(&str) -> String) -> Error {
+        match self {
+            Error::Lookup { message, issue } => Error::Lookup {
+                message: f(&message),
+                issue,
+            },
+            Error::Puppet(m) => Error::Puppet(f(&m)),
+            Error::Run(m) => Error::Run(f(&m)),
+            Error::Usage(m) => Error::Usage(f(&m)),
+            other => other,
+        }
+    }
     /// The message, as `Display` gives it.
     pub fn message(&self) -> String {
         self.to_string()

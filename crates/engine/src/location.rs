@@ -125,6 +125,14 @@ pub(crate) fn resolve<C: Context>(
 /// [`MAX_GLOB_PATTERNS`](hiera_value::limits::MAX_GLOB_PATTERNS) patterns, or whose `**` would
 /// visit more than `MAX_GLOB_STEPS` directory entries, is an error.
 pub fn glob(fs: &dyn Fs, pattern: &str) -> Result<Vec<String>, String> {
+    let mut out = glob_entries(fs, pattern)?;
+    out.retain(|f: &String| !fs.is_dir(Path::new(f)));
+    Ok(out)
+}
+
+/// Ruby's `Dir.glob(pattern)` on Ruby 3 (sorted): files and directories, bounded as
+/// [`glob`] is.
+pub fn glob_entries(fs: &dyn Fs, pattern: &str) -> Result<Vec<String>, String> {
     let too_many = || {
         format!(
             "glob '{pattern}' expands to too many patterns (more than {})",
@@ -150,7 +158,8 @@ pub fn glob(fs: &dyn Fs, pattern: &str) -> Result<Vec<String>, String> {
     let mut out = Vec::new();
     let mut steps = 0usize;
     for p in expand_braces(pattern) {
-        // A pattern ending in `/` matches only directories, which are dropped below.
+        // A pattern ending in `/` matches only directories: not followed (hierarchy globs
+        // want files, and a modulepath entry names its directories without one).
         if p.ends_with('/') {
             continue;
         }
@@ -175,7 +184,6 @@ pub fn glob(fs: &dyn Fs, pattern: &str) -> Result<Vec<String>, String> {
             }
         }
     }
-    out.retain(|f: &String| !fs.is_dir(Path::new(f)));
     Ok(out)
 }
 

@@ -4,8 +4,17 @@
 //! (`$confdir`, `$codedir`, `$vardir` ...). Checked against Puppet 8.10 with
 //! `puppet lookup --confdir DIR --configprint vardir,codedir,ssldir,...`.
 //!
-//! The file is `--config FILE`, else `$HIERA_LOOKUP_PUPPET_CONF` (empty: none), else
-//! `$confdir/puppet.conf` when it exists. puppetdb.conf (`[main] server_urls`) sits beside it.
+//! The file is `--config FILE`, else `$HIERA_LOOKUP_PUPPET_CONF` (empty: none, unless `--confdir`
+//! names the directory), else `$confdir/puppet.conf` when it exists. puppetdb.conf (`[main]
+//! server_urls`) sits beside it.
+//!
+//! What the lookup takes from it: the layout (`codedir`, `environmentpath`, `hiera_config`,
+//! `basemodulepath`), the node's `environment` (`--environment` and a classifier win), the
+//! fact cache's `vardir`, `ssldir`, the classifier (`node_terminus`, `external_nodes`), and the
+//! two data-binding settings of Puppet 8 that OpenVox 9 removes: `data_binding_terminus` (`none`
+//! turns the global layer off) and `environment_data_provider` (the default of every
+//! environment.conf's). `strict` and `strict_variables` are not read (`--strict` defaults to
+//! Puppet 8's `error`).
 
 use hiera_engine::error::{Error, Result};
 use indexmap::IndexMap;
@@ -56,6 +65,13 @@ pub struct PuppetConf {
     /// The External Node Classifier Puppet's settings name: `external_nodes` when
     /// `node_terminus = exec` (`$setting`s interpolated), as a Puppet server classifies.
     pub external_nodes: Option<String>,
+    /// `environment`, if set: the node's environment unless `--environment` (or a classifier)
+    /// says otherwise.
+    pub environment: Option<String>,
+    /// `data_binding_terminus`, if set (`hiera` by default; `none` turns the global layer off).
+    pub data_binding_terminus: Option<String>,
+    /// `environment_data_provider`, if set: the default of every environment's environment.conf.
+    pub environment_data_provider: Option<String>,
 }
 
 /// The sections `puppet lookup` reads, first wins.
@@ -122,7 +138,8 @@ pub(crate) fn parse(text: &str, display: &str) -> Result<Ini> {
                 "Could not parse {display}: Could not match line {n}: {line}"
             )));
         }
-        let mut v = v.trim().to_string();
+        // Puppet's `ValueTranslator`: surrounding quotes go.
+        let mut v = hiera_engine::environment::settings_value(v);
         // `value {owner = service, mode = 0750}`: file metadata, not part of the value.
         if v.ends_with('}') {
             if let Some(open) = v.rfind('{') {
@@ -161,7 +178,11 @@ impl PuppetConf {
                 Some(f.clone())
             }
             None => match std::env::var_os("HIERA_LOOKUP_PUPPET_CONF") {
-                Some(_) if machine_config_disabled() => None,
+                // `--confdir DIR` names the configuration to read, as it names routes.yaml.
+                Some(_) if machine_config_disabled() && flags.confdir.is_none() => None,
+                Some(_) if machine_config_disabled() => {
+                    Some(confdir.join("puppet.conf")).filter(|p| p.is_file())
+                }
                 Some(p) => Some(hiera_engine::environment::absolute(cwd, Path::new(&p))),
                 None => Some(confdir.join("puppet.conf")).filter(|p| p.is_file()),
             },
@@ -230,6 +251,16 @@ impl PuppetConf {
             None
         };
         let codedir_set = set_by_file("codedir").then(|| codedir.clone());
+        let plain = |r: &mut Resolver, name: &str| -> Result<Option<String>> {
+            if set_by_file(name) {
+                Ok(Some(r.value(name, String::new(), 0)?))
+            } else {
+                Ok(None)
+            }
+        };
+        let environment = plain(&mut r, "environment")?;
+        let data_binding_terminus = plain(&mut r, "data_binding_terminus")?;
+        let environment_data_provider = plain(&mut r, "environment_data_provider")?;
         let external_nodes = if raw.get("node_terminus").map(|t| t.trim()) == Some("exec") {
             Some(r.value("external_nodes", "none".into(), 0)?)
                 .filter(|c| !c.trim().is_empty() && c.trim() != "none")
@@ -248,15 +279,19 @@ impl PuppetConf {
             codedir_set,
             raw,
             external_nodes,
+            environment,
+            data_binding_terminus,
+            environment_data_provider,
         })
     }
 }
 
 impl PuppetConf {
     /// Fills the layout settings the flags left unset with the file's (codedir,
-    /// environmentpath, hiera_config, basemodulepath). Only in Puppet's layout, i.e. when a
-    /// layout flag or `--config` was given: in control-repo mode the working directory is the
-    /// environment, whatever the machine's own puppet.conf says.
+    /// environmentpath, hiera_config, basemodulepath, environment, and the data-binding
+    /// settings). Only in Puppet's layout, i.e. when a layout flag or `--config` was given: in
+    /// control-repo mode the working directory is the environment, whatever the machine's own
+    /// puppet.conf says.
     pub fn apply_layout(
         &self,
         env: &mut hiera_engine::environment::EnvOptions,
@@ -276,6 +311,15 @@ impl PuppetConf {
         }
         if env.basemodulepath.is_none() {
             env.basemodulepath = self.basemodulepath.clone();
+        }
+        if env.environment.is_none() {
+            env.environment = self.environment.clone();
+        }
+        if env.data_binding_terminus.is_none() {
+            env.data_binding_terminus = self.data_binding_terminus.clone();
+        }
+        if env.environment_data_provider.is_none() {
+            env.environment_data_provider = self.environment_data_provider.clone();
         }
     }
 }
@@ -448,6 +492,35 @@ mod tests {
         assert_eq!(c.environmentpath, Some(PathBuf::from("/flag/code/envs")));
         assert_eq!(c.hiera_config, Some(PathBuf::from("/c/h.yaml")));
         assert_eq!(c.ssldir, PathBuf::from("/c/ssl"));
+    }
+
+    /// Puppet 8.10 (`--configprint environment,data_binding_terminus,environment_data_provider`
+    /// and lookups, tests/conformance/layers/p8-install-puppet-conf): [server] over [master]
+    /// over [main], never [agent] nor [user]; quotes around a value dropped; the flags and a
+    /// classifier's environment win.
+    #[test]
+    fn the_lookups_settings_from_run_mode_server_sections() {
+        let text = "[main]\nenvironment = \"mainenv\"\ndata_binding_terminus = 'none'\n[agent]\nenvironment = agentenv\nenvironment_data_provider = hiera\n[master]\nenvironment = dev\n";
+        let c = resolve_text(text, Flags::default()).unwrap();
+        assert_eq!(c.environment.as_deref(), Some("dev"));
+        assert_eq!(c.data_binding_terminus.as_deref(), Some("none"));
+        assert_eq!(c.environment_data_provider, None);
+        let c = resolve_text("[main]\nenvironment = \"mainenv\"\n", Flags::default()).unwrap();
+        assert_eq!(c.environment.as_deref(), Some("mainenv"));
+        let mut env = hiera_engine::environment::EnvOptions {
+            codedir: Some("/code".into()),
+            environment: Some("flag".into()),
+            ..Default::default()
+        };
+        c.apply_layout(&mut env, true);
+        assert_eq!(env.environment.as_deref(), Some("flag"));
+        env.environment = None;
+        c.apply_layout(&mut env, true);
+        assert_eq!(env.environment.as_deref(), Some("mainenv"));
+        // Control-repo mode reads no machine puppet.conf's environment.
+        let mut env = hiera_engine::environment::EnvOptions::default();
+        c.apply_layout(&mut env, false);
+        assert_eq!(env.environment, None);
     }
 
     #[test]

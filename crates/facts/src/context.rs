@@ -144,6 +144,7 @@ impl NodeSources {
             basemodulepath: self.basemodulepath.clone(),
             modulepath: self.modulepath.clone(),
             cwd: cwd.to_path_buf(),
+            ..EnvOptions::default()
         };
         if let Some(repo) = &self.repo {
             // The control repo is DIR; every other flag's file stays relative to `cwd`.

@@ -9,6 +9,7 @@
 //! |---|---|
 //! | `parse.rs` | 1. every data file parses; eyaml values are well-formed and decrypt |
 //! | `hiera_config.rs` | 2. every hiera.yaml is valid; v3/v4/hiera3_backend deprecations |
+//! | `openvox9.rs` | 2. settings and termini OpenVox 9 no longer reads |
 //! | `classes.rs` | 3. keys no class parameter matches, keys nothing uses |
 //! | `param_types.rs` | 3. values the class parameter's type does not take |
 //! | `interpolations.rs` | 4. interpolations |
@@ -33,6 +34,7 @@ mod hygiene;
 mod interpolations;
 mod lookup_options;
 mod manifests;
+mod openvox9;
 pub mod output;
 mod param_types;
 mod parse;
@@ -222,6 +224,9 @@ pub struct Options {
     /// buffers applied with [`Schema::update_file`](schema::Schema::update_file)); default:
     /// the manifests read from the disk.
     pub schema: Option<std::sync::Arc<schema::Schema>>,
+    /// Puppet's puppet.conf as the caller found it (`--config`, `$confdir/puppet.conf`):
+    /// `openvox9-compat` checks its data-binding settings.
+    pub puppet_conf: Option<PathBuf>,
     /// With a fleet, run only the fleet part of `parameter-type-mismatch` (the value each
     /// node gets) and not the other fleet rules, which look every key of every level up for
     /// every node: what a language server re-diagnosing as the user types can afford.
@@ -384,6 +389,7 @@ pub fn lint_fleet(
     let mut sink = Sink::new(&root);
     let repo = repo::Repo::load(&root, opts, &mut sink)?;
     hiera_config::check(&repo, &mut sink);
+    openvox9::check(&repo, opts.puppet_conf.as_deref(), &mut sink);
     parse::check(&repo, &mut sink);
     hygiene::check(&repo, &mut sink);
     let loaded;

@@ -80,6 +80,12 @@ pub const RULES: &[Rule] = &[
         2,
         "a hierarchy level matches no file in the repo",
     ),
+    rule(
+        "openvox9-compat",
+        Warning,
+        2,
+        "a setting or terminus the environment relies on that OpenVox 9 no longer reads",
+    ),
     // 3. classes and parameters
     rule(
         "unknown-class-parameter",

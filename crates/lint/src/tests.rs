@@ -1045,3 +1045,68 @@ fn a_file_that_does_not_parse_is_one_finding() {
     assert_eq!(of(&f, "data-syntax").len(), 2, "{f:#?}");
     assert!(of(&f, "interpolation-undefined-key").is_empty(), "{f:#?}");
 }
+
+#[test]
+fn openvox9_compat() {
+    let rule = "openvox9-compat";
+    // An environment Puppet 8 reads through the default hierarchy: its data is lost in OpenVox 9.
+    let fx = Fixture::new(&[
+        (
+            "environment.conf",
+            "modulepath = modules\nenvironment_data_provider = 'hiera'\n",
+        ),
+        ("data/common.yaml", "k: v\n"),
+        (
+            "modules/legacy/lib/puppet/indirector/data_binding/ldap.rb",
+            "# a terminus\n",
+        ),
+        ("modules/legacy/manifests/init.pp", "class legacy {}\n"),
+    ]);
+    let f = fx.lint();
+    assert_eq!(
+        of(&f, rule),
+        [
+            "environment.conf:2:1",
+            "modules/legacy/lib/puppet/indirector/data_binding/ldap.rb:1:1"
+        ]
+    );
+    let m = message(&f, rule);
+    assert!(
+        m.starts_with("environment_data_provider = hiera: OpenVox 9 no longer reads"),
+        "{m}"
+    );
+    assert!(m.contains("add a version 5 hiera.yaml"), "{m}");
+    // Behind a version 5 hiera.yaml the setting is dead already.
+    let fx = Fixture::new(&[
+        ("environment.conf", "environment_data_provider = function\n"),
+        ("hiera.yaml", HIERA),
+        ("data/common.yaml", "k: v\n"),
+    ]);
+    let f = fx.lint();
+    assert!(
+        message(&f, rule).contains("Puppet 8 already ignores it"),
+        "{f:?}"
+    );
+    // puppet.conf's data-binding settings, in any section.
+    let fx = Fixture::new(&[
+        ("hiera.yaml", HIERA),
+        ("data/common.yaml", "k: v\n"),
+        (
+            "puppet.conf",
+            "[main]\ncertname = x\n[server]\n  data_binding_terminus = none\n",
+        ),
+    ]);
+    let f = lint(&Options {
+        root: fx.dir.clone(),
+        puppet_conf: Some(fx.dir.join("puppet.conf")),
+        ..Default::default()
+    })
+    .unwrap()
+    .findings;
+    assert_eq!(of(&f, rule), ["puppet.conf:4:3"]);
+    assert!(
+        message(&f, rule).contains("the global hiera.yaml this setting turns off is read there")
+    );
+    // Nothing of the kind: no finding.
+    assert_eq!(of(&fx.lint(), rule), Vec::<String>::new());
+}

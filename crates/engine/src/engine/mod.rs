@@ -49,6 +49,10 @@ pub struct Layers {
     pub modules: Vec<(String, PathBuf)>,
     /// `$codedir`, for Hiera 3's default datadir.
     pub codedir: PathBuf,
+    /// The environment's `environment_data_provider` (its environment.conf's, else puppet.conf's):
+    /// `hiera`, `function` or `none` make the environment layer as Puppet 8's
+    /// `LookupAdapter#initialize_env_provider` does.
+    pub environment_data_provider: Option<String>,
 }
 
 /// Session-wide settings.
@@ -134,8 +138,11 @@ struct FactReads {
 /// from the control repo, not hostile input a hash flood could come from).
 #[derive(Default)]
 struct Caches {
-    /// The hiera.yaml of each provider that exists (resolved on first use).
-    provider_paths: FxHashMap<ProviderId, Option<std::sync::Arc<std::path::Path>>>,
+    /// Where the configuration of each provider that exists comes from (resolved on first
+    /// use).
+    provider_sources: FxHashMap<ProviderId, Option<providers::ProviderSource>>,
+    /// What each module's metadata.json says, read when the module is first asked for.
+    module_metadata: FxHashMap<String, providers::ModuleMetadata>,
     configs: FxHashMap<PathBuf, std::result::Result<Arc<HieraConfig>, Error>>,
     entries: FxHashMap<(ProviderId, bool), EntriesResult>,
     files: DataFiles,
@@ -473,10 +480,10 @@ impl Session {
                 ProviderId::Module(m) => Some(format!("{m}::")),
                 _ => None,
             };
-            let Some(path) = self.provider_path(&id)? else {
+            let Some(source) = self.provider_source(&id)? else {
                 continue;
             };
-            let Ok(cfg) = self.config_at(&id, &path) else {
+            let Ok(cfg) = self.config_of(&id, &source) else {
                 continue;
             };
             let mut lists = vec![self.entries_of(&id, &cfg, false)];

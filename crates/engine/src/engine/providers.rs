@@ -18,7 +18,7 @@ use crate::merge::MergeStrategy;
 use crate::scope::Strict;
 use hiera_formats::DataFormat;
 use hiera_value::value::{Map, Value};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -26,6 +26,26 @@ pub(super) enum ProviderId {
     Global,
     Environment,
     Module(String),
+}
+
+/// Where a data provider's configuration comes from.
+#[derive(Debug, Clone)]
+pub(super) enum ProviderSource {
+    /// A hiera.yaml; Puppet's default configuration when the file does not exist (the global
+    /// layer's, a `hiera` data provider's without one).
+    File(Arc<Path>),
+    /// Puppet 8's legacy `data_provider: function` ([`HieraConfig::v4_function`]).
+    Function(Arc<HieraConfig>),
+}
+
+/// What `Puppet::Module` takes from a module's metadata.json.
+#[derive(Debug, Clone)]
+pub(crate) enum ModuleMetadata {
+    /// A metadata.json Puppet refuses (`MissingMetadata`, or `FaultyMetadata` under strict
+    /// `error`): the environment does not have the module (Puppet logs the error and drops it).
+    Refused,
+    /// Usable; its `data_provider`, if any.
+    Usable(Option<Value>),
 }
 
 #[derive(Debug, Clone)]
@@ -38,6 +58,10 @@ pub(super) struct ResolvedEntry {
     pub(super) options: Map,
     /// The hiera.yaml declaring the entry, for error messages.
     pub(super) config_file: String,
+    /// The function provider's tag in Puppet's messages (`FunctionProvider#full_name`):
+    /// `data_hash`, `lookup_key`…, and `v3_data_hash`, `v3_lookup_key` for the backends of a
+    /// Hiera 3 configuration.
+    pub(super) tag: &'static str,
 }
 
 pub(super) type EntriesResult = std::result::Result<Arc<Vec<ResolvedEntry>>, Error>;
@@ -177,9 +201,9 @@ impl Session {
         strategy: &MergeStrategy,
     ) -> Result<Option<Value>> {
         let v3 = !self.inv.v3_scope
-            && match self.provider_path(&ProviderId::Global)? {
+            && match self.provider_source(&ProviderId::Global)? {
                 Some(p) => self
-                    .config_at(&ProviderId::Global, &p)
+                    .config_of(&ProviderId::Global, &p)
                     .is_ok_and(|c| c.version == 3),
                 None => false,
             };
@@ -198,10 +222,9 @@ impl Session {
 
     /// `LookupAdapter#has_environment_data_provider?`: an environment layer of version 5.
     pub(super) fn has_environment_v5(&mut self) -> Result<bool> {
-        match self.provider_path(&ProviderId::Environment)? {
-            Some(p) => Ok(self.config_at(&ProviderId::Environment, &p)?.version >= 5),
-            None => Ok(false),
-        }
+        Ok(self
+            .provider_config(&ProviderId::Environment)?
+            .is_some_and(|c| c.version >= 5))
     }
 
     pub(super) fn lookup_in_environment(
@@ -209,7 +232,7 @@ impl Session {
         lk: &LookupKey,
         strategy: &MergeStrategy,
     ) -> Result<Option<Value>> {
-        if self.provider_path(&ProviderId::Environment)?.is_none() {
+        if self.provider_source(&ProviderId::Environment)?.is_none() {
             return Ok(None);
         }
         self.provider_key_lookup(&ProviderId::Environment, lk, strategy, false)
@@ -223,12 +246,12 @@ impl Session {
         let Some(module) = self.current_module_name(lk) else {
             return Ok(None);
         };
-        // A module that is not there has no provider (provider_path's answer, without
+        // A module that is not there has no provider (provider_source's answer, without
         // building its id: most keys name a module, few repositories have them all).
-        let exists = self.layers.modules.iter().any(|(n, _)| **n == *module);
+        let exists = self.module_exists(&module);
         if exists {
             let id = ProviderId::Module(module.to_string());
-            if self.provider_path(&id)?.is_some() {
+            if self.provider_source(&id)?.is_some() {
                 return self.provider_key_lookup(&id, lk, strategy, false);
             }
         }
@@ -238,61 +261,277 @@ impl Session {
         Ok(None)
     }
 
-    /// The hiera.yaml of a provider, or `None` when the provider does not exist (no
-    /// environment hiera.yaml, unknown module, module without hiera.yaml, or Puppet 7
-    /// ignoring a version 3 file).
-    pub(super) fn provider_path(&mut self, id: &ProviderId) -> Result<Option<Arc<Path>>> {
-        if let Some(p) = self.cache.provider_paths.get(id) {
+    /// Where a provider's configuration comes from, or `None` when the provider does not
+    /// exist: Puppet's `LookupAdapter#global_provider`, `#initialize_env_provider` and
+    /// `#initialize_module_provider` (an environment or module without hiera.yaml nor a
+    /// legacy data provider, an unknown module, a `none` data provider, or Puppet 7 ignoring
+    /// a version 3 file).
+    pub(super) fn provider_source(&mut self, id: &ProviderId) -> Result<Option<ProviderSource>> {
+        if let Some(p) = self.cache.provider_sources.get(id) {
             // Shared, not copied: every lookup asks for two or three of these.
             return Ok(p.clone());
         }
-        let (path, what) = match id {
-            ProviderId::Global => (self.layers.global.clone(), ""),
-            ProviderId::Environment => (
-                self.layers
-                    .environment_dir
-                    .as_ref()
-                    .map(|d| d.join("hiera.yaml"))
-                    .filter(|p| self.cache.files.fs().exists(p)),
-                "an environment",
-            ),
-            ProviderId::Module(name) => (
-                self.layers
-                    .modules
-                    .iter()
-                    .find(|(n, _)| n == name)
-                    .map(|(_, d)| d.join("hiera.yaml"))
-                    .filter(|p| self.cache.files.fs().exists(p)),
-                "a module",
-            ),
+        let source = match id {
+            ProviderId::Global => {
+                (self.layers.global.clone()).map(|p| ProviderSource::File(p.into()))
+            }
+            ProviderId::Environment => self.environment_source()?,
+            ProviderId::Module(name) => self.module_source(name)?,
         };
-        let path = match path {
-            Some(p) if *id != ProviderId::Global => {
-                let cfg = self.config_at(id, &p)?;
-                if cfg.version == 3 {
-                    if self.settings.strict == Strict::Error {
-                        return Err(Error::issue(format!(
-                            "hiera.yaml version 3 cannot be used in {what} (file: {})",
-                            p.display()
-                        )));
+        self.cache
+            .provider_sources
+            .insert(id.clone(), source.clone());
+        Ok(source)
+    }
+
+    /// The configuration a provider's source gives.
+    pub(super) fn config_of(
+        &mut self,
+        id: &ProviderId,
+        source: &ProviderSource,
+    ) -> Result<Arc<HieraConfig>> {
+        match source {
+            ProviderSource::File(p) => self.config_at(id, p),
+            ProviderSource::Function(cfg) => Ok(cfg.clone()),
+        }
+    }
+
+    /// The configuration of a provider that exists.
+    pub(super) fn provider_config(&mut self, id: &ProviderId) -> Result<Option<Arc<HieraConfig>>> {
+        match self.provider_source(id)? {
+            Some(source) => self.config_of(id, &source).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// An environment's or a module's hiera.yaml that exists (`assert_config_version`):
+    /// version 3 is Puppet 8's error, or Puppet 7's warning and no provider.
+    fn hiera_yaml_source(&mut self, id: &ProviderId, p: PathBuf) -> Result<Option<ProviderSource>> {
+        let cfg = self.config_at(id, &p)?;
+        if cfg.version != 3 {
+            return Ok(Some(ProviderSource::File(p.into())));
+        }
+        let (what, root) = match id {
+            ProviderId::Environment => ("an environment", "the environment root"),
+            _ => ("a module", "module root"),
+        };
+        if self.settings.strict == Strict::Error {
+            return Err(Error::issue(format!(
+                "hiera.yaml version 3 cannot be used in {what} (file: {})",
+                p.display()
+            )));
+        }
+        self.warnings
+            .push(format!("hiera.yaml version 3 found at {root} was ignored"));
+        Ok(None)
+    }
+
+    /// `LookupAdapter#initialize_env_provider`: the environment's hiera.yaml, unless its
+    /// `environment_data_provider` (environment.conf's, else puppet.conf's) says otherwise
+    /// and the hiera.yaml, if any, is not of version 5.
+    fn environment_source(&mut self) -> Result<Option<ProviderSource>> {
+        let Some(dir) = self.layers.environment_dir.clone() else {
+            return Ok(None);
+        };
+        let config_path = dir.join("hiera.yaml");
+        let conf = dir.join("environment.conf");
+        let conf = conf.display();
+        let warn = self.settings.strict != Strict::Off;
+        let mut provider = self.layers.environment_data_provider.clone();
+        let mut ep = None;
+        if self.cache.files.fs().exists(&config_path) {
+            ep = self.hiera_yaml_source(&ProviderId::Environment, config_path.clone())?;
+            if let Some(source) = &ep {
+                let cfg = self.config_of(&ProviderId::Environment, source)?;
+                if cfg.version >= 5 {
+                    if let Some(name) = provider.take().filter(|_| warn) {
+                        self.warnings.push(format!(
+                            "Defining environment_data_provider='{name}' in environment.conf is deprecated (file: {conf})"
+                        ));
+                        if name != "hiera" {
+                            self.warnings.push(format!(
+                                "The environment_data_provider='{name}' setting is ignored since '{}' version >= 5 (file: {conf})",
+                                config_path.display()
+                            ));
+                        }
                     }
-                    let root = if *id == ProviderId::Environment {
-                        "the environment root"
-                    } else {
-                        "module root"
-                    };
-                    self.warnings
-                        .push(format!("hiera.yaml version 3 found at {root} was ignored"));
-                    None
-                } else {
-                    Some(p)
                 }
             }
-            other => other,
+        }
+        let Some(name) = provider else {
+            return Ok(ep);
         };
-        let path: Option<Arc<Path>> = path.map(Arc::from);
-        self.cache.provider_paths.insert(id.clone(), path.clone());
-        Ok(path)
+        if warn {
+            let instead = if ep.is_none() {
+                " A 'hiera.yaml' file should be used instead"
+            } else {
+                ""
+            };
+            self.warnings.push(format!(
+                "Defining environment_data_provider='{name}' in environment.conf is deprecated.{instead} (file: {conf})"
+            ));
+        }
+        match name.as_str() {
+            "none" => Ok(None),
+            // The hiera.yaml, or Puppet's default configuration where it would be.
+            "hiera" => Ok(ep.or(Some(ProviderSource::File(config_path.into())))),
+            "function" => Ok(Some(self.legacy_function(&dir, "environment::data"))),
+            other => Err(Error::run(format!(
+                "Environment '{}', cannot find environment_data_provider '{other}'",
+                dir.file_name().unwrap_or_default().to_string_lossy()
+            ))),
+        }
+    }
+
+    /// `HieraConfigV5.v4_function_config`, with its deprecation.
+    fn legacy_function(&mut self, root: &Path, name: &str) -> ProviderSource {
+        if self.settings.strict != Strict::Off {
+            self.warnings.push(format!(
+                "Using of legacy data provider function '{name}'. Please convert to a 'data_hash' function"
+            ));
+        }
+        ProviderSource::Function(Arc::new(HieraConfig::v4_function(root, name)))
+    }
+
+    /// The directory of module `name`, if the environment has it.
+    fn module_dir(&self, name: &str) -> Option<PathBuf> {
+        (self.layers.modules.iter())
+            .find(|(n, _)| n == name)
+            .map(|(_, d)| d.clone())
+    }
+
+    /// Whether the environment has module `name` (`Environment#module`): on its modulepath,
+    /// and with a metadata.json Puppet accepts.
+    pub(super) fn module_exists(&mut self, name: &str) -> bool {
+        self.layers.modules.iter().any(|(n, _)| n == name)
+            && matches!(self.module_metadata(name), ModuleMetadata::Usable(_))
+    }
+
+    /// `Puppet::Module#load_metadata`: a metadata.json that does not parse is refused under
+    /// strict `error` (a warning otherwise, and no metadata); one that parses must give
+    /// `source`, `author`, `version`, `license` and an array of `dependencies`, or Puppet
+    /// drops the module. Each refusal is the warning Puppet logs as an error.
+    fn module_metadata(&mut self, name: &str) -> ModuleMetadata {
+        if let Some(m) = self.cache.module_metadata.get(name) {
+            return m.clone();
+        }
+        let meta = match self.module_dir(name) {
+            Some(dir) => self.read_module_metadata(name, &dir.join("metadata.json")),
+            None => ModuleMetadata::Usable(None),
+        };
+        self.cache
+            .module_metadata
+            .insert(name.to_string(), meta.clone());
+        meta
+    }
+
+    fn read_module_metadata(&mut self, name: &str, path: &Path) -> ModuleMetadata {
+        let text = match self.cache.files.fs().read_text(path) {
+            Ok(t) => t,
+            Err(_) => return ModuleMetadata::Usable(None),
+        };
+        if text.is_empty() {
+            return ModuleMetadata::Usable(None);
+        }
+        let data = match hiera_formats::json::parse(&text) {
+            Ok(v) => v,
+            Err(e) => {
+                self.warnings.push(format!(
+                    "{name} has an invalid and unparsable metadata.json file. The parse error: {e}"
+                ));
+                return match self.settings.strict {
+                    Strict::Error => ModuleMetadata::Refused,
+                    _ => ModuleMetadata::Usable(None),
+                };
+            }
+        };
+        let Value::Hash(data) = data else {
+            return ModuleMetadata::Usable(None);
+        };
+        if data.is_empty() {
+            return ModuleMetadata::Usable(None);
+        }
+        for attr in ["source", "author", "version", "license", "dependencies"] {
+            let refused = match data.get(&Value::str(attr)) {
+                None | Some(Value::Null) => {
+                    format!("No {attr} module metadata provided for {name}")
+                }
+                Some(
+                    v @ (Value::String(_)
+                    | Value::Int(_)
+                    | Value::Float(_)
+                    | Value::Bool(_)
+                    | Value::Hash(_)),
+                ) if attr == "dependencies" => {
+                    format!(
+                        "The value for the key dependencies in the file metadata.json of the module {name} must be an array, not: '{}'",
+                        hiera_value::text::to_s(v)
+                    )
+                }
+                Some(_) => continue,
+            };
+            self.warnings.push(refused);
+            return ModuleMetadata::Refused;
+        }
+        ModuleMetadata::Usable(
+            data.get(&Value::str("data_provider"))
+                .filter(|v| !v.is_null())
+                .cloned(),
+        )
+    }
+
+    /// `LookupAdapter#initialize_module_provider`: the module's hiera.yaml, unless its
+    /// metadata.json's `data_provider` says otherwise and the hiera.yaml, if any, is not of
+    /// version 5.
+    fn module_source(&mut self, name: &str) -> Result<Option<ProviderSource>> {
+        let Some(dir) = self.module_dir(name) else {
+            return Ok(None);
+        };
+        let ModuleMetadata::Usable(provider) = self.module_metadata(name) else {
+            return Ok(None);
+        };
+        let mut provider = provider.map(|p| hiera_value::text::to_s(&p));
+        let id = ProviderId::Module(name.to_string());
+        let metadata = dir.join("metadata.json");
+        let metadata = metadata.display();
+        let warn = self.settings.strict != Strict::Off;
+        let config_path = dir.join("hiera.yaml");
+        let mut mp = None;
+        if self.cache.files.fs().exists(&config_path) {
+            mp = self.hiera_yaml_source(&id, config_path.clone())?;
+            if let Some(source) = &mp {
+                if self.config_of(&id, source)?.version >= 5 {
+                    if let Some(p) = provider.take().filter(|_| warn) {
+                        self.warnings.push(format!(
+                            "Defining \"data_provider\": \"{p}\" in metadata.json is deprecated. It is ignored since a 'hiera.yaml' with version >= 5 is present (file: {metadata})"
+                        ));
+                    }
+                }
+            }
+        }
+        let Some(p) = provider else {
+            return Ok(mp);
+        };
+        if warn {
+            let instead = if mp.is_none() {
+                " A 'hiera.yaml' file should be used instead"
+            } else {
+                ""
+            };
+            self.warnings.push(format!(
+                "Defining \"data_provider\": \"{p}\" in metadata.json is deprecated.{instead} (file: {metadata})"
+            ));
+        }
+        match p.as_str() {
+            "none" => Ok(None),
+            "hiera" => Ok(mp.or(Some(ProviderSource::File(config_path.into())))),
+            "function" => Ok(Some(self.legacy_function(&dir, &format!("{name}::data")))),
+            // Puppet 8's own error here (`raise Puppet::Error.new(...) % {...}` applies `%`
+            // to the exception).
+            other => Err(Error::run(format!(
+                "undefined method `%' for an instance of Puppet::Error (Puppet 8's failure on metadata.json's unknown \"data_provider\": \"{other}\" of module {name}, {metadata}: use hiera, function or none)"
+            ))),
+        }
     }
 
     /// The module an invocation belongs to: the key's, or for lookup_options the module of
@@ -309,10 +548,13 @@ impl Session {
             return Ok(None);
         };
         let id = ProviderId::Module(module.clone());
-        let Some(path) = self.provider_path(&id)? else {
+        if !self.module_exists(&module) {
+            return Ok(None);
+        }
+        let Some(cfg) = self.provider_config(&id)? else {
             return Ok(None);
         };
-        if self.config_at(&id, &path)?.default_hierarchy.is_none() {
+        if cfg.default_hierarchy.is_none() {
             return Ok(None);
         }
         let label = format!("Searching default_hierarchy of module \"{module}\"");
@@ -472,12 +714,12 @@ impl Session {
         strategy: &MergeStrategy,
         default_hierarchy: bool,
     ) -> Result<Option<Value>> {
-        let path = match self.provider_path(id)? {
+        let source = match self.provider_source(id)? {
             Some(p) => p,
             None => return Ok(None),
         };
         if default_hierarchy {
-            let cfg = self.config_at(id, &path)?;
+            let cfg = self.config_of(id, &source)?;
             if self.entries_of(id, &cfg, true)?.is_empty() {
                 self.report_not_found(&lk.key);
                 return Ok(None);
@@ -485,7 +727,7 @@ impl Session {
         }
         // The configuration is read before the provider's explain node opens (Puppet's
         // global provider reads it first; the others when the provider is created).
-        let cfg = self.config_at(id, &path)?;
+        let cfg = self.config_of(id, &source)?;
         self.with(
             || Kind::DataProvider {
                 name: Self::provider_name(id, Some(&cfg)),
@@ -633,11 +875,17 @@ impl Session {
             .as_ref()
             .map(|p| p.display().to_string())
             .unwrap_or_default();
+        let tag = match (v3, e.kind) {
+            (true, FunctionKind::DataHash) => "v3_data_hash",
+            (true, FunctionKind::LookupKey) => "v3_lookup_key",
+            (_, kind) => kind.tag(),
+        };
         Ok(Some(ResolvedEntry {
             entry: e.clone(),
             locations: locs,
             options,
             config_file,
+            tag,
         }))
     }
 
@@ -652,7 +900,13 @@ impl Session {
         // every lookup.
         self.with(
             || Kind::DataProvider {
-                name: format!("Hierarchy entry \"{}\"", e.entry.name),
+                name: match e.entry.kind {
+                    // `V4DataHashFunctionProvider#name`.
+                    FunctionKind::V4DataHash => {
+                        format!("Deprecated API function \"{}\"", e.entry.function)
+                    }
+                    _ => format!("Hierarchy entry \"{}\"", e.entry.name),
+                },
                 config_path: None,
                 module: None,
             },
@@ -731,6 +985,31 @@ impl Session {
         loc: Option<&ResolvedLocation>,
         lk: &LookupKey,
     ) -> Result<Option<Value>> {
+        let r = self.call_backend_function(e, loc, lk);
+        // The backends (and the data files they share between providers) name themselves as
+        // a version 5 level's function does; a Hiera 3 configuration's are Puppet's
+        // `V3DataHashFunctionProvider` and `V3LookupKeyFunctionProvider`.
+        match e.tag {
+            "v3_data_hash" | "v3_lookup_key" => r.map_err(|err| {
+                let plain = &e.tag[3..];
+                err.map_message(|m| {
+                    m.replacen(
+                        &format!(" {plain} function '"),
+                        &format!(" {} function '", e.tag),
+                        1,
+                    )
+                })
+            }),
+            _ => r,
+        }
+    }
+
+    fn call_backend_function(
+        &mut self,
+        e: &ResolvedEntry,
+        loc: Option<&ResolvedLocation>,
+        lk: &LookupKey,
+    ) -> Result<Option<Value>> {
         let f = e.entry.function.as_str();
         let root = lk.root.as_str();
         let call = Call {
@@ -740,10 +1019,14 @@ impl Session {
             config_file: &e.config_file,
         };
         let not_found = || {
+            // `config.fail`: a configuration Puppet made itself has no file to name.
+            let file = match e.config_file.as_str() {
+                "" => String::new(),
+                file => format!(" (file: {file})"),
+            };
             Error::issue(format!(
-                "Unable to find '{}' function named '{f}' (file: {})",
+                "Unable to find '{}' function named '{f}'{file}",
                 e.entry.kind.tag(),
-                e.config_file
             ))
         };
         let location_name = loc.map_or("", |l| l.location.as_str());
@@ -813,6 +1096,33 @@ impl Session {
                     e.config_file
                 )))
             }
+            FunctionKind::V4DataHash => {
+                let cached =
+                    (self.cache.data_hashes.get(f)).and_then(|by_location| by_location.get(""));
+                let hash = match cached {
+                    Some(r) => r.clone()?,
+                    None => {
+                        let r = self.v4_data_hash(f).map(Arc::new);
+                        (self.cache.data_hashes.entry(f.to_string()).or_default())
+                            .insert(String::new(), r.clone());
+                        r?
+                    }
+                };
+                match hash.get(root)? {
+                    Some(value) => {
+                        validate_data_value(
+                            &**self.cache.files.fs(),
+                            &hash,
+                            root,
+                            &value,
+                            format_args!("deprecated API function '{f}'"),
+                            "",
+                        )?;
+                        Some(Found::Interpolate(value))
+                    }
+                    None => None,
+                }
+            }
         };
         let value = match found {
             None => {
@@ -828,6 +1138,55 @@ impl Session {
             _ => self.report_found(root, &value),
         }
         Ok(Some(value))
+    }
+}
+
+impl Session {
+    /// The hash the legacy data provider function `name` returns (`environment::data`, or
+    /// `MODULE::data` of a module's `"data_provider": "function"`), found where Puppet's
+    /// loaders look for it and evaluated when its body is data
+    /// ([`puppet_function`](crate::backend::puppet_function)).
+    fn v4_data_hash(&mut self, name: &str) -> Result<DataHash> {
+        use crate::backend::puppet_function;
+        let qualifier = name.split("::").next().unwrap_or_default();
+        let root = if qualifier == "environment" {
+            self.layers.environment_dir.clone()
+        } else {
+            self.module_dir(qualifier)
+        };
+        let not_found = || {
+            Error::issue(format!(
+                "Unable to find 'v4_data_hash' function named '{name}'"
+            ))
+        };
+        let root = root.ok_or_else(not_found)?;
+        let (pp, rb) = puppet_function::function_sources(&root, name);
+        let fs = self.cache.files.fs().clone();
+        if fs.is_file(&rb) {
+            return Err(Error::run(format!(
+                "{}: {name}() is a Ruby function, and hiera-lookup runs no Ruby: turn its data into a hiera.yaml and data files",
+                rb.display()
+            )));
+        }
+        let text = match fs.read_text(&pp) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_found()),
+            Err(e) => {
+                return Err(Error::run(format!(
+                    "Could not read {}: {}",
+                    pp.display(),
+                    crate::error::io_reason(&e)
+                )))
+            }
+        };
+        let file = pp.display().to_string();
+        let value = puppet_function::evaluate(&text, name, &file, &|var| {
+            self.scope_variable(var).cloned()
+        })?;
+        match value {
+            Value::Hash(map) => Ok(DataHash::from_map(map)),
+            other => Err(puppet_function::not_a_hash(name, &other)),
+        }
     }
 }
 

@@ -109,9 +109,9 @@ impl Session {
             ids.push((ProviderId::Global, false));
         }
         // A Hiera 3 global layer without an environment of version 5 is searched alone.
-        let global_v3 = match self.provider_path(&ProviderId::Global)? {
+        let global_v3 = match self.provider_source(&ProviderId::Global)? {
             Some(p) if self.layers.global.is_some() => self
-                .config_at(&ProviderId::Global, &p)
+                .config_of(&ProviderId::Global, &p)
                 .is_ok_and(|c| c.version == 3),
             _ => false,
         };
@@ -124,10 +124,10 @@ impl Session {
         }
         let mut out = Vec::new();
         for (id, default_hierarchy) in ids {
-            let Some(path) = self.provider_path(&id)? else {
+            let Some(source) = self.provider_source(&id)? else {
                 continue;
             };
-            let cfg = self.config_at(&id, &path)?;
+            let cfg = self.config_of(&id, &source)?;
             if default_hierarchy && cfg.default_hierarchy.is_none() {
                 continue;
             }
@@ -170,10 +170,10 @@ impl Session {
         let ids = self.layer_providers();
         let mut out = Vec::new();
         for id in ids {
-            let Some(path) = self.provider_path(&id)? else {
+            let Some(source) = self.provider_source(&id)? else {
                 continue;
             };
-            let cfg = self.config_at(&id, &path)?;
+            let cfg = self.config_of(&id, &source)?;
             let mut lists = vec![self.entries_of(&id, &cfg, false)?];
             if cfg.default_hierarchy.is_some() {
                 lists.push(self.entries_of(&id, &cfg, true)?);

@@ -1,0 +1,1 @@
+function environment::data() { { 'k' => 'not found here' } }

@@ -1,0 +1,1 @@
+function mfunc4::data() { { 'mfunc4::k' => 'from-function' } }

@@ -1,0 +1,3 @@
+function mfuncarr::data() {
+  ['mfuncarr::k', 1]
+}

@@ -1,0 +1,7 @@
+function mfunccode::data() {
+  $base = { 'mfunccode::k' => 'base' }
+  case $facts['os']['family'] {
+    'Debian': { $base + { 'mfunccode::pkg' => 'apt' } }
+    default:  { $base }
+  }
+}

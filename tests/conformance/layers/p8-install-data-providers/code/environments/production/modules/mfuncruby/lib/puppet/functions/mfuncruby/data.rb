@@ -1,0 +1,5 @@
+Puppet::Functions.create_function(:'mfuncruby::data') do
+  def data
+    { 'mfuncruby::k' => 'from ruby' }
+  end
+end
