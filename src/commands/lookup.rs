@@ -3,10 +3,10 @@
 //! `--facts`, `--facts-dir`, PuppetDB's, `--all`): batch mode, JSON Lines.
 
 use crate::flags::groups::{self, ColorArgs, FactsArgs, LayoutArgs, Listed, MergeArgs};
-use crate::flags::groups::{NodeArgs, RedactArgs, StrictArgs, ThreadsArgs, When};
+use crate::flags::groups::{NodeArgs, RedactArgs, SecretsArgs, StrictArgs, ThreadsArgs, When};
 use crate::output::{self, ExitCode};
 use crate::request::{Flags, Mode, Request, Resolved};
-use hiera_engine::{Error, Session, Workspace};
+use hiera_engine::{Error, Session, Settings, Workspace};
 
 /// The lookup's flags: `puppet lookup`'s, and hiera-lookup's own.
 #[derive(clap::Parser, Debug)]
@@ -75,6 +75,9 @@ pub struct Args {
 
     #[command(flatten)]
     pub redact: RedactArgs,
+
+    #[command(flatten)]
+    pub secrets: SecretsArgs,
 
     #[command(flatten)]
     pub color: ColorArgs,
@@ -182,12 +185,17 @@ fn run(
     let request = Request::new(&flags)?;
     let mut sources = args.sources().resolve()?;
     sources.check_control_repo()?;
+    // A single lookup keeps Puppet's error without the private key; a batch goes on.
+    let settings = Settings {
+        secrets: args.secrets.mode(request.mode == Mode::Batch)?,
+        ..request.settings()
+    };
     if request.mode == Mode::Batch {
-        let workspace = Workspace::open(sources.env.clone(), request.settings())?;
+        let workspace = Workspace::open(sources.env.clone(), settings.clone())?;
         let facts = sources.facts_request()?;
         let db = sources.puppetdb()?;
         request.check_batch(&flags)?;
-        sources.answer_other_environments(request.settings());
+        sources.answer_other_environments(settings);
         return run_batch(args, &sources, &workspace, &request, (facts, db));
     }
     let layers = sources.env.layers()?;
@@ -199,7 +207,7 @@ fn run(
     let mut session = Session::with_files(
         scope,
         layers,
-        request.settings(),
+        settings,
         hiera_engine::backend::DataFiles::default(),
     );
     let out = request.answer(&mut session, warnings).inspect_err(|_| {
