@@ -109,3 +109,546 @@ fn a_batch_goes_on_without_the_key() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stdout).contains("does not exist"));
 }
+
+// ---------------------------------------------------------------- the eyaml commands
+
+const FIXTURE_KEYS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/backends/eyaml");
+
+/// A control repo with the test key pair in `keys/` (0600), an eyaml level naming them by
+/// relative path, HOME and TMPDIR inside it.
+fn repo(name: &str) -> Tree {
+    let hiera = "version: 5\nhierarchy:\n  - name: Per-node secrets\n    lookup_key: eyaml_lookup_key\n    path: nodes/%{trusted.certname}.eyaml\n    options:\n      pkcs7_private_key: keys/private_key.pkcs7.pem\n      pkcs7_public_key: keys/public_key.pkcs7.pem\n  - name: Secrets\n    lookup_key: eyaml_lookup_key\n    path: common.eyaml\n    options:\n      pkcs7_private_key: keys/private_key.pkcs7.pem\n      pkcs7_public_key: keys/public_key.pkcs7.pem\n";
+    let common = format!(
+        "---\n# the database\nprofile::db::password: {OLD} # rotated yearly\nplain: text\nblock: >\n    {}\n    {}\n",
+        &OLD[..40],
+        &OLD[40..]
+    );
+    let t = tree(
+        "eyaml",
+        name,
+        &[
+            ("hiera.yaml", hiera),
+            ("data/common.eyaml", &common),
+            ("home/.keep", ""),
+            ("tmp/.keep", ""),
+        ],
+    );
+    std::fs::create_dir_all(t.join("keys")).unwrap();
+    for f in ["private_key.pkcs7.pem", "public_key.pkcs7.pem"] {
+        let to = t.join("keys").join(f);
+        std::fs::copy(format!("{FIXTURE_KEYS}/keys/{f}"), &to).unwrap();
+        set_mode(&to, 0o600);
+    }
+    t
+}
+
+fn set_mode(p: &std::path::Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+fn mode(p: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+}
+
+fn eyaml(dir: &Tree, args: &[&str]) -> Output {
+    eyaml_with(dir, args, &[])
+}
+
+fn eyaml_with(dir: &Tree, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = bin();
+    c.current_dir(dir)
+        .arg("eyaml")
+        .args(args)
+        .env("HOME", dir.join("home"))
+        .env("TMPDIR", dir.join("tmp"))
+        .env_remove("EYAML_CONFIG")
+        .env_remove("VISUAL")
+        .env_remove("EDITOR");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+/// The second test key pair's private key, copied 0600 into `dir`.
+fn other_private(dir: &Tree) -> String {
+    let to = dir.join("other_private.pem");
+    std::fs::copy(
+        format!("{FIXTURE_KEYS}/other/keys/private_key.pkcs7.pem"),
+        &to,
+    )
+    .unwrap();
+    set_mode(&to, 0o600);
+    to.display().to_string()
+}
+
+/// One line on stderr, exit 2, and no plaintext in it.
+fn failed(o: &Output, plain: &[&str]) -> String {
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    for p in plain {
+        assert!(!err.contains(p), "{err}");
+    }
+    err
+}
+
+fn tokens(text: &str) -> Vec<String> {
+    hiera_engine::backend::eyaml::tokens::encrypted_pieces(text)
+        .into_iter()
+        .filter_map(|p| match p {
+            hiera_engine::backend::eyaml::tokens::Piece::Enc(e) => Some(e.raw.to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn encrypt_and_decrypt_with_the_repos_keys() {
+    let dir = repo("roundtrip");
+    let o = eyaml(&dir, &["encrypt", "-s", "hunter2"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let token = text(&o.stdout).trim_end().to_string();
+    assert!(
+        token.starts_with("ENC[PKCS7,MII") && !token.contains('\n'),
+        "{token}"
+    );
+    let o = eyaml(&dir, &["decrypt", "-s", &token]);
+    assert_eq!(
+        (text(&o.stdout).as_str(), o.status.code()),
+        ("hunter2\n", Some(0))
+    );
+    // Block form with a label, and standard input.
+    let mut c = bin();
+    let child = c
+        .current_dir(&dir)
+        .args(["eyaml", "encrypt", "--output", "block", "--label", "k"])
+        .env("HOME", dir.join("home"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .as_ref()
+        .unwrap()
+        .write_all(b"from stdin")
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    let block = text(&o.stdout);
+    assert!(block.starts_with("k: >\n  ENC[PKCS7,"), "{block}");
+    assert!(block.lines().skip(1).all(|l| l.len() <= 62), "{block}");
+    let value = hiera_formats::yaml::load(&block).unwrap();
+    let folded = value.get("k").unwrap().as_str().unwrap().to_string();
+    let o = eyaml(&dir, &["decrypt", "-s", &folded]);
+    assert_eq!(text(&o.stdout), "from stdin\n");
+    // A file: every token as a DEC marker, everything else as it is.
+    let o = eyaml(&dir, &["decrypt", "-f", "data/common.eyaml"]);
+    assert_eq!(
+        text(&o.stdout),
+        "---\n# the database\nprofile::db::password: DEC::PKCS7[OLDSECRET1]! # rotated yearly\nplain: text\nblock: >\n    DEC::PKCS7[OLDSECRET1]!\n"
+    );
+}
+
+#[test]
+fn keys_come_from_flags_hiera_yaml_then_eyaml_config() {
+    let dir = repo("keys");
+    // hiera.yaml's relative key paths are read from the working directory (as Ruby does):
+    // elsewhere they are absent, and ~/.eyaml/config.yaml is next.
+    let sub = dir.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    let run_in = |cwd: &std::path::Path, args: &[&str], env: &[(&str, &str)]| {
+        let mut c = bin();
+        c.current_dir(cwd)
+            .arg("eyaml")
+            .args(args)
+            .env("HOME", dir.join("home"))
+            .env_remove("EYAML_CONFIG");
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.output().unwrap()
+    };
+    let o = run_in(&sub, &["decrypt", "-C", "..", "-s", OLD], &[]);
+    let err = failed(&o, &["OLDSECRET1"]);
+    assert!(
+        err.contains("no eyaml private key found") && err.contains("--pkcs7-private-key"),
+        "{err}"
+    );
+    let keys = dir.join("keys");
+    std::fs::create_dir_all(dir.join("home/.eyaml")).unwrap();
+    std::fs::write(
+        dir.join("home/.eyaml/config.yaml"),
+        format!(
+            "pkcs7_private_key: {}\n",
+            keys.join("private_key.pkcs7.pem").display()
+        ),
+    )
+    .unwrap();
+    let o = run_in(&sub, &["decrypt", "-C", "..", "-s", OLD], &[]);
+    assert_eq!(text(&o.stdout), "OLDSECRET1\n", "{}", text(&o.stderr));
+    // EYAML_CONFIG over it: a key that does not decrypt this value.
+    let cfg = dir.join("other.yaml");
+    std::fs::write(
+        &cfg,
+        format!("pkcs7_private_key: {}\n", other_private(&dir)),
+    )
+    .unwrap();
+    let o = run_in(
+        &sub,
+        &["decrypt", "-C", "..", "-s", OLD],
+        &[("EYAML_CONFIG", cfg.to_str().unwrap())],
+    );
+    let err = failed(&o, &["OLDSECRET1"]);
+    assert!(
+        err.contains("does not decrypt with this private key"),
+        "{err}"
+    );
+    // The flag wins over everything.
+    let flag = keys.join("private_key.pkcs7.pem");
+    let o = run_in(
+        &sub,
+        &[
+            "decrypt",
+            "-s",
+            OLD,
+            "--pkcs7-private-key",
+            flag.to_str().unwrap(),
+        ],
+        &[("EYAML_CONFIG", cfg.to_str().unwrap())],
+    );
+    assert_eq!(text(&o.stdout), "OLDSECRET1\n");
+    // hiera-eyaml 5's base64 variable, named by the level.
+    let hiera = std::fs::read_to_string(dir.join("hiera.yaml"))
+        .unwrap()
+        .replace(
+            "pkcs7_private_key: keys/private_key.pkcs7.pem",
+            "pkcs7_b64_private_key_env_var: TEST_EYAML_B64",
+        );
+    std::fs::write(dir.join("hiera.yaml"), hiera).unwrap();
+    let b64 = hiera_value::ruby::strict_encode64(&std::fs::read(&flag).unwrap());
+    let o = eyaml_with(&dir, &["decrypt", "-s", OLD], &[("TEST_EYAML_B64", &b64)]);
+    assert_eq!(text(&o.stdout), "OLDSECRET1\n", "{}", text(&o.stderr));
+}
+
+#[test]
+fn bad_keys_and_values_are_one_line_errors() {
+    let dir = repo("bad");
+    let corrupt = "ENC[PKCS7,MIIBeQYJKoZIhvcNAQcDoIIBajCCAWYCAQAxggEhMIIBHQ]";
+    let err = failed(&eyaml(&dir, &["decrypt", "-s", corrupt]), &[]);
+    assert!(err.contains("does not decrypt"), "{err}");
+    let other = other_private(&dir);
+    let err = failed(
+        &eyaml(&dir, &["decrypt", "-s", OLD, "--pkcs7-private-key", &other]),
+        &["OLDSECRET1"],
+    );
+    assert!(
+        err.contains("bad decrypt") || err.contains("decrypt error"),
+        "{err}"
+    );
+    // A directory, a FIFO.
+    let d = dir.join("keys");
+    let err = failed(
+        &eyaml(
+            &dir,
+            &[
+                "decrypt",
+                "-s",
+                OLD,
+                "--pkcs7-private-key",
+                d.to_str().unwrap(),
+            ],
+        ),
+        &[],
+    );
+    assert!(err.contains("is a directory"), "{err}");
+    let fifo = dir.join("fifo.pem");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo on a path of our own scratch tree.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let err = failed(
+        &eyaml(
+            &dir,
+            &[
+                "decrypt",
+                "-s",
+                OLD,
+                "--pkcs7-private-key",
+                fifo.to_str().unwrap(),
+            ],
+        ),
+        &[],
+    );
+    assert!(err.contains("not a regular file"), "{err}");
+    // World-readable: a warning as ssh gives, and the value all the same.
+    let key = dir.join("keys/private_key.pkcs7.pem");
+    set_mode(&key, 0o644);
+    let o = eyaml(&dir, &["decrypt", "-s", OLD]);
+    assert_eq!(text(&o.stdout), "OLDSECRET1\n");
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("UNPROTECTED PRIVATE KEY FILE") && err.contains("0644"),
+        "{err}"
+    );
+}
+
+#[test]
+fn createkeys_writes_a_new_pair_and_never_overwrites() {
+    let dir = repo("createkeys");
+    let o = eyaml(
+        &dir,
+        &[
+            "createkeys",
+            "--pkcs7-private-key",
+            "new/private.pem",
+            "--pkcs7-public-key",
+            "new/public.pem",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let (private, public) = (dir.join("new/private.pem"), dir.join("new/public.pem"));
+    assert_eq!((mode(&private), mode(&public)), (0o600, 0o644));
+    let pem = std::fs::read_to_string(&private).unwrap();
+    assert!(pem.starts_with("-----BEGIN RSA PRIVATE KEY-----"));
+    let o = eyaml(
+        &dir,
+        &[
+            "encrypt",
+            "-s",
+            "new pair",
+            "--pkcs7-public-key",
+            "new/public.pem",
+        ],
+    );
+    let token = text(&o.stdout);
+    let o = eyaml(
+        &dir,
+        &[
+            "decrypt",
+            "-s",
+            token.trim(),
+            "--pkcs7-private-key",
+            "new/private.pem",
+        ],
+    );
+    assert_eq!(text(&o.stdout), "new pair\n");
+    // Again: refused, nothing replaced.
+    let o = eyaml(
+        &dir,
+        &[
+            "createkeys",
+            "--pkcs7-private-key",
+            "new/private.pem",
+            "--pkcs7-public-key",
+            "new/public.pem",
+        ],
+    );
+    let err = failed(&o, &[]);
+    assert!(err.contains("already exists"), "{err}");
+    assert_eq!(std::fs::read_to_string(&private).unwrap(), pem);
+}
+
+/// An editor: a shell script that records what it was given (the file's and its
+/// directory's modes) beside the repo, then runs `edit` on the file.
+fn editor(dir: &Tree, edit: &str) -> String {
+    let script = dir.join("editor.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nf=\"$1\"\necho $(stat -c %a \"$f\") $(stat -c %a \"$(dirname \"$f\")\") > '{log}'\necho \"$f\" >> '{log}'\n{edit}\n",
+            log = dir.join("editor.log").display()
+        ),
+    )
+    .unwrap();
+    set_mode(&script, 0o755);
+    script.display().to_string()
+}
+
+#[test]
+fn edit_re_encrypts_only_what_changed() {
+    let dir = repo("edit");
+    let file = dir.join("data/common.eyaml");
+    let before = std::fs::read_to_string(&file).unwrap();
+    let old_tokens = tokens(&before);
+    assert_eq!(old_tokens.len(), 2);
+    // The editor changes the first plaintext and adds a value; the block one is untouched.
+    let ed = editor(
+        &dir,
+        "sed -i -e 's/DEC(\\([0-9]*\\))::PKCS7\\[OLDSECRET1\\]! # rotated/DEC(\\1)::PKCS7[changed]! # rotated/' -e 's/^plain: text$/plain: text\\nadded: DEC::PKCS7[brand new]!/' \"$f\"",
+    );
+    let o = eyaml_with(&dir, &["edit", "data/common.eyaml"], &[("EDITOR", &ed)]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let log = std::fs::read_to_string(dir.join("editor.log")).unwrap();
+    assert!(log.starts_with("600 700\n"), "{log}");
+    let temp = log.lines().nth(1).unwrap();
+    assert!(
+        temp.starts_with(dir.join("tmp").to_str().unwrap()),
+        "{temp}"
+    );
+    assert!(!std::path::Path::new(temp).exists());
+    assert_eq!(
+        std::fs::read_dir(dir.join("tmp")).unwrap().count(),
+        1,
+        "only .keep left"
+    );
+    let after = std::fs::read_to_string(&file).unwrap();
+    let new_tokens = tokens(&after);
+    assert_eq!(new_tokens.len(), 3, "{after}");
+    // The untouched block value: its exact bytes.
+    assert_eq!(new_tokens[2], old_tokens[1]);
+    assert_ne!(new_tokens[0], old_tokens[0]);
+    // Every other byte as it was.
+    let mut expected = before.replacen(&old_tokens[0], &new_tokens[0], 1);
+    expected = expected.replacen(
+        "plain: text\n",
+        &format!("plain: text\nadded: {}\n", new_tokens[1]),
+        1,
+    );
+    assert_eq!(after, expected);
+    let o = eyaml(&dir, &["decrypt", "-f", "data/common.eyaml"]);
+    let shown = text(&o.stdout);
+    assert!(
+        shown.contains("DEC::PKCS7[changed]! # rotated")
+            && shown.contains("added: DEC::PKCS7[brand new]!"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn a_failing_editor_leaves_the_file_and_no_temp() {
+    let dir = repo("edit-fails");
+    let file = dir.join("data/common.eyaml");
+    let before = std::fs::read(&file).unwrap();
+    let ed = editor(&dir, "sed -i 's/OLDSECRET1/leaked/' \"$f\"; exit 3");
+    let o = eyaml_with(&dir, &["edit", "data/common.eyaml"], &[("EDITOR", &ed)]);
+    let err = failed(&o, &["OLDSECRET1", "leaked"]);
+    assert!(
+        err.contains("exited with status 3") && err.contains("left as it was"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+    assert_eq!(std::fs::read_dir(dir.join("tmp")).unwrap().count(), 1);
+    // No editor change: nothing written.
+    let ed = editor(&dir, "true");
+    let o = eyaml_with(&dir, &["edit", "data/common.eyaml"], &[("EDITOR", &ed)]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+}
+
+#[test]
+fn set_writes_an_encrypted_value_with_the_public_key_only() {
+    let dir = repo("set");
+    // The private key is not needed: take it away.
+    std::fs::remove_file(dir.join("keys/private_key.pkcs7.pem")).unwrap();
+    let file = dir.join("data/common.eyaml");
+    let before = std::fs::read_to_string(&file).unwrap();
+    let o = eyaml(
+        &dir,
+        &[
+            "set",
+            "profile::db::password",
+            "s3cret",
+            "--level",
+            "Secrets",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let after = std::fs::read_to_string(&file).unwrap();
+    let t = tokens(&after);
+    assert_eq!(after, before.replacen(OLD, &t[0], 1));
+    // A per-node level, for the node; then its value decrypts to what was set.
+    let o = eyaml(
+        &dir,
+        &[
+            "set",
+            "api::token",
+            "-tok-",
+            "--level",
+            "Per-node secrets",
+            "--node",
+            "web01.example.com",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let node = std::fs::read_to_string(dir.join("data/nodes/web01.example.com.eyaml")).unwrap();
+    assert!(node.starts_with("---\napi::token: ENC[PKCS7,"), "{node}");
+    std::fs::copy(
+        format!("{FIXTURE_KEYS}/keys/private_key.pkcs7.pem"),
+        dir.join("keys/private_key.pkcs7.pem"),
+    )
+    .unwrap();
+    set_mode(&dir.join("keys/private_key.pkcs7.pem"), 0o600);
+    let o = eyaml(&dir, &["decrypt", "-s", tokens(&node)[0].as_str()]);
+    assert_eq!(text(&o.stdout), "-tok-\n");
+    // A file that is not a mapping: refused, unchanged.
+    std::fs::write(dir.join("data/list.eyaml"), "- a\n- b\n").unwrap();
+    let o = eyaml(&dir, &["set", "k", "v", "--file", "data/list.eyaml"]);
+    let err = failed(&o, &["v\n"]);
+    assert!(err.contains("not a YAML mapping"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("data/list.eyaml")).unwrap(),
+        "- a\n- b\n"
+    );
+}
+
+#[test]
+fn recrypt_changes_only_the_tokens() {
+    let dir = repo("recrypt");
+    let file = dir.join("data/common.eyaml");
+    let before = std::fs::read_to_string(&file).unwrap();
+    let new_public = format!("{FIXTURE_KEYS}/other/keys/public_key.pkcs7.pem");
+    let o = eyaml(
+        &dir,
+        &[
+            "recrypt",
+            "--all",
+            "--to-public-key",
+            &new_public,
+            "--cipher",
+            "aes-128-cbc",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("2 value(s) in 1 file(s)"),
+        "{}",
+        text(&o.stdout)
+    );
+    let after = std::fs::read_to_string(&file).unwrap();
+    let (old, new) = (tokens(&before), tokens(&after));
+    assert_eq!(new.len(), 2);
+    let mut expected = before.clone();
+    for (o, n) in old.iter().zip(&new) {
+        expected = expected.replacen(o.as_str(), n, 1);
+    }
+    assert_eq!(after, expected);
+    // The block value stays in block form.
+    assert!(new[1].starts_with(">\n    ENC[PKCS7,"), "{}", new[1]);
+    let other = other_private(&dir);
+    let o = eyaml(
+        &dir,
+        &[
+            "decrypt",
+            "-f",
+            "data/common.eyaml",
+            "--pkcs7-private-key",
+            &other,
+        ],
+    );
+    assert!(
+        text(&o.stdout).contains("DEC::PKCS7[OLDSECRET1]! # rotated"),
+        "{}",
+        text(&o.stderr)
+    );
+    // The old key cannot decrypt them any more: recrypt fails and writes nothing.
+    let o = eyaml(&dir, &["recrypt", "data/common.eyaml"]);
+    let err = failed(&o, &["OLDSECRET1"]);
+    assert!(
+        err.contains("common.eyaml:3") && err.contains("nothing was changed"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), after);
+}

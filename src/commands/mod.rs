@@ -4,6 +4,7 @@
 
 pub mod completions;
 pub mod diff;
+pub mod eyaml;
 pub mod lint;
 pub mod lookup;
 pub mod lsp;
@@ -19,6 +20,7 @@ pub const TOPICS: &[&str] = &[
     "lint",
     "serve",
     "lsp",
+    "eyaml",
     "completions",
     "man",
     "help",

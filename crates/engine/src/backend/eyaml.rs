@@ -44,6 +44,9 @@ use std::sync::OnceLock;
 pub struct EyamlKeys {
     #[cfg_attr(not(feature = "eyaml"), allow(dead_code))]
     private: Source,
+    /// The certificate (`eyaml` commands only: a lookup never reads it).
+    #[cfg_attr(not(feature = "eyaml"), allow(dead_code))]
+    public: Source,
     /// Where key files are read (the lookup's file system).
     #[cfg_attr(not(feature = "eyaml"), allow(dead_code))]
     fs: std::sync::Arc<dyn crate::fs::Fs>,
@@ -80,7 +83,63 @@ pub(crate) fn load_keys_in(options: &Map, fs: std::sync::Arc<dyn crate::fs::Fs>)
             env_var: opt("pkcs7_private_key_env_var"),
             b64_env_var: opt("pkcs7_b64_private_key_env_var"),
         },
+        public: Source {
+            path: opt("pkcs7_public_key"),
+            env_var: opt("pkcs7_public_key_env_var"),
+            b64_env_var: opt("pkcs7_b64_public_key_env_var"),
+        },
         fs,
+    }
+}
+
+/// A key's PEM text as [`EyamlKeys::private_pem`] reads it, and the file it came from.
+#[derive(Clone)]
+pub struct KeyText {
+    /// The PEM (or DER) text.
+    pub pem: Vec<u8>,
+    /// The file, when the key was read from one (not from a variable).
+    pub file: Option<std::path::PathBuf>,
+}
+
+impl std::fmt::Debug for KeyText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "KeyText({:?})", self.file)
+    }
+}
+
+/// Why a key could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyError {
+    /// There is none: the option is not defined, its variable is not set, its file is missing.
+    Absent(String),
+    /// There is one, but it cannot be read (a directory, a FIFO, no permission…).
+    Unreadable(String),
+}
+
+impl EyamlKeys {
+    /// The private key's text, read as hiera-eyaml 5 reads it (variable, base64 variable,
+    /// file), through the lookup's file system.
+    #[cfg(feature = "eyaml")]
+    pub fn private_pem(&self) -> Result<KeyText, KeyError> {
+        self.read(&self.private, "private_key")
+    }
+
+    /// The public key's (certificate's) text, read as [`private_pem`](Self::private_pem).
+    #[cfg(feature = "eyaml")]
+    pub fn public_pem(&self) -> Result<KeyText, KeyError> {
+        self.read(&self.public, "public_key")
+    }
+
+    #[cfg(feature = "eyaml")]
+    fn read(&self, src: &Source, what: &str) -> Result<KeyText, KeyError> {
+        match pkcs7::read_source(&*self.fs, src, what) {
+            Ok(pem) => Ok(KeyText {
+                pem,
+                file: pkcs7::source_file(src),
+            }),
+            Err(Failure::NoKey(m)) => Err(KeyError::Absent(m)),
+            Err(Failure::Decrypt(m) | Failure::Load(m)) => Err(KeyError::Unreadable(m)),
+        }
     }
 }
 
@@ -297,6 +356,7 @@ fn decrypt_string(
 pub mod crypt;
 #[cfg(feature = "eyaml")]
 mod pkcs7;
+pub mod tokens;
 #[cfg(feature = "eyaml")]
 use pkcs7::pkcs7_decrypt;
 

@@ -95,6 +95,17 @@ pub(super) fn read_source(
     read_file(fs, &real, path, what)
 }
 
+/// The file `src` reads, when no variable setting wins over it.
+pub(super) fn source_file(src: &Source) -> Option<PathBuf> {
+    if src.env_var.is_some() || src.b64_env_var.is_some() {
+        return None;
+    }
+    src.path
+        .as_ref()
+        .and_then(|p| ruby_string(p).ok())
+        .map(expand_tilde)
+}
+
 /// Ruby's implicit String conversion of an option value.
 fn ruby_string(v: &Value) -> Result<&str, Failure> {
     match v {
