@@ -652,3 +652,156 @@ fn recrypt_changes_only_the_tokens() {
     );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), after);
 }
+
+// ---------------------------------------------------------------- interop corpus
+
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/eyaml-interop");
+
+fn corpus(name: &str) -> String {
+    std::fs::read_to_string(format!("{CORPUS}/{name}")).unwrap()
+}
+
+fn plaintexts() -> std::collections::BTreeMap<String, String> {
+    serde_json::from_str(&corpus("plaintexts.json")).unwrap()
+}
+
+/// The plaintext name a corpus label ends with (`eyaml_block_unicode` → `unicode`).
+fn name_of(label: &str) -> &str {
+    label.rsplit('_').next().unwrap()
+}
+
+/// `label → plaintext` of a text with `label: DEC::PKCS7[…]!` markers.
+fn markers(text: &str) -> Vec<(String, String)> {
+    use hiera_engine::backend::eyaml::tokens::{decrypted_pieces, DecPiece};
+    let mut out = Vec::new();
+    let mut label = String::new();
+    for p in decrypted_pieces(text) {
+        match p {
+            DecPiece::Text(t) => {
+                let line = t.rsplit('\n').next().unwrap_or(t);
+                label = line.split(':').next().unwrap_or("").trim().to_string();
+            }
+            DecPiece::Dec(d) => out.push((label.clone(), d.plain.to_string())),
+        }
+    }
+    out
+}
+
+#[test]
+fn ours_decrypts_what_ruby_hiera_eyaml_and_openssl_encrypted() {
+    let plain = plaintexts();
+    let theirs = corpus("theirs.eyaml");
+    let dir = repo("interop-theirs");
+    std::fs::write(dir.join("data/common.eyaml"), &theirs).unwrap();
+    // The file: every value (string and block output, every cipher) back as a marker.
+    let o = eyaml(&dir, &["decrypt", "-f", "data/common.eyaml"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let found = markers(&text(&o.stdout));
+    assert_eq!(found.len(), 30, "{found:?}");
+    for (label, p) in &found {
+        assert_eq!(p, &plain[name_of(label)], "{label}");
+    }
+    for cipher in ["aes128", "aes192", "aes256", "des3"] {
+        assert!(found
+            .iter()
+            .any(|(l, _)| l.starts_with(&format!("smime_{cipher}_"))));
+    }
+    // A lookup of each: the eyaml level decrypts them as Puppet does (chomped).
+    std::fs::create_dir_all(dir.join("facts")).unwrap();
+    std::fs::write(
+        dir.join("facts/a.yaml"),
+        "hostname: a\ndomain: example.com\nfqdn: a.example.com\nclientcert: a.example.com\n",
+    )
+    .unwrap();
+    let labels: Vec<&str> = found.iter().map(|(l, _)| l.as_str()).collect();
+    let mut args = vec!["--facts-dir", "facts", "--render-as", "json"];
+    args.extend(labels.iter().copied());
+    let o = bin().current_dir(&dir).args(&args).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let lines = text(&o.stdout);
+    assert_eq!(lines.lines().count(), 30);
+    for line in lines.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let label = v["key"].as_str().unwrap();
+        // eyaml chomps the looked-up string once: a block-form value's own line break (YAML's
+        // folding keeps one after the token), else the plaintext's.
+        let p = plain[name_of(label)].as_str();
+        let want = if label.contains("_block_") {
+            p
+        } else {
+            p.strip_suffix('\n').unwrap_or(p)
+        };
+        assert_eq!(v["value"].as_str(), Some(want), "{line}");
+    }
+}
+
+#[test]
+fn ruby_hiera_eyaml_and_openssl_decrypted_what_ours_encrypted() {
+    let plain = plaintexts();
+    let ours = corpus("ours.eyaml");
+    let values = match hiera_formats::yaml::load(&ours).unwrap() {
+        hiera_value::Value::Hash(h) => h,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(values.len(), 25);
+    // Ruby hiera-eyaml 4.2's `eyaml decrypt -e ours.eyaml`.
+    let ruby = markers(&corpus("ours.decrypted"));
+    assert_eq!(ruby.len(), values.len());
+    for (label, p) in &ruby {
+        assert!(
+            values
+                .get(&hiera_value::Value::str(label.as_str()))
+                .is_some(),
+            "{label}"
+        );
+        assert_eq!(p, &plain[name_of(label)], "{label}");
+    }
+    // openssl smime -decrypt, each line naming the digest of the value it decrypted: the
+    // recording belongs to the committed ours.eyaml.
+    let openssl = corpus("ours.openssl");
+    assert_eq!(openssl.lines().count(), values.len());
+    for line in openssl.lines() {
+        let mut w = line.splitn(3, ' ');
+        let (label, digest, json) = (w.next().unwrap(), w.next().unwrap(), w.next().unwrap());
+        let token = values[&hiera_value::Value::str(label)]
+            .as_str()
+            .unwrap()
+            .trim();
+        let cipher: String = token["ENC[PKCS7,".len()..token.len() - 1]
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        let marker = hiera_engine::backend::eyaml::opaque_marker(&cipher);
+        assert_eq!(&marker["ENC[…".len()..marker.len() - 1], digest, "{label}");
+        let p: String = serde_json::from_str(json).unwrap();
+        assert_eq!(p, plain[name_of(label)], "{label}");
+    }
+    // Every cipher we write is in the corpus, each in its own OID.
+    for (prefix, cipher) in [
+        (
+            "ours_aes128_",
+            hiera_engine::backend::eyaml::crypt::Cipher::Aes128Cbc,
+        ),
+        (
+            "ours_aes192_",
+            hiera_engine::backend::eyaml::crypt::Cipher::Aes192Cbc,
+        ),
+        (
+            "ours_des3_",
+            hiera_engine::backend::eyaml::crypt::Cipher::DesEde3Cbc,
+        ),
+        (
+            "ours_string_",
+            hiera_engine::backend::eyaml::crypt::Cipher::Aes256Cbc,
+        ),
+    ] {
+        let (label, v) = values
+            .iter()
+            .find(|(k, _)| k.as_str().unwrap().starts_with(prefix))
+            .unwrap();
+        let token = v.as_str().unwrap();
+        let (_, c) =
+            hiera_engine::backend::eyaml::crypt::recipients(&token[10..token.len() - 1]).unwrap();
+        assert_eq!(c, Some(cipher), "{label:?}");
+    }
+}
