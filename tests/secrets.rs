@@ -805,3 +805,80 @@ fn ruby_hiera_eyaml_and_openssl_decrypted_what_ours_encrypted() {
         assert_eq!(c, Some(cipher), "{label:?}");
     }
 }
+
+// ---------------------------------------------------------------- lint
+
+fn lint_in(dir: &Tree, args: &[&str]) -> Output {
+    bin()
+        .current_dir(dir)
+        .arg("lint")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn lint_skips_and_counts_type_checks_on_opaque_secrets() {
+    let dir = keyless("lint-opaque");
+    std::fs::write(dir.join("environment.conf"), "modulepath = site\n").unwrap();
+    std::fs::create_dir_all(dir.join("site/db/manifests")).unwrap();
+    std::fs::write(
+        dir.join("site/db/manifests/init.pp"),
+        "class db (\n  Enum['a', 'b'] $password = 'a',\n  Integer $port = 1,\n) {}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("data/secrets.eyaml"),
+        format!("db::password: {OLD}\ndb::port: '%{{facts.hostname}}'\n"),
+    )
+    .unwrap();
+    let o = lint_in(&dir, &["--facts-dir", "facts"]);
+    let (out, err) = (text(&o.stdout), text(&o.stderr));
+    // The secret's type is not judged (a stand-in is no Enum value); the port still is.
+    assert!(!out.contains("db::password"), "{out}");
+    assert!(
+        out.contains("'db::port'") && out.contains("parameter-type-mismatch"),
+        "{out}"
+    );
+    assert!(
+        err.contains("2 type checks of the fleet's values skipped"),
+        "{err}"
+    );
+    assert!(!out.contains("MIIB") && !err.contains("MIIB"), "{out}{err}");
+    // Asked to decrypt, nothing is opaque (the lookup without its key fails, as Puppet's).
+    let o = lint_in(&dir, &["--facts-dir", "facts", "--secrets", "decrypt"]);
+    assert!(!text(&o.stderr).contains("skipped"), "{}", text(&o.stderr));
+}
+
+#[test]
+fn lint_finds_values_encrypted_for_another_key_pair() {
+    let dir = repo("lint-recipient");
+    std::fs::copy(
+        format!("{FIXTURE_KEYS}/keys/other_serial_cert.pem"),
+        dir.join("keys/other_serial_cert.pem"),
+    )
+    .unwrap();
+    let hiera = std::fs::read_to_string(dir.join("hiera.yaml")).unwrap();
+    let o = lint_in(&dir, &[]);
+    assert!(
+        !text(&o.stdout).contains("eyaml-wrong-recipient"),
+        "{}",
+        text(&o.stdout)
+    );
+    // The level's certificate names another serial: every value is for another recipient.
+    std::fs::write(
+        dir.join("hiera.yaml"),
+        hiera.replace("keys/public_key.pkcs7.pem", "keys/other_serial_cert.pem"),
+    )
+    .unwrap();
+    // No private key is needed.
+    std::fs::remove_file(dir.join("keys/private_key.pkcs7.pem")).unwrap();
+    let o = lint_in(&dir, &[]);
+    let out = text(&o.stdout);
+    assert_eq!(out.matches("eyaml-wrong-recipient").count(), 2, "{out}");
+    assert!(out.contains("data/common.eyaml:3:"), "{out}");
+    assert!(
+        !out.contains("MIIB") && !out.contains("OLDSECRET1"),
+        "{out}"
+    );
+}

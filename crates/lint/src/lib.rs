@@ -154,6 +154,9 @@ pub struct Options {
     /// node gets) and not the other fleet rules, which look every key of every level up for
     /// every node: what a language server re-diagnosing as the user types can afford.
     pub fleet_types_only: bool,
+    /// What the fleet's lookups make of an eyaml value ([`hiera_engine::Secrets`]; by default
+    /// opaque without the private key).
+    pub secrets: hiera_engine::Secrets,
 }
 
 /// The findings of a run, sorted by file and position, disabled rules removed.
@@ -167,6 +170,9 @@ pub struct Report {
     /// What reading the fleet's nodes warned of (a facts file that sets some of the names
     /// Puppet wants together, a node name given twice …).
     pub warnings: Vec<String>,
+    /// Type checks of the fleet's values not made: the value holds an opaque eyaml secret
+    /// (no private key; `--secrets`), whose type only its plaintext tells.
+    pub opaque_skipped: usize,
 }
 
 impl Report {
@@ -198,6 +204,8 @@ impl Report {
 pub(crate) struct Sink {
     root: PathBuf,
     findings: Vec<Finding>,
+    /// [`Report::opaque_skipped`].
+    pub(crate) opaque_skipped: usize,
 }
 
 impl Sink {
@@ -205,6 +213,7 @@ impl Sink {
         Sink {
             root: root.to_path_buf(),
             findings: Vec::new(),
+            opaque_skipped: 0,
         }
     }
 
@@ -330,6 +339,7 @@ pub fn lint_fleet(
         }
     }
     types.finish(&repo, &mut sink);
+    let opaque_skipped = sink.opaque_skipped;
     let mut findings = sink.findings;
     // Per-line and per-file disables written in the data files themselves.
     findings.retain(|f| !lint_settings.disabled.iter().any(|d| d == f.rule));
@@ -372,6 +382,7 @@ pub fn lint_fleet(
         fail_on: lint_settings.fail_on,
         vendored,
         warnings,
+        opaque_skipped,
     })
 }
 

@@ -188,6 +188,28 @@ impl PublicKey {
         &self.id
     }
 
+    /// Whether a value (the base64 inside `ENC[PKCS7,…]`) was encrypted for this key, as far
+    /// as can be told without the private key: a recipient names this certificate's issuer
+    /// and serial, with a wrapped key as long as this key's modulus. (Key pairs made by
+    /// hiera-eyaml 5.0.1 and older all have an empty issuer and the same serial: two such
+    /// pairs of the same size cannot be told apart.) `Err`: not a PKCS7 enveloped value.
+    pub fn is_recipient_of(&self, cipher_b64: &str) -> Result<bool, String> {
+        use rsa::traits::PublicKeyParts;
+        let size = self.key.size();
+        Ok(enveloped(cipher_b64)?
+            .recip_infos
+            .0
+            .iter()
+            .any(|r| match r {
+                RecipientInfo::Ktri(k) => {
+                    k.enc_key.as_bytes().len() == size
+                        && matches!(&k.rid, RecipientIdentifier::IssuerAndSerialNumber(i)
+                        if RecipientId::of(&i.issuer, &i.serial_number) == self.id)
+                }
+                _ => false,
+            }))
+    }
+
     /// `plaintext` encrypted for this key with `cipher`: the DER of a CMS EnvelopedData,
     /// as `OpenSSL::PKCS7.encrypt([cert], plaintext, cipher, BINARY).to_der` makes it.
     pub fn encrypt(&self, plaintext: &[u8], cipher: Cipher) -> Result<Vec<u8>, String> {
@@ -330,13 +352,7 @@ impl PrivateKey {
 /// The recipients a value names (the base64 inside `ENC[PKCS7,…]`), and its content
 /// cipher: what can be read without any private key. `Err`: not a PKCS7 EnvelopedData.
 pub fn recipients(cipher_b64: &str) -> Result<(Vec<RecipientId>, Option<Cipher>), String> {
-    let der = ruby_decode64(cipher_b64);
-    let bad = || "not a PKCS7 enveloped value".to_string();
-    let info = ContentInfo::from_der(first_tlv(&der)).map_err(|_| bad())?;
-    if info.content_type != OID_ENVELOPED_DATA {
-        return Err(bad());
-    }
-    let env: EnvelopedData = info.content.decode_as().map_err(|_| bad())?;
+    let env = enveloped(cipher_b64)?;
     let ids = env
         .recip_infos
         .0
@@ -355,6 +371,17 @@ pub fn recipients(cipher_b64: &str) -> Result<(Vec<RecipientId>, Option<Cipher>)
         ids,
         Cipher::of_oid(env.encrypted_content.content_enc_alg.oid),
     ))
+}
+
+/// The EnvelopedData of a value's base64.
+fn enveloped(cipher_b64: &str) -> Result<EnvelopedData, String> {
+    let der = ruby_decode64(cipher_b64);
+    let bad = || "not a PKCS7 enveloped value".to_string();
+    let info = ContentInfo::from_der(first_tlv(&der)).map_err(|_| bad())?;
+    if info.content_type != OID_ENVELOPED_DATA {
+        return Err(bad());
+    }
+    info.content.decode_as().map_err(|_| bad())
 }
 
 /// A new key pair as hiera-eyaml 5's `createkeys` makes it: RSA 2048, the private key in
