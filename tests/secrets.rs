@@ -882,3 +882,77 @@ fn lint_finds_values_encrypted_for_another_key_pair() {
         "{out}"
     );
 }
+
+// ---------------------------------------------------------------- diff
+
+#[test]
+fn diff_without_the_key_reports_changed_secrets_and_the_rest() {
+    let hiera = "version: 5\nhierarchy:\n  - name: secrets\n    lookup_key: eyaml_lookup_key\n    path: secrets.eyaml\n    options:\n      pkcs7_private_key: /nonexistent/private_key.pkcs7.pem\n  - name: common\n    path: common.yaml\n";
+    let side = |pw: &str, bob: &str, port: u32| {
+        format!(
+            "db::password: {pw}\nusers:\n  alice: {OLD}\n  bob: {bob}\n  carol: {port}\nlookup_options:\n  users:\n    merge: hash\n"
+        )
+    };
+    let facts =
+        "hostname: a\ndomain: example.com\nfqdn: a.example.com\nclientcert: a.example.com\n";
+    let dir = tree(
+        "secrets",
+        "diff",
+        &[
+            ("a/hiera.yaml", hiera),
+            ("a/data/secrets.eyaml", &side(OLD, OLD, 1)),
+            ("a/data/common.yaml", "users:\n  dave: d\n"),
+            ("b/hiera.yaml", hiera),
+            ("b/data/secrets.eyaml", &side(NEW, NEW, 2)),
+            ("b/data/common.yaml", "users:\n  dave: d\n"),
+            ("facts/a.yaml", facts),
+        ],
+    );
+    let o = bin()
+        .current_dir(&dir)
+        .args(["diff", "a", "b", "--facts-dir", "facts", "--all"])
+        .output()
+        .unwrap();
+    let (out, err) = (text(&o.stdout), text(&o.stderr));
+    assert_eq!(o.status.code(), Some(1), "{out}{err}");
+    // The secret itself, and the secret inside a merged hash beside a plain change.
+    assert!(
+        out.contains("db::password: encrypted value changed"),
+        "{out}"
+    );
+    assert!(out.contains("users.bob: encrypted value changed"), "{out}");
+    assert!(out.contains("users.carol: 1 → 2"), "{out}");
+    assert!(out.contains("secrets.eyaml:1"), "{out}");
+    assert!(out.contains("a.example.com"), "{out}");
+    // How many answers were opaque: db::password and users, on both sides.
+    assert!(
+        out.lines()
+            .next()
+            .unwrap()
+            .contains("4 values held encrypted secrets"),
+        "{out}"
+    );
+    assert!(!out.contains("MIIB") && !err.contains("MIIB"), "{out}{err}");
+    // JSON: the edit is marked, its values carry the ciphertexts' digests.
+    let o = bin()
+        .current_dir(&dir)
+        .args([
+            "diff",
+            "a",
+            "b",
+            "--facts-dir",
+            "facts",
+            "--all",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    let json = text(&o.stdout);
+    assert!(
+        json.contains("\"encrypted\":true") && json.contains("\"opaque_values\":4"),
+        "{json}"
+    );
+    let old = hiera_engine::backend::eyaml::opaque_marker(cipher_of(OLD));
+    assert!(json.contains(&old) && !json.contains("MIIB"), "{json}");
+}

@@ -482,6 +482,9 @@ pub struct Report {
     pub(crate) pairs_skipped: usize,
     /// The new side's [`Tree::prefix`].
     pub(crate) path_prefix: String,
+    /// Answers (node × key × side) that held an opaque secret: no private key decrypted
+    /// it, and it was compared by its ciphertext.
+    pub(crate) opaque: usize,
 }
 
 impl Report {
@@ -664,6 +667,8 @@ struct NodeDiff {
     changes: Vec<(String, Resolved, Resolved, Vec<paths::Edit>)>,
     /// What the node's lookups decrypted, on both sides.
     secrets: Redactor,
+    /// Its answers that held an opaque secret ([`Report::opaque`]).
+    opaque: usize,
     /// A `command` level a lookup reached and did not run: the diff fails with it.
     refused: Option<String>,
 }
@@ -890,6 +895,7 @@ fn diff_trees(
             pairs_skipped: given * count,
             path_prefix: req.head.prefix.clone(),
             impact,
+            opaque: 0,
         });
     }
     // A node whose hierarchies reach no changed file on either side gets the same answers
@@ -933,14 +939,21 @@ fn diff_trees(
                 lookups: 0,
                 changes: Vec::new(),
                 secrets: Redactor::default(),
+                opaque: 0,
                 refused: None,
             };
         }
         let mut changes = Vec::new();
+        let mut opaque = 0;
         let lookups = node_keys.len() * 2;
         for key in node_keys {
             let before = base.answer(&mut sb, &key);
             let after = head.answer(&mut sh, &key);
+            for r in [&before, &after] {
+                if let Resolved::Found(v) = r {
+                    opaque += usize::from(hiera_engine::backend::eyaml::contains_opaque(v));
+                }
+            }
             let refused = (sb.refused_exec().map(|m| base.tree.relative_message(m)))
                 .or_else(|| sh.refused_exec().map(|m| head.tree.relative_message(m)));
             if refused.is_some() {
@@ -950,6 +963,7 @@ fn diff_trees(
                     lookups,
                     changes,
                     secrets: Redactor::default(),
+                    opaque,
                     refused,
                 };
             }
@@ -971,10 +985,12 @@ fn diff_trees(
             lookups,
             changes,
             secrets,
+            opaque,
             refused: None,
         }
     };
     let mut secrets = Redactor::default();
+    let mut opaque = 0usize;
     // The first refusal, in node order (the same whatever the threads).
     let mut refused: Option<String> = None;
     let mut facts_error: Option<Error> = None;
@@ -1031,6 +1047,7 @@ fn diff_trees(
                 }
                 nodes_skipped += usize::from(d.skipped);
                 lookups += d.lookups;
+                opaque += d.opaque;
                 secrets.merge(&d.secrets);
                 // Group by key, then by identical change.
                 for (key, before, after, edits) in d.changes {
@@ -1120,6 +1137,7 @@ fn diff_trees(
         pairs_skipped,
         path_prefix: req.head.prefix.clone(),
         impact,
+        opaque,
     })
 }
 
