@@ -101,6 +101,12 @@ fn a_batch_goes_on_without_the_key() {
     let out = text(&o.stdout);
     assert_eq!(out.lines().count(), 4, "{out}");
     assert!(!out.contains("MIIB") && out.contains("ENC[…"), "{out}");
+    // The summary says how many answers were opaque (both nodes' users and url).
+    assert!(
+        text(&o.stderr).contains("4 answers held encrypted secrets"),
+        "{}",
+        text(&o.stderr)
+    );
     // Asked to decrypt, every line is Puppet's error.
     let o = run(
         &dir,

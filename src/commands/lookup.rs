@@ -255,6 +255,7 @@ fn run_batch(
     let expected = nodes.expected;
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout());
     let (mut missed, mut errors) = (false, false);
+    let mut opaque = 0usize;
     let mut broken: Option<std::io::Error> = None;
     let mut done = 0usize;
     // Every node's name and source, for the warning about names given twice (at the end:
@@ -271,6 +272,7 @@ fn run_batch(
         }
         errors |= lines.errors;
         missed |= lines.missed;
+        opaque += lines.opaque;
         done += lines.nodes.len();
         names.extend(lines.nodes);
         let written = out.write_all(lines.text.as_bytes()).and_then(|()| {
@@ -291,6 +293,12 @@ fn run_batch(
     drop(progress);
     if let Err(e) = out.flush() {
         broken.get_or_insert(e);
+    }
+    if broken.is_none() && opaque > 0 {
+        output::note(&format!(
+            "{opaque} answer{} held encrypted secrets no private key here decrypts (shown as ENC[…digest]; --secrets)",
+            if opaque == 1 { "" } else { "s" }
+        ));
     }
     if broken.is_none() {
         for w in
