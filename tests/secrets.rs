@@ -537,6 +537,17 @@ fn a_failing_editor_leaves_the_file_and_no_temp() {
     );
     assert_eq!(std::fs::read(&file).unwrap(), before);
     assert_eq!(std::fs::read_dir(dir.join("tmp")).unwrap().count(), 1);
+    // Signals while the editor runs (Ctrl-C, a closed terminal): the temporary file is still
+    // removed. The editor's shell is `sh -c`, whose parent is hiera-lookup.
+    let ed = editor(
+        &dir,
+        "me=$(ps -o ppid= -p $PPID | tr -d ' '); kill -INT $me; kill -TERM $me; kill -HUP $me; sleep 0.2; exit 1",
+    );
+    let o = eyaml_with(&dir, &["edit", "data/common.eyaml"], &[("EDITOR", &ed)]);
+    let err = failed(&o, &["OLDSECRET1"]);
+    assert!(err.contains("exited with status 1"), "{err}");
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+    assert_eq!(std::fs::read_dir(dir.join("tmp")).unwrap().count(), 1);
     // No editor change: nothing written.
     let ed = editor(&dir, "true");
     let o = eyaml_with(&dir, &["edit", "data/common.eyaml"], &[("EDITOR", &ed)]);

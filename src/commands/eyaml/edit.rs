@@ -192,6 +192,9 @@ fn edit_in_private_dir(file: &Path, text: &str) -> output::Result<String> {
         f.write_all(text.as_bytes()).map_err(fail)?;
     }
     let editor = editor()?;
+    // Ctrl-C (or a closed terminal) while the editor runs must not end this process before
+    // it removes the plaintext: the editor gets the signal and decides.
+    let shield = Shield::new();
     // As hiera-eyaml: the editor setting is a shell command line, the file its last word.
     let status = std::process::Command::new("/bin/sh")
         .arg("-c")
@@ -200,6 +203,7 @@ fn edit_in_private_dir(file: &Path, text: &str) -> output::Result<String> {
         .arg(&path)
         .status()
         .map_err(|e| Failure(format!("the editor '{editor}' could not be started ({e})")))?;
+    drop(shield);
     if !status.success() {
         let how = match status.code() {
             Some(c) => format!("exited with status {c}"),
@@ -219,6 +223,38 @@ fn edit_in_private_dir(file: &Path, text: &str) -> output::Result<String> {
     drop(guard);
     drop(dir);
     Ok(edited)
+}
+
+/// While it lives, SIGINT, SIGQUIT, SIGHUP and SIGTERM do not end this process (a handler
+/// that does nothing: unlike an ignored signal, a handler is reset in the editor that `exec`
+/// starts, so the editor reacts to them as usual).
+struct Shield(Vec<(libc::c_int, libc::sighandler_t)>);
+
+extern "C" fn do_nothing(_: libc::c_int) {}
+
+impl Shield {
+    fn new() -> Shield {
+        let handler = do_nothing as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        Shield(
+            [libc::SIGINT, libc::SIGQUIT, libc::SIGHUP, libc::SIGTERM]
+                .into_iter()
+                // SAFETY: installs a handler that touches nothing (async-signal-safe); the old
+                // disposition is kept and restored on drop.
+                .map(|sig| (sig, unsafe { libc::signal(sig, handler) }))
+                .collect(),
+        )
+    }
+}
+
+impl Drop for Shield {
+    fn drop(&mut self) {
+        for (sig, old) in &self.0 {
+            // SAFETY: restores the disposition `signal` returned for this signal.
+            unsafe {
+                libc::signal(*sig, *old);
+            }
+        }
+    }
 }
 
 /// Overwrites the temporary file before it is removed (hiera-eyaml's secure delete).
