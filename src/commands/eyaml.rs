@@ -31,14 +31,14 @@ use std::path::{Path, PathBuf};
 #[command(
     after_help = "\
 Examples:
-    hiera-lookup eyaml encrypt -s 'hunter2' --pkcs7-public-key keys/public_key.pkcs7.pem
-    hiera-lookup eyaml createkeys --pkcs7-private-key /tmp/hl-keys/private.pem --pkcs7-public-key /tmp/hl-keys/public.pem
+    hiera-lookup eyaml encrypt -s 'hunter2'
+    hiera-lookup eyaml edit data/common.eyaml
 
 Exit status: 0 done, 2 error.",
     after_long_help = "\
 Examples:
-    hiera-lookup eyaml encrypt -s 'hunter2' --pkcs7-public-key keys/public_key.pkcs7.pem
-    hiera-lookup eyaml createkeys --pkcs7-private-key /tmp/hl-keys/private.pem --pkcs7-public-key /tmp/hl-keys/public.pem
+    hiera-lookup eyaml encrypt -s 'hunter2'
+    hiera-lookup eyaml edit data/common.eyaml
 
 Commands:
     encrypt     a value for the public key (ENC[PKCS7,...]), string or block form

@@ -667,8 +667,14 @@ impl Session {
     /// `convert_to`: the conversions that do not need Puppet's type system.
     /// `convert_to`: Puppet's `new` of the option's type, after merging and digging.
     fn convert_to(&mut self, key: &str, value: Value, convert_to: &Value) -> Result<Value> {
-        let result = hiera_types::convert(value, convert_to)
-            .map_err(|e| Error::lookup(e.lookup_message(key)))?;
+        // An opaque secret converts only where a stand-in string does (`Sensitive`); any
+        // other conversion needs the plaintext: the value stays as it is, not an error.
+        let opaque = crate::backend::eyaml::contains_opaque(&value).then(|| value.clone());
+        let result = match (hiera_types::convert(value, convert_to), opaque) {
+            (Ok(v), _) => v,
+            (Err(_), Some(v)) => return Ok(v),
+            (Err(e), None) => return Err(Error::lookup(e.lookup_message(key))),
+        };
         if let Some(ex) = self.ex_mut() {
             ex.root_text(format!(
                 "Applying convert_to lookup_option with arguments {}",

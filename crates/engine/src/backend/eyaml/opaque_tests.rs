@@ -176,3 +176,25 @@ fn without_the_key_decrypt_keeps_puppets_error_and_auto_other_errors() {
         Value::str(opaque_marker(A))
     );
 }
+
+#[test]
+fn conversions_and_type_checks_that_need_the_plaintext_are_not_errors() {
+    let node = format!(
+        "port: {a}\npw: {a}\nlookup_options:\n  port:\n    convert_to: Integer\n  pw:\n    convert_to: Sensitive\n",
+        a = enc(A)
+    );
+    let repo = Repo::new("convert", "/nonexistent/key.pem", &node, "{}", "{}");
+    let mut s = repo.session(Secrets::Opaque);
+    let a = Value::str(opaque_marker(A));
+    assert_eq!(lookup(&mut s, "port", None), a);
+    assert_eq!(
+        lookup(&mut s, "pw", None),
+        Value::Sensitive(Box::new(a.clone()))
+    );
+    let finish = crate::Finish {
+        default: None,
+        value_type: Some(crate::Finish::parse_type("Integer").unwrap()),
+    };
+    assert!(finish.apply(Outcome::Found(a)).is_ok());
+    assert!(finish.apply(Outcome::Found(Value::str("x"))).is_err());
+}
