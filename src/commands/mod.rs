@@ -4,6 +4,11 @@
 
 pub mod completions;
 pub mod diff;
+#[cfg(feature = "eyaml")]
+pub mod eyaml;
+/// Built without the `eyaml` feature: the command is there, and says so.
+#[cfg(not(feature = "eyaml"))]
+#[path = "eyaml_unavailable.rs"]
 pub mod eyaml;
 pub mod lint;
 pub mod lookup;
