@@ -355,6 +355,18 @@ fn bad_keys_and_values_are_one_line_errors() {
         err.contains("bad decrypt") || err.contains("decrypt error"),
         "{err}"
     );
+    // A key named on the command line is the one: missing, an error (not the repo's).
+    let err = failed(
+        &eyaml(
+            &dir,
+            &["decrypt", "-s", OLD, "--pkcs7-private-key", "nope.pem"],
+        ),
+        &[],
+    );
+    assert!(
+        err.contains("--pkcs7-private-key: file nope.pem does not exist"),
+        "{err}"
+    );
     // A directory, a FIFO.
     let d = dir.join("keys");
     let err = failed(
@@ -541,7 +553,7 @@ fn a_failing_editor_leaves_the_file_and_no_temp() {
     // removed. The editor's shell is `sh -c`, whose parent is hiera-lookup.
     let ed = editor(
         &dir,
-        "me=$(ps -o ppid= -p $PPID | tr -d ' '); kill -INT $me; kill -TERM $me; kill -HUP $me; sleep 0.2; exit 1",
+        "me=$(cut -d' ' -f4 /proc/$PPID/stat); kill -INT $me; kill -TERM $me; kill -HUP $me; sleep 0.2; exit 1",
     );
     let o = eyaml_with(&dir, &["edit", "data/common.eyaml"], &[("EDITOR", &ed)]);
     let err = failed(&o, &["OLDSECRET1"]);

@@ -2,7 +2,8 @@
 //! `decrypt`, `createkeys`, `edit`, `set` and `recrypt`, one file each under `eyaml/`.
 //!
 //! Keys are found as Puppet and hiera-eyaml find them ([`KeyArgs`]): the flags
-//! `--pkcs7-private-key`/`--pkcs7-public-key` when given, else the options of the control
+//! `--pkcs7-private-key`/`--pkcs7-public-key` when given (the one key then, as hiera-eyaml's
+//! flags override its configuration), else the options of the control
 //! repo's eyaml level (hiera.yaml: `pkcs7_private_key`, `pkcs7_private_key_env_var`,
 //! hiera-eyaml 5's `pkcs7_b64_private_key_env_var`, and the public ones), else
 //! `~/.eyaml/config.yaml` and `$EYAML_CONFIG`, else hiera-eyaml's `./keys/` defaults. A
@@ -198,22 +199,9 @@ impl KeyArgs {
         }
     }
 
-    /// Every source of keys, in the order they are tried.
+    /// Every source of keys after the flags, in the order they are tried.
     fn sources(&self, file: Option<&Path>) -> output::Result<Vec<KeySource>> {
         let mut out = Vec::new();
-        let mut flags = Map::default();
-        if let Some(p) = &self.private_key {
-            flags.insert(Value::str("pkcs7_private_key"), path_value(p));
-        }
-        if let Some(p) = &self.public_key {
-            flags.insert(Value::str("pkcs7_public_key"), path_value(p));
-        }
-        if !flags.is_empty() {
-            out.push(KeySource {
-                origin: "the --pkcs7-* flags".into(),
-                options: flags,
-            });
-        }
         if let Some(e) = self.level_for(file)? {
             let options = key_options(&e);
             if let Some((k, _)) = options
@@ -281,6 +269,26 @@ impl KeyArgs {
         private: bool,
     ) -> output::Result<hiera_engine::backend::eyaml::KeyText> {
         let which = if private { "private" } else { "public" };
+        // A key given on the command line is the one: missing, it is an error.
+        let flag = if private {
+            &self.private_key
+        } else {
+            &self.public_key
+        };
+        if let Some(p) = flag {
+            let mut options = Map::default();
+            options.insert(Value::str(format!("pkcs7_{which}_key")), path_value(p));
+            let keys = load_keys(&options);
+            let r = if private {
+                keys.private_pem()
+            } else {
+                keys.public_pem()
+            };
+            return r.map_err(|e| {
+                let (KeyError::Absent(why) | KeyError::Unreadable(why)) = e;
+                Failure(format!("--pkcs7-{which}-key: {why}"))
+            });
+        }
         let mut tried = Vec::new();
         for s in self.sources(file)? {
             let keys = load_keys(&s.options);
