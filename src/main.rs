@@ -33,6 +33,7 @@ fn main() {
         Invocation::Command(Command::Lint(args)) => commands::lint::exec(&args),
         Invocation::Command(Command::Serve(args)) => commands::serve::exec(&args),
         Invocation::Command(Command::Lsp(args)) => commands::lsp::exec(&args),
+        Invocation::Command(Command::Eyaml(args)) => commands::eyaml::exec(&args),
         Invocation::Command(Command::Completions(args)) => {
             commands::completions::exec(&args, flags::full_command())
         }

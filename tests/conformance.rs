@@ -626,6 +626,8 @@ fn library_query(q: &Query) -> Option<LibraryQuery> {
             explain,
             explain_options_only: only_options,
             redact: false,
+            // A single lookup: Puppet's error without the private key.
+            secrets: hiera_engine::Secrets::Decrypt,
         },
         explain: any_explain,
         typed,

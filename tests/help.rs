@@ -46,6 +46,7 @@ fn help_is_a_command() {
         "lint",
         "serve",
         "lsp",
+        "eyaml",
         "completions",
         "man",
         "help",
@@ -402,6 +403,7 @@ fn a_manual_page_per_command() {
         [
             "hiera-lookup-completions.1",
             "hiera-lookup-diff.1",
+            "hiera-lookup-eyaml.1",
             "hiera-lookup-help.1",
             "hiera-lookup-lint.1",
             "hiera-lookup-lsp.1",

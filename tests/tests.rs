@@ -23,6 +23,7 @@ mod lsp;
 mod node_context;
 mod puppetdb;
 mod robustness;
+mod secrets;
 mod serve;
 mod shared_flags;
 mod where_cmd;

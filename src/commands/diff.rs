@@ -1,7 +1,7 @@
 //! `hiera-lookup diff`: its flags, and the library calls they make.
 
 use crate::flags::groups::{ColorArgs, FactsArgs, RedactArgs, RepoArgs, StrictArgs};
-use crate::flags::groups::{ThreadsArgs, TrustArgs, When};
+use crate::flags::groups::{SecretsArgs, ThreadsArgs, TrustArgs, When};
 use crate::output::{self, ExitCode};
 use hiera_diff::{self as diff, git::Repo, output::Format, Keys, Tree};
 use hiera_engine::{Error, Settings};
@@ -68,6 +68,8 @@ pub struct DiffArgs {
     pub redact: RedactArgs,
     #[command(flatten)]
     pub trust: TrustArgs,
+    #[command(flatten)]
+    pub secrets: SecretsArgs,
 }
 
 /// Runs `diff` and prints its report: 0 no change, 1 changes, 2 (after the report) when the
@@ -175,6 +177,7 @@ fn run(args: &DiffArgs) -> Result<(String, bool, usize, Vec<String>), Error> {
         keys,
         settings: Settings {
             strict,
+            secrets: args.secrets.mode(true)?,
             ..Default::default()
         },
         threads,

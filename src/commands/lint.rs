@@ -1,6 +1,6 @@
 //! `hiera-lookup lint [PATH]`: flags → [`hiera_lint::lint`] → findings and exit status.
 
-use crate::flags::groups::{ColorArgs, FactsArgs, RepoArgs, TrustArgs, When};
+use crate::flags::groups::{ColorArgs, FactsArgs, RepoArgs, SecretsArgs, TrustArgs, When};
 use crate::output::{self, ExitCode};
 use hiera_lint::{self as lint, Severity};
 use std::path::PathBuf;
@@ -97,6 +97,9 @@ pub struct LintArgs {
     #[command(flatten)]
     trust: TrustArgs,
 
+    #[command(flatten)]
+    secrets: SecretsArgs,
+
     /// Print every rule (id, severity, summary) and exit
     #[arg(long = "list-rules")]
     list_rules: bool,
@@ -171,6 +174,7 @@ pub fn exec(args: &LintArgs) -> output::Result<ExitCode> {
         config: abs(&args.lint_config),
         include_vendored: args.include_vendored,
         allow_exec: args.trust.allow_exec,
+        secrets: args.secrets.mode(true)?,
         ..Default::default()
     };
     let progress = output::Progress::nodes(nodes.as_ref().map_or(0, |n| n.expected));
@@ -202,6 +206,13 @@ pub fn exec(args: &LintArgs) -> output::Result<ExitCode> {
     let code = ExitCode::negative_if(report.fails(fail_on));
     if !report.vendored.is_empty() {
         output::note(&vendored_summary(&report.vendored));
+    }
+    if report.opaque_skipped > 0 {
+        output::note(&format!(
+            "{} type check{} of the fleet's values skipped: the value holds an encrypted eyaml secret and no private key decrypts it here (--secrets)",
+            report.opaque_skipped,
+            if report.opaque_skipped == 1 { "" } else { "s" }
+        ));
     }
     let mut text = lint::output::render(&report, format);
     if format == lint::output::OutputFormat::Text && args.color.enabled(When::Auto) {

@@ -3,10 +3,10 @@
 //! `--facts`, `--facts-dir`, PuppetDB's, `--all`): batch mode, JSON Lines.
 
 use crate::flags::groups::{self, ColorArgs, FactsArgs, LayoutArgs, Listed, MergeArgs};
-use crate::flags::groups::{NodeArgs, RedactArgs, StrictArgs, ThreadsArgs, When};
+use crate::flags::groups::{NodeArgs, RedactArgs, SecretsArgs, StrictArgs, ThreadsArgs, When};
 use crate::output::{self, ExitCode};
 use hiera_engine::query::{Flags, Mode, Request};
-use hiera_engine::{Error, Session, Workspace};
+use hiera_engine::{Error, Session, Settings, Workspace};
 use hiera_facts::context::{NodeContext, NodeSources};
 
 /// The lookup's flags: `puppet lookup`'s, and hiera-lookup's own.
@@ -76,6 +76,9 @@ pub struct Args {
 
     #[command(flatten)]
     pub redact: RedactArgs,
+
+    #[command(flatten)]
+    pub secrets: SecretsArgs,
 
     #[command(flatten)]
     pub color: ColorArgs,
@@ -180,10 +183,15 @@ fn run(
     let request = Request::new(&flags)?;
     let mut context = args.sources().resolve()?;
     context.check_control_repo()?;
+    // A single lookup keeps Puppet's error without the private key; a batch goes on.
+    let settings = Settings {
+        secrets: args.secrets.mode(request.mode == Mode::Batch)?,
+        ..request.settings()
+    };
     if request.mode == Mode::Batch {
-        let workspace = Workspace::open(context.env.clone(), request.settings())?;
+        let workspace = Workspace::open(context.env.clone(), settings.clone())?;
         request.check_batch(&flags)?;
-        context.answer_other_environments(request.settings());
+        context.answer_other_environments(settings);
         return run_batch(args, &context, &workspace, &request);
     }
     let layers = context.env.layers()?;
@@ -198,7 +206,7 @@ fn run(
     let mut session = Session::with_files(
         node.scope,
         layers,
-        request.settings(),
+        settings,
         hiera_engine::backend::DataFiles::default(),
     );
     let out = request.answer(&mut session, warnings).inspect_err(|_| {
@@ -242,6 +250,7 @@ fn run_batch(
     let expected = nodes.expected;
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout());
     let (mut missed, mut errors) = (false, false);
+    let mut opaque = 0usize;
     let mut broken: Option<std::io::Error> = None;
     let mut done = 0usize;
     // Every node's name and source, for the warning about names given twice (at the end:
@@ -258,6 +267,7 @@ fn run_batch(
         }
         errors |= lines.errors;
         missed |= lines.missed;
+        opaque += lines.opaque;
         done += lines.nodes.len();
         names.extend(lines.nodes);
         let written = out.write_all(lines.text.as_bytes()).and_then(|()| {
@@ -278,6 +288,12 @@ fn run_batch(
     drop(progress);
     if let Err(e) = out.flush() {
         broken.get_or_insert(e);
+    }
+    if broken.is_none() && opaque > 0 {
+        output::note(&format!(
+            "{opaque} answer{} held encrypted secrets no private key here decrypts (shown as ENC[…digest]; --secrets)",
+            if opaque == 1 { "" } else { "s" }
+        ));
     }
     if broken.is_none() {
         for w in

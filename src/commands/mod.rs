@@ -4,6 +4,12 @@
 
 pub mod completions;
 pub mod diff;
+#[cfg(feature = "eyaml")]
+pub mod eyaml;
+/// Built without the `eyaml` feature: the command is there, and says so.
+#[cfg(not(feature = "eyaml"))]
+#[path = "eyaml_unavailable.rs"]
+pub mod eyaml;
 pub mod lint;
 pub mod lookup;
 pub mod lsp;
@@ -19,6 +25,7 @@ pub const TOPICS: &[&str] = &[
     "lint",
     "serve",
     "lsp",
+    "eyaml",
     "completions",
     "man",
     "help",

@@ -344,6 +344,44 @@ pub struct RedactArgs {
     pub redact: bool,
 }
 
+/// `--secrets`: what an eyaml `ENC[...]` value is when its private key is not there.
+#[derive(clap::Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Secrets")]
+pub struct SecretsArgs {
+    /// eyaml values: decrypt, opaque or auto (default: auto for many nodes, decrypt for one)
+    ///
+    /// decrypt: with the level's private key, or fail as Puppet does. opaque: never decrypt;
+    /// every encrypted value is a stand-in (`ENC[` and a digest of its ciphertext) that
+    /// lookups, merges and interpolation carry (equal only to the same ciphertext). auto:
+    /// decrypt where the private key is there, opaque where it is not (CI, with the
+    /// production hiera.yaml and no key).
+    #[arg(long, value_name = "MODE", value_parser = Listed(SECRETS_MODES))]
+    pub secrets: Option<String>,
+}
+
+/// `--secrets`' modes.
+pub const SECRETS_MODES: &[&str] = &["auto", "decrypt", "opaque"];
+
+impl SecretsArgs {
+    /// The mode asked for, else `auto` for a command over many nodes (`fleet`) and `decrypt`
+    /// (Puppet's error without the key) for one.
+    pub fn mode(&self, fleet: bool) -> Result<hiera_engine::Secrets, hiera_engine::Error> {
+        use hiera_engine::Secrets;
+        Ok(match self.secrets.as_deref() {
+            None if fleet => Secrets::Auto,
+            None => Secrets::Decrypt,
+            Some("auto") => Secrets::Auto,
+            Some("decrypt") => Secrets::Decrypt,
+            Some("opaque") => Secrets::Opaque,
+            Some(other) => {
+                return Err(hiera_engine::Error::Usage(format!(
+                    "--secrets '{other}': not a mode (auto, decrypt or opaque)"
+                )))
+            }
+        })
+    }
+}
+
 /// Whether a command that analyses a repo runs the programs it names.
 #[derive(clap::Args, Debug, Clone, Default)]
 #[command(next_help_heading = "Trust")]

@@ -5,6 +5,7 @@
 pub mod abbrev;
 pub mod groups;
 
+use crate::commands::eyaml::EyamlArgs;
 use crate::commands::lookup::Args;
 use crate::commands::TOPICS;
 use crate::commands::{completions::CompletionsArgs, diff::DiffArgs, lint::LintArgs};
@@ -55,6 +56,8 @@ pub enum Command {
     Serve(Box<ServeArgs>),
     /// A language server for Hiera data (LSP over stdio, for editors)
     Lsp(Box<LspArgs>),
+    /// Encrypt, decrypt, edit and re-key eyaml secrets (hiera-eyaml's commands)
+    Eyaml(Box<EyamlArgs>),
     /// Print a shell completion script
     Completions(CompletionsArgs),
     /// Print a manual page (roff)

@@ -485,6 +485,9 @@ pub struct Report {
     /// The nodes whose facts could not be read, each `node NAME: why` (the others are
     /// compared; the command fails at the end).
     pub unreadable: Vec<String>,
+    /// Answers (node × key × side) that held an opaque secret: no private key decrypted
+    /// it, and it was compared by its ciphertext.
+    pub(crate) opaque: usize,
 }
 
 impl Report {
@@ -667,6 +670,8 @@ struct NodeDiff {
     changes: Vec<(String, Resolved, Resolved, Vec<paths::Edit>)>,
     /// What the node's lookups decrypted, on both sides.
     secrets: Redactor,
+    /// Its answers that held an opaque secret ([`Report::opaque`]).
+    opaque: usize,
     /// A `command` level a lookup reached and did not run: the diff fails with it.
     refused: Option<String>,
 }
@@ -886,6 +891,7 @@ fn diff_trees(
             pairs_skipped: given * count,
             path_prefix: req.head.prefix.clone(),
             impact,
+            opaque: 0,
         });
     }
     // A node whose hierarchies reach no changed file on either side gets the same answers
@@ -929,14 +935,21 @@ fn diff_trees(
                 lookups: 0,
                 changes: Vec::new(),
                 secrets: Redactor::default(),
+                opaque: 0,
                 refused: None,
             };
         }
         let mut changes = Vec::new();
+        let mut opaque = 0;
         let lookups = node_keys.len() * 2;
         for key in node_keys {
             let before = base.answer(&mut sb, &key);
             let after = head.answer(&mut sh, &key);
+            for r in [&before, &after] {
+                if let Resolved::Found(v) = r {
+                    opaque += usize::from(hiera_engine::backend::eyaml::contains_opaque(v));
+                }
+            }
             let refused = (sb.refused_exec().map(|m| base.tree.relative_message(m)))
                 .or_else(|| sh.refused_exec().map(|m| head.tree.relative_message(m)));
             if refused.is_some() {
@@ -946,6 +959,7 @@ fn diff_trees(
                     lookups,
                     changes,
                     secrets: Redactor::default(),
+                    opaque,
                     refused,
                 };
             }
@@ -967,10 +981,12 @@ fn diff_trees(
             lookups,
             changes,
             secrets,
+            opaque,
             refused: None,
         }
     };
     let mut secrets = Redactor::default();
+    let mut opaque = 0usize;
     // The first refusal, in node order (the same whatever the threads).
     let mut refused: Option<String> = None;
     let mut unreadable: Vec<String> = Vec::new();
@@ -1022,6 +1038,7 @@ fn diff_trees(
                 }
                 nodes_skipped += usize::from(d.skipped);
                 lookups += d.lookups;
+                opaque += d.opaque;
                 secrets.merge(&d.secrets);
                 // Group by key, then by identical change.
                 for (key, before, after, edits) in d.changes {
@@ -1109,6 +1126,7 @@ fn diff_trees(
         path_prefix: req.head.prefix.clone(),
         impact,
         unreadable,
+        opaque,
     })
 }
 

@@ -127,6 +127,12 @@ pub(crate) fn summary(r: &Report) -> String {
         Some(why) => s.push_str(&format!("; every key recomputed: {})", printable(why))),
         None => s.push(')'),
     }
+    if r.opaque > 0 {
+        s.push_str(&format!(
+            "; {} held encrypted secrets no private key here decrypts, compared by ciphertext",
+            plural(r.opaque, "value", "values")
+        ));
+    }
     s
 }
 
@@ -323,6 +329,9 @@ fn edit_value(e: &Edit) -> Value {
             if before == after {
                 // What differed was redacted (a secret decrypted from eyaml changed).
                 m.insert(Value::str("redacted"), Value::Bool(true));
+            } else if e.opaque_changed() {
+                // An opaque secret's ciphertext changed (the values carry its digests).
+                m.insert(Value::str("encrypted"), Value::Bool(true));
             }
         }
         Edit::Added { value, .. } => put(&mut m, "added", value),
@@ -360,6 +369,7 @@ pub(crate) fn to_value(r: &Report) -> Value {
             ),
         );
     }
+    m.insert(Value::str("opaque_values"), int(r.opaque));
     m.insert(
         Value::str("recomputed_everything"),
         match &r.impact.everything {

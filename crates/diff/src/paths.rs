@@ -41,6 +41,9 @@ impl Edit {
             Edit::Changed { path, .. } if self.redacted_away() => {
                 format!("{}: changed (encrypted value)", at(path))
             }
+            Edit::Changed { path, .. } if self.opaque_changed() => {
+                format!("{}: encrypted value changed", at(path))
+            }
             Edit::Changed {
                 path,
                 before,
@@ -75,6 +78,32 @@ impl Edit {
     /// A change whose two sides print the same: they differed only in what was redacted.
     fn redacted_away(&self) -> bool {
         matches!(self, Edit::Changed { before, after, .. } if before == after)
+    }
+
+    /// A change of an opaque secret (no private key): the stand-ins of two ciphertexts
+    /// differ (the only difference when the rest of the string is the same).
+    pub(crate) fn opaque_changed(&self) -> bool {
+        use hiera_engine::backend::eyaml::{contains_opaque, opaque_markers};
+        let Edit::Changed { before, after, .. } = self else {
+            return false;
+        };
+        if !contains_opaque(before) || !contains_opaque(after) {
+            return false;
+        }
+        match (before.as_str(), after.as_str()) {
+            // The same text around the secrets: only a ciphertext changed.
+            (Some(a), Some(b)) => {
+                let strip = |s: &str| {
+                    let mut s = s.to_string();
+                    for m in opaque_markers(&s.clone()) {
+                        s = s.replacen(m, "ENC[…]", 1);
+                    }
+                    s
+                };
+                strip(a) == strip(b)
+            }
+            _ => false,
+        }
     }
 }
 

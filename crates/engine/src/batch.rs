@@ -361,6 +361,9 @@ pub struct NodeLines {
     pub errors: bool,
     /// Whether any key was not found (and no `--default` answered it).
     pub missed: bool,
+    /// How many answers held an opaque eyaml secret (no private key;
+    /// [`Secrets`](crate::Secrets)).
+    pub opaque: usize,
     /// The unit's nodes: each one's name and where its facts came from (the source's
     /// value, `""` for none), in order.
     pub nodes: Vec<(String, String)>,
@@ -552,6 +555,12 @@ impl Batch {
                         lines.text.push('\n');
                         lines.errors |= error;
                         lines.missed |= !error && matches!(checked.outcome, Ok(Answer::NotFound));
+                        if let Ok(a) = &checked.outcome {
+                            lines.opaque += a
+                                .value()
+                                .is_some_and(crate::backend::eyaml::contains_opaque)
+                                as usize;
+                        }
                     });
                     lines
                         .nodes

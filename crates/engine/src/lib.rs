@@ -165,7 +165,7 @@ pub mod workers;
 pub mod workspace;
 
 pub use answer::{Answer, Finish};
-pub use engine::{Exec, Layers, Outcome, Session, Settings};
+pub use engine::{Exec, Layers, Outcome, Secrets, Session, Settings};
 pub use environment::EnvOptions;
 pub use error::{Error, Result};
 pub use explain::Explainer;

@@ -172,6 +172,7 @@ impl Request {
             explain,
             explain_options_only,
             redact: self.redact,
+            ..Default::default()
         }
     }
 

@@ -155,6 +155,7 @@ pub(crate) fn check(
         repo.layers_spec.clone(),
         Settings {
             redact: true,
+            secrets: opts.secrets,
             ..Settings::default()
         },
         // The repo's file system: a language server's unsaved buffers are what the nodes get.

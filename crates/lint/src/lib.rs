@@ -231,6 +231,9 @@ pub struct Options {
     /// node gets) and not the other fleet rules, which look every key of every level up for
     /// every node: what a language server re-diagnosing as the user types can afford.
     pub fleet_types_only: bool,
+    /// What the fleet's lookups make of an eyaml value ([`hiera_engine::Secrets`]; by default
+    /// opaque without the private key).
+    pub secrets: hiera_engine::Secrets,
 }
 
 impl Options {
@@ -254,6 +257,9 @@ pub struct Report {
     /// The fleet's nodes whose facts could not be read, each `node NAME: why`: the fleet
     /// rules judged the others (a run with some is a failed run).
     pub unreadable: Vec<String>,
+    /// Type checks of the fleet's values not made: the value holds an opaque eyaml secret
+    /// (no private key; `--secrets`), whose type only its plaintext tells.
+    pub opaque_skipped: usize,
 }
 
 impl Report {
@@ -285,6 +291,8 @@ impl Report {
 pub(crate) struct Sink {
     root: PathBuf,
     findings: Vec<Finding>,
+    /// [`Report::opaque_skipped`].
+    pub(crate) opaque_skipped: usize,
 }
 
 impl Sink {
@@ -292,6 +300,7 @@ impl Sink {
         Sink {
             root: root.to_path_buf(),
             findings: Vec::new(),
+            opaque_skipped: 0,
         }
     }
 
@@ -450,6 +459,7 @@ pub fn lint_fleet(
         }
     }
     types.finish(&repo, &mut sink);
+    let opaque_skipped = sink.opaque_skipped;
     let mut findings = sink.findings;
     // Per-line and per-file disables written in the data files themselves.
     findings.retain(|f| !lint_settings.disabled.iter().any(|d| d == f.rule));
@@ -502,6 +512,7 @@ pub fn lint_fleet(
         vendored,
         warnings,
         unreadable,
+        opaque_skipped,
     })
 }
 

@@ -235,6 +235,8 @@ pub(crate) struct Pending<'s> {
     /// The keys lookup_options merge ([`Repo::merged_keys`]), which the fleet's checks read
     /// too.
     pub(crate) merged: HashSet<String>,
+    /// Values of the nodes not judged: they hold an opaque eyaml secret (no private key).
+    pub(crate) opaque: usize,
 }
 
 /// What one node's values gave: each mismatch, by where it comes from.
@@ -243,12 +245,15 @@ pub(crate) struct NodeNotes {
     notes: Vec<Note>,
     /// Its lookups reached a `command` level and did not run it.
     refused: bool,
+    /// Values not judged: they hold an opaque eyaml secret, whose type only its plaintext
+    /// tells.
+    opaque: usize,
 }
 
 impl NodeNotes {
-    /// Whether counting it changes anything (a mismatch, or a refusal).
+    /// Whether counting it changes anything (a mismatch, a refusal, a value not judged).
     pub(crate) fn matters(&self) -> bool {
-        !self.notes.is_empty() || self.refused
+        !self.notes.is_empty() || self.refused || self.opaque > 0
     }
 }
 
@@ -341,6 +346,7 @@ pub(crate) fn written_values<'s>(repo: &Repo, schema: &'s Schema, sink: &Sink) -
         stopped: false,
         with_fleet: false,
         merged,
+        opaque: 0,
     }
 }
 
@@ -370,6 +376,12 @@ impl Pending<'_> {
             let Ok(Outcome::Found(value)) = result else {
                 continue;
             };
+            // An opaque secret (no private key): its type is its plaintext's. Counted, not
+            // judged (a stand-in is a String to the type system).
+            if hiera_engine::backend::eyaml::contains_opaque(&value) {
+                out.opaque += 1;
+                continue;
+            }
             let Some(lines) = judge(class, param, ty, &value) else {
                 continue;
             };
@@ -412,6 +424,7 @@ impl Pending<'_> {
         if self.stopped {
             return;
         }
+        self.opaque += node.opaque;
         for n in node.notes {
             match n {
                 Note::Written(fi, key) => {
@@ -443,6 +456,7 @@ impl Pending<'_> {
     /// The findings: written values (with the nodes that get them, given a fleet) and the
     /// values only nodes get.
     pub(crate) fn finish(self, repo: &Repo, sink: &mut Sink) {
+        sink.opaque_skipped += self.opaque;
         // After a refused node no other was counted: no count is told.
         let with_fleet = self.with_fleet && !self.stopped;
         for ((fi, key), m) in self.found.written {

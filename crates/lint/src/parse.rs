@@ -59,6 +59,7 @@ fn check_eyaml(repo: &Repo, f: &DataFile, options: &hiera_value::value::Map, sin
         })
         .unwrap_or(false);
     let keys = hiera_engine::backend::eyaml::load_keys_in(options, repo.fs.clone());
+    let public = level_certificate(&keys);
     for (k, v) in &f.data {
         let Some(key) = k.as_str() else { continue };
         let mut strings = Vec::new();
@@ -82,6 +83,11 @@ fn check_eyaml(repo: &Repo, f: &DataFile, options: &hiera_value::value::Map, sin
                     );
                 }
             }
+            if let Some(cert) = &public {
+                for tok in tokens.iter().filter(|t| well_formed(t).is_ok()) {
+                    wrong_recipient(f, key, tok, cert, sink);
+                }
+            }
             if keys_configured && tokens.iter().all(|t| well_formed(t).is_ok()) {
                 let path = f.path.display().to_string();
                 if let Err(e) =
@@ -102,6 +108,62 @@ fn check_eyaml(repo: &Repo, f: &DataFile, options: &hiera_value::value::Map, sin
         }
     }
 }
+
+/// The level's certificate (what production encrypts for) and where it was read from.
+#[cfg(feature = "eyaml")]
+type Certificate = (hiera_engine::backend::eyaml::crypt::PublicKey, String);
+#[cfg(not(feature = "eyaml"))]
+type Certificate = ();
+
+#[cfg(feature = "eyaml")]
+fn level_certificate(keys: &hiera_engine::backend::eyaml::EyamlKeys) -> Option<Certificate> {
+    let t = keys.public_pem().ok()?;
+    let key = hiera_engine::backend::eyaml::crypt::PublicKey::from_pem(&t.pem).ok()?;
+    let shown = t
+        .file
+        .map_or_else(|| "(from a variable)".into(), |p| p.display().to_string());
+    Some((key, shown))
+}
+
+#[cfg(not(feature = "eyaml"))]
+fn level_certificate(_: &hiera_engine::backend::eyaml::EyamlKeys) -> Option<Certificate> {
+    None
+}
+
+/// `eyaml-wrong-recipient` (or `eyaml-malformed` for a value that is no PKCS7 structure).
+#[cfg(feature = "eyaml")]
+fn wrong_recipient(f: &DataFile, key: &str, tok: &str, cert: &Certificate, sink: &mut Sink) {
+    let (cert, shown) = cert;
+    let b64: String = tok
+        .trim_start_matches("ENC[")
+        .trim_end_matches(']')
+        .trim_start_matches("PKCS7,")
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    let pos = f.pos_in_key(key, "ENC[");
+    match cert.is_recipient_of(&b64) {
+        Ok(true) => {}
+        Ok(false) => sink.add(
+            &f.path,
+            pos,
+            "eyaml-wrong-recipient",
+            format!(
+                "the encrypted value of '{key}' was not encrypted for the level's public key {shown} ({}): the private key of that pair cannot decrypt it",
+                cert.recipient()
+            ),
+        ),
+        Err(why) => sink.add(
+            &f.path,
+            pos,
+            "eyaml-malformed",
+            format!("the encrypted value of '{key}' is malformed: {why}"),
+        ),
+    }
+}
+
+#[cfg(not(feature = "eyaml"))]
+fn wrong_recipient(_: &DataFile, _: &str, _: &str, _: &Certificate, _: &mut Sink) {}
 
 /// The error's reason without the ciphertext it quotes.
 fn decrypt_reason(m: &str) -> String {

@@ -55,6 +55,12 @@ pub const RULES: &[Rule] = &[
         1,
         "an ENC[...] value does not decrypt with the configured keys",
     ),
+    rule(
+        "eyaml-wrong-recipient",
+        Error,
+        1,
+        "an ENC[...] value was encrypted for another key pair than the level's public key",
+    ),
     // 2. hiera.yaml
     rule(
         "hiera-config-invalid",

@@ -75,6 +75,8 @@ pub(crate) trait Host {
     /// A backend decrypted `plaintext`: with `--redact` it is shown as `[redacted]`
     /// wherever it would be printed (the lookup itself uses it as it is).
     fn decrypted(&mut self, plaintext: &str);
+    /// What an encrypted value is without its key ([`Settings::secrets`](crate::Settings)).
+    fn secrets(&self) -> crate::engine::Secrets;
     /// The file system data and key files are read from.
     fn fs(&self) -> Arc<dyn crate::fs::Fs>;
 }

@@ -261,6 +261,41 @@ fn eyaml_env_var_keys() {
 }
 
 #[test]
+fn eyaml_b64_env_var_key() {
+    // hiera-eyaml 5: the variable holds the PEM text in base64; it wins over the path and
+    // loses to the plain variable.
+    let dir = fixtures().join("eyaml/keys");
+    let private = std::fs::read(dir.join("private_key.pkcs7.pem")).unwrap();
+    std::env::set_var(
+        "HIERA_LOOKUP_TEST_EYAML_B64",
+        hiera_value::ruby::strict_encode64(&private),
+    );
+    let keys = eyaml::load_keys(&map(&[
+        (
+            "pkcs7_b64_private_key_env_var",
+            Value::str("HIERA_LOOKUP_TEST_EYAML_B64"),
+        ),
+        ("pkcs7_private_key", Value::str("/nonexistent/private.pem")),
+    ]));
+    assert_eq!(decrypt("whole", &keys).unwrap(), Value::str("hunter2"));
+    let unset = eyaml::load_keys(&map(&[
+        (
+            "pkcs7_private_key_env_var",
+            Value::str("HIERA_LOOKUP_TEST_EYAML_UNSET_PLAIN"),
+        ),
+        (
+            "pkcs7_b64_private_key_env_var",
+            Value::str("HIERA_LOOKUP_TEST_EYAML_B64"),
+        ),
+    ]));
+    let e = decrypt("whole", &unset).unwrap_err().to_string();
+    assert!(
+        e.ends_with("env HIERA_LOOKUP_TEST_EYAML_UNSET_PLAIN is not set"),
+        "{e}"
+    );
+}
+
+#[test]
 fn eyaml_finds_encrypted_values() {
     let data = eyaml_data();
     assert!(eyaml::contains_encrypted(&data[&Value::str("hash")]));

@@ -67,6 +67,28 @@ pub struct Settings {
     /// Record what backends decrypt (`ENC[...]` tokens), so that printing can show
     /// `[redacted]` instead ([`Session::redactor`]); the lookup itself is unchanged.
     pub redact: bool,
+    /// What an eyaml `ENC[...]` value is without its private key, or always: Puppet's error,
+    /// or an opaque secret ([`Secrets`]).
+    pub secrets: Secrets,
+}
+
+/// What a lookup does with an eyaml `ENC[...]` token ([`Settings::secrets`]).
+///
+/// An opaque secret is a stand-in string (`ENC[…` + 16 hex digits of its ciphertext's
+/// SHA-256 + `]`, see [`backend::eyaml`](crate::backend::eyaml)): merges, interpolation and
+/// lookup_options go on with it, and it equals only the stand-in of the same ciphertext.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Secrets {
+    /// Decrypt with the level's private key, or fail as Puppet does (`puppet lookup`).
+    Decrypt,
+    /// Decrypt when the level's private key is there; without one (no key option, its
+    /// variable unset, its file missing) the token is opaque. Every other failure (a wrong
+    /// or unreadable key, a corrupt value) is still an error. The fleet commands' default:
+    /// CI runs the production hiera.yaml without the private key.
+    #[default]
+    Auto,
+    /// Never decrypt (nor read a private key): every token is opaque.
+    Opaque,
 }
 
 /// Whether a `lookup_key: command` level runs the program it names. A lookup in the user's
@@ -652,8 +674,14 @@ impl Session {
     /// `convert_to`: the conversions that do not need Puppet's type system.
     /// `convert_to`: Puppet's `new` of the option's type, after merging and digging.
     fn convert_to(&mut self, key: &str, value: Value, convert_to: &Value) -> Result<Value> {
-        let result = hiera_types::convert(value, convert_to)
-            .map_err(|e| Error::lookup(e.lookup_message(key)))?;
+        // An opaque secret converts only where a stand-in string does (`Sensitive`); any
+        // other conversion needs the plaintext: the value stays as it is, not an error.
+        let opaque = crate::backend::eyaml::contains_opaque(&value).then(|| value.clone());
+        let result = match (hiera_types::convert(value, convert_to), opaque) {
+            (Ok(v), _) => v,
+            (Err(_), Some(v)) => return Ok(v),
+            (Err(e), None) => return Err(Error::lookup(e.lookup_message(key))),
+        };
         if let Some(ex) = self.ex_mut() {
             ex.root_text(format!(
                 "Applying convert_to lookup_option with arguments {}",

@@ -1208,6 +1208,10 @@ impl Host for Session {
         }
     }
 
+    fn secrets(&self) -> super::Secrets {
+        self.settings.secrets
+    }
+
     fn fs(&self) -> std::sync::Arc<dyn crate::fs::Fs> {
         self.cache.files.fs().clone()
     }

@@ -60,25 +60,50 @@ fn load_private(keys: &EyamlKeys) -> Result<Arc<LoadedKey>, Failure> {
     Ok(loaded)
 }
 
-/// `load_ANY_key_pem`: the env-var setting wins when given (and must name a set variable),
-/// else the file setting (which must exist), else the setting is not defined.
-fn read_source(fs: &dyn crate::fs::Fs, src: &Source, what: &str) -> Result<Vec<u8>, Failure> {
+/// `load_ANY_key_pem` (hiera-eyaml 5's): the env-var setting wins when given (and must name
+/// a set variable), then the base64 env-var setting (hiera-eyaml 5; the variable holds the
+/// PEM text in base64), else the file setting (which must exist), else the setting is not
+/// defined. The three "no key" failures are [`Failure::NoKey`].
+pub(super) fn read_source(
+    fs: &dyn crate::fs::Fs,
+    src: &Source,
+    what: &str,
+) -> Result<Vec<u8>, Failure> {
+    let no_key = |m: String| Failure::NoKey(m);
     if let Some(var) = &src.env_var {
         let name = ruby_string(var)?;
         return match std::env::var_os(name) {
             Some(text) => Ok(text.into_encoded_bytes()),
-            None => Err(decrypt_err(format!("env {name} is not set"))),
+            None => Err(no_key(format!("env {name} is not set"))),
+        };
+    }
+    if let Some(var) = &src.b64_env_var {
+        let name = ruby_string(var)?;
+        return match std::env::var_os(name) {
+            Some(text) => Ok(ruby_decode64(&text.to_string_lossy())),
+            None => Err(no_key(format!("env {name} is not set"))),
         };
     }
     let Some(path) = &src.path else {
-        return Err(decrypt_err(format!("pkcs7_{what} is not defined")));
+        return Err(no_key(format!("pkcs7_{what} is not defined")));
     };
     let path = ruby_string(path)?;
     let real = expand_tilde(path);
     if !fs.exists(&real) {
-        return Err(decrypt_err(format!("file {path} does not exist")));
+        return Err(no_key(format!("file {path} does not exist")));
     }
     read_file(fs, &real, path, what)
+}
+
+/// The file `src` reads, when no variable setting wins over it.
+pub(super) fn source_file(src: &Source) -> Option<PathBuf> {
+    if src.env_var.is_some() || src.b64_env_var.is_some() {
+        return None;
+    }
+    src.path
+        .as_ref()
+        .and_then(|p| ruby_string(p).ok())
+        .map(expand_tilde)
 }
 
 /// Ruby's implicit String conversion of an option value.
@@ -151,7 +176,7 @@ fn read_file(
 }
 
 /// `OpenSSL::PKey::RSA.new(text)`: PEM (PKCS#1 or PKCS#8, the first such block) or DER.
-fn parse_private_key(text: &[u8]) -> Result<RsaPrivateKey, Failure> {
+pub(super) fn parse_private_key(text: &[u8]) -> Result<RsaPrivateKey, Failure> {
     let der = match pem_block(text, &["RSA PRIVATE KEY", "PRIVATE KEY"]) {
         Some((_, der)) => der,
         None => text.to_vec(),
@@ -164,7 +189,7 @@ fn parse_private_key(text: &[u8]) -> Result<RsaPrivateKey, Failure> {
 
 /// The first PEM block with one of `labels` (OpenSSL skips blocks of other types), decoded.
 /// Blocks with headers (`Proc-Type: 4,ENCRYPTED`) are passphrase-protected: not supported.
-fn pem_block(text: &[u8], labels: &[&str]) -> Option<(String, Vec<u8>)> {
+pub(super) fn pem_block(text: &[u8], labels: &[&str]) -> Option<(String, Vec<u8>)> {
     let text = String::from_utf8_lossy(text);
     let mut lines = text.lines();
     while let Some(line) = lines.next() {
@@ -196,7 +221,7 @@ fn pem_block(text: &[u8], labels: &[&str]) -> Option<(String, Vec<u8>)> {
 }
 
 /// The first DER element of `der` (OpenSSL's d2i ignores what follows it).
-fn first_tlv(der: &[u8]) -> &[u8] {
+pub(super) fn first_tlv(der: &[u8]) -> &[u8] {
     let len = (|| {
         let first = *der.get(1)?;
         if first < 0x80 {
@@ -218,19 +243,19 @@ fn first_tlv(der: &[u8]) -> &[u8] {
     }
 }
 
-const OID_AES128_CBC: der::oid::ObjectIdentifier =
+pub(super) const OID_AES128_CBC: der::oid::ObjectIdentifier =
     der::oid::ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.1.2");
-const OID_AES192_CBC: der::oid::ObjectIdentifier =
+pub(super) const OID_AES192_CBC: der::oid::ObjectIdentifier =
     der::oid::ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.1.22");
-const OID_AES256_CBC: der::oid::ObjectIdentifier =
+pub(super) const OID_AES256_CBC: der::oid::ObjectIdentifier =
     der::oid::ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.1.42");
-const OID_DES_EDE3_CBC: der::oid::ObjectIdentifier =
+pub(super) const OID_DES_EDE3_CBC: der::oid::ObjectIdentifier =
     der::oid::ObjectIdentifier::new_unwrap("1.2.840.113549.3.7");
-const OID_ENVELOPED_DATA: der::oid::ObjectIdentifier =
+pub(super) const OID_ENVELOPED_DATA: der::oid::ObjectIdentifier =
     der::oid::ObjectIdentifier::new_unwrap("1.2.840.113549.1.7.3");
 
 /// `OpenSSL::PKCS7.new(der).decrypt(key, cert)`, with OpenSSL 3.0's error for each failure.
-fn decrypt_der(der: &[u8], key: &RsaPrivateKey) -> Result<Vec<u8>, Failure> {
+pub(super) fn decrypt_der(der: &[u8], key: &RsaPrivateKey) -> Result<Vec<u8>, Failure> {
     // OpenSSL tries DER, then PEM: a failed parse reports the PEM reader's complaint.
     let unparsable = || decrypt_err("Could not parse the PKCS7: no start line (Expecting: PKCS7)");
     let info = ContentInfo::from_der(first_tlv(der)).map_err(|_| unparsable())?;
