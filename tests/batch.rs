@@ -389,3 +389,52 @@ fn a_batch_stops_when_its_reader_leaves() {
     assert!(stderr.is_empty(), "{stderr}");
     assert!(status.unwrap().code().is_some(), "ended by a signal");
 }
+
+/// `--all` lists the keys of every file-backed level, eyaml's included (it listed none of an
+/// `eyaml_lookup_key` level's: a repo keeping its secrets there printed nothing); a level whose
+/// keys only its function knows is named once in a warning, never silently dropped.
+#[test]
+fn all_lists_eyaml_levels_and_names_levels_it_cannot_list() {
+    let dir = crate::scratch_tree::tree(
+        "batch",
+        "all-eyaml",
+        &[
+            (
+                "hiera.yaml",
+                "version: 5\nhierarchy:\n  - name: secrets\n    lookup_key: eyaml_lookup_key\n    path: secrets.yaml\n    options:\n      pkcs7_private_key: keys/none.pem\n      pkcs7_public_key: keys/none.pub.pem\n  - name: common\n    path: common.yaml\n  - name: vault\n    lookup_key: vault_lookup\n",
+            ),
+            ("data/common.yaml", "a: 1\n"),
+            ("data/secrets.yaml", "b: plain\n"),
+            ("facts/n1.yaml", "clientcert: n1\n"),
+            ("facts/n2.yaml", "clientcert: n2\n"),
+        ],
+    );
+    let o = bin()
+        .current_dir(&*dir)
+        .args(["--facts-dir", "facts", "--all"])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    let keys: Vec<(String, String)> = out
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (
+                v["node"].as_str().unwrap().into(),
+                v["key"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    let want: Vec<(String, String)> = ["n1", "n2"]
+        .iter()
+        .flat_map(|n| ["b", "a"].map(|k| (n.to_string(), k.to_string())))
+        .collect();
+    assert_eq!(keys, want, "{out}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(
+        err.matches("Warning: level 'vault' (lookup_key: vault_lookup) cannot list its keys")
+            .count(),
+        1,
+        "{err}"
+    );
+}

@@ -260,10 +260,14 @@ fn run_batch(
     // within it, and a slow stream (PuppetDB's) shows its answers as they come.
     const FLUSH_EVERY: std::time::Duration = std::time::Duration::from_millis(25);
     let mut flushed = std::time::Instant::now();
+    // A warning every node gives (a level that cannot list its keys) is printed once.
+    let mut warned = std::collections::HashSet::new();
     batch.run_lines(workspace, nodes, |_, lines| {
         // A facts file's warnings come before its answers.
-        for w in &lines.warnings {
-            output::warn(w);
+        for w in lines.warnings {
+            if warned.insert(w.clone()) {
+                output::warn(&w);
+            }
         }
         errors |= lines.errors;
         missed |= lines.missed;

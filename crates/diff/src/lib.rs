@@ -915,10 +915,7 @@ fn diff_trees(
             None => {
                 let mut set: indexmap::IndexSet<String, rustc_hash::FxBuildHasher> =
                     Default::default();
-                for k in [sb.all_keys_with_eyaml(), sh.all_keys_with_eyaml()]
-                    .into_iter()
-                    .flatten()
-                {
+                for k in [sb.all_keys(), sh.all_keys()].into_iter().flatten() {
                     set.extend(k);
                 }
                 let all: Vec<String> = set.into_iter().collect();

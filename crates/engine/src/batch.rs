@@ -538,7 +538,7 @@ impl Batch {
                 for node in read.nodes {
                     let name = node.name.clone();
                     let source = node.source.clone();
-                    self.answer_node(workspace, node, |key, outcome| {
+                    let listed = self.answer_node(workspace, node, |key, outcome| {
                         let checked = Checked::new(outcome, self.format);
                         let head = Head {
                             node: &name,
@@ -562,6 +562,12 @@ impl Batch {
                                 as usize;
                         }
                     });
+                    // What listing the keys warned of (a level that cannot list them), once.
+                    for w in listed {
+                        if !lines.warnings.contains(&w) {
+                            lines.warnings.push(w);
+                        }
+                    }
                     lines
                         .nodes
                         .push((name, source.map(|(_, v)| v).unwrap_or_default()));
@@ -573,19 +579,20 @@ impl Batch {
     }
 
     /// Looks every key of the node up, handing each key and its answer (after `--default`,
-    /// `--type` and `--redact`) to `answer`, in key order.
+    /// `--type` and `--redact`) to `answer`, in key order; returns what listing the node's
+    /// keys (`--all`) warned of.
     fn answer_node(
         &self,
         workspace: &Workspace,
         node: Node,
         mut answer: impl FnMut(String, Result<Answer, Error>),
-    ) {
+    ) -> Vec<String> {
         if let Some(e) = &node.facts_error {
             match &self.keys {
                 Keys::List(k) => k.iter().for_each(|key| answer(key.clone(), Err(e.clone()))),
                 Keys::All => answer(String::new(), Err(e.clone())),
             }
-            return;
+            return Vec::new();
         }
         // A node a classifier puts in another environment reads that environment's data.
         let own = node.workspace;
@@ -595,9 +602,13 @@ impl Batch {
             Keys::List(k) => k.clone(),
             Keys::All => match session.all_keys() {
                 Ok(k) => k,
-                Err(e) => return answer(String::new(), Err(e)),
+                Err(e) => {
+                    answer(String::new(), Err(e));
+                    return Vec::new();
+                }
             },
         };
+        let listed = session.take_warnings();
         for key in keys {
             let outcome = session
                 .lookup(std::slice::from_ref(&key), self.merge.as_ref())
@@ -611,6 +622,7 @@ impl Batch {
             };
             answer(key, outcome);
         }
+        listed
     }
 }
 

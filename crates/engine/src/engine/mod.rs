@@ -454,24 +454,16 @@ impl Session {
         Ok(Outcome::NotFound)
     }
 
-    /// Every key this node can see in the data_hash levels of its layers (global,
-    /// environment, and every module's own keys), in first-seen order, without
-    /// `lookup_options`. Files that fail to load are skipped here; looking their keys up
-    /// reports the error.
+    /// Every key this node can see in the file-backed levels of its layers (global,
+    /// environment, and every module's own keys): the data_hash files, and those
+    /// `eyaml_lookup_key` levels read (YAML hashes, some values encrypted); in first-seen
+    /// order, without `lookup_options`. Files that fail to load are skipped here; looking
+    /// their keys up reports the error. A level whose keys only its function knows (a
+    /// custom `lookup_key` or `data_dig` function, `command`, a Hiera 3 backend) is named in
+    /// a warning ([`take_warnings`](Self::take_warnings)): its keys are left out.
     pub fn all_keys(&mut self) -> Result<Vec<String>> {
-        self.keys_in_files(false)
-    }
-
-    /// [`all_keys`](Self::all_keys), and the keys of the files `eyaml_lookup_key` levels
-    /// read (YAML hashes, some values encrypted): every key a change to the data can touch,
-    /// which `diff --all` compares. No other lookup_key function can list its keys.
-    pub fn all_keys_with_eyaml(&mut self) -> Result<Vec<String>> {
-        self.keys_in_files(true)
-    }
-
-    fn keys_in_files(&mut self, eyaml: bool) -> Result<Vec<String>> {
         let mut seen: indexmap::IndexSet<String, rustc_hash::FxBuildHasher> = Default::default();
-        self.each_data_file(eyaml, |module_prefix, _, hash| {
+        let unlisted = self.each_data_file(true, |module_prefix, _, hash| {
             for k in hash.keys() {
                 if k == LOOKUP_OPTIONS {
                     continue;
@@ -484,18 +476,28 @@ impl Session {
                 }
             }
         })?;
+        for (level, kind, function) in unlisted {
+            let w = format!(
+                "level '{level}' ({kind}: {function}) cannot list its keys: every key of the data is listed but its own"
+            );
+            if !self.warnings.contains(&w) {
+                self.warnings.push(w);
+            }
+        }
         Ok(seen.into_iter().collect())
     }
 
     /// Calls `f` with every data file this node's levels reach that a built-in data_hash
     /// function reads (and eyaml_lookup_key's, read as yaml_data reads them, when `eyaml`),
     /// in lookup order: with the key prefix of its module (`apache::`) for a module's
-    /// files, its path, and its hash. Files that fail to load are skipped.
+    /// files, its path, and its hash. Files that fail to load are skipped. Returns the levels
+    /// whose keys only their function knows (name, function kind and name), once each.
     fn each_data_file(
         &mut self,
         eyaml: bool,
         mut f: impl FnMut(Option<&str>, &str, &crate::backend::DataHash),
-    ) -> Result<()> {
+    ) -> Result<Vec<(String, &'static str, String)>> {
+        let mut unlisted: Vec<(String, &'static str, String)> = Vec::new();
         let ids = self.layer_providers();
         for id in ids {
             let module_prefix = match &id {
@@ -521,6 +523,14 @@ impl Session {
                         _ => None,
                     };
                     let Some(format) = format else {
+                        let level = (
+                            e.entry.name.clone(),
+                            e.entry.kind.tag(),
+                            e.entry.function.clone(),
+                        );
+                        if e.entry.data_format().is_none() && !unlisted.contains(&level) {
+                            unlisted.push(level);
+                        }
                         continue;
                     };
                     for loc in e.locations.iter().flatten().filter(|l| l.exists && !l.uri) {
@@ -538,7 +548,7 @@ impl Session {
                 }
             }
         }
-        Ok(())
+        Ok(unlisted)
     }
 
     /// Adds to `keep` the fact paths the `%{}` expressions in the data files this node
