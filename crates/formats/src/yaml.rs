@@ -1321,7 +1321,7 @@ fn scalar_node(
     match tag {
         // `unpack('m')`: an ASCII-8BIT String.
         "!binary" | "tag:yaml.org,2002:binary" => {
-            let bytes = ruby_unpack_m(value.as_bytes());
+            let bytes = hiera_value::ruby::decode64(&value);
             Ok(Node::plain(
                 hiera_value::value::binary_string(&bytes),
                 Kind::Scalar,
@@ -1973,44 +1973,6 @@ fn ruby_float(s: &str) -> Result<f64, String> {
         return Err(err());
     }
     num.parse::<f64>().map_err(|_| err())
-}
-
-/// Ruby's `String#unpack('m')` (lenient base64: skips junk, stops at '=').
-fn ruby_unpack_m(s: &[u8]) -> Vec<u8> {
-    fn val(c: u8) -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        } as u32)
-    }
-    let mut out = Vec::with_capacity(s.len() * 3 / 4);
-    let mut quad = [0u32; 4];
-    let mut n = 0;
-    for &c in s {
-        if c == b'=' && n >= 2 {
-            break;
-        }
-        let Some(v) = val(c) else { continue };
-        quad[n] = v;
-        n += 1;
-        if n == 4 {
-            out.push((quad[0] << 2 | quad[1] >> 4) as u8);
-            out.push((quad[1] << 4 | quad[2] >> 2) as u8);
-            out.push((quad[2] << 6 | quad[3]) as u8);
-            n = 0;
-        }
-    }
-    if n >= 2 {
-        out.push((quad[0] << 2 | quad[1] >> 4) as u8);
-        if n == 3 {
-            out.push((quad[1] << 4 | quad[2] >> 2) as u8);
-        }
-    }
-    out
 }
 
 /// Ruby `String#inspect`, for values named in messages.
@@ -2774,13 +2736,5 @@ mod tests {
             ruby_float("1\0"),
             Err("string for Float contains null byte".into())
         );
-    }
-
-    #[test]
-    fn unpack_m_is_lenient() {
-        assert_eq!(ruby_unpack_m(b"aGVsbG8="), b"hello");
-        assert_eq!(ruby_unpack_m(b"aGV\nsbG8"), b"hello");
-        assert_eq!(ruby_unpack_m(b"/w=="), vec![0xff]);
-        assert_eq!(ruby_unpack_m(b"=aGk="), b"hi");
     }
 }

@@ -333,7 +333,14 @@ pub fn strict_encode64(bytes: &[u8]) -> String {
 }
 
 fn b64_value(c: u8) -> Option<u32> {
-    B64.iter().position(|&x| x == c).map(|p| p as u32)
+    Some(u32::from(match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        b'/' => 63,
+        _ => return None,
+    }))
 }
 
 /// `Base64.strict_decode64` (`unpack1("m0")`): None where Ruby raises `invalid base64`.
@@ -365,26 +372,44 @@ pub fn strict_decode64(s: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// `Base64.decode64` (`unpack1("m")`): skips characters outside the alphabet, stops at `=`.
+/// `Base64.decode64` (`unpack1("m")`, Ruby's pack.c): lenient. Characters outside the
+/// alphabet are skipped; a `=` (or the end) where the third or fourth character of a quantum is
+/// due ends the data, keeping the bytes the quantum's first two or three characters make, while a
+/// `=` where its first or second is due is skipped like any other character. So `QUJD=RA==` is
+/// `ABCD` and `QU=JD` is `A`. The one port: YAML's `!!binary`, eyaml's ciphertexts and
+/// `Binary.new(s, '%b')` all decode through it.
 pub fn decode64(s: &str) -> Vec<u8> {
-    let mut out = Vec::new();
-    let (mut n, mut k) = (0u32, 0);
-    for &c in s.as_bytes() {
-        if c == b'=' {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len() / 4 * 3 + 2);
+    let mut i = 0;
+    // The next alphabet character's value; None at the end, or at a `=` when `pad_ends`.
+    let mut next = |pad_ends: bool| -> Option<u32> {
+        while let Some(&c) = b.get(i) {
+            if pad_ends && c == b'=' {
+                return None;
+            }
+            i += 1;
+            if let Some(v) = b64_value(c) {
+                return Some(v);
+            }
+        }
+        None
+    };
+    while let Some(a) = next(false) {
+        let Some(b1) = next(false) else { break };
+        let Some(c) = next(true) else {
+            out.push((a << 2 | b1 >> 4) as u8);
             break;
-        }
-        let Some(v) = b64_value(c) else { continue };
-        n = n << 6 | v;
-        k += 1;
-        if k == 4 {
-            out.extend_from_slice(&[(n >> 16) as u8, (n >> 8) as u8, n as u8]);
-            (n, k) = (0, 0);
-        }
-    }
-    match k {
-        2 => out.push((n >> 4) as u8),
-        3 => out.extend_from_slice(&[(n >> 10) as u8, (n >> 2) as u8]),
-        _ => {}
+        };
+        let Some(d) = next(true) else {
+            out.extend_from_slice(&[(a << 2 | b1 >> 4) as u8, (b1 << 4 | c >> 2) as u8]);
+            break;
+        };
+        out.extend_from_slice(&[
+            (a << 2 | b1 >> 4) as u8,
+            (b1 << 4 | c >> 2) as u8,
+            (c << 6 | d) as u8,
+        ]);
     }
     out
 }
@@ -430,7 +455,48 @@ mod regexp_base64_tests {
         assert_eq!(strict_decode64("aGVsbG8"), None);
         assert_eq!(strict_decode64("aGVsbG9="), None);
         assert_eq!(strict_decode64("aGV sbG8="), None);
-        assert_eq!(decode64("aGVs\nbG8="), b"hello");
         assert_eq!(urlsafe_decode64("aGVsbG8").unwrap(), b"hello");
+    }
+
+    #[test]
+    fn decode64_is_rubys() {
+        // Every row checked with Ruby 3.3's `Base64.decode64` (Puppet 8.10's Ruby).
+        let rows: &[(&str, &[u8])] = &[
+            ("QUJD=RA==", b"ABCD"),
+            ("QUJDRA==", b"ABCD"),
+            ("QUJDRA", b"ABCD"),
+            ("QUJDR", b"ABC"),
+            ("QUJDRA=", b"ABCD"),
+            ("Q=UJD", b"ABC"),
+            ("QU=JD", b"A"),
+            ("QUJ=D", b"AB"),
+            ("", b""),
+            ("=", b""),
+            ("==QUJD", b"ABC"),
+            ("QU JD\nRA", b"ABCD"),
+            ("QU!J@D#", b"ABC"),
+            ("aGVsbG8", b"hello"),
+            ("aGVsbG8=", b"hello"),
+            ("aGVsbG9=", b"hello"),
+            ("QUJDRA==QUJD", b"ABCD"),
+            ("QUI=QUI=", b"AB"),
+            ("Q", b""),
+            ("QQ", b"A"),
+            ("QQ=", b"A"),
+            ("QQ==", b"A"),
+            ("QUI", b"AB"),
+            ("QUI=", b"AB"),
+            ("QUJD\0RA", b"ABCD"),
+            ("=Q=U=J=D=", b"A"),
+            ("QU=", b"A"),
+            ("Q=U=JD", b"A"),
+            ("-_-_", b""),
+            ("QUJDRA=x", b"ABCD"),
+            ("/w==", &[0xff]),
+            ("aGVs\nbG8=", b"hello"),
+        ];
+        for (text, bytes) in rows {
+            assert_eq!(decode64(text), *bytes, "{text:?}");
+        }
     }
 }
