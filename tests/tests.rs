@@ -25,4 +25,5 @@ mod puppetdb;
 mod robustness;
 mod serve;
 mod shared_flags;
+mod tree;
 mod where_cmd;
