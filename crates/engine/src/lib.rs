@@ -147,7 +147,9 @@ pub mod error;
 pub mod explain;
 pub mod format;
 pub mod fs;
-/// The fuzz targets' bodies (fuzz/, tests/fuzz_smoke.rs): not part of the API.
+/// The fuzz targets' bodies (fuzz/, tests/fuzz_smoke.rs), behind the `fuzzing` feature: not
+/// part of the API.
+#[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod hostinfo;
