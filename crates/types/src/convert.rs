@@ -738,7 +738,7 @@ fn to_hash(v: Value) -> Result<Value, String> {
         }
         Value::String(s) => {
             let chars: Vec<Value> = s.chars().map(|c| Value::String(c.to_string())).collect();
-            if chars.len() % 2 != 0 {
+            if !chars.len().is_multiple_of(2) {
                 return Err("odd number of arguments for Hash".into());
             }
             to_hash(Value::Array(chars))

@@ -349,7 +349,7 @@ fn b64_value(c: u8) -> Option<u32> {
 /// `Base64.strict_decode64` (`unpack1("m0")`): None where Ruby raises `invalid base64`.
 pub fn strict_decode64(s: &str) -> Option<Vec<u8>> {
     let b = s.as_bytes();
-    if b.len() % 4 != 0 {
+    if !b.len().is_multiple_of(4) {
         return None;
     }
     let mut out = Vec::with_capacity(b.len() / 4 * 3);
@@ -427,8 +427,8 @@ pub fn urlsafe_decode64(s: &str) -> Option<Vec<u8>> {
             c => c,
         })
         .collect();
-    if !s.ends_with('=') && s.len() % 4 != 0 {
-        while t.len() % 4 != 0 {
+    if !s.ends_with('=') && !s.len().is_multiple_of(4) {
+        while !t.len().is_multiple_of(4) {
             t.push('=');
         }
     }

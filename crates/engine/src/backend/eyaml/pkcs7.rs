@@ -293,7 +293,7 @@ fn cbc_decrypt(
     if iv.len() != block {
         return Err(decrypt_err("decrypt error"));
     }
-    if data.is_empty() || data.len() % block != 0 {
+    if data.is_empty() || !data.len().is_multiple_of(block) {
         return Err(decrypt_err("wrong final block length"));
     }
     let bad = |_| decrypt_err("bad decrypt");
