@@ -36,6 +36,7 @@ mod manifests;
 pub mod output;
 mod param_types;
 mod parse;
+mod position;
 mod repo;
 pub(crate) mod rules;
 pub mod schema;

@@ -54,196 +54,19 @@
 //! - An untyped parameter is `Any`. A `Sensitive[…]` parameter takes a Sensitive value only:
 //!   a plain string from Hiera fails unless `lookup_options` give `convert_to: Sensitive`.
 
+pub use crate::manifests::{
+    root_key, Class, DynamicLookup, LookupCall, Manifest, Param, TypeAlias,
+};
+pub use crate::position::{Position, Span};
+
+use crate::manifests::resolve_type;
+use crate::position::LineStarts;
 use hiera_engine::interpolation::{parse_expr, tokenize, Method, Token};
 use hiera_formats::format::DataFormat;
-use hiera_types::{Type, TypeError};
+use hiera_types::Type;
 use hiera_value::value::{Map, Value};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-
-/// A place in a file: 1-based line and column (characters), and the 0-based byte offset.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct Position {
-    /// 1-based line.
-    pub line: usize,
-    /// 1-based column, in characters.
-    pub column: usize,
-    /// 0-based byte offset in the file.
-    pub offset: usize,
-}
-
-impl Position {
-    /// The position of byte `offset` of `text` (clamped to the text, and to a char boundary).
-    pub fn of_offset(text: &str, offset: usize) -> Position {
-        let mut offset = offset.min(text.len());
-        while !text.is_char_boundary(offset) {
-            offset -= 1;
-        }
-        let before = &text[..offset];
-        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-        Position {
-            line: before.bytes().filter(|b| *b == b'\n').count() + 1,
-            column: before[line_start..].chars().count() + 1,
-            offset,
-        }
-    }
-
-    /// `(line, column)`, as lint findings take it.
-    pub fn line_col(&self) -> (usize, usize) {
-        (self.line, self.column)
-    }
-}
-
-/// A range of a file: `start` inclusive, `end` exclusive.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct Span {
-    /// Where it starts.
-    pub start: Position,
-    /// Where it ends (the position just after it).
-    pub end: Position,
-}
-
-/// A class parameter.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Param {
-    /// The name, without `$`.
-    pub name: String,
-    /// The type as written (`Optional[Array[Stdlib::Host]]`); `None` when untyped.
-    pub type_text: Option<String>,
-    /// The type, parsed by [`hiera_types`] with the modulepath's type aliases resolved (`Any`
-    /// when untyped); `Err` says why it could not be (an unknown type name, a type the
-    /// parser does not know, a recursive alias): such a parameter's values are not judged.
-    pub ty: Result<Type, String>,
-    /// The default expression as written (`undef`, `[]`, `$ntp::params::servers`); `None`
-    /// when the parameter has no default (Puppet then requires a value).
-    pub default: Option<String>,
-    /// The `$name` variable of the declaration.
-    pub span: Span,
-}
-
-impl Param {
-    /// Whether the parameter has a default expression.
-    pub fn has_default(&self) -> bool {
-        self.default.is_some()
-    }
-
-    /// `Boolean $iburst = true`, on one line (runs of whitespace, newlines included, made
-    /// one space), for a hover or a completion's detail.
-    pub fn signature(&self) -> String {
-        let mut s = String::new();
-        if let Some(t) = &self.type_text {
-            s.push_str(t);
-            s.push(' ');
-        }
-        s.push('$');
-        s.push_str(&self.name);
-        if let Some(d) = &self.default {
-            s.push_str(" = ");
-            s.push_str(d);
-        }
-        s.split_whitespace().collect::<Vec<_>>().join(" ")
-    }
-}
-
-/// A class definition (`class NAME (PARAMS) inherits PARENT { … }`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Class {
-    /// The name in lower case, without leading `::` (`ntp::config`).
-    pub name: String,
-    /// The parameters in declaration order.
-    pub params: Vec<Param>,
-    /// `inherits PARENT`, in lower case.
-    pub inherits: Option<String>,
-    /// The manifest.
-    pub file: PathBuf,
-    /// The name after `class`.
-    pub name_span: Span,
-    /// The whole definition.
-    pub span: Span,
-}
-
-impl Class {
-    /// The parameter named `name`.
-    pub fn param(&self, name: &str) -> Option<&Param> {
-        self.params.iter().find(|p| p.name == name)
-    }
-
-    /// `Class[Ntp::Config]`, as Puppet names the class in its errors.
-    pub fn reference(&self) -> String {
-        let cap: Vec<String> = self
-            .name
-            .split("::")
-            .map(|s| {
-                let mut c = s.chars();
-                match c.next() {
-                    Some(f) => f.to_uppercase().chain(c).collect(),
-                    None => String::new(),
-                }
-            })
-            .collect();
-        format!("Class[{}]", cap.join("::"))
-    }
-}
-
-/// A call that looks a literal key up.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LookupCall {
-    /// The key as written (`ntp::servers`, `profile::x.sub.0`).
-    pub key: String,
-    /// The data key it reads: the key's first segment (`profile::x`), leading `::` removed.
-    pub root: String,
-    /// `lookup`, `hiera`, `hiera_array`, `hiera_hash` or `hiera_include`.
-    pub function: String,
-    /// The manifest or template.
-    pub file: PathBuf,
-    /// The key's string literal, quotes included.
-    pub span: Span,
-}
-
-/// A lookup whose key is built at run time (`lookup("ntp::${x}")`, `lookup($key)`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DynamicLookup {
-    /// The literal text before the first interpolation (`ntp::`; empty for `lookup($key)`).
-    pub prefix: String,
-    /// The manifest.
-    pub file: PathBuf,
-    /// The key expression.
-    pub span: Span,
-}
-
-/// `type Name = TYPE` (a module's `types/*.pp`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TypeAlias {
-    /// The name as written (`Stdlib::Port`).
-    pub name: String,
-    /// The aliased type as written.
-    pub text: String,
-    /// The file.
-    pub file: PathBuf,
-    /// The name.
-    pub span: Span,
-}
-
-/// What one manifest or template contributes.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Manifest {
-    /// The file.
-    pub file: PathBuf,
-    /// The module whose directory holds it (`None`: the environment's `manifests/`, or a
-    /// file outside every root).
-    pub module: Option<String>,
-    /// Its classes, in file order (parameter types not yet resolved against the schema's
-    /// aliases: [`Schema`] does that).
-    pub classes: Vec<Class>,
-    /// Its lookups of literal keys.
-    pub lookups: Vec<LookupCall>,
-    /// Its lookups of keys built at run time.
-    pub dynamic_lookups: Vec<DynamicLookup>,
-    /// Its type aliases.
-    pub type_aliases: Vec<TypeAlias>,
-    /// Whether the parser met a syntax error (what it found is still given).
-    pub has_errors: bool,
-}
 
 /// Parses one `.pp` file (a manifest, function or type alias file). Never fails: what does
 /// not parse is left out ([`Manifest::has_errors`]). Parameter types are parsed without
@@ -288,16 +111,6 @@ pub fn scan_template(file: &Path, text: &str) -> Manifest {
         });
     }
     m
-}
-
-/// The data key a lookup of `key` reads: its first segment (`a::b.c.0` → `a::b`; a quoted
-/// first segment keeps its dots), leading `::` removed.
-pub fn root_key(key: &str) -> String {
-    let root = match hiera_engine::key::split_key(key) {
-        Ok(segs) if !segs.is_empty() => segs[0].to_string(),
-        _ => key.to_string(),
-    };
-    root.trim_start_matches("::").to_string()
 }
 
 /// Where a class or lookup is: an index into the schema's files and into that file's list.
@@ -618,112 +431,6 @@ fn files_with(dir: &Path, exts: &[&str], out: &mut Vec<PathBuf>, depth: usize) {
     }
 }
 
-/// How many alias names one type may expand, and how long the expanded text may grow.
-const MAX_ALIAS_EXPANSIONS: usize = 256;
-const MAX_EXPANDED_TYPE: usize = 64 << 10;
-
-/// Parses a parameter's type text with the aliases (lower-case name → text) expanded.
-pub(crate) fn resolve_type(
-    text: Option<&str>,
-    aliases: &HashMap<String, String>,
-) -> Result<Type, String> {
-    let Some(text) = text else {
-        return Ok(Type::Any);
-    };
-    let expanded = expand_aliases(text, aliases)?;
-    hiera_types::parse(&expanded).map_err(|e| match e {
-        TypeError::Unknown(name) => format!(
-            "the type '{name}' is neither built in nor a type alias of the modulepath's types/*.pp"
-        ),
-        TypeError::Invalid(m) => format!("the type does not parse: {m}"),
-    })
-}
-
-/// `text` with every name of a type alias replaced by the aliased type, recursively (names
-/// in strings and regexps left alone).
-fn expand_aliases(text: &str, aliases: &HashMap<String, String>) -> Result<String, String> {
-    if aliases.is_empty() {
-        return Ok(text.to_string());
-    }
-    let mut cur = text.to_string();
-    let mut expansions = 0;
-    loop {
-        let (next, n) = expand_once(&cur, aliases);
-        if n == 0 {
-            return Ok(cur);
-        }
-        expansions += n;
-        if expansions > MAX_ALIAS_EXPANSIONS || next.len() > MAX_EXPANDED_TYPE {
-            return Err(format!(
-                "the type '{text}' expands through its aliases beyond {MAX_ALIAS_EXPANSIONS} names or {MAX_EXPANDED_TYPE} bytes (a recursive alias?)"
-            ));
-        }
-        cur = next;
-    }
-}
-
-fn expand_once(text: &str, aliases: &HashMap<String, String>) -> (String, usize) {
-    let b = text.as_bytes();
-    let mut out = String::with_capacity(text.len());
-    let mut n = 0;
-    let mut i = 0;
-    let mut last_sig: Option<u8> = None;
-    while i < b.len() {
-        let c = b[i];
-        // Strings and regexps (`Pattern[/x/]`) are copied as they are.
-        if let Some((end, open)) = crate::manifests::skip_literal(b, i, last_sig.unwrap_or(b'[')) {
-            out.push_str(&text[i..end]);
-            i = end;
-            last_sig = Some(open);
-            continue;
-        }
-        if c.is_ascii_alphabetic() || (c == b':' && b.get(i + 1) == Some(&b':')) {
-            let start = i;
-            loop {
-                if b.get(i) == Some(&b':') && b.get(i + 1) == Some(&b':') {
-                    i += 2;
-                }
-                let seg = i;
-                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-                    i += 1;
-                }
-                if i == seg
-                    || !(b.get(i) == Some(&b':')
-                        && b.get(i + 1) == Some(&b':')
-                        && b.get(i + 2).is_some_and(|x| x.is_ascii_alphabetic()))
-                {
-                    break;
-                }
-            }
-            let word = &text[start..i];
-            let name = word.trim_start_matches("::");
-            // A type's name is capitalized: a bare word (a Struct's key, an Enum's value)
-            // is never an alias.
-            let alias = name
-                .starts_with(|c: char| c.is_ascii_uppercase())
-                .then(|| aliases.get(&name.to_ascii_lowercase()))
-                .flatten();
-            match alias {
-                Some(t) => {
-                    out.push_str(t);
-                    n += 1;
-                }
-                None => out.push_str(word),
-            }
-            last_sig = Some(b'a');
-            continue;
-        }
-        // A multi-byte character is copied whole.
-        let ch_len = text[i..].chars().next().map_or(1, char::len_utf8);
-        out.push_str(&text[i..i + ch_len]);
-        if !c.is_ascii_whitespace() {
-            last_sig = Some(c);
-        }
-        i += ch_len;
-    }
-    (out, n)
-}
-
 // ---- the data side ------------------------------------------------------------------------
 
 /// A top-level key of a data file.
@@ -818,57 +525,6 @@ pub fn data_references(format: DataFormat, text: &str) -> Result<DataRefs, Strin
         .flatten();
     let index = LineStarts::new(text);
     Ok(data_refs_of(&data, tree.as_ref(), &index))
-}
-
-/// The byte offset of each line's start, to turn 1-based line/char positions into offsets.
-pub(crate) struct LineStarts<'a> {
-    text: &'a str,
-    index: hiera_formats::position::LineIndex<'a>,
-}
-
-impl<'a> LineStarts<'a> {
-    pub(crate) fn new(text: &'a str) -> LineStarts<'a> {
-        LineStarts {
-            text,
-            index: hiera_formats::position::LineIndex::new(text),
-        }
-    }
-
-    /// The position at 1-based `line` and `column` (characters).
-    pub(crate) fn at(&self, line: usize, column: usize) -> Position {
-        let start = self.index.line_start(line).unwrap_or(self.text.len());
-        let offset = self.text[start..]
-            .char_indices()
-            .nth(column.saturating_sub(1))
-            .map_or(self.text.len(), |(i, _)| start + i);
-        Position {
-            line,
-            column,
-            offset,
-        }
-    }
-
-    /// The position of byte `offset` ([`Position::of_offset`] without reading the text
-    /// before it again: a file's many places cost a binary search each).
-    pub(crate) fn position(&self, offset: usize) -> Position {
-        let mut offset = offset.min(self.text.len());
-        while !self.text.is_char_boundary(offset) {
-            offset -= 1;
-        }
-        let p = self.index.pos(offset);
-        Position {
-            line: p.line,
-            column: p.column,
-            offset,
-        }
-    }
-
-    /// The position of the first `needle` at or after `from` (a byte offset).
-    pub(crate) fn find(&self, needle: &str, from: usize) -> Option<Position> {
-        let from = from.min(self.text.len());
-        let i = self.text.get(from..)?.find(needle)? + from;
-        Some(self.position(i))
-    }
 }
 
 fn data_refs_of(
