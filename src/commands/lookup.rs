@@ -200,7 +200,7 @@ fn run(
         scope,
         layers,
         request.settings(),
-        hiera_engine::backend::DataFiles::default(),
+        hiera_engine::store::DataFiles::default(),
     );
     let out = request.answer(&mut session, warnings).inspect_err(|_| {
         let trace = session.take_merge_trace();

@@ -160,6 +160,7 @@ pub mod merge;
 pub mod redact;
 pub mod scope;
 pub mod slim;
+pub mod store;
 pub mod where_;
 pub mod workers;
 pub mod workspace;

@@ -254,14 +254,14 @@ impl crate::backend::custom::LookupKeyBackend for EyamlLookupKey {
             .get(&Value::str("path"))
             .and_then(Value::as_str)
             .ok_or("eyaml_lookup_key needs a 'path' option")?;
-        let hash = crate::backend::DataFiles::default()
-            .data_hash(
-                hiera_formats::DataFormat::Yaml,
-                path,
-                crate::scope::Strict::Error,
-                &mut Vec::new(),
-            )
-            .map_err(|e| e.to_string())?;
+        let hash = crate::backend::load(
+            &*crate::fs::disk(),
+            hiera_formats::DataFormat::Yaml,
+            path,
+            crate::scope::Strict::Error,
+            &mut Vec::new(),
+        )
+        .map_err(|e| e.to_string())?;
         Self::find(
             crate::fs::disk(),
             key,
