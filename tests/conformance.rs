@@ -779,7 +779,7 @@ mod where_check;
 /// merge of those it says contribute is the lookup's merged answer.
 #[test]
 fn where_agrees_with_the_lookup_on_every_recorded_tree() {
-    use hiera_engine::backend::DataFiles;
+    use hiera_engine::store::DataFiles;
     use hiera_engine::where_::Reporter;
     use hiera_engine::Session;
     use std::collections::{HashMap, HashSet};

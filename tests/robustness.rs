@@ -100,7 +100,7 @@ fn random_inputs_never_panic() {
             rng.pick(&["Sensitive", "Integer", "[String, '%x']", "'Foo['"])
         );
         for k in ["a", "b", "c", "x"] {
-            let v = if rng.next() % 2 == 0 {
+            let v = if rng.next().is_multiple_of(2) {
                 format!("\"{}\"", rng.text(INTERP_PARTS, 6).replace('"', "'"))
             } else {
                 rng.pick(YAML_VALUES).to_string()

@@ -518,7 +518,7 @@ fn fake_puppetdb(count: std::sync::Arc<std::sync::atomic::AtomicUsize>) -> u16 {
                         .iter()
                         .map(|c| {
                             let i: usize = c[1..].parse().unwrap();
-                            let os = if i % 2 == 0 {
+                            let os = if i.is_multiple_of(2) {
                                 serde_json::json!({"family": "RedHat", "name": "Rocky", "release": {"major": "9", "full": "9.3"}})
                             } else {
                                 serde_json::json!({"family": "Debian", "name": "Debian", "release": {"major": "12", "full": "12.5"}})
@@ -530,7 +530,7 @@ fn fake_puppetdb(count: std::sync::Arc<std::sync::atomic::AtomicUsize>) -> u16 {
                                 "load": 1.0 + i as f64 / 4.0,
                                 "alpha": [true, null, "é"],
                             });
-                            if i % 3 == 0 {
+                            if i.is_multiple_of(3) {
                                 facts["role"] = "web".into();
                             }
                             serde_json::json!({

@@ -26,4 +26,5 @@ mod robustness;
 mod secrets;
 mod serve;
 mod shared_flags;
+mod tree;
 mod where_cmd;

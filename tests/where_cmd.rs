@@ -507,7 +507,7 @@ fn where_agrees_with_the_lookup_on_the_fixtures() {
     for facts in ["web01.yaml", "db01.json"] {
         let path = root().join("fixtures/facts").join(facts);
         let scope = Scope::from_facts(load_facts_file(&path, facts).unwrap(), "production");
-        let files = hiera_engine::backend::DataFiles::default();
+        let files = hiera_engine::store::DataFiles::default();
         let mut reporter = hiera_engine::where_::Reporter::new(files.clone(), Default::default());
         let session = || {
             Session::with_files(

@@ -207,7 +207,7 @@ fn run(
         node.scope,
         layers,
         settings,
-        hiera_engine::backend::DataFiles::default(),
+        hiera_engine::store::DataFiles::default(),
     );
     let out = request.answer(&mut session, warnings).inspect_err(|_| {
         let trace = session.take_merge_trace();

@@ -4,7 +4,9 @@
 //! grouped by key with a diff by path (`paths`), printed by [`output`].
 #![warn(missing_docs)]
 
-/// The `diff` fuzz target's body (a random repo and change, checked against single lookups).
+/// The `diff` fuzz target's body (a random repo and change, checked against single lookups),
+/// behind the `fuzzing` feature: not part of the API.
+#[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod git;

@@ -18,9 +18,9 @@ use crate::error::{Error, Result};
 use crate::fs::Fs;
 use crate::scope::Strict;
 use hiera_value::value::{Map, Value};
-use std::collections::HashMap;
+
 use std::path::Path;
-use std::sync::{Arc, LazyLock, Mutex, OnceLock};
+use std::sync::{Arc, LazyLock};
 
 /// The hash a data_hash function returned: parsed, or read entry by entry.
 #[derive(Debug)]
@@ -185,9 +185,14 @@ impl custom::DataHashBackend for DataFile {
             .and_then(Value::as_str)
             .ok_or("a data_hash function needs a 'path' option")?;
         let format = DataFormat::of_path(Path::new(path)).unwrap_or(DataFormat::Yaml);
-        let hash = DataFiles::default()
-            .data_hash(format, path, Strict::Error, &mut Vec::new())
-            .map_err(|e| e.to_string())?;
+        let hash = load(
+            &*crate::fs::disk(),
+            format,
+            path,
+            Strict::Error,
+            &mut Vec::new(),
+        )
+        .map_err(|e| e.to_string())?;
         let mut map = Map::default();
         for k in hash.keys() {
             if let Some(v) = hash.get(k).map_err(|e| e.to_string())? {
@@ -270,172 +275,9 @@ fn rich_data(v: &Value) -> bool {
     }
 }
 
-/// A data file as its data_hash function returned it, with the warnings it caused.
-#[derive(Debug)]
-struct Loaded {
-    result: std::result::Result<Arc<DataHash>, Error>,
-    warnings: Vec<String>,
-}
-
-/// Parsed data files, shared by every lookup of the process (and by the threads of a
-/// batch): each file is read and parsed at most once; nothing is kept between processes.
-/// Every file a lookup reads is read through this store's [`Fs`] (the disk, or a git
-/// revision for `diff`).
-#[derive(Debug, Clone)]
-pub struct DataFiles {
-    shared: Arc<Mutex<ParseMap>>,
-    fs: Arc<dyn Fs>,
-    /// Another store's parses, used for the paths listed: files whose bytes are the same in
-    /// both stores' file systems (the two sides of a `diff`), parsed once for both.
-    twin: Option<(Arc<Mutex<ParseMap>>, Arc<PathSet>)>,
-    /// Parsed hiera.yaml files: every node's session reads the same few.
-    configs: Arc<Mutex<ConfigMap>>,
-    /// Resolved hierarchy levels (see [`LevelMemo`](crate::engine::LevelMemo)).
-    levels: Arc<crate::engine::LevelMemo>,
-}
-
-/// Parsed files by `function\0path` (the data_hash function reading the file's format).
-type ParseMap = HashMap<String, Arc<OnceLock<Loaded>>>;
-
-/// Parsed hiera.yaml files by `layer\0strict_off\0codedir\0path` (what loading one depends
-/// on besides its bytes).
-type ConfigMap = HashMap<String, Arc<OnceLock<LoadedConfig>>>;
-
-/// A hiera.yaml as [`HieraConfig::load_in`](crate::config::HieraConfig::load_in) gave it,
-/// and the warnings it gave then (repeated to every session that uses it, as each session
-/// used to load it).
-#[derive(Debug)]
-struct LoadedConfig {
-    result: std::result::Result<Arc<crate::config::HieraConfig>, Error>,
-    warnings: Vec<String>,
-}
-
-/// Paths, as lookups name them.
-type PathSet = std::collections::HashSet<String>;
-
-impl Default for DataFiles {
-    fn default() -> DataFiles {
-        DataFiles::with_fs(crate::fs::disk())
-    }
-}
-
-impl DataFiles {
-    /// Data files read through `fs`.
-    pub fn with_fs(fs: Arc<dyn Fs>) -> DataFiles {
-        DataFiles {
-            shared: Arc::default(),
-            fs,
-            twin: None,
-            configs: Arc::default(),
-            levels: Arc::default(),
-        }
-    }
-
-    /// This store, taking its parse of each of `same` (paths, as lookups name them, whose
-    /// bytes are identical in both stores' file systems) from `other`, so that a file both
-    /// read is parsed once. Errors and warnings name the path, which is the same for both.
-    pub fn sharing_with(
-        self,
-        other: &DataFiles,
-        same: std::collections::HashSet<String>,
-    ) -> DataFiles {
-        DataFiles {
-            twin: Some((other.shared.clone(), Arc::new(same))),
-            ..self
-        }
-    }
-
-    /// Forgets the parses of the file at `path` (as lookups name it), by every function:
-    /// the next lookup reads it again. The twin store, another tree's, is not touched.
-    pub fn invalidate(&self, path: &str) {
-        let mut map = self.shared.lock().unwrap_or_else(|e| e.into_inner());
-        map.retain(|k, _| k.split_once('\0').is_none_or(|(_, p)| p != path));
-        let mut configs = self.configs.lock().unwrap_or_else(|e| e.into_inner());
-        configs.retain(|k, _| k.rsplit_once('\0').is_none_or(|(_, p)| p != path));
-        self.levels.clear();
-    }
-
-    /// Forgets every resolved hierarchy level: what they found of the file system (which
-    /// locations exist, what a glob lists) may have changed.
-    pub fn forget_resolved_levels(&self) {
-        self.levels.clear();
-    }
-
-    /// The resolved hierarchy levels every session of this store shares.
-    pub(crate) fn levels(&self) -> &Arc<crate::engine::LevelMemo> {
-        &self.levels
-    }
-
-    /// The hiera.yaml at `path`, loaded once for every session of this store (until
-    /// [`invalidate`](Self::invalidate)d). Its warnings are appended to `warnings` every time.
-    pub(crate) fn config(
-        &self,
-        path: &Path,
-        ctx: &crate::config::LoadContext,
-        warnings: &mut Vec<String>,
-    ) -> Result<Arc<crate::config::HieraConfig>> {
-        let key = format!(
-            "{:?}\0{}\0{}\0{}",
-            ctx.layer,
-            u8::from(ctx.strict_off),
-            ctx.codedir.display(),
-            path.display()
-        );
-        let cell = {
-            let mut map = self.configs.lock().unwrap_or_else(|e| e.into_inner());
-            map.entry(key).or_default().clone()
-        };
-        let loaded = cell.get_or_init(|| {
-            let mut w = Vec::new();
-            let result =
-                crate::config::HieraConfig::load_in(&*self.fs, path, ctx, &mut w).map(Arc::new);
-            LoadedConfig {
-                result,
-                warnings: w,
-            }
-        });
-        warnings.extend(loaded.warnings.iter().cloned());
-        loaded.result.clone()
-    }
-
-    /// The file system every lookup of these sessions reads.
-    pub(crate) fn fs(&self) -> &Arc<dyn Fs> {
-        &self.fs
-    }
-
-    /// The hash the data_hash function of `format` returns for `path`. Warnings (Puppet 7's
-    /// non-hash files) are appended to `warnings` every time the file is used.
-    pub(crate) fn data_hash(
-        &self,
-        format: DataFormat,
-        path: &str,
-        strict: Strict,
-        warnings: &mut Vec<String>,
-    ) -> Result<Arc<DataHash>> {
-        let store = match &self.twin {
-            Some((map, same)) if same.contains(path) => map,
-            _ => &self.shared,
-        };
-        let cell = {
-            let mut map = store.lock().unwrap_or_else(|e| e.into_inner());
-            map.entry(format!("{}\0{path}", format.data_hash_function()))
-                .or_default()
-                .clone()
-        };
-        let loaded = cell.get_or_init(|| {
-            let mut w = Vec::new();
-            let result = load(&*self.fs, format, path, strict, &mut w).map(Arc::new);
-            Loaded {
-                result,
-                warnings: w,
-            }
-        });
-        warnings.extend(loaded.warnings.iter().cloned());
-        loaded.result.clone()
-    }
-}
-
-fn load(
+/// Reads and parses the data file at `path` with the data_hash function of `format` (what
+/// [`DataFiles`](crate::store::DataFiles) keeps, once per file).
+pub(crate) fn load(
     fs: &dyn Fs,
     format: DataFormat,
     path: &str,

@@ -1364,6 +1364,17 @@ pub fn path_plus(left: &str, right: &str) -> String {
     format!("{base}/{rest}")
 }
 
+/// A location of a hierarchy entry after interpolation.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ResolvedLocation {
+    /// As declared (for globs: the absolute pattern), printed as `Original path`.
+    pub original: String,
+    /// The absolute file path, or the URI.
+    pub location: String,
+    pub exists: bool,
+    pub uri: bool,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

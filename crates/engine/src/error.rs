@@ -150,6 +150,32 @@ pub fn io_reason(e: &std::io::Error) -> String {
 /// The library's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// A merge failure with Puppet's message (`hiera_engine::merge`'s strategies raise it).
+#[derive(Debug, Clone, PartialEq, Error)]
+#[error("{message}")]
+pub struct MergeError {
+    /// Puppet's message.
+    pub message: String,
+    /// true when Puppet raises it as a plain error (`Error: Could not run: ...`), false for a
+    /// LookupError (a `Puppet::Error` raised inside the lookup, e.g. a type mismatch).
+    pub raw: bool,
+}
+
+impl MergeError {
+    pub(crate) fn raw(message: impl Into<String>) -> MergeError {
+        MergeError {
+            message: message.into(),
+            raw: true,
+        }
+    }
+    pub(crate) fn lookup(message: impl Into<String>) -> MergeError {
+        MergeError {
+            message: message.into(),
+            raw: false,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

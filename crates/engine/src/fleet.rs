@@ -10,11 +10,11 @@
 //! secrets of every node are merged into [`KeyAcross::secrets`] for what the caller prints
 //! beside them.
 
-use crate::backend::DataFiles;
 use crate::batch::{shared_name_label, Node, NodeUnit};
 use crate::engine::{Exec, Session};
 use crate::redact::Redactor;
 use crate::scope::Strict;
+use crate::store::DataFiles;
 use crate::where_::fleet::FleetReport;
 use crate::where_::{Answer, Reporter, Request};
 use crate::workspace::Workspace;

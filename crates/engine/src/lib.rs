@@ -148,7 +148,9 @@ pub mod explain;
 pub mod fleet;
 pub mod format;
 pub mod fs;
-/// The fuzz targets' bodies (fuzz/, tests/fuzz_smoke.rs): not part of the API.
+/// The fuzz targets' bodies (fuzz/, tests/fuzz_smoke.rs), behind the `fuzzing` feature: not
+/// part of the API.
+#[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod hostinfo;
@@ -160,6 +162,7 @@ pub mod query;
 pub mod redact;
 pub mod scope;
 pub mod slim;
+pub mod store;
 pub mod where_;
 pub mod workers;
 pub mod workspace;

@@ -1,22 +1,11 @@
 //! Hierarchy locations resolved to files: paths, Ruby-style globs and mapped paths.
 
-use crate::config::{Entry, Locations};
+use crate::config::{Entry, Locations, ResolvedLocation};
 use crate::error::{Error, Result};
 use crate::fs::Fs;
 use crate::interpolation::{interpolate_str, scope_lookup, Context};
 use hiera_value::value::Value;
 use std::path::Path;
-
-/// A location of a hierarchy entry after interpolation.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct ResolvedLocation {
-    /// As declared (for globs: the absolute pattern), printed as `Original path`.
-    pub original: String,
-    /// The absolute file path, or the URI.
-    pub location: String,
-    pub exists: bool,
-    pub uri: bool,
-}
 
 /// The locations of hierarchy entry `e`, interpolated against the scope, under `datadir`
 /// (`None`: the entry declares none). A default hierarchy keeps only existing paths. Files

@@ -111,31 +111,7 @@ pub enum MergeStrategy {
     UnconstrainedDeep(DeepOptions),
 }
 
-/// A merge failure with Puppet's message.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{message}")]
-pub struct MergeError {
-    /// Puppet's message.
-    pub message: String,
-    /// true when Puppet raises it as a plain error (`Error: Could not run: ...`), false for a
-    /// LookupError (a `Puppet::Error` raised inside the lookup, e.g. a type mismatch).
-    pub raw: bool,
-}
-
-impl MergeError {
-    fn raw(message: impl Into<String>) -> MergeError {
-        MergeError {
-            message: message.into(),
-            raw: true,
-        }
-    }
-    fn lookup(message: impl Into<String>) -> MergeError {
-        MergeError {
-            message: message.into(),
-            raw: false,
-        }
-    }
-}
+pub use crate::error::MergeError;
 
 type R<T> = Result<T, MergeError>;
 

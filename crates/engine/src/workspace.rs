@@ -39,13 +39,13 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use crate::backend::DataFiles;
 use crate::engine::{Layers, Outcome, Session, Settings};
 use crate::environment::EnvOptions;
 use crate::error::Result;
 use crate::fs::{Fs, Kind};
 use crate::merge::MergeStrategy;
 use crate::scope::Scope;
+use crate::store::DataFiles;
 use std::collections::{HashMap, HashSet};
 use std::io;
 use std::path::{Path, PathBuf};

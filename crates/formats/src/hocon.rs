@@ -518,11 +518,7 @@ impl Parser<'_> {
                 let what = match word.as_str() {
                     "true" | "false" => Some(format!("'{word}' (BOOLEAN)")),
                     "null" => Some("'' (NULL)".to_string()),
-                    w if w.starts_with(|c: char| c.is_ascii_digit() || c == '-')
-                        && w.parse::<f64>().is_ok() =>
-                    {
-                        Some(format!("'{word}' (NUMBER)"))
-                    }
+                    w if number(w).is_some() => Some(format!("'{word}' (NUMBER)")),
                     _ => None,
                 };
                 return match what {
@@ -815,6 +811,9 @@ impl Parser<'_> {
                         t.push(c);
                         self.i += 1;
                     }
+                    if let Some(e) = infinite_number(&t) {
+                        return Err(e);
+                    }
                     unquoted = true;
                     Node::Scalar(Value::String(t.clone()), t)
                 }
@@ -1035,39 +1034,42 @@ fn typed(t: String) -> Node {
     Node::Scalar(v, t)
 }
 
-/// ruby-hocon's numbers: digits with optional fraction/exponent; `Integer()` for integers
-/// (a leading zero means octal), `Float()` otherwise, integral results become Integers.
+/// ruby-hocon's numbers (its tokenizer's `pull_number`): a token that starts with `-` or a
+/// digit and holds only number characters is Ruby's `Float()` when it has a `.`, `e` or `E`,
+/// and `Integer()` (a leading zero means octal) otherwise; text neither reads is a string.
+/// `ConfigNumber.new_number` makes an integral value an Integer, of any size.
 fn number(t: &str) -> Option<Value> {
-    let body = t.strip_prefix('-').unwrap_or(t);
-    let first = body.chars().next()?;
-    if !first.is_ascii_digit() || !t.chars().all(|c| "0123456789eE+-.".contains(c)) {
+    if !t.starts_with(|c: char| c == '-' || c.is_ascii_digit()) || !t.chars().all(number_char) {
         return None;
     }
-    if t.contains(['.', 'e', 'E']) {
-        let f: f64 = t.parse().ok()?;
-        if !f.is_finite() {
-            return None;
-        }
-        // ConfigNumber.new_number: `number.to_i == number` makes an Integer, of any size.
-        if f.fract() == 0.0 {
-            return Some(hiera_value::value::integer_from_f64(f));
-        }
-        return Some(Value::Float(f));
+    if !t.contains(['.', 'e', 'E']) {
+        return hiera_value::ruby::integer(t, None);
     }
-    if t[1..].contains(['+', '-']) || body.contains(['+', '-']) {
-        return None;
-    }
-    // `Integer(s)`: any size; a leading zero means octal.
-    let neg = t.starts_with('-');
-    let (radix, digits) = if body.len() > 1 && body.starts_with('0') {
-        (8, &body[1..])
+    let f = hiera_value::ruby::float(t).ok().filter(|f| f.is_finite())?;
+    Some(if f.fract() == 0.0 {
+        hiera_value::value::integer_from_f64(f)
     } else {
-        (10, body)
-    };
-    if !digits.chars().all(|c| c.is_digit(radix)) {
+        Value::Float(f)
+    })
+}
+
+/// ruby-hocon's NUMBER_CHARS.
+fn number_char(c: char) -> bool {
+    matches!(c, '0'..='9' | 'e' | 'E' | '+' | '-' | '.')
+}
+
+/// The error ruby-hocon raises for an unquoted piece that starts with a number too large for
+/// a Float: its tokenizer reads the number characters first, and `new_number`'s `to_i` of
+/// Infinity raises FloatDomainError.
+fn infinite_number(piece: &str) -> Option<String> {
+    if !piece.starts_with(|c: char| c == '-' || c.is_ascii_digit()) {
         return None;
     }
-    Some(hiera_value::value::integer_from_digits(neg, radix, digits))
+    let end = piece.find(|c: char| !number_char(c)).unwrap_or(piece.len());
+    let token = &piece[..end];
+    let f = hiera_value::ruby::float(token).ok()?;
+    (token.contains(['.', 'e', 'E']) && f.is_infinite())
+        .then(|| format!("{RAW}{}", if f < 0.0 { "-Infinity" } else { "Infinity" }))
 }
 
 /// Sets `key` (a path) in `obj` as ruby-hocon does for a field: a self-reference in the new

@@ -1328,7 +1328,7 @@ fn scalar_node(
     match tag {
         // `unpack('m')`: an ASCII-8BIT String.
         "!binary" | "tag:yaml.org,2002:binary" => {
-            let bytes = ruby_unpack_m(value.as_bytes());
+            let bytes = hiera_value::ruby::decode64(&value);
             Ok(Node::plain(
                 hiera_value::value::binary_string(&bytes),
                 Kind::Scalar,
@@ -1382,7 +1382,7 @@ fn scalar_node(
             Scalar::Value(Value::Null) => Err(conv("can't convert nil into Float".into())),
             Scalar::Value(Value::Bool(b)) => Err(conv(format!("can't convert {b} into Float"))),
             Scalar::Symbol(_) => Err(conv("can't convert Symbol into Float".into())),
-            Scalar::Str | Scalar::Value(_) => match ruby_float(&value) {
+            Scalar::Str | Scalar::Value(_) => match hiera_value::ruby::float(&value) {
                 Ok(f) => Ok(Node::plain(Value::Float(f), Kind::Scalar)),
                 Err(m) => Err(conv(m)),
             },
@@ -1530,7 +1530,7 @@ pub(crate) fn scan_plain_scalar(s: &str) -> Scalar {
                 c => t.push(c),
             }
         }
-        return match ruby_float(&t) {
+        return match hiera_value::ruby::float(&t) {
             Ok(f) => Scalar::Value(Value::Float(f)),
             Err(m) => Scalar::Invalid(m),
         };
@@ -1838,186 +1838,11 @@ fn is_integer(b: &[u8]) -> bool {
 
 /// Ruby `Integer(str)` for the strings the INTEGER rule lets through (separators removed).
 fn ruby_integer(t: &str) -> Scalar {
-    let (neg, body) = match t.as_bytes().first() {
-        Some(b'-') => (true, &t[1..]),
-        Some(b'+') => (false, &t[1..]),
-        _ => (false, t),
-    };
-    let (radix, digits) = if let Some(d) = body.strip_prefix("0b") {
-        (2, d)
-    } else if let Some(d) = body.strip_prefix("0x") {
-        (16, d)
-    } else if body.len() > 1 && body.starts_with('0') {
-        (8, &body[1..])
-    } else {
-        (10, body)
-    };
-    if digits.is_empty() {
-        return Scalar::Invalid(format!("invalid value for Integer(): {}", ruby_inspect(t)));
+    match hiera_value::ruby::integer(t, None) {
+        Some(Value::BigInt(d)) => Scalar::BigInt(d),
+        Some(v) => Scalar::Value(v),
+        None => Scalar::Invalid(format!("invalid value for Integer(): {}", ruby_inspect(t))),
     }
-    big_int(neg, radix, digits)
-}
-
-/// An integer in `radix` as Int, or as decimal digits when it does not fit i64.
-fn big_int(neg: bool, radix: u32, digits: &str) -> Scalar {
-    match hiera_value::value::integer_from_digits(neg, radix, digits) {
-        Value::BigInt(d) => Scalar::BigInt(d),
-        v => Scalar::Value(v),
-    }
-}
-
-/// Ruby `Float(str)`: optional surrounding whitespace, sign, decimal digits with single '_'
-/// between digits, optional fraction (digits required after '.'), optional exponent; or hex
-/// `0x..` with an optional `.hex` fraction that then needs a `p` exponent.
-fn ruby_float(s: &str) -> Result<f64, String> {
-    let err = || format!("invalid value for Float(): {}", ruby_inspect(s));
-    if s.contains('\0') {
-        return Err("string for Float contains null byte".into());
-    }
-    let t = s.trim_matches(|c: char| c.is_ascii() && is_space(c as u8));
-    let b = t.as_bytes();
-    let mut i = usize::from(matches!(b.first(), Some(b'-' | b'+')));
-    let neg = b.first() == Some(&b'-');
-    // A run of digits with single underscores between them; returns (end, cleaned digits).
-    let run = |mut i: usize, hex: bool| -> (usize, String) {
-        let mut out = String::new();
-        let is_d = |c: &u8| {
-            if hex {
-                c.is_ascii_hexdigit()
-            } else {
-                c.is_ascii_digit()
-            }
-        };
-        while let Some(c) = b.get(i) {
-            if is_d(c) {
-                out.push(*c as char);
-                i += 1;
-            } else if *c == b'_' && !out.is_empty() && b.get(i + 1).is_some_and(is_d) {
-                i += 1;
-            } else {
-                break;
-            }
-        }
-        (i, out)
-    };
-    if b.get(i) == Some(&b'0') && matches!(b.get(i + 1), Some(b'x' | b'X')) {
-        let (j, int) = run(i + 2, true);
-        if int.is_empty() {
-            return Err(err());
-        }
-        let mut k = j;
-        let mut frac = String::new();
-        if b.get(k) == Some(&b'.') {
-            let (k2, f) = run(k + 1, true);
-            if f.is_empty() {
-                return Err(err());
-            }
-            frac = f;
-            k = k2;
-        }
-        let mut exp: i32 = 0;
-        if matches!(b.get(k), Some(b'p' | b'P')) {
-            let mut e = k + 1;
-            let eneg = b.get(e) == Some(&b'-');
-            if matches!(b.get(e), Some(b'-' | b'+')) {
-                e += 1;
-            }
-            let (e2, ed) = run(e, false);
-            if ed.is_empty() {
-                return Err(err());
-            }
-            exp = ed.parse::<i32>().unwrap_or(i32::MAX);
-            if eneg {
-                exp = -exp;
-            }
-            k = e2;
-        } else if !frac.is_empty() {
-            return Err(err());
-        }
-        if k != b.len() {
-            return Err(err());
-        }
-        let mut v = 0f64;
-        for c in int.chars().chain(frac.chars()) {
-            v = v * 16.0 + c.to_digit(16).unwrap_or(0) as f64;
-        }
-        let v = v * 2f64.powi(exp.saturating_sub(4 * frac.len() as i32));
-        return Ok(if neg { -v } else { v });
-    }
-    let mut num = String::from(if neg { "-" } else { "" });
-    let (j, int) = run(i, false);
-    num.push_str(&int);
-    i = j;
-    let mut any = !int.is_empty();
-    if b.get(i) == Some(&b'.') {
-        let (j, frac) = run(i + 1, false);
-        if frac.is_empty() {
-            return Err(err());
-        }
-        num.push('.');
-        num.push_str(&frac);
-        i = j;
-        any = true;
-    }
-    if !any {
-        return Err(err());
-    }
-    if matches!(b.get(i), Some(b'e' | b'E')) {
-        let mut e = i + 1;
-        num.push('e');
-        if let Some(&c @ (b'-' | b'+')) = b.get(e) {
-            num.push(c as char);
-            e += 1;
-        }
-        let (j, ed) = run(e, false);
-        if ed.is_empty() {
-            return Err(err());
-        }
-        num.push_str(&ed);
-        i = j;
-    }
-    if i != b.len() {
-        return Err(err());
-    }
-    num.parse::<f64>().map_err(|_| err())
-}
-
-/// Ruby's `String#unpack('m')` (lenient base64: skips junk, stops at '=').
-fn ruby_unpack_m(s: &[u8]) -> Vec<u8> {
-    fn val(c: u8) -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        } as u32)
-    }
-    let mut out = Vec::with_capacity(s.len() * 3 / 4);
-    let mut quad = [0u32; 4];
-    let mut n = 0;
-    for &c in s {
-        if c == b'=' && n >= 2 {
-            break;
-        }
-        let Some(v) = val(c) else { continue };
-        quad[n] = v;
-        n += 1;
-        if n == 4 {
-            out.push((quad[0] << 2 | quad[1] >> 4) as u8);
-            out.push((quad[1] << 4 | quad[2] >> 2) as u8);
-            out.push((quad[2] << 6 | quad[3]) as u8);
-            n = 0;
-        }
-    }
-    if n >= 2 {
-        out.push((quad[0] << 2 | quad[1] >> 4) as u8);
-        if n == 3 {
-            out.push((quad[1] << 4 | quad[2] >> 2) as u8);
-        }
-    }
-    out
 }
 
 /// Ruby `String#inspect`, for values named in messages.
@@ -2757,37 +2582,5 @@ mod tests {
         ));
         bomb.truncate(bomb.find("\nd:").unwrap_or(0));
         assert!(load_with_budget(bomb.as_bytes(), 100_000).is_ok());
-    }
-
-    #[test]
-    fn ruby_float_grammar() {
-        assert_eq!(ruby_float("1e5"), Ok(100000.0));
-        assert_eq!(ruby_float(" 1 "), Ok(1.0));
-        assert_eq!(ruby_float("0x1_0"), Ok(16.0));
-        assert_eq!(ruby_float("0x1.8p1"), Ok(3.0));
-        assert_eq!(ruby_float("-.5e-2"), Ok(-0.005));
-        assert_eq!(ruby_float("1e5_0"), Ok(1e50));
-        for bad in [
-            "1.", "1.e5", "_1", "1_", "0x", "0x1.8", "0b1", "1 2", "+-1", "1e+", "5.", "1_.5",
-            "0x1p", "Infinity",
-        ] {
-            assert_eq!(
-                ruby_float(bad),
-                Err(format!("invalid value for Float(): {}", ruby_inspect(bad))),
-                "{bad}"
-            );
-        }
-        assert_eq!(
-            ruby_float("1\0"),
-            Err("string for Float contains null byte".into())
-        );
-    }
-
-    #[test]
-    fn unpack_m_is_lenient() {
-        assert_eq!(ruby_unpack_m(b"aGVsbG8="), b"hello");
-        assert_eq!(ruby_unpack_m(b"aGV\nsbG8"), b"hello");
-        assert_eq!(ruby_unpack_m(b"/w=="), vec![0xff]);
-        assert_eq!(ruby_unpack_m(b"=aGk="), b"hi");
     }
 }

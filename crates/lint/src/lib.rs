@@ -38,6 +38,7 @@ mod openvox9;
 pub mod output;
 mod param_types;
 mod parse;
+mod position;
 mod repo;
 pub(crate) mod rules;
 pub mod schema;

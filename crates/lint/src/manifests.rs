@@ -4,12 +4,271 @@
 //! …), and every `type Name = …` alias. The tree is walked with an explicit stack, so a
 //! hostile manifest's nesting costs memory in proportion to its size, never the call stack.
 
-use super::schema::{
-    resolve_type, root_key, Class, DynamicLookup, LookupCall, Manifest, Param, Position, Span,
-    TypeAlias,
-};
+use crate::position::{Position, Span};
+use hiera_types::{Type, TypeError};
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// A class parameter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Param {
+    /// The name, without `$`.
+    pub name: String,
+    /// The type as written (`Optional[Array[Stdlib::Host]]`); `None` when untyped.
+    pub type_text: Option<String>,
+    /// The type, parsed by [`hiera_types`] with the modulepath's type aliases resolved (`Any`
+    /// when untyped); `Err` says why it could not be (an unknown type name, a type the
+    /// parser does not know, a recursive alias): such a parameter's values are not judged.
+    pub ty: Result<Type, String>,
+    /// The default expression as written (`undef`, `[]`, `$ntp::params::servers`); `None`
+    /// when the parameter has no default (Puppet then requires a value).
+    pub default: Option<String>,
+    /// The `$name` variable of the declaration.
+    pub span: Span,
+}
+
+impl Param {
+    /// Whether the parameter has a default expression.
+    pub fn has_default(&self) -> bool {
+        self.default.is_some()
+    }
+
+    /// `Boolean $iburst = true`, on one line (runs of whitespace, newlines included, made
+    /// one space), for a hover or a completion's detail.
+    pub fn signature(&self) -> String {
+        let mut s = String::new();
+        if let Some(t) = &self.type_text {
+            s.push_str(t);
+            s.push(' ');
+        }
+        s.push('$');
+        s.push_str(&self.name);
+        if let Some(d) = &self.default {
+            s.push_str(" = ");
+            s.push_str(d);
+        }
+        s.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+}
+
+/// A class definition (`class NAME (PARAMS) inherits PARENT { … }`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Class {
+    /// The name in lower case, without leading `::` (`ntp::config`).
+    pub name: String,
+    /// The parameters in declaration order.
+    pub params: Vec<Param>,
+    /// `inherits PARENT`, in lower case.
+    pub inherits: Option<String>,
+    /// The manifest.
+    pub file: PathBuf,
+    /// The name after `class`.
+    pub name_span: Span,
+    /// The whole definition.
+    pub span: Span,
+}
+
+impl Class {
+    /// The parameter named `name`.
+    pub fn param(&self, name: &str) -> Option<&Param> {
+        self.params.iter().find(|p| p.name == name)
+    }
+
+    /// `Class[Ntp::Config]`, as Puppet names the class in its errors.
+    pub fn reference(&self) -> String {
+        let cap: Vec<String> = self
+            .name
+            .split("::")
+            .map(|s| {
+                let mut c = s.chars();
+                match c.next() {
+                    Some(f) => f.to_uppercase().chain(c).collect(),
+                    None => String::new(),
+                }
+            })
+            .collect();
+        format!("Class[{}]", cap.join("::"))
+    }
+}
+
+/// A call that looks a literal key up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LookupCall {
+    /// The key as written (`ntp::servers`, `profile::x.sub.0`).
+    pub key: String,
+    /// The data key it reads: the key's first segment (`profile::x`), leading `::` removed.
+    pub root: String,
+    /// `lookup`, `hiera`, `hiera_array`, `hiera_hash` or `hiera_include`.
+    pub function: String,
+    /// The manifest or template.
+    pub file: PathBuf,
+    /// The key's string literal, quotes included.
+    pub span: Span,
+}
+
+/// A lookup whose key is built at run time (`lookup("ntp::${x}")`, `lookup($key)`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DynamicLookup {
+    /// The literal text before the first interpolation (`ntp::`; empty for `lookup($key)`).
+    pub prefix: String,
+    /// The manifest.
+    pub file: PathBuf,
+    /// The key expression.
+    pub span: Span,
+}
+
+/// `type Name = TYPE` (a module's `types/*.pp`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TypeAlias {
+    /// The name as written (`Stdlib::Port`).
+    pub name: String,
+    /// The aliased type as written.
+    pub text: String,
+    /// The file.
+    pub file: PathBuf,
+    /// The name.
+    pub span: Span,
+}
+
+/// What one manifest or template contributes.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Manifest {
+    /// The file.
+    pub file: PathBuf,
+    /// The module whose directory holds it (`None`: the environment's `manifests/`, or a
+    /// file outside every root).
+    pub module: Option<String>,
+    /// Its classes, in file order (parameter types not yet resolved against the schema's
+    /// aliases: [`Schema`](crate::schema::Schema) does that).
+    pub classes: Vec<Class>,
+    /// Its lookups of literal keys.
+    pub lookups: Vec<LookupCall>,
+    /// Its lookups of keys built at run time.
+    pub dynamic_lookups: Vec<DynamicLookup>,
+    /// Its type aliases.
+    pub type_aliases: Vec<TypeAlias>,
+    /// Whether the parser met a syntax error (what it found is still given).
+    pub has_errors: bool,
+}
+
+/// The data key a lookup of `key` reads: its first segment (`a::b.c.0` → `a::b`; a quoted
+/// first segment keeps its dots), leading `::` removed.
+pub fn root_key(key: &str) -> String {
+    let root = match hiera_engine::key::split_key(key) {
+        Ok(segs) if !segs.is_empty() => segs[0].to_string(),
+        _ => key.to_string(),
+    };
+    root.trim_start_matches("::").to_string()
+}
+
+/// How many alias names one type may expand, and how long the expanded text may grow.
+const MAX_ALIAS_EXPANSIONS: usize = 256;
+const MAX_EXPANDED_TYPE: usize = 64 << 10;
+
+/// Parses a parameter's type text with the aliases (lower-case name → text) expanded.
+pub(crate) fn resolve_type(
+    text: Option<&str>,
+    aliases: &HashMap<String, String>,
+) -> Result<Type, String> {
+    let Some(text) = text else {
+        return Ok(Type::Any);
+    };
+    let expanded = expand_aliases(text, aliases)?;
+    hiera_types::parse(&expanded).map_err(|e| match e {
+        TypeError::Unknown(name) => format!(
+            "the type '{name}' is neither built in nor a type alias of the modulepath's types/*.pp"
+        ),
+        TypeError::Invalid(m) => format!("the type does not parse: {m}"),
+    })
+}
+
+/// `text` with every name of a type alias replaced by the aliased type, recursively (names
+/// in strings and regexps left alone).
+pub(crate) fn expand_aliases(
+    text: &str,
+    aliases: &HashMap<String, String>,
+) -> Result<String, String> {
+    if aliases.is_empty() {
+        return Ok(text.to_string());
+    }
+    let mut cur = text.to_string();
+    let mut expansions = 0;
+    loop {
+        let (next, n) = expand_once(&cur, aliases);
+        if n == 0 {
+            return Ok(cur);
+        }
+        expansions += n;
+        if expansions > MAX_ALIAS_EXPANSIONS || next.len() > MAX_EXPANDED_TYPE {
+            return Err(format!(
+                "the type '{text}' expands through its aliases beyond {MAX_ALIAS_EXPANSIONS} names or {MAX_EXPANDED_TYPE} bytes (a recursive alias?)"
+            ));
+        }
+        cur = next;
+    }
+}
+
+fn expand_once(text: &str, aliases: &HashMap<String, String>) -> (String, usize) {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut n = 0;
+    let mut i = 0;
+    let mut last_sig: Option<u8> = None;
+    while i < b.len() {
+        let c = b[i];
+        // Strings and regexps (`Pattern[/x/]`) are copied as they are.
+        if let Some((end, open)) = crate::manifests::skip_literal(b, i, last_sig.unwrap_or(b'[')) {
+            out.push_str(&text[i..end]);
+            i = end;
+            last_sig = Some(open);
+            continue;
+        }
+        if c.is_ascii_alphabetic() || (c == b':' && b.get(i + 1) == Some(&b':')) {
+            let start = i;
+            loop {
+                if b.get(i) == Some(&b':') && b.get(i + 1) == Some(&b':') {
+                    i += 2;
+                }
+                let seg = i;
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                    i += 1;
+                }
+                if i == seg
+                    || !(b.get(i) == Some(&b':')
+                        && b.get(i + 1) == Some(&b':')
+                        && b.get(i + 2).is_some_and(|x| x.is_ascii_alphabetic()))
+                {
+                    break;
+                }
+            }
+            let word = &text[start..i];
+            let name = word.trim_start_matches("::");
+            // A type's name is capitalized: a bare word (a Struct's key, an Enum's value)
+            // is never an alias.
+            let alias = name
+                .starts_with(|c: char| c.is_ascii_uppercase())
+                .then(|| aliases.get(&name.to_ascii_lowercase()))
+                .flatten();
+            match alias {
+                Some(t) => {
+                    out.push_str(t);
+                    n += 1;
+                }
+                None => out.push_str(word),
+            }
+            last_sig = Some(b'a');
+            continue;
+        }
+        // A multi-byte character is copied whole.
+        let ch_len = text[i..].chars().next().map_or(1, char::len_utf8);
+        out.push_str(&text[i..i + ch_len]);
+        if !c.is_ascii_whitespace() {
+            last_sig = Some(c);
+        }
+        i += ch_len;
+    }
+    (out, n)
+}
 use tree_sitter::{Node, Parser};
 
 const LOOKUP_FUNCTIONS: &[&str] = &[

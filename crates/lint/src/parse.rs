@@ -224,7 +224,11 @@ fn well_formed(tok: &str) -> Result<(), String> {
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/' || b == b'=');
     let padded = b64.trim_end_matches('=');
-    if !valid || b64.len() % 4 != 0 || b64.len() - padded.len() > 2 || padded.contains('=') {
+    if !valid
+        || !b64.len().is_multiple_of(4)
+        || b64.len() - padded.len() > 2
+        || padded.contains('=')
+    {
         return Err("the data is not base64".into());
     }
     Ok(())

@@ -7,18 +7,12 @@
 //! completion and lint's rules (`parameter-type-mismatch`, `unused-key`, …) before it is
 //! saved; closing the buffer puts back what the disk holds.
 
-use crate::server::Server;
+use crate::server::{is_code, Server};
 use crate::text::{self, Doc};
 use hiera_lint::schema::{Schema, Span};
 use lsp_types::{Location, Range};
 use std::path::Path;
 use std::sync::Arc;
-
-/// Whether `path` is code the schema reads (a manifest or a template).
-pub(crate) fn is_code(path: &Path) -> bool {
-    path.extension()
-        .is_some_and(|x| x == "pp" || x == "epp" || x == "erb")
-}
 
 impl Server {
     /// The schema: the code on the disk, the open code buffers over it.

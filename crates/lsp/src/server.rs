@@ -3,7 +3,6 @@
 
 use crate::context::{self, Context, ContextRequest};
 use crate::cursor::{self, FileKind, Span, Target};
-use crate::schema::is_code;
 use crate::text::{self, Doc, Encoding};
 use crate::transport::{self, Incoming};
 use crate::Options;
@@ -740,6 +739,12 @@ impl Server {
         }
         Ok(())
     }
+}
+
+/// Whether `path` is code the schema reads (a manifest or a template).
+pub(crate) fn is_code(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|x| x == "pp" || x == "epp" || x == "erb")
 }
 
 /// `path` with its directory's symbolic links resolved (the file itself need not exist).

@@ -59,7 +59,7 @@ pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; 
 connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
 /// The OpenAPI 3 document of the JSON API.
-pub const OPENAPI: &str = include_str!("openapi.json");
+pub const OPENAPI: &str = include_str!("../assets/openapi.json");
 
 /// The HTTP application over `state`: every page, the API and the assets.
 pub fn app(state: Arc<State>) -> Router {

@@ -521,7 +521,7 @@ mod tests {
             ("processors", Value::Int(1 + (i % 16) as i64)),
             ("load_average", Value::Float(i as f64 / 8.0)),
             ("uptime_seconds", Value::Int(86_400 * i as i64 + 17)),
-            ("is_virtual", Value::Bool(i % 3 == 0)),
+            ("is_virtual", Value::Bool(i.is_multiple_of(3))),
             ("interfaces", Value::Hash(interfaces)),
             ("packages", Value::Array(packages)),
             ("dmi", Value::Null),

@@ -250,56 +250,6 @@ fn cannot(v: &Value, target: &str) -> String {
     }
 }
 
-/// Ruby `Integer(str, radix)` (strict: optional sign, prefix, digits with single underscores).
-fn ruby_integer(s: &str, radix: Option<u32>) -> Option<Value> {
-    let t = s.trim_matches(|c: char| c.is_ascii_whitespace());
-    let (neg, rest) = match t.as_bytes().first() {
-        Some(b'-') => (true, &t[1..]),
-        Some(b'+') => (false, &t[1..]),
-        _ => (false, t),
-    };
-    let lower = rest.to_ascii_lowercase();
-    let (base, digits) = match radix {
-        None => {
-            if let Some(d) = lower.strip_prefix("0x") {
-                (16, d.to_string())
-            } else if let Some(d) = lower.strip_prefix("0b") {
-                (2, d.to_string())
-            } else if let Some(d) = lower.strip_prefix("0o") {
-                (8, d.to_string())
-            } else if lower.len() > 1 && lower.starts_with('0') {
-                (8, lower[1..].to_string())
-            } else {
-                (10, lower.clone())
-            }
-        }
-        Some(r) => {
-            let d = match r {
-                16 => lower.strip_prefix("0x").unwrap_or(&lower),
-                2 => lower.strip_prefix("0b").unwrap_or(&lower),
-                8 => lower
-                    .strip_prefix("0o")
-                    .or_else(|| lower.strip_prefix('0').filter(|x| !x.is_empty()))
-                    .unwrap_or(&lower),
-                _ => &lower,
-            };
-            (r, d.to_string())
-        }
-    };
-    if digits.is_empty()
-        || digits.starts_with('_')
-        || digits.ends_with('_')
-        || digits.contains("__")
-    {
-        return None;
-    }
-    let clean: String = digits.chars().filter(|c| *c != '_').collect();
-    if !clean.chars().all(|c| c.is_digit(base)) {
-        return None;
-    }
-    Some(hiera_value::value::integer_from_digits(neg, base, &clean))
-}
-
 /// INTEGER_PATTERN_LENIENT: `\A[+-]?\s*(?:\d+|0[xX][0-9A-Fa-f]+|0[bB][01]+)\z`.
 fn integer_lenient(s: &str) -> bool {
     let b = s
@@ -450,17 +400,7 @@ fn integer_of(v: Value, radix: Option<i64>, abs: bool) -> Result<Value, String> 
         Value::Int(_) | Value::BigInt(_) => v.clone(),
         Value::Float(f) => hiera_value::value::integer_from_f64(*f),
         Value::Bool(b) => Value::Int(i64::from(*b)),
-        Value::String(s) if integer_lenient(s) => {
-            match ruby_integer(&close_sign(s), radix.map(|r| r as u32)) {
-                Some(n) => n,
-                None => {
-                    return Err(format!(
-                        "invalid value for Integer(): {}",
-                        ruby_inspect_str(s)
-                    ))
-                }
-            }
-        }
+        Value::String(s) if integer_lenient(s) => integer_from_string(s, radix.map(|r| r as u32))?,
         other => return Err(cannot(other, "Integer")),
     };
     Ok(if abs {
@@ -495,13 +435,45 @@ fn ruby_inspect_str(s: &str) -> String {
     hiera_value::ruby::inspect(&Value::String(s.to_string()))
 }
 
-/// Puppet's WS_BETWEEN_SIGN_AND_NUMBER retry: `"- 5"` reads as `"-5"`.
-fn close_sign(s: &str) -> String {
-    let t = s.trim_start();
-    match t.strip_prefix(['+', '-']) {
-        Some(rest) => format!("{}{}", &t[..1], rest.trim_start()),
-        None => t.to_string(),
-    }
+/// Puppet's WS_BETWEEN_SIGN_AND_NUMBER (`/\A([+-])[[:blank:]]+(.*)\z/`): the sign joined to
+/// what follows the spaces or tabs after it, for the retry `Integer.new` and `Float.new` make
+/// when Ruby rejects the text (`"- 5"` is tried again as `"-5"`).
+fn sign_joined(s: &str) -> Option<String> {
+    let rest = s.strip_prefix(['+', '-'])?;
+    let number = rest.trim_start_matches([' ', '\t']);
+    (number.len() < rest.len() && !number.contains('\n')).then(|| format!("{}{number}", &s[..1]))
+}
+
+/// `Integer.new(String, radix)`: Ruby's `Integer(s)` or `Integer(s, radix)`, retried with the
+/// sign joined when it fails; the first failure's message stands.
+fn integer_from_string(s: &str, radix: Option<u32>) -> Result<Value, String> {
+    hiera_value::ruby::integer(s, radix)
+        .or_else(|| integer_from_string(&sign_joined(s)?, radix).ok())
+        .ok_or_else(|| format!("invalid value for Integer(): {}", ruby_inspect_str(s)))
+}
+
+/// `Float.new(String)` (PFloatType's `from_convertible`): text starting `0b` or `0B` through
+/// `Integer()`, all else through Ruby's `Float()`, retried with the sign joined when that fails
+/// (the first failure's message stands). Puppet looks at the second character with
+/// `from[1].casecmp('b')`, which fails on a lone `"0"`.
+fn float_from_string(s: &str) -> Result<f64, String> {
+    let b = s.as_bytes();
+    let direct = if b.first() == Some(&b'0') {
+        match b.get(1) {
+            None => return Err("undefined method `casecmp' for nil".into()),
+            Some(b'b' | b'B') => hiera_value::ruby::integer(s, None)
+                .map(|n| hiera_value::value::int_to_f64(&n))
+                .ok_or_else(|| format!("invalid value for Integer(): {}", ruby_inspect_str(s))),
+            Some(_) => hiera_value::ruby::float(s),
+        }
+    } else {
+        hiera_value::ruby::float(s)
+    };
+    direct.or_else(|e| {
+        sign_joined(s)
+            .and_then(|joined| float_from_string(&joined).ok())
+            .ok_or(e)
+    })
 }
 
 fn to_float(v: Value, abs: Option<&Value>) -> Result<Value, String> {
@@ -511,33 +483,7 @@ fn to_float(v: Value, abs: Option<&Value>) -> Result<Value, String> {
         Value::Int(i) => *i as f64,
         Value::BigInt(_) => hiera_value::value::int_to_f64(&v),
         Value::Bool(b) => f64::from(u8::from(*b)),
-        Value::String(s) if float_pattern(s) => {
-            let t = close_sign(s);
-            let body = t.trim_start_matches(['+', '-']);
-            let neg = t.starts_with('-');
-            let lower = body.to_ascii_lowercase();
-            let mag = if lower.starts_with("0b") || lower.starts_with("0x") {
-                ruby_integer(body, None).map(|n| hiera_value::value::int_to_f64(&n))
-            } else {
-                // Ruby Float() reads "010" as decimal 10.0.
-                lower.parse::<f64>().ok()
-            };
-            match mag {
-                Some(m) => {
-                    if neg {
-                        -m
-                    } else {
-                        m
-                    }
-                }
-                None => {
-                    return Err(format!(
-                        "invalid value for Float(): {}",
-                        ruby_inspect_str(s)
-                    ))
-                }
-            }
-        }
+        Value::String(s) if float_pattern(s) => float_from_string(s)?,
         other => return Err(cannot(other, "Float")),
     };
     Ok(Value::Float(if abs { f.abs() } else { f }))
@@ -548,12 +494,19 @@ fn to_numeric(v: Value, abs: Option<&Value>) -> Result<Value, String> {
     let r = match &v {
         Value::Float(_) | Value::Int(_) | Value::BigInt(_) => v.clone(),
         Value::Bool(b) => Value::Int(i64::from(*b)),
+        // PNumericType's `from_convertible`: `0b` and `0x` text through `Integer()`, all else
+        // through `Utils.to_n`, whose nil (text it does not read) is the result: undef, which
+        // `new` then rejects as no Numeric, or whose `abs` fails.
         Value::String(s) if float_pattern(s) => {
             let lower = s.to_ascii_lowercase();
             if lower.starts_with("0b") || lower.starts_with("0x") {
-                ruby_integer(s, None).ok_or_else(|| cannot(&v, "Numeric"))?
+                hiera_value::ruby::integer(s, None).ok_or_else(|| cannot(&v, "Numeric"))?
             } else {
-                to_n(s).ok_or_else(|| cannot(&v, "Numeric"))?
+                match to_n(s) {
+                    Some(n) => n,
+                    None if abs => return Err("undefined method `abs' for nil".into()),
+                    None => Value::Null,
+                }
             }
         }
         other => return Err(cannot(other, "Numeric")),
@@ -565,18 +518,36 @@ fn to_numeric(v: Value, abs: Option<&Value>) -> Result<Value, String> {
     })
 }
 
-/// `Puppet::Pops::Utils.to_n`: integers (0x, 0 octal) or floats.
+/// `Puppet::Pops::Utils.to_n`: text matching its NUMERIC pattern as an Integer (hexadecimal,
+/// octal with a leading 0, decimal) or a Float, else None (nil). Its `match_to_fp` gives nil for
+/// a zero with an exponent (`0e5`, `0.0e1`) and for Infinity, and an integer part Ruby's
+/// `Integer()` rejects (`09.5`) is nil too.
 fn to_n(s: &str) -> Option<Value> {
-    let t: String = s.chars().filter(|c| !c.is_whitespace()).collect();
-    let (neg, body) = match t.strip_prefix('-') {
-        Some(b) => (true, b.to_string()),
-        None => (false, t.trim_start_matches('+').to_string()),
-    };
-    if body.contains(['.', 'e', 'E']) && !body.starts_with("0x") {
-        let f: f64 = body.parse().ok()?;
-        return Some(Value::Float(if neg { -f } else { f }));
+    static NUMERIC: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    static ZERO_EXPONENT: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let numeric = NUMERIC.get_or_init(|| {
+        regex::Regex::new(
+            r"\A[[:blank:]]*([-+]?)[[:blank:]]*((0[xX][0-9A-Fa-f]+)|(0?[0-9]+)((?:\.[0-9]+)?(?:[eE]-?[0-9]+)?))[[:blank:]]*\z",
+        )
+        .expect("a valid pattern")
+    });
+    let c = numeric.captures(s)?;
+    let neg = &c[1] == "-";
+    let body = &c[2];
+    match c.get(5).map(|m| m.as_str()).filter(|f| !f.is_empty()) {
+        Some(fraction) => {
+            let int = hiera_value::ruby::integer(&c[4], None)?;
+            let zero_exponent = ZERO_EXPONENT
+                .get_or_init(|| regex::Regex::new(r"\A\.?0*[eE]").expect("a valid pattern"));
+            if int == Value::Int(0) && zero_exponent.is_match(fraction) {
+                return None;
+            }
+            let f = hiera_value::ruby::float(body).ok()?;
+            (f != f64::INFINITY).then_some(Value::Float(if neg { -f } else { f }))
+        }
+        // `-Integer(match[2])`.
+        None => hiera_value::ruby::integer(&format!("{}{body}", &c[1]), None),
     }
-    ruby_integer(&format!("{}{body}", if neg { "-" } else { "" }), None)
 }
 
 fn to_boolean(v: Value) -> Result<Value, String> {
@@ -767,7 +738,7 @@ fn to_hash(v: Value) -> Result<Value, String> {
         }
         Value::String(s) => {
             let chars: Vec<Value> = s.chars().map(|c| Value::String(c.to_string())).collect();
-            if chars.len() % 2 != 0 {
+            if !chars.len().is_multiple_of(2) {
                 return Err("odd number of arguments for Hash".into());
             }
             to_hash(Value::Array(chars))

@@ -4,7 +4,7 @@
 
 mod nonprint;
 
-use crate::value::Value;
+use crate::value::{RubyObject, Value};
 use std::fmt::Write as _;
 
 /// What Ruby prints for a Sensitive value's `to_s` (and JSON, which is `to_s.to_json`).
@@ -207,6 +207,21 @@ fn write_inspect(out: &mut String, v: &Value, utf8: bool) {
         }
         Value::Sensitive(_) => out.push_str(SENSITIVE_INSPECT),
         Value::Object(o) => out.push_str(&o.inspect()),
+    }
+}
+
+impl RubyObject {
+    /// Ruby's `inspect` (explain output): a Regexp's `/source/`, a URI's `#<URI::HTTP url>`,
+    /// otherwise `to_s`.
+    pub fn inspect(&self) -> String {
+        if let Some(bytes) = self.binary_bytes() {
+            return inspect_binary(&bytes);
+        }
+        match (self.type_name, &self.scalar) {
+            ("Regexp", Some(s)) => s.text.clone(),
+            ("URI", _) => format!("#<{} {}>", self.class, self.to_s),
+            _ => self.to_s.clone(),
+        }
     }
 }
 

@@ -61,21 +61,6 @@ pub struct TaggedScalar {
 }
 
 impl RubyObject {
-    /// Ruby's `inspect` (explain output): a Regexp's `/source/`, a URI's `#<URI::HTTP url>`,
-    /// otherwise `to_s`.
-    pub fn inspect(&self) -> String {
-        if let Some(bytes) = self.binary_bytes() {
-            return crate::text::inspect_binary(&bytes);
-        }
-        match (self.type_name, &self.scalar) {
-            ("Regexp", Some(s)) => s.text.clone(),
-            ("URI", _) => format!("#<{} {}>", self.class, self.to_s),
-            _ => self.to_s.clone(),
-        }
-    }
-}
-
-impl RubyObject {
     /// The bytes of a binary (ASCII-8BIT) String, as YAML's `!!binary` makes it.
     pub fn binary_bytes(&self) -> Option<Vec<u8>> {
         match &self.scalar {
@@ -83,7 +68,7 @@ impl RubyObject {
                 tag: Some(BINARY_TAG),
                 text,
                 ..
-            }) if self.type_name == "String" => crate::ruby::strict_decode64(text),
+            }) if self.type_name == "String" => crate::ruby::base64::strict_decode64(text),
             _ => None,
         }
     }
@@ -99,7 +84,7 @@ pub fn binary_string(bytes: &[u8]) -> Value {
     if bytes.is_ascii() {
         return Value::String(String::from_utf8_lossy(bytes).into_owned());
     }
-    let b64 = crate::ruby::strict_encode64(bytes);
+    let b64 = crate::ruby::base64::strict_encode64(bytes);
     Value::Object(Box::new(RubyObject {
         type_name: "String",
         class: "String",

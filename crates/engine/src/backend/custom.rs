@@ -13,8 +13,8 @@
 //! `Call` and `Host` (shared data files, the scope, `--redact`).
 
 use crate::backend::DataHash;
+use crate::config::ResolvedLocation;
 use crate::error::Error;
-use crate::location::ResolvedLocation;
 use crate::scope::Scope;
 use hiera_value::value::{Map, Value};
 use std::collections::HashMap;

@@ -9,6 +9,7 @@ use crate::interpolation::{self, check_depth, interpolate_owned, interpolate_str
 use crate::key::Segment;
 use crate::merge::objects::{Heap, Rv};
 use crate::scope::Strict;
+use crate::store::{Peek, ScopeRead};
 use hiera_value::value::Value;
 
 impl Context for Session {
@@ -144,25 +145,6 @@ impl Context for Session {
         self.interp.local_var = saved;
         r
     }
-}
-
-/// A read of the node's scope (`%{root.segments…}`, `key` as written), as the memo of
-/// resolved hierarchy levels records it.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(crate) struct ScopeRead {
-    root: String,
-    key: String,
-    segments: Vec<Segment>,
-}
-
-/// What a [`ScopeRead`] found: an undefined variable, nothing where its segments point, a
-/// value, or an error (its message).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(crate) enum Peek {
-    Undefined,
-    Missing,
-    Found(Value),
-    Error(String),
 }
 
 impl Peek {

@@ -19,7 +19,6 @@ pub use lookup_options::KeyPattern;
 mod providers;
 pub mod reach;
 
-use crate::backend::DataFiles;
 use crate::config::{FunctionKind, HieraConfig};
 use crate::error::{Error, Result};
 use crate::explain::{Explainer, Kind};
@@ -27,9 +26,9 @@ use crate::key::{LookupKey, Segment};
 use crate::merge::objects::Rv;
 use crate::merge::{MergeError, MergeStrategy};
 use crate::scope::{Scope, Strict};
+use crate::store::DataFiles;
 use hiera_value::value::{Map, Value};
 use lookup_options::CompiledOptions;
-pub(crate) use providers::LevelMemo;
 use providers::{EntriesResult, ProviderId};
 use rustc_hash::FxHashMap;
 use std::collections::HashMap;
@@ -215,7 +214,7 @@ struct Interpolation {
     in_location: bool,
     /// While a hierarchy level is resolved: every read of the node's scope and what it
     /// found (the memo of resolved levels keys on them).
-    reads: Option<Vec<(context::ScopeRead, context::Peek)>>,
+    reads: Option<Vec<(crate::store::ScopeRead, crate::store::Peek)>>,
 }
 
 /// `--explain` only: the explanation and the Ruby objects behind values.

@@ -1,21 +1,21 @@
 //! The data providers: the global layer, the environment layer and each module, their
 //! hiera.yaml, their resolved hierarchy entries and the backend call at each location.
 
-use super::context::{Peek, ScopeRead};
 use super::lookup_options::{
     compile_patterns, extract_options, validate_lookup_options, CompiledOptions,
 };
 use super::{merge_error, option_get, Session, LOOKUP_OPTIONS};
 use crate::backend::custom::{Call, Found, Host};
 use crate::backend::{validate_data_value, Builtin, DataHash};
+use crate::config::ResolvedLocation;
 use crate::config::{Entry, FunctionKind, HieraConfig, Layer, LoadContext};
 use crate::error::{Error, Result};
 use crate::explain::Kind;
 use crate::interpolation::{interpolate, interpolate_str};
 use crate::key::{LookupKey, Segment};
-use crate::location::ResolvedLocation;
 use crate::merge::MergeStrategy;
 use crate::scope::Strict;
+use crate::store::{LevelResolution, ResolvedEntry};
 use hiera_formats::DataFormat;
 use hiera_value::value::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -48,103 +48,7 @@ pub(crate) enum ModuleMetadata {
     Usable(Option<Value>),
 }
 
-#[derive(Debug, Clone)]
-pub(super) struct ResolvedEntry {
-    pub(super) entry: Entry,
-    /// `None`: the entry declares no location.
-    pub(super) locations: Option<Vec<ResolvedLocation>>,
-    /// Interpolated options, passed to lookup_key/data_dig backends.
-    #[allow(dead_code)]
-    pub(super) options: Map,
-    /// The hiera.yaml declaring the entry, for error messages.
-    pub(super) config_file: String,
-    /// The function provider's tag in Puppet's messages (`FunctionProvider#full_name`):
-    /// `data_hash`, `lookup_key`…, and `v3_data_hash`, `v3_lookup_key` for the backends of a
-    /// Hiera 3 configuration.
-    pub(super) tag: &'static str,
-}
-
 pub(super) type EntriesResult = std::result::Result<Arc<Vec<ResolvedEntry>>, Error>;
-
-/// Resolved hierarchy levels, shared by the sessions of a workspace's query: a level's
-/// datadir, locations (and whether each exists) and options depend only on the scope
-/// variables its templates read, and most nodes of a fleet read the same values (os.family,
-/// a role …). Each level keeps the reads its first resolution made; a node whose values for
-/// them are those of a node already resolved takes that resolution (and its warnings).
-/// What the file system holds is part of a resolution: the store is emptied at every
-/// workspace refresh, and whenever a file is invalidated.
-#[derive(Debug, Default)]
-pub(crate) struct LevelMemo {
-    levels: std::sync::Mutex<rustc_hash::FxHashMap<String, Level>>,
-}
-
-/// Past this many distinct values of its reads (a level per node: `nodes/%{certname}`),
-/// a level is resolved for each node, unremembered: the memo stays small whatever the fleet.
-const MAX_RESOLUTIONS_PER_LEVEL: usize = 64;
-
-#[derive(Debug)]
-struct Level {
-    /// The scope reads of its first complete resolution, in order.
-    reads: Vec<ScopeRead>,
-    /// Resolutions by what those reads found.
-    by_found: std::collections::HashMap<Vec<Peek>, Arc<LevelResolution>>,
-}
-
-/// A level resolved for some node: `None` when a default hierarchy skips it.
-#[derive(Debug)]
-struct LevelResolution {
-    result: std::result::Result<Option<ResolvedEntry>, Error>,
-    warnings: Vec<String>,
-}
-
-impl LevelMemo {
-    /// Forgets every resolution.
-    pub(crate) fn clear(&self) {
-        self.levels
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clear();
-    }
-
-    /// The resolution of level `key` for what `peek` finds for each of its reads.
-    fn get(&self, key: &str, peek: impl Fn(&ScopeRead) -> Peek) -> Option<Arc<LevelResolution>> {
-        let levels = self.levels.lock().unwrap_or_else(|e| e.into_inner());
-        let level = levels.get(key)?;
-        let found: Vec<Peek> = level.reads.iter().map(peek).collect();
-        level.by_found.get(&found).cloned()
-    }
-
-    /// Keeps a resolution of level `key` that made `reads`. Sound when `reads` are, in
-    /// order, the first of the level's reads (resolution is a function of what each read
-    /// finds, and which read comes next is too): kept under what the node finds for all
-    /// of the level's reads. A failed first resolution does not define the level's reads.
-    fn put(
-        &self,
-        key: &str,
-        reads: Vec<(ScopeRead, Peek)>,
-        resolution: LevelResolution,
-        peek: impl Fn(&ScopeRead) -> Peek,
-    ) {
-        let mut levels = self.levels.lock().unwrap_or_else(|e| e.into_inner());
-        let level = match levels.get_mut(key) {
-            Some(level) => level,
-            None if resolution.result.is_ok() => levels.entry(key.to_string()).or_insert(Level {
-                reads: reads.iter().map(|(r, _)| r.clone()).collect(),
-                by_found: Default::default(),
-            }),
-            None => return,
-        };
-        if level.by_found.len() >= MAX_RESOLUTIONS_PER_LEVEL
-            || reads.len() > level.reads.len()
-            || reads.iter().zip(&level.reads).any(|((r, _), l)| r != l)
-        {
-            return;
-        }
-        let mut found: Vec<Peek> = reads.into_iter().map(|(_, p)| p).collect();
-        found.extend(level.reads[found.len()..].iter().map(peek));
-        level.by_found.insert(found, Arc::new(resolution));
-    }
-}
 
 impl Session {
     /// Every layer's data provider, in lookup order: global, environment, then each module's.

@@ -7,13 +7,14 @@
 //! backends return for the key at the top level.
 
 use super::lookup_options::{extract_options, KeyPattern};
-use super::providers::{ProviderId, ResolvedEntry};
+use super::providers::ProviderId;
 use super::{hash_get, Session, LOOKUP_OPTIONS};
 use crate::config::FunctionKind;
+use crate::config::ResolvedLocation;
 use crate::error::{Error, Result};
 use crate::key::LookupKey;
-use crate::location::ResolvedLocation;
 use crate::merge::MergeStrategy;
+use crate::store::ResolvedEntry;
 use crate::Outcome;
 use hiera_value::value::Value;
 

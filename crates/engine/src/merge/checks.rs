@@ -2,10 +2,12 @@
 //! `puppet/pops/merge_strategy.rb`), through the one type checker in [`hiera_types`]: the
 //! expected types are Puppet's own, written as type expressions and parsed once.
 
-use super::{MergeError, R};
+use crate::error::MergeError;
 use hiera_types::{self as types, Type};
 use hiera_value::value::{Map, Value};
 use std::sync::OnceLock;
+
+type R<T> = Result<T, MergeError>;
 
 /// `HashMergeStrategy#expected_type`: `Hash[String, Data]`.
 const HASH: &str = "Hash[String, Data]";

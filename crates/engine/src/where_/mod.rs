@@ -14,7 +14,7 @@ pub mod fleet;
 pub mod render;
 mod scan;
 
-use crate::backend::{DataFiles, DataHash};
+use crate::backend::DataHash;
 use crate::config::FunctionKind;
 use crate::engine::reach::{option_applies, Reached};
 pub use crate::engine::reach::{LayerName, MergeSource};
@@ -22,6 +22,7 @@ use crate::error::{Error, Result};
 use crate::key::{LookupKey, Segment};
 use crate::merge::MergeStrategy;
 use crate::scope::Strict;
+use crate::store::DataFiles;
 use crate::{Outcome, Session};
 use hiera_formats::position::{positions_of, DataFormat, Pos, PosNode};
 use hiera_value::value::Value;

@@ -1,4 +1,5 @@
 use super::*;
+use crate::manifests::expand_aliases;
 use crate::tests::Fixture;
 
 fn repo() -> Fixture {

@@ -9,11 +9,12 @@
 
 use super::pkcs7::{decrypt_der, first_tlv, parse_private_key, pem_block, OID_ENVELOPED_DATA};
 use super::pkcs7::{OID_AES128_CBC, OID_AES192_CBC, OID_AES256_CBC, OID_DES_EDE3_CBC};
-use super::{ruby_decode64, Failure};
+use super::Failure;
 use cms::cert::IssuerAndSerialNumber;
 use cms::content_info::{CmsVersion, ContentInfo};
 use cms::enveloped_data::{EncryptedContentInfo, EnvelopedData, KeyTransRecipientInfo};
 use cms::enveloped_data::{RecipientIdentifier, RecipientInfo, RecipientInfos};
+use hiera_value::ruby::decode64;
 use rsa::rand_core::{OsRng, RngCore};
 use rsa::{Pkcs1v15Encrypt, RsaPrivateKey, RsaPublicKey};
 use x509_cert::der::asn1::{BitString, Null, OctetString};
@@ -338,7 +339,7 @@ impl PrivateKey {
     /// The plaintext of one value's ciphertext (the base64 inside `ENC[PKCS7,…]`; whitespace
     /// is skipped). `Err` is OpenSSL's reason ("bad decrypt"), never the plaintext.
     pub fn decrypt(&self, cipher_b64: &str) -> Result<Vec<u8>, String> {
-        decrypt_der(&ruby_decode64(cipher_b64), &self.key).map_err(|f| match f {
+        decrypt_der(&decode64(cipher_b64), &self.key).map_err(|f| match f {
             Failure::Decrypt(m) | Failure::Load(m) | Failure::NoKey(m) => m,
         })
     }
@@ -375,7 +376,7 @@ pub fn recipients(cipher_b64: &str) -> Result<(Vec<RecipientId>, Option<Cipher>)
 
 /// The EnvelopedData of a value's base64.
 fn enveloped(cipher_b64: &str) -> Result<EnvelopedData, String> {
-    let der = ruby_decode64(cipher_b64);
+    let der = decode64(cipher_b64);
     let bad = || "not a PKCS7 enveloped value".to_string();
     let info = ContentInfo::from_der(first_tlv(&der)).map_err(|_| bad())?;
     if info.content_type != OID_ENVELOPED_DATA {

@@ -1,9 +1,10 @@
 //! hiera-eyaml's PKCS7 decryption (the `eyaml` feature): private keys read and parsed
 //! once per process, CMS EnvelopedData with RSA PKCS#1 v1.5 key transport, AES/3DES-CBC.
 
-use super::{decrypt_err, ruby_decode64, EyamlKeys, Failure, Source};
+use super::{decrypt_err, EyamlKeys, Failure, Source};
 use cms::content_info::ContentInfo;
 use cms::enveloped_data::{EnvelopedData, RecipientInfo};
+use hiera_value::ruby::decode64;
 use hiera_value::value::Value;
 use rsa::pkcs1::DecodeRsaPrivateKey;
 use rsa::pkcs8::DecodePrivateKey;
@@ -34,7 +35,7 @@ pub(super) fn pkcs7_decrypt(cipher_b64: &str, keys: &EyamlKeys) -> Result<String
     if let Some(p) = lock(&loaded.plaintexts).get(cipher_b64) {
         return Ok(p.clone());
     }
-    let der = ruby_decode64(cipher_b64);
+    let der = decode64(cipher_b64);
     let plain = decrypt_der(&der, &loaded.private)?;
     let plain = String::from_utf8_lossy(&plain).into_owned();
     lock(&loaded.plaintexts).insert(cipher_b64.to_string(), plain.clone());
@@ -80,7 +81,7 @@ pub(super) fn read_source(
     if let Some(var) = &src.b64_env_var {
         let name = ruby_string(var)?;
         return match std::env::var_os(name) {
-            Some(text) => Ok(ruby_decode64(&text.to_string_lossy())),
+            Some(text) => Ok(decode64(&text.to_string_lossy())),
             None => Err(no_key(format!("env {name} is not set"))),
         };
     }
@@ -215,7 +216,7 @@ pub(super) fn pem_block(text: &[u8], labels: &[&str]) -> Option<(String, Vec<u8>
             }
             body.push_str(l);
         }
-        return Some((label.to_string(), ruby_decode64(&body)));
+        return Some((label.to_string(), decode64(&body)));
     }
     None
 }
@@ -317,7 +318,7 @@ fn cbc_decrypt(
     if iv.len() != block {
         return Err(decrypt_err("decrypt error"));
     }
-    if data.is_empty() || data.len() % block != 0 {
+    if data.is_empty() || !data.len().is_multiple_of(block) {
         return Err(decrypt_err("wrong final block length"));
     }
     let bad = |_| decrypt_err("bad decrypt");
