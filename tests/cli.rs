@@ -126,6 +126,9 @@ fn data_file_errors_name_the_file_and_line() {
         ("function", "a: 1\nk: \"%{bogus('x')}\"\n", "Unknown interpolation method 'bogus'", 2),
         ("alias", "a: 1\nj: 1\nk: \"a %{alias('j')}\"\n", "'alias' interpolation is only permitted if the expression is equal to the entire string", 3),
         ("nested", "a: 1\nj: \"%{bogus('x')}\"\nk: \"%{lookup('j')}\"\n", "Unknown interpolation method 'bogus'", 2),
+        // Puppet's words end with "; " (a name with parentheses is a variable to it).
+        ("undefined", "a: 1\nk: \"%{foo(1)}\"\n", "Undefined variable 'foo(1)';", 2),
+        ("undefined-nested", "a: 1\nj: \"x%{nope}\"\nk: \"%{lookup('j')}\"\n", "Undefined variable 'nope';", 2),
     ];
     for (name, data, words, line) in cases {
         let dir = scratch(
