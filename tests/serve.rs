@@ -258,9 +258,13 @@ fn chromium() -> Option<PathBuf> {
     })
 }
 
-/// Runs headless Chromium on `url` with `extra` (`--dump-dom`, `--screenshot=…`), at most 60 s.
-fn browse(chromium: &Path, profile: &Path, url: &str, extra: &[String]) -> String {
-    let mut child = Command::new(chromium)
+/// Runs headless Chromium on `url` with `extra` (`--dump-dom`, `--screenshot=…`), at most 60 s,
+/// its profile in `dir/profile` and its home in `dir/home` ([`scratch_tree::own_home`]).
+fn browse(chromium: &Path, dir: &Path, url: &str, extra: &[String]) -> String {
+    let mut command = Command::new(chromium);
+    scratch_tree::own_home(&mut command, dir);
+    let profile = dir.join("profile");
+    let mut child = command
         .args([
             "--headless",
             "--no-sandbox",
@@ -305,7 +309,7 @@ fn every_view_loads_in_headless_chromium() {
         return;
     };
     let shots = scratch_tree::tree("serve", "screenshots", &[]);
-    let profile = shots.join("profile");
+    let profile = shots.join("browser");
     let env = fixtures().join("environments/production");
     let facts_dir = fixtures().join("facts");
     let server = start(&env, &["--facts-dir", facts_dir.to_str().unwrap()]);
@@ -361,6 +365,10 @@ fn every_view_loads_in_headless_chromium() {
         dom.contains("db01.example.com") && !dom.contains(">web01.example.com<"),
         "{dom}"
     );
+    // What the browser writes for itself (crash-report settings, dconf's cache) went to its
+    // scratch home, not to the home of whoever runs the tests.
+    let home = scratch_tree::files_under(&profile.join("home"));
+    assert!(!home.is_empty(), "chromium wrote nothing to its home");
     if let Some(keep) = std::env::var_os("HIERA_LOOKUP_SCREENSHOTS") {
         // Kept for a look (README's screenshot): copied before the scratch tree goes.
         std::fs::create_dir_all(&keep).unwrap();
