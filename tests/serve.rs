@@ -488,11 +488,26 @@ fn serve_takes_its_nodes_from_facts_files() {
 /// read at every query (so a test changes the node set), each with facts of its own (its
 /// `os.family`, `role`, an integer, a float, keys in an order of their own) and trusted data.
 fn fake_puppetdb(count: std::sync::Arc<std::sync::atomic::AtomicUsize>) -> u16 {
+    fake_puppetdb_held(count, Default::default())
+}
+
+/// [`fake_puppetdb`], whose answers wait while `held` is true (at most 60 s each): a slow
+/// PuppetDB.
+pub(crate) fn fake_puppetdb_held(
+    count: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    held: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
+            let waited = Instant::now();
+            while held.load(std::sync::atomic::Ordering::SeqCst)
+                && waited.elapsed() < Duration::from_secs(60)
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
             let _ = stream.set_read_timeout(Some(Duration::from_secs(20)));
             let mut reader = BufReader::new(stream.try_clone().unwrap());
             let mut line = String::new();

@@ -24,5 +24,6 @@ mod node_context;
 mod puppetdb;
 mod robustness;
 mod serve;
+mod serve_hostile;
 mod shared_flags;
 mod where_cmd;
