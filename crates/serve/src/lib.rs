@@ -28,6 +28,7 @@
 
 pub mod error;
 pub mod files;
+pub mod guard;
 pub mod index;
 pub mod pack;
 pub mod pages;
@@ -35,12 +36,12 @@ pub mod slim;
 pub mod state;
 pub mod views;
 
+pub use guard::{CSP, MAX_URI_BYTES};
 pub use pack::{pack_facts, Held, Packed, PackedFacts};
 pub use state::{Fleet, Options, State};
 
 use axum::extract::{DefaultBodyLimit, Path, Query, State as Ext};
-use axum::http::{header, HeaderValue, Request, StatusCode};
-use axum::middleware::Next;
+use axum::http::{header, Request, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
@@ -50,13 +51,6 @@ use std::sync::Arc;
 
 /// The largest request body (`POST /api/v1/lookup`'s facts document), in bytes.
 pub const MAX_BODY_BYTES: usize = 16 << 20;
-/// The longest request target (path and query), in bytes.
-pub const MAX_URI_BYTES: usize = 16 << 10;
-
-/// The Content-Security-Policy of every answer: nothing but this server's own stylesheet and
-/// script, no inline script or style, no frames, forms only to this server.
-pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
-connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
 /// The OpenAPI 3 document of the JSON API.
 pub const OPENAPI: &str = include_str!("openapi.json");
@@ -88,7 +82,10 @@ pub fn app(state: Arc<State>) -> Router {
         .route("/api/v1/openapi.json", get(openapi))
         .fallback(fallback)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .layer(axum::middleware::from_fn(guard))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            guard::guard,
+        ))
         .with_state(state)
 }
 
@@ -126,35 +123,6 @@ pub fn serve(
 fn warm_up(state: &State, fleet: &Fleet) {
     views::fleet_index_of(state, fleet);
     state.release_memory();
-}
-
-/// Every request: a target longer than [`MAX_URI_BYTES`] is refused (414), and every answer
-/// gets the security headers.
-async fn guard(request: Request<axum::body::Body>, next: Next) -> Response {
-    let too_long = request
-        .uri()
-        .path_and_query()
-        .is_some_and(|pq| pq.as_str().len() > MAX_URI_BYTES);
-    let mut response = if too_long {
-        (StatusCode::URI_TOO_LONG, "request target too long\n").into_response()
-    } else {
-        next.run(request).await
-    };
-    let h = response.headers_mut();
-    h.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(CSP),
-    );
-    h.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    h.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
-    );
-    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    response
 }
 
 /// Runs `work` on a blocking thread (with the lookup stack), after a refresh: lookups never

@@ -49,6 +49,10 @@ pub struct Options {
     /// otherwise stay mapped between the long-lived ones. The allocator is the program's: by
     /// default nothing is done.
     pub release_memory: fn(),
+    /// The host names the server answers to besides IP addresses and `localhost`
+    /// (`--allow-host`): a reverse proxy's public name; a leading dot names a domain and its
+    /// subdomains. Any other `Host` is refused ([`guard`](crate::guard)).
+    pub allowed_hosts: Vec<String>,
 }
 
 impl Options {
@@ -67,6 +71,7 @@ impl Options {
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             reload_every: None,
             release_memory: || {},
+            allowed_hosts: Vec::new(),
         }
     }
 }

@@ -1,5 +1,6 @@
-//! The server against what a hostile client or tree brings it: here, a fleet with a broken
-//! facts file.
+//! The server against what a hostile client or tree brings it: a page re-pointed to
+//! 127.0.0.1 by DNS (the Host check), a page posting across sites, and a fleet with a broken
+//! facts file. In process (`oneshot`).
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
@@ -73,6 +74,131 @@ fn get_as(uri: &str, host: &str) -> Request<Body> {
         .header("host", host)
         .body(Body::empty())
         .unwrap()
+}
+
+const FACTS: &str = r#"{"facts": {"clientcert": "laptop", "role": "web"}, "keys": ["port"]}"#;
+
+/// A page whose DNS name an attacker re-points to 127.0.0.1 is same-origin with the server:
+/// only the names the server is reachable as are answered.
+#[tokio::test]
+async fn only_the_names_the_server_is_reachable_as_are_answered() {
+    let s = Scratch::new("host", &[]);
+    let app = hiera_serve::app(s.state(|o| {
+        o.allowed_hosts = vec!["hiera.example.com".into(), ".corp.example".into()];
+    }));
+    for host in [
+        "127.0.0.1:8080",
+        "[::1]:8080",
+        "localhost:8080",
+        "LOCALHOST",
+        "hiera.localhost:8080",
+        "192.0.2.7",
+        "hiera.example.com",
+        "hiera.example.com.:443",
+        "corp.example",
+        "a.corp.example:8080",
+    ] {
+        for uri in ["/api/v1/nodes", "/nodes", "/api/v1/nodes/web01/keys/port"] {
+            let (status, body) = send(&app, get_as(uri, host)).await;
+            assert_eq!(status, StatusCode::OK, "{host} {uri}: {body}");
+        }
+    }
+    for host in [
+        "rebind.attacker.example",
+        "rebind.attacker.example:8080",
+        "localhost.attacker.example",
+        "127.0.0.1.nip.io",
+        "example.com",
+        "xcorp.example",
+    ] {
+        for uri in [
+            "/api/v1/nodes",
+            "/",
+            "/api/v1/nodes/web01/keys/port",
+            "/files/data/common.yaml",
+        ] {
+            let (status, body) = send(&app, get_as(uri, host)).await;
+            assert_eq!(status, StatusCode::FORBIDDEN, "{host} {uri}: {body}");
+            assert!(body.contains("--allow-host"), "{body}");
+            assert!(
+                !body.contains("8080\n") && !body.contains("web01"),
+                "{body}"
+            );
+        }
+    }
+    // Not a host, or two of them.
+    for host in ["a b", "[::1", "x:y"] {
+        let (status, _) = send(&app, get_as("/api/v1/nodes", host)).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{host}");
+    }
+    let two = Request::get("/api/v1/nodes")
+        .header("host", "localhost")
+        .header("host", "rebind.attacker.example")
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(send(&app, two).await.0, StatusCode::BAD_REQUEST);
+    // A request target in absolute form names its host too.
+    let absolute = get_as("http://rebind.attacker.example/api/v1/nodes", "localhost");
+    assert_eq!(send(&app, absolute).await.0, StatusCode::FORBIDDEN);
+    // The refusal carries the security headers too.
+    let res = app
+        .clone()
+        .oneshot(get_as("/", "rebind.attacker.example"))
+        .await
+        .unwrap();
+    assert!(res.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .contains("default-src 'none'"));
+}
+
+/// Any page may send a POST to the server: one from another site (its Origin, or the
+/// browser's Sec-Fetch-Site) is refused, and so is a body a page can send without asking
+/// first (text/plain, multipart). `curl -d`'s form type stays accepted.
+#[tokio::test]
+async fn cross_site_posts_are_refused() {
+    let s = Scratch::new("origin", &[]);
+    let app = hiera_serve::app(s.state(|o| o.allowed_hosts = vec!["hiera.example.com".into()]));
+    let post = |headers: &[(&str, &str)]| {
+        let mut r = Request::post("/api/v1/lookup").header("host", "127.0.0.1:8080");
+        for (k, v) in headers {
+            r = r.header(*k, *v);
+        }
+        r.body(Body::from(FACTS)).unwrap()
+    };
+    let json = ("content-type", "application/json");
+    for ok in [
+        vec![json],
+        vec![json, ("origin", "http://127.0.0.1:8080")],
+        vec![json, ("origin", "https://hiera.example.com")],
+        vec![json, ("sec-fetch-site", "same-origin")],
+        vec![("content-type", "application/x-www-form-urlencoded")],
+        vec![("content-type", "application/yaml")],
+        vec![],
+    ] {
+        let (status, body) = send(&app, post(&ok)).await;
+        assert_eq!(status, StatusCode::OK, "{ok:?}: {body}");
+        assert!(body.contains("8080"), "{body}");
+    }
+    for foreign in [
+        vec![json, ("origin", "http://rebind.attacker.example")],
+        vec![json, ("origin", "http://127.0.0.1:9999")],
+        vec![json, ("origin", "null")],
+        vec![json, ("sec-fetch-site", "cross-site")],
+        vec![json, ("sec-fetch-site", "same-site")],
+    ] {
+        let (status, body) = send(&app, post(&foreign)).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{foreign:?}: {body}");
+        assert!(!body.contains("8080"), "{body}");
+    }
+    for kind in [
+        "text/plain",
+        "text/plain;charset=UTF-8",
+        "multipart/form-data; boundary=x",
+    ] {
+        let (status, body) = send(&app, post(&[("content-type", kind)])).await;
+        assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE, "{kind}: {body}");
+    }
 }
 
 /// One facts file that does not parse keeps its error to its node: lint answers for the
