@@ -1,4 +1,5 @@
-//! `hiera-lookup serve`, the binary, against what holds a server up: a slow PuppetDB. Servers
+//! `hiera-lookup serve`, the binary, against what holds a server up: a slow PuppetDB,
+//! documents posted at once. Servers
 //! bind 127.0.0.1 on a port the system picks; every wait is bounded.
 
 use crate::serve::fake_puppetdb_held;
@@ -94,6 +95,22 @@ fn request(addr: &str, method: &str, path: &str, body: &str) -> (u16, String) {
     (status, body.to_string())
 }
 
+/// The `VmHWM`/`VmRSS` line of the server's /proc status, in kB.
+fn memory_kb(server: &Server, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", server.child.id())).unwrap();
+    status
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix(field)?
+                .trim()
+                .strip_suffix("kB")?
+                .trim()
+                .parse()
+                .ok()
+        })
+        .unwrap()
+}
+
 /// PuppetDB is read again in the background: while it takes its time, pages answer for the
 /// last complete node set; the new one is served once it is read whole.
 #[test]
@@ -139,4 +156,58 @@ fn a_slow_puppetdb_holds_no_request_up() {
         );
         std::thread::sleep(Duration::from_millis(200));
     }
+}
+
+/// Documents posted at once are read and answered a few at a time, each at most 1 MiB and
+/// refused past it before it is parsed, and what their parse took is given back: eight
+/// posts of the largest document (tiny values, as many as a document may hold) leave the
+/// server a fraction of what eight parses at once would take.
+#[test]
+fn posted_documents_are_answered_a_few_at_a_time() {
+    let facts = fixtures().join("facts");
+    let server = Arc::new(start(&["--facts-dir", facts.to_str().unwrap()], None));
+    let before = memory_kb(&server, "VmRSS:");
+    // Just under both bounds: 1 MiB, 100,000 values counted (tiny hashes, the costliest to
+    // parse).
+    let fill = "{\"a\":1},".repeat(49_000);
+    let doc = format!("{{\"clientcert\":\"x\",\"hostname\":\"x\",\"domain\":\"d\",\"fqdn\":\"x.d\",\"many\":[{fill}0]}}");
+    assert!(doc.len() < 1 << 20);
+    let doc = Arc::new(doc);
+    let posts: Vec<_> = (0..8)
+        .map(|_| {
+            let (server, doc) = (server.clone(), doc.clone());
+            std::thread::spawn(move || {
+                request(
+                    &server.addr,
+                    "POST",
+                    "/api/v1/lookup?key=ntp::servers",
+                    &doc,
+                )
+                .0
+            })
+        })
+        .collect();
+    for p in posts {
+        assert_eq!(p.join().unwrap(), 200);
+    }
+    let (peak, after) = (memory_kb(&server, "VmHWM:"), memory_kb(&server, "VmRSS:"));
+    eprintln!("resident before {before} kB, peak {peak} kB, after {after} kB");
+    // One parse of such a document takes about 30 MB: eight at once would be 240 MB.
+    assert!(peak < before + 150_000, "peak {peak} kB (from {before} kB)");
+    assert!(
+        after < before + 100_000,
+        "{after} kB kept (from {before} kB)"
+    );
+    // Past the size, refused before it is read whole.
+    let big = format!("{{\"pad\":\"{}\"}}", "x".repeat(2 << 20));
+    assert_eq!(
+        request(
+            &server.addr,
+            "POST",
+            "/api/v1/lookup?key=ntp::servers",
+            &big
+        )
+        .0,
+        413
+    );
 }

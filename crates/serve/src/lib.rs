@@ -41,16 +41,28 @@ pub use pack::{pack_facts, Held, Packed, PackedFacts};
 pub use state::{Fleet, Options, State};
 
 use axum::extract::{DefaultBodyLimit, Path, Query, State as Ext};
-use axum::http::{header, Request, StatusCode};
+use axum::http::{header, HeaderMap, Request, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use error::ViewError;
 use serde_json::Value as Json;
 use std::sync::Arc;
+use std::time::Duration;
 
-/// The largest request body (`POST /api/v1/lookup`'s facts document), in bytes.
-pub const MAX_BODY_BYTES: usize = 16 << 20;
+/// The largest request body (`POST /api/v1/lookup`'s facts document), in bytes: a real facts
+/// document is about 12 KB.
+pub const MAX_BODY_BYTES: usize = 1 << 20;
+/// The most values a posted document may hold, counted before it is parsed (an upper bound:
+/// its commas, brackets, braces and lines): a facts document holds a few thousand. A parse
+/// takes tens of times the text's size; this keeps a body of many tiny values from costing
+/// more than a real document of the same size would.
+pub const MAX_POSTED_VALUES: usize = 100_000;
+/// Posted documents read, parsed and answered at once; others wait their turn (before their
+/// body is read).
+pub const POSTS_AT_ONCE: usize = 2;
+/// The time a posted body may take to arrive, once its turn has come.
+pub const BODY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The OpenAPI 3 document of the JSON API.
 pub const OPENAPI: &str = include_str!("openapi.json");
@@ -271,11 +283,66 @@ async fn api_file(Ext(state): Ext<Arc<State>>, Path(path): Path<String>) -> Resp
     api(blocking(&state, move |s, _| files::view(s, &path)).await)
 }
 
+/// `POST /api/v1/lookup`: at most [`POSTS_AT_ONCE`] at a time, each body read only when its
+/// turn comes (within [`BODY_TIMEOUT`], at most [`MAX_BODY_BYTES`] and [`MAX_POSTED_VALUES`]),
+/// and the memory its parse took given back after.
 async fn api_lookup(
     Ext(state): Ext<Arc<State>>,
     Query(p): Params,
-    body: axum::body::Bytes,
+    headers: HeaderMap,
+    body: axum::body::Body,
 ) -> Response {
+    let refuse = |status: StatusCode, message: String| {
+        json_response(status, &serde_json::json!({ "error": message }))
+    };
+    let too_large = || {
+        refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "the body is larger than {MAX_BODY_BYTES} bytes (a facts document is about 12 KB)"
+            ),
+        )
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+        return too_large();
+    }
+    let Ok(_turn) = state.posts.acquire().await else {
+        return api(Err(ViewError::Failed("the server is stopping".into())));
+    };
+    let body = match tokio::time::timeout(BODY_TIMEOUT, axum::body::to_bytes(body, MAX_BODY_BYTES))
+        .await
+    {
+        Ok(Ok(body)) => body,
+        Ok(Err(e)) if is_length_limit(&e) => return too_large(),
+        Ok(Err(e)) => {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                format!("the body could not be read: {e}"),
+            )
+        }
+        Err(_) => {
+            return refuse(
+                StatusCode::REQUEST_TIMEOUT,
+                format!(
+                    "the body did not arrive within {} s",
+                    BODY_TIMEOUT.as_secs()
+                ),
+            )
+        }
+    };
+    let values = body
+        .iter()
+        .filter(|b| matches!(b, b',' | b'[' | b'{' | b'\n'))
+        .count();
+    if values > MAX_POSTED_VALUES {
+        return refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the body holds too many values (more than {MAX_POSTED_VALUES} commas, brackets, braces and lines; a facts document holds a few thousand)"),
+        );
+    }
     let keys: Vec<String> = p
         .iter()
         .filter(|(k, _)| k == "key")
@@ -284,9 +351,24 @@ async fn api_lookup(
     let merge = param(&p, "merge").map(str::to_string);
     let explain = flag(&p, "explain");
     api(blocking(&state, move |s, _| {
-        views::lookup(s, &body, keys, merge, explain)
+        let answer = views::lookup(s, &body, keys, merge, explain);
+        drop(body);
+        s.release_memory();
+        answer
     })
     .await)
+}
+
+/// Whether reading a body failed at [`MAX_BODY_BYTES`].
+fn is_length_limit(e: &axum::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(s) = source {
+        if s.is::<http_body_util::LengthLimitError>() {
+            return true;
+        }
+        source = s.source();
+    }
+    false
 }
 
 async fn openapi() -> Response {

@@ -176,6 +176,9 @@ pub struct State {
     /// Questions about the whole fleet (a key across every node, the overview, lint, diff)
     /// run at most this many at once; others wait their turn.
     pub(crate) heavy: tokio::sync::Semaphore,
+    /// Posted documents (`POST /api/v1/lookup`) read and answered at once
+    /// ([`POSTS_AT_ONCE`](crate::POSTS_AT_ONCE)).
+    pub(crate) posts: tokio::sync::Semaphore,
 }
 
 /// Key views kept for the next request asking for them unchanged.
@@ -228,6 +231,7 @@ impl State {
             warmed: Default::default(),
             key_views: Mutex::new(Recent::new(KEY_VIEWS_KEPT)),
             heavy: tokio::sync::Semaphore::new(HEAVY_AT_ONCE),
+            posts: tokio::sync::Semaphore::new(crate::POSTS_AT_ONCE),
         })
     }
 

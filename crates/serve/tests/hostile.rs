@@ -1,6 +1,6 @@
 //! The server against what a hostile client or tree brings it: a page re-pointed to
-//! 127.0.0.1 by DNS (the Host check), a page posting across sites, and a fleet with a broken
-//! facts file. In process (`oneshot`).
+//! 127.0.0.1 by DNS (the Host check), a page posting across sites, bodies too big to hold,
+//! and a fleet with a broken facts file. In process (`oneshot`).
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
@@ -199,6 +199,44 @@ async fn cross_site_posts_are_refused() {
         let (status, body) = send(&app, post(&[("content-type", kind)])).await;
         assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE, "{kind}: {body}");
     }
+}
+
+/// A posted document is bounded before it is parsed: its size (declared or read) and how
+/// many values it can hold. A real facts document is about 12 KB.
+#[tokio::test]
+async fn posted_documents_are_bounded() {
+    let s = Scratch::new("body", &[]);
+    let app = hiera_serve::app(s.state(|_| {}));
+    let post = |body: String, declared: Option<usize>| {
+        let mut r =
+            Request::post("/api/v1/lookup?key=port").header("content-type", "application/json");
+        if let Some(n) = declared {
+            r = r.header("content-length", n.to_string());
+        }
+        r.body(Body::from(body)).unwrap()
+    };
+    // A facts document padded to 2 MB: a valid one, answered before.
+    let padded =
+        json!({"clientcert": "laptop", "role": "web", "pad": "x".repeat(2 << 20)}).to_string();
+    let (status, body) = send(&app, post(padded.clone(), None)).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{body}");
+    assert!(body.contains("larger than 1048576 bytes"), "{body}");
+    let (status, _) = send(&app, post(padded, Some(2 << 20))).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    // Under the size, but tiny values by the hundred thousand.
+    let many = format!(
+        "{{\"clientcert\": \"laptop\", \"role\": \"web\", \"a\": [{}0]}}",
+        "0,".repeat(200_000)
+    );
+    assert!(many.len() < hiera_serve::MAX_BODY_BYTES);
+    let (status, body) = send(&app, post(many, None)).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{body}");
+    assert!(body.contains("too many values"), "{body}");
+    // A real document of a good size is answered.
+    let real =
+        json!({"clientcert": "laptop", "role": "web", "pad": "x".repeat(500_000)}).to_string();
+    let (status, body) = send(&app, post(real, None)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
 }
 
 /// One facts file that does not parse keeps its error to its node: lint answers for the
