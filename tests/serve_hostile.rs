@@ -1,5 +1,5 @@
-//! `hiera-lookup serve`, the binary, against what holds a server up: a slow PuppetDB,
-//! documents posted at once. Servers
+//! `hiera-lookup serve`, the binary, against what holds a server up: connections held open
+//! by the hundred under a low file limit, a slow PuppetDB, documents posted at once. Servers
 //! bind 127.0.0.1 on a port the system picks; every wait is bounded.
 
 use crate::serve::fake_puppetdb_held;
@@ -109,6 +109,38 @@ fn memory_kb(server: &Server, field: &str) -> u64 {
                 .ok()
         })
         .unwrap()
+}
+
+/// Slowloris under a file limit the server cannot raise (64, soft and hard): connections
+/// held open with half-sent headers, more than there are files, do not shut a client out.
+#[test]
+fn held_open_connections_do_not_shut_clients_out() {
+    let facts = fixtures().join("facts");
+    let server = start(&["--facts-dir", facts.to_str().unwrap()], Some((64, 64)));
+    let held: Vec<TcpStream> = (0..90)
+        .map(|_| {
+            let mut c = TcpStream::connect(&server.addr).unwrap();
+            write!(c, "GET / HTTP/1.1\r\nHost: localhost\r\nX-Slow: ").unwrap();
+            c
+        })
+        .collect();
+    let (status, body) = request(&server.addr, "GET", "/api/v1/nodes", "");
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("web01.example.com"), "{body}");
+    drop(held);
+}
+
+/// The file limit is raised to the hard limit at the start, where the system allows it.
+#[test]
+fn the_file_limit_is_raised_at_the_start() {
+    let server = start(&[], Some((256, 4096)));
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", server.child.id())).unwrap();
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .unwrap();
+    let numbers: Vec<&str> = line.split_whitespace().skip(3).take(2).collect();
+    assert_eq!(numbers, ["4096", "4096"], "{line}");
 }
 
 /// PuppetDB is read again in the background: while it takes its time, pages answer for the

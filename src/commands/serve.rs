@@ -33,8 +33,10 @@ the next request. There is no authentication: listen on a loopback address (the 
 or put the server behind a reverse proxy that authenticates.
 
 It answers only requests whose Host is an IP address, localhost or a name given with
---allow-host (a web page whose DNS name points at 127.0.0.1 cannot read it), and refuses a
-POST from another site. Behind a reverse proxy that passes its own name on as the Host,
+--allow-host (a web page whose DNS name points at 127.0.0.1 cannot read it), refuses a POST
+from another site, and bounds what a client may hold: 1 MiB of body, 15 s for a request's
+headers (and for an idle connection), 512 connections (fewer when the file limit, raised at
+the start, leaves less room). Behind a reverse proxy that passes its own name on as the Host,
 allow that name with --allow-host.
 
 Exit status: 2 when the server cannot start (it runs until stopped).";

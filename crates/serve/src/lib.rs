@@ -30,6 +30,7 @@ pub mod error;
 pub mod files;
 pub mod guard;
 pub mod index;
+pub mod listen;
 pub mod pack;
 pub mod pages;
 pub mod slim;
@@ -37,6 +38,7 @@ pub mod state;
 pub mod views;
 
 pub use guard::{CSP, MAX_URI_BYTES};
+pub use listen::Limits;
 pub use pack::{pack_facts, Held, Packed, PackedFacts};
 pub use state::{Fleet, Options, State};
 
@@ -101,15 +103,27 @@ pub fn app(state: Arc<State>) -> Router {
         .with_state(state)
 }
 
-/// Serves `app(state)` on `listener` until the process ends; `ready` is called with the
-/// address once connections are accepted. The lookups run on blocking threads with the
-/// lookup stack.
+/// Serves `app(state)` on `listener` until the process ends, within the default
+/// [`Limits`]; `ready` is called with the address once connections are accepted. The
+/// lookups run on blocking threads with the lookup stack.
 pub fn serve(
     state: Arc<State>,
     listener: std::net::TcpListener,
     ready: impl FnOnce(std::net::SocketAddr),
 ) -> std::io::Result<()> {
+    serve_within(state, listener, Limits::default(), ready)
+}
+
+/// [`serve`] within `limits` (the connections' timeouts and number: [`listen`]).
+pub fn serve_within(
+    state: Arc<State>,
+    listener: std::net::TcpListener,
+    limits: Limits,
+    ready: impl FnOnce(std::net::SocketAddr),
+) -> std::io::Result<()> {
     listener.set_nonblocking(true)?;
+    // Before the first connection (and before `ready` says the server listens).
+    let files = listen::raise_file_limit();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_stack_size(hiera_value::limits::LOOKUP_STACK_SIZE)
@@ -125,7 +139,7 @@ pub fn serve(
                 warm_up(&start, &fleet);
             }
         });
-        axum::serve(listener, app(state)).await
+        listen::run(listener, app(state), limits, files).await
     })
 }
 

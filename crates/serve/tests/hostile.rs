@@ -1,15 +1,20 @@
-//! The server against what a hostile client or tree brings it: a page re-pointed to
-//! 127.0.0.1 by DNS (the Host check), a page posting across sites, bodies too big to hold,
-//! and a fleet with a broken facts file. In process (`oneshot`).
+//! The server against a hostile client: a page re-pointed to 127.0.0.1 by DNS (the Host
+//! check), a page posting across sites, bodies too big to hold, clients that send half a
+//! request or hold connections open, and a fleet with a broken facts file. In process
+//! (`oneshot`) for what a request carries; on a loopback socket, with every wait bounded, for
+//! what a connection does.
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use hiera_facts::context::NodeSources;
-use hiera_serve::{Options, State};
+use hiera_serve::{Limits, Options, State};
 use http_body_util::BodyExt;
 use serde_json::{json, Value as Json};
+use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 use tower::ServiceExt;
 
 /// A control repo (`repo/`) and its facts (`facts/`) in a scratch directory, removed when
@@ -266,4 +271,129 @@ async fn a_broken_facts_file_is_one_nodes_error_in_lint() {
     let (status, body) = send(&app, get_as("/api/v1/nodes", "localhost")).await;
     assert_eq!(status, StatusCode::OK);
     assert!(body.contains("not valid JSON"), "{body}");
+}
+
+/// The server on a loopback socket within `limits`, on a thread of its own (it runs until
+/// the test process ends): its address.
+fn listening(state: Arc<State>, limits: Limits) -> std::net::SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        hiera_serve::serve_within(state, listener, limits, |addr| {
+            let _ = tx.send(addr);
+        })
+    });
+    rx.recv_timeout(Duration::from_secs(20))
+        .expect("the server listens")
+}
+
+/// Waits (at most 60 s) for the server to close `conn`: true when it did.
+fn closed_by_server(conn: &mut TcpStream) -> bool {
+    conn.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let started = Instant::now();
+    let mut buf = [0u8; 4096];
+    while started.elapsed() < Duration::from_secs(60) {
+        match conn.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => return true,
+        }
+    }
+    false
+}
+
+/// `GET path` on a new connection, closed after the answer: the status (at most 60 s).
+fn get_status(addr: std::net::SocketAddr, path: &str) -> u16 {
+    let mut c = TcpStream::connect(addr).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    write!(
+        c,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = Vec::new();
+    let _ = c.read_to_end(&mut raw);
+    let text = String::from_utf8_lossy(&raw);
+    text.split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Slowloris: a request whose headers never end, and a connection left idle after an
+/// answer, are closed once the header timeout has passed.
+#[test]
+fn half_sent_requests_and_idle_connections_are_closed() {
+    let s = Scratch::new("slow", &[]);
+    let addr = listening(
+        s.state(|_| {}),
+        Limits {
+            header_timeout: Duration::from_secs(1),
+            ..Limits::default()
+        },
+    );
+    let mut half = TcpStream::connect(addr).unwrap();
+    write!(
+        half,
+        "GET /api/v1/nodes HTTP/1.1\r\nHost: localhost\r\nX-A: "
+    )
+    .unwrap();
+    let mut silent = TcpStream::connect(addr).unwrap();
+    let mut idle = TcpStream::connect(addr).unwrap();
+    write!(
+        idle,
+        "GET /api/v1/nodes HTTP/1.1\r\nHost: localhost\r\n\r\n"
+    )
+    .unwrap();
+    idle.set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let mut first = [0u8; 12];
+    idle.read_exact(&mut first).unwrap();
+    assert_eq!(&first, b"HTTP/1.1 200");
+    assert!(
+        closed_by_server(&mut half),
+        "half-sent headers were never timed out"
+    );
+    assert!(
+        closed_by_server(&mut silent),
+        "a silent connection was never closed"
+    );
+    assert!(
+        closed_by_server(&mut idle),
+        "an idle connection was never closed"
+    );
+    assert_eq!(get_status(addr, "/api/v1/nodes"), 200);
+}
+
+/// At the connection limit, a new client takes the place of the oldest connection that is
+/// answering nothing (here, held open with half-sent headers): it is answered, not shut out.
+#[test]
+fn at_the_limit_a_new_client_takes_a_held_connections_place() {
+    let s = Scratch::new("limit", &[]);
+    let limits = Limits {
+        header_timeout: Duration::from_secs(600),
+        max_connections: 8,
+    };
+    let addr = listening(s.state(|_| {}), limits);
+    let mut held: Vec<TcpStream> = (0..8)
+        .map(|_| {
+            let mut c = TcpStream::connect(addr).unwrap();
+            write!(c, "GET / HTTP/1.1\r\nHost: localhost\r\n").unwrap();
+            c
+        })
+        .collect();
+    // Connections are accepted in the order they came: the eight are open when the next
+    // client is accepted.
+    assert_eq!(get_status(addr, "/api/v1/nodes"), 200);
+    assert!(
+        closed_by_server(&mut held[0]),
+        "the oldest held connection stayed open"
+    );
+    assert_eq!(get_status(addr, "/api/v1/nodes/web01"), 200);
 }
