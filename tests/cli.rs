@@ -126,6 +126,9 @@ fn data_file_errors_name_the_file_and_line() {
         ("function", "a: 1\nk: \"%{bogus('x')}\"\n", "Unknown interpolation method 'bogus'", 2),
         ("alias", "a: 1\nj: 1\nk: \"a %{alias('j')}\"\n", "'alias' interpolation is only permitted if the expression is equal to the entire string", 3),
         ("nested", "a: 1\nj: \"%{bogus('x')}\"\nk: \"%{lookup('j')}\"\n", "Unknown interpolation method 'bogus'", 2),
+        // Puppet's words end with "; " (a name with parentheses is a variable to it).
+        ("undefined", "a: 1\nk: \"%{foo(1)}\"\n", "Undefined variable 'foo(1)';", 2),
+        ("undefined-nested", "a: 1\nj: \"x%{nope}\"\nk: \"%{lookup('j')}\"\n", "Undefined variable 'nope';", 2),
     ];
     for (name, data, words, line) in cases {
         let dir = scratch(
@@ -192,6 +195,48 @@ fn data_file_errors_name_the_file_and_line() {
         out.contains("\"value\":1") || out.contains("\"value\": 1"),
         "{out}"
     );
+}
+
+/// A glob over file names that are not UTF-8 (a Latin-1 `café.yaml`): Ruby globs and reads
+/// the bytes, so the file is found and read; the names sort by their bytes, and `?` matches
+/// one character (a UTF-8 sequence, or a byte outside one). Each answer here is Puppet
+/// 8.10's for the same tree.
+#[test]
+fn globs_read_file_names_that_are_not_utf8() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let glob =
+        |pattern: &str| format!("version: 5\nhierarchy:\n  - name: g\n    glob: \"{pattern}\"\n");
+    let dir = scratch("non-utf8-glob", &[("data/g/b.yaml", "m: 2\n")]);
+    for (name, text) in [
+        (&b"caf\xe9.yaml"[..], "k: latin\nm: 5\n"),
+        (&b"a\x80.yaml"[..], "m: 3\n"),
+        ("a\u{e9}.yaml".as_bytes(), "m: 4\n"),
+    ] {
+        std::fs::write(dir.join("data/g").join(OsStr::from_bytes(name)), text).unwrap();
+    }
+    let answer = |hiera: &str, key: &str| {
+        std::fs::write(dir.join("hiera.yaml"), hiera).unwrap();
+        let o = run_in(&dir, &[key, "--node", "n1", "--no-facts"]);
+        (o.status.code(), stdout(&o), stderr(&o))
+    };
+    let found = |v: &str| (Some(0), format!("--- {v}\n"), String::new());
+    assert_eq!(answer(&glob("g/*.yaml"), "k"), found("latin"));
+    // By bytes, a\x80 (0x80) sorts before a\u{e9} (0xC3): its value wins.
+    assert_eq!(answer(&glob("g/*.yaml"), "m"), found("3"));
+    assert_eq!(answer(&glob("g/caf?.yaml"), "k"), found("latin"));
+    assert_eq!(answer(&glob("g/a?.yaml"), "m"), found("3"));
+    // Both names `a?` matches are searched (for lookup_options); a byte that is not UTF-8
+    // shows as the private-use character U+10FF00 + byte (tests/conformance/DIVERGENCES.md).
+    std::fs::write(dir.join("hiera.yaml"), glob("g/a?.yaml")).unwrap();
+    let o = run_in(&dir, &["m", "--node", "n1", "--no-facts", "--explain"]);
+    let explained = stdout(&o);
+    for name in ["a\u{10FF80}.yaml\"", "a\u{e9}.yaml\""] {
+        assert!(
+            explained.contains(&format!("/data/g/{name}")),
+            "{explained}"
+        );
+    }
 }
 
 #[test]

@@ -1358,6 +1358,50 @@ fn hocon_includes_come_from_the_revision() {
     assert_eq!(one_change(&r, "k"), Some(("2".into(), "3".into())), "{r}");
 }
 
+/// A HOCON data file depends on what it `include`s: a change to the included file alone is a
+/// change of the including file's keys, whether the include sits inside an object (the key
+/// that changes is the object's) or names a file no hierarchy reaches and no listing holds.
+#[test]
+fn a_change_to_a_hocon_include_is_seen() {
+    let t = temp("hocon-deps");
+    let repo = small_repo(
+        &t,
+        &[
+            (
+                "hiera.yaml",
+                "version: 5\nhierarchy:\n  - name: common\n    data_hash: hocon_data\n    path: common.conf\n",
+            ),
+            (
+                "data/common.conf",
+                "x { include file(\"data/inc.conf\") }\ninclude file(\"shared/top.hocon\")\nj = 1\n",
+            ),
+            ("data/inc.conf", "a = 1\n"),
+            ("shared/top.hocon", "b = 1\n"),
+            ("facts/web01.yaml", NODE_FACTS),
+        ],
+    );
+    let args = ["--facts", "facts/web01.yaml", "--all", "--format", "json"];
+    std::fs::write(repo.join("data/inc.conf"), "a = 2\n").unwrap();
+    git(&repo, &["commit", "-qam", "nested"]);
+    let (code, r) = run_diff(&repo, &[&["HEAD~1", "HEAD"][..], &args].concat());
+    assert_eq!(code, 1, "{r}");
+    assert_eq!(
+        one_change(&r, "x"),
+        Some((".a: 1".into(), ".a: 2".into())),
+        "{r}"
+    );
+    std::fs::write(repo.join("shared/top.hocon"), "b = 2\n").unwrap();
+    git(&repo, &["commit", "-qam", "outside"]);
+    let (code, r) = run_diff(&repo, &[&["HEAD~1", "HEAD"][..], &args].concat());
+    assert_eq!(code, 1, "{r}");
+    assert_eq!(one_change(&r, "b"), Some(("1".into(), "2".into())), "{r}");
+    // The work tree against HEAD: the same.
+    std::fs::write(repo.join("shared/top.hocon"), "b = 3\n").unwrap();
+    let (code, r) = run_diff(&repo, &[&["HEAD"][..], &args].concat());
+    assert_eq!(code, 1, "{r}");
+    assert_eq!(one_change(&r, "b"), Some(("2".into(), "3".into())), "{r}");
+}
+
 /// A module vendored as a git submodule is read from the submodule's own objects: a bump is
 /// a change, an unchanged submodule is no change; a clone without the submodule's objects
 /// says it cannot compare instead of reporting every key as added.

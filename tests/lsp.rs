@@ -814,27 +814,29 @@ fn no_program_runs_without_allow_exec() {
 /// a notice, where Neovim is not installed.
 #[test]
 fn neovim_drives_hover_definition_completion_and_diagnostics() {
-    let found = Command::new("nvim").arg("--version").output();
+    // Even `nvim --version` writes a log into its home: every run gets a scratch one.
+    let dir = repo("neovim");
+    let root = std::fs::canonicalize(&*dir).unwrap();
+    let editor = scratch_tree::tree("lsp", "neovim-home", &[]);
+    let mut probe = Command::new("nvim");
+    scratch_tree::own_home(&mut probe, &editor);
+    let found = probe.arg("--version").output();
     if !found.is_ok_and(|o| o.status.success()) {
         eprintln!(
             "NOTICE: nvim is not installed: the Neovim test is skipped (apt-get install neovim)"
         );
         return;
     }
-    let dir = repo("neovim");
-    let root = std::fs::canonicalize(&*dir).unwrap();
     let out = root.join("nvim-out.json");
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lsp/neovim.lua");
-    let mut child = Command::new("nvim")
+    let mut command = Command::new("nvim");
+    let home = scratch_tree::own_home(&mut command, &editor);
+    let mut child = command
         .args(["--headless", "-u", "NONE", "-i", "NONE", "-n", "-c"])
         .arg(format!("luafile {}", script.display()))
         .env("HL_ROOT", &root)
         .env("HL_BIN", env!("CARGO_BIN_EXE_hiera-lookup"))
         .env("HL_OUT", &out)
-        .env("XDG_STATE_HOME", root.join(".state"))
-        .env("XDG_DATA_HOME", root.join(".data"))
-        .env("XDG_CACHE_HOME", root.join(".cache"))
-        .env("XDG_CONFIG_HOME", root.join(".config"))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -877,6 +879,11 @@ fn neovim_drives_hover_definition_completion_and_diagnostics() {
             .iter()
             .any(|d| d["code"] == "unknown-class-parameter"),
         "{r}"
+    );
+    // What Neovim writes for itself (its log, its state) went to the scratch home.
+    assert!(
+        !scratch_tree::files_under(&home).is_empty(),
+        "nvim wrote nothing to its home"
     );
 }
 

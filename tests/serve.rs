@@ -258,9 +258,13 @@ fn chromium() -> Option<PathBuf> {
     })
 }
 
-/// Runs headless Chromium on `url` with `extra` (`--dump-dom`, `--screenshot=…`), at most 60 s.
-fn browse(chromium: &Path, profile: &Path, url: &str, extra: &[String]) -> String {
-    let mut child = Command::new(chromium)
+/// Runs headless Chromium on `url` with `extra` (`--dump-dom`, `--screenshot=…`), at most 60 s,
+/// its profile in `dir/profile` and its home in `dir/home` ([`scratch_tree::own_home`]).
+fn browse(chromium: &Path, dir: &Path, url: &str, extra: &[String]) -> String {
+    let mut command = Command::new(chromium);
+    scratch_tree::own_home(&mut command, dir);
+    let profile = dir.join("profile");
+    let mut child = command
         .args([
             "--headless",
             "--no-sandbox",
@@ -305,7 +309,7 @@ fn every_view_loads_in_headless_chromium() {
         return;
     };
     let shots = scratch_tree::tree("serve", "screenshots", &[]);
-    let profile = shots.join("profile");
+    let profile = shots.join("browser");
     let env = fixtures().join("environments/production");
     let facts_dir = fixtures().join("facts");
     let server = start(&env, &["--facts-dir", facts_dir.to_str().unwrap()]);
@@ -361,6 +365,10 @@ fn every_view_loads_in_headless_chromium() {
         dom.contains("db01.example.com") && !dom.contains(">web01.example.com<"),
         "{dom}"
     );
+    // What the browser writes for itself (crash-report settings, dconf's cache) went to its
+    // scratch home, not to the home of whoever runs the tests.
+    let home = scratch_tree::files_under(&profile.join("home"));
+    assert!(!home.is_empty(), "chromium wrote nothing to its home");
     if let Some(keep) = std::env::var_os("HIERA_LOOKUP_SCREENSHOTS") {
         // Kept for a look (README's screenshot): copied before the scratch tree goes.
         std::fs::create_dir_all(&keep).unwrap();
@@ -480,11 +488,26 @@ fn serve_takes_its_nodes_from_facts_files() {
 /// read at every query (so a test changes the node set), each with facts of its own (its
 /// `os.family`, `role`, an integer, a float, keys in an order of their own) and trusted data.
 fn fake_puppetdb(count: std::sync::Arc<std::sync::atomic::AtomicUsize>) -> u16 {
+    fake_puppetdb_held(count, Default::default())
+}
+
+/// [`fake_puppetdb`], whose answers wait while `held` is true (at most 60 s each): a slow
+/// PuppetDB.
+pub(crate) fn fake_puppetdb_held(
+    count: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    held: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
+            let waited = Instant::now();
+            while held.load(std::sync::atomic::Ordering::SeqCst)
+                && waited.elapsed() < Duration::from_secs(60)
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
             let _ = stream.set_read_timeout(Some(Duration::from_secs(20)));
             let mut reader = BufReader::new(stream.try_clone().unwrap());
             let mut line = String::new();

@@ -25,6 +25,7 @@ mod puppetdb;
 mod robustness;
 mod secrets;
 mod serve;
+mod serve_hostile;
 mod shared_flags;
 mod tree;
 mod where_cmd;

@@ -23,6 +23,7 @@ Examples (in a control repo, its nodes' facts in facts/):
     hiera-lookup serve --facts-dir facts
     hiera-lookup serve --puppetdb https://puppetdb.example.com:8081
     hiera-lookup serve --facts-dir facts --listen 0.0.0.0:8080
+    hiera-lookup serve --facts-dir facts --allow-host hiera.example.com
 
 Pages: / (layers, hierarchies, files, search), /nodes/NODE (every key the node sees),
 /keys/KEY (the key across the fleet), /nodes/NODE/keys/KEY (level by level, --explain),
@@ -30,6 +31,13 @@ Pages: / (layers, hierarchies, files, search), /nodes/NODE (every key the node s
 /api/v1/openapi.json). Read-only; an edited data file, hiera.yaml or facts file is seen on
 the next request. There is no authentication: listen on a loopback address (the default),
 or put the server behind a reverse proxy that authenticates.
+
+It answers only requests whose Host is an IP address, localhost or a name given with
+--allow-host (a web page whose DNS name points at 127.0.0.1 cannot read it), refuses a POST
+from another site, and bounds what a client may hold: 1 MiB of body, 15 s for a request's
+headers (and for an idle connection), 512 connections (fewer when the file limit, raised at
+the start, leaves less room). Behind a reverse proxy that passes its own name on as the Host,
+allow that name with --allow-host.
 
 Exit status: 2 when the server cannot start (it runs until stopped).";
 
@@ -49,6 +57,14 @@ pub struct ServeArgs {
     /// authentication: the server warns.
     #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8080")]
     pub listen: String,
+    /// Also answer requests for NAME, beside IP addresses and localhost (repeatable)
+    ///
+    /// The server refuses a Host it is not known as (DNS rebinding). Behind a reverse proxy
+    /// that passes its own name on (nginx's `proxy_set_header Host $host`), give that name;
+    /// `.example.com` allows that domain and every name under it. A `--listen` host name is
+    /// allowed already.
+    #[arg(long = "allow-host", value_name = "NAME")]
+    pub allow_host: Vec<String>,
     /// Seconds between readings of PuppetDB's node set (default 300)
     ///
     /// Facts files are read again as soon as they change.
@@ -84,6 +100,7 @@ pub fn exec(args: &ServeArgs) -> output::Result<ExitCode> {
     context.check_enc_trust(&root, args.trust.allow_exec, "serve")?;
     let strict = hiera_engine::query::parse_strict(&args.strict.strict)?;
     let listen = listen_address(&args.listen)?;
+    let allowed_hosts = allowed_hosts(&args.allow_host, &args.listen)?;
     if !args.facts.any() && context.db()?.is_none() {
         output::warn("no nodes: give --facts-dir DIR, --facts FILE or --puppetdb URL to see the fleet (POST /api/v1/lookup still answers for posted facts)");
     }
@@ -110,6 +127,7 @@ pub fn exec(args: &ServeArgs) -> output::Result<ExitCode> {
             .fleet_from_puppetdb()?
             .then(|| Duration::from_secs(args.refresh_interval.max(1))),
         release_memory,
+        allowed_hosts,
         ..Options::new(root)
     };
     let state = State::open(context, options)?;
@@ -158,6 +176,35 @@ fn exposure_warning(listen: SocketAddr) -> Option<String> {
     ))
 }
 
+/// The host names the server answers to besides addresses and localhost: `--allow-host`'s,
+/// and `--listen`'s when it names the host.
+fn allowed_hosts(given: &[String], listen: &str) -> Result<Vec<String>, Error> {
+    let mut names = Vec::new();
+    for name in given {
+        let bare = name.strip_prefix('.').unwrap_or(name);
+        match hiera_serve::guard::host_of(bare) {
+            Some(h) if h == bare.to_ascii_lowercase().trim_end_matches('.') => {
+                names.push(name.to_ascii_lowercase())
+            }
+            _ => {
+                return Err(Error::Usage(format!(
+                    "--allow-host expects a host name (hiera.example.com, or .example.com for a domain), got '{}'",
+                    hiera_value::escape::printable(name)
+                )))
+            }
+        }
+    }
+    if listen.parse::<SocketAddr>().is_err() {
+        if let Some(host) = listen
+            .rsplit_once(':')
+            .and_then(|(h, _)| hiera_serve::guard::host_of(h))
+        {
+            names.push(host);
+        }
+    }
+    Ok(names)
+}
+
 /// `--listen`: an address and port (a host name resolves to its first address).
 fn listen_address(text: &str) -> Result<SocketAddr, Error> {
     let usage = || {
@@ -186,6 +233,19 @@ mod tests {
         assert!(a("localhost:8080").ip().is_loopback());
         for bad in ["8080", "127.0.0.1", "nonsense", ""] {
             assert!(listen_address(bad).is_err(), "{bad}");
+        }
+        let names = |given: &[&str], listen: &str| {
+            let given: Vec<String> = given.iter().map(|s| s.to_string()).collect();
+            allowed_hosts(&given, listen)
+        };
+        assert_eq!(
+            names(&["Hiera.Example.com", ".corp.example"], "127.0.0.1:8080").unwrap(),
+            ["hiera.example.com", ".corp.example"]
+        );
+        assert_eq!(names(&[], "localhost:8080").unwrap(), ["localhost"]);
+        assert_eq!(names(&[], "[::1]:8080").unwrap(), Vec::<String>::new());
+        for bad in ["", "a b", "x:1", "http://x", "."] {
+            assert!(names(&[bad], "127.0.0.1:8080").is_err(), "{bad}");
         }
         assert_eq!(exposure_warning(a("127.0.0.1:8080")), None);
         assert_eq!(exposure_warning(a("[::1]:8080")), None);

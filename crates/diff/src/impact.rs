@@ -1,7 +1,9 @@
 //! Which keys a change can touch, from the changed files alone: the keys defined in changed
 //! data files (added, removed or given another value), the keys whose values interpolate or
 //! alias those (`%{lookup('k')}`, `%{hiera('k')}`, `%{alias('k')}`, transitively), and the
-//! keys named by changed `lookup_options` entries. A changed hiera.yaml, environment.conf,
+//! keys named by changed `lookup_options` entries. A HOCON file is changed when what it
+//! `include`s differs between the sides, even if its own bytes do not (its keys are compared
+//! as parsed with each side's includes). A changed hiera.yaml, environment.conf,
 //! metadata.json, legacy data provider function or eyaml key, a changed `^pattern` lookup_options entry, or a data file that does not parse
 //! on one side can touch any key: then everything is recomputed (for the last two, only on
 //! the nodes that read a changed file).
@@ -12,6 +14,7 @@ use hiera_engine::interpolation::{parse_expr, tokenize, Method, Token};
 use hiera_formats::DataFormat;
 use hiera_value::value::{Map, Value};
 use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// What a file is to a lookup.
@@ -98,19 +101,35 @@ pub(super) type Parsed = Result<Arc<Map>, String>;
 /// `rel`'s bytes parsed by its extension; a HOCON file's includes are read from `fs` (the
 /// side's own files).
 pub(super) fn parse(rel: &str, bytes: &[u8], fs: &dyn Fs) -> Parsed {
+    parse_recording(rel, bytes, fs).0
+}
+
+/// The format a data file at `rel` is read in: by its extension, else YAML (a level's own
+/// `path` may name a file with any extension).
+fn format_of(rel: &str) -> DataFormat {
     let ext = rel.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
-    // A file of a level's own `path` with another extension is read as YAML.
-    let v = match DataFormat::of_extension(ext).unwrap_or(DataFormat::Yaml) {
+    DataFormat::of_extension(ext).unwrap_or(DataFormat::Yaml)
+}
+
+/// [`parse`], and the paths a HOCON file's `include`s read (as the file names them, resolved
+/// by `fs`), nested includes too: what the parse depends on besides `bytes`.
+fn parse_recording(rel: &str, bytes: &[u8], fs: &dyn Fs) -> (Parsed, Vec<PathBuf>) {
+    let included = std::cell::RefCell::new(Vec::new());
+    let v = match format_of(rel) {
         DataFormat::Json => hiera_formats::json::parse(&String::from_utf8_lossy(bytes)),
-        DataFormat::Hocon => hiera_formats::hocon::parse_hocon_with(
-            &String::from_utf8_lossy(bytes),
-            &hocon_includes(fs),
-        ),
+        DataFormat::Hocon => {
+            let read = hocon_includes(fs);
+            let recording = |p: &Path| {
+                included.borrow_mut().push(p.to_path_buf());
+                read(p)
+            };
+            hiera_formats::hocon::parse_hocon_with(&String::from_utf8_lossy(bytes), &recording)
+        }
         DataFormat::Yaml => {
             hiera_formats::yaml::load_bytes(bytes).map_err(|e| e.puppet_message(rel))
         }
     };
-    match v {
+    let parsed = match v {
         Ok(Value::Hash(m)) => Ok(Arc::new(m)),
         // An empty document: no keys.
         Ok(Value::Null | Value::Bool(false)) => Ok(Arc::default()),
@@ -119,7 +138,8 @@ pub(super) fn parse(rel: &str, bytes: &[u8], fs: &dyn Fs) -> Parsed {
             hiera_types::simple_name(&other)
         )),
         Err(e) => Err(e),
-    }
+    };
+    (parsed, included.into_inner())
 }
 
 /// Where a HOCON file's `include file(...)` reads: `fs`.
@@ -134,20 +154,23 @@ pub(super) fn hocon_includes(
 /// the listings name files).
 pub(crate) fn analyse(base: &Tree, head: &Tree, modules: &[(String, String)]) -> Impact {
     let mut impact = Impact::default();
-    // Each distinct file content is parsed once, whichever side (or path) holds it.
-    let mut parsed: HashMap<gix::ObjectId, Parsed> = HashMap::new();
-    let mut parse_side = |tree: &Tree, rel: &str| -> Option<Parsed> {
-        let id = *tree.listing.get(rel)?;
-        if let Some(p) = parsed.get(&id) {
-            return Some(p.clone());
-        }
-        let p = match tree.read(rel) {
-            Ok(bytes) => parse(rel, &bytes, &*tree.fs),
-            Err(e) => Err(format!("{rel}: {e}")),
+    // Each distinct file content is parsed once, whichever side (or path) holds it; a HOCON
+    // file once on each side, since what it includes is read from that side (`Some(is_head)`).
+    let mut parsed: HashMap<(gix::ObjectId, Option<bool>), (Parsed, Vec<PathBuf>)> = HashMap::new();
+    let mut parse_side =
+        |tree: &Tree, is_head: bool, rel: &str| -> Option<(Parsed, Vec<PathBuf>)> {
+            let id = *tree.listing.get(rel)?;
+            let at = (id, (format_of(rel) == DataFormat::Hocon).then_some(is_head));
+            if let Some(p) = parsed.get(&at) {
+                return Some(p.clone());
+            }
+            let p = match tree.read(rel) {
+                Ok(bytes) => parse_recording(rel, &bytes, &*tree.fs),
+                Err(e) => (Err(format!("{rel}: {e}")), Vec::new()),
+            };
+            parsed.insert(at, p.clone());
+            Some(p)
         };
-        parsed.insert(id, p.clone());
-        Some(p)
-    };
 
     let paths: BTreeSet<&String> = base.listing.keys().chain(head.listing.keys()).collect();
     let mut everything: Vec<String> = Vec::new();
@@ -177,21 +200,36 @@ pub(crate) fn analyse(base: &Tree, head: &Tree, modules: &[(String, String)]) ->
             }
             continue;
         }
-        let pb = parse_side(base, rel);
-        let ph = if status.is_none() {
+        let pb = parse_side(base, false, rel);
+        let hocon = format_of(rel) == DataFormat::Hocon;
+        let ph = if status.is_none() && !hocon {
             None
         } else {
-            parse_side(head, rel)
+            parse_side(head, true, rel)
         };
-        for p in [&pb, &ph].into_iter().flatten().flatten() {
-            impact
-                .universe
-                .extend(p.keys().filter_map(Value::as_str).map(str::to_string));
-            scan_references(p, &mut referrers, &mut dynamic);
+        // The same HOCON file reads what it includes on each side: when that differs, the
+        // file's keys may (and the nodes reaching it must be asked again).
+        let status = status.or_else(|| {
+            let included: BTreeSet<&PathBuf> = [&pb, &ph]
+                .into_iter()
+                .flatten()
+                .flat_map(|p| &p.1)
+                .collect();
+            let differs = |p: &&PathBuf| base.fs.read(p).ok() != head.fs.read(p).ok();
+            included.iter().any(differs).then_some(Status::Modified)
+        });
+        for p in [&pb, &ph].into_iter().flatten() {
+            if let Ok(p) = &p.0 {
+                impact
+                    .universe
+                    .extend(p.keys().filter_map(Value::as_str).map(str::to_string));
+                scan_references(p, &mut referrers, &mut dynamic);
+            }
         }
         let Some(status) = status else { continue };
         let empty: Parsed = Ok(Arc::default());
-        let (pb, ph) = (pb.unwrap_or_else(|| empty.clone()), ph.unwrap_or(empty));
+        let parse = |p: Option<(Parsed, Vec<PathBuf>)>| p.map_or_else(|| empty.clone(), |p| p.0);
+        let (pb, ph) = (parse(pb), parse(ph));
         let keys = match (&pb, &ph) {
             (Ok(a), Ok(b)) => {
                 let module = modules

@@ -900,9 +900,9 @@ fn diff_trees(
     // on both: the keys that interpolate changed keys look those up in the node's own
     // hierarchies too, a data file that does not load or a changed lookup_options pattern
     // is read only by the nodes reaching it, and every other change (hiera.yaml, modules,
-    // eyaml keys) recomputes everything. HOCON files may `include` others, which no
-    // hierarchy names.
-    let skip_unreached = !everywhere && !impact.changed.iter().any(|f| f.path.ends_with(".conf"));
+    // eyaml keys) recomputes everything. A HOCON file whose includes changed is a changed
+    // file itself ([`impact::analyse`]): the nodes reaching it are asked.
+    let skip_unreached = !everywhere;
     let (changed_base, changed_head) = (base.changed(&impact), head.changed(&impact));
 
     // Each unit of nodes (a facts file) read and compared on a worker (batch mode's design);

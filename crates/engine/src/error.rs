@@ -72,6 +72,8 @@ impl Error {
             Error::Puppet(m) => Error::Puppet(m + suffix),
             Error::Run(m) => Error::Run(m + suffix),
             Error::Usage(m) => Error::Usage(m + suffix),
+            // Puppet's words end with "; ", where its own "(file & line …)" would go.
+            Error::UndefinedVariable(_) => Error::Run(format!("{self}{}", suffix.trim_start())),
             other => other,
         }
     }

@@ -2,11 +2,86 @@
 //! environment.conf, module discovery, data files, existence checks, globs and eyaml keys.
 //! [`RealFs`] is the disk (the default); `diff` reads a git revision through
 //! `hiera_diff::git::GitFs` with the same engine, without a checkout.
+//!
+//! # File names that are not UTF-8
+//!
+//! The engine's paths are text, and a file name need not be UTF-8 (a Latin-1 `café.yaml`),
+//! while Ruby globs and reads it by its bytes. So a name read from the disk is held as text
+//! with each byte that is not UTF-8 written as the private-use character U+10FF00 + byte
+//! (U+10FF80 … U+10FFFF), and a real name's own characters of that range as their bytes the
+//! same way ([`name_text`]): every name converts to text and back ([`name_bytes`]) exactly.
+//! [`RealFs`] converts a path back before each system call ([`os_path`]). Only a name that
+//! holds such bytes or characters is changed; such a byte shows as its character wherever a
+//! path is printed (Puppet prints the byte itself).
 
+use std::borrow::Cow;
+use std::ffi::{OsStr, OsString};
 use std::fmt::Debug;
 use std::io;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+/// The character a byte that is not UTF-8 stands as is this plus the byte.
+const BYTE_CHARS: u32 = 0x10FF00;
+
+/// Whether `c` stands for a byte (U+10FF80 … U+10FFFF).
+fn is_byte_char(c: char) -> bool {
+    (BYTE_CHARS + 0x80..=BYTE_CHARS + 0xFF).contains(&(c as u32))
+}
+
+/// The character that stands for byte `b` (0x80 or above: every byte that is not UTF-8 is).
+fn byte_char(b: u8) -> char {
+    char::from_u32(BYTE_CHARS + u32::from(b)).unwrap_or(char::REPLACEMENT_CHARACTER)
+}
+
+/// A file name or path as the engine's text holds it: see the [module](self).
+pub fn name_text(name: &OsStr) -> String {
+    let bytes = name.as_bytes();
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        if !text.chars().any(is_byte_char) {
+            return text.to_string();
+        }
+    }
+    let mut out = String::with_capacity(bytes.len() + 8);
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if is_byte_char(c) {
+                let mut buf = [0u8; 4];
+                out.extend(c.encode_utf8(&mut buf).bytes().map(byte_char));
+            } else {
+                out.push(c);
+            }
+        }
+        out.extend(chunk.invalid().iter().map(|&b| byte_char(b)));
+    }
+    out
+}
+
+/// The bytes of the name or path `text` holds ([`name_text`] undone).
+pub fn name_bytes(text: &str) -> Cow<'_, [u8]> {
+    if !text.chars().any(is_byte_char) {
+        return Cow::Borrowed(text.as_bytes());
+    }
+    let mut out = Vec::with_capacity(text.len());
+    for c in text.chars() {
+        if is_byte_char(c) {
+            out.push((c as u32 - BYTE_CHARS) as u8);
+        } else {
+            let mut buf = [0u8; 4];
+            out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// The path the system knows for the engine's `path` ([`name_bytes`]).
+pub fn os_path(path: &Path) -> Cow<'_, Path> {
+    match path.to_str().map(name_bytes) {
+        Some(Cow::Owned(bytes)) => Cow::Owned(PathBuf::from(OsString::from_vec(bytes))),
+        _ => Cow::Borrowed(path),
+    }
+}
 
 /// What a path is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,10 +140,10 @@ pub struct RealFs;
 
 impl Fs for RealFs {
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
-        hiera_value::limits::read_file(path)
+        hiera_value::limits::read_file(os_path(path))
     }
     fn kind(&self, path: &Path) -> Option<Kind> {
-        let m = std::fs::metadata(path).ok()?;
+        let m = std::fs::metadata(os_path(path)).ok()?;
         Some(if m.is_file() {
             Kind::File
         } else if m.is_dir() {
@@ -78,14 +153,15 @@ impl Fs for RealFs {
         })
     }
     fn is_symlink(&self, path: &Path) -> bool {
-        path.is_symlink()
+        os_path(path).is_symlink()
     }
     fn canonical(&self, path: &Path) -> PathBuf {
         // The longest part that exists, resolved by the system; the rest as written.
         let mut missing = Vec::new();
         let mut at = path;
         loop {
-            if let Ok(c) = std::fs::canonicalize(at) {
+            if let Ok(c) = std::fs::canonicalize(os_path(at)) {
+                let c = PathBuf::from(name_text(c.as_os_str()));
                 return lexical(&missing.iter().rev().fold(c, |p, name| p.join(name)));
             }
             match (at.parent(), at.file_name()) {
@@ -98,9 +174,9 @@ impl Fs for RealFs {
         }
     }
     fn read_dir(&self, path: &Path) -> io::Result<Vec<String>> {
-        Ok(std::fs::read_dir(path)?
+        Ok(std::fs::read_dir(os_path(path))?
             .filter_map(|e| e.ok())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .map(|e| name_text(&e.file_name()))
             .collect())
     }
 }
@@ -131,6 +207,31 @@ pub fn disk() -> Arc<dyn Fs> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_file_name_converts_to_text_and_back() {
+        let names: [&[u8]; 6] = [
+            b"common.yaml",
+            "caf\u{e9}.yaml".as_bytes(),
+            b"caf\xe9.yaml",
+            b"a\x80\xff\xc3",
+            // Characters of the range a byte stands as, in a real name.
+            "x\u{10FFE9}y".as_bytes(),
+            b"\xf4\x8f\xbf\xa9\xe9",
+        ];
+        for bytes in names {
+            let text = name_text(OsStr::from_bytes(bytes));
+            assert_eq!(&*name_bytes(&text), bytes, "{text:?}");
+            assert_eq!(
+                os_path(Path::new(&text)).as_os_str().as_bytes(),
+                bytes,
+                "{text:?}"
+            );
+        }
+        assert_eq!(name_text(OsStr::new("caf\u{e9}")), "caf\u{e9}");
+        assert_eq!(name_text(OsStr::from_bytes(b"caf\xe9")), "caf\u{10FFE9}");
+        assert!(matches!(os_path(Path::new("/a/b.yaml")), Cow::Borrowed(_)));
+    }
 
     #[test]
     fn paths_resolve_dots_lexically() {

@@ -2,7 +2,7 @@
 
 use crate::config::{Entry, Locations, ResolvedLocation};
 use crate::error::{Error, Result};
-use crate::fs::Fs;
+use crate::fs::{name_bytes, Fs};
 use crate::interpolation::{interpolate_str, scope_lookup, Context};
 use hiera_value::value::Value;
 use std::path::Path;
@@ -244,7 +244,8 @@ fn walk_set(fs: &dyn Fs, base: &str, pats: &[&[&str]], out: &mut Vec<String>, st
     let Ok(mut names) = fs.read_dir(Path::new(dir)) else {
         return;
     };
-    names.sort();
+    // Ruby sorts by the names' bytes (a name that is not UTF-8 included).
+    names.sort_by(|a, b| name_bytes(a).cmp(&name_bytes(b)));
     for n in names {
         let path = join(base, &n);
         let mut next: Vec<&[&str]> = Vec::new();
@@ -265,7 +266,7 @@ fn walk_set(fs: &dyn Fs, base: &str, pats: &[&[&str]], out: &mut Vec<String>, st
             let matched = if has_magic(first) {
                 // A hidden name only for a pattern that starts with a dot.
                 (first.starts_with('.') || !n.starts_with('.'))
-                    && fnmatch(first.as_bytes(), n.as_bytes())
+                    && fnmatch(first.as_bytes(), &name_bytes(&n))
             } else {
                 n == remove_backslashes(first)
             };
@@ -391,7 +392,27 @@ fn expand_braces(p: &str) -> Vec<String> {
         .collect()
 }
 
-/// `File.fnmatch` for one path component: `*`, `?`, `[...]`, `\` escapes.
+/// The length of the character at `i` of `name`, as Ruby counts characters of a UTF-8 name:
+/// a well-formed UTF-8 sequence is one, and so is each byte that is not part of one.
+fn char_len(name: &[u8], i: usize) -> usize {
+    let len = match name[i] {
+        0xC2..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        0xF0..=0xF4 => 4,
+        _ => return 1,
+    };
+    let well_formed = name
+        .get(i..i + len)
+        .is_some_and(|s| std::str::from_utf8(s).is_ok());
+    if well_formed {
+        len
+    } else {
+        1
+    }
+}
+
+/// `File.fnmatch` for one path component (its bytes): `*`, `?`, `[...]`, `\` escapes. `?` and
+/// a class match one character ([`char_len`]).
 pub fn fnmatch(pat: &[u8], name: &[u8]) -> bool {
     let (mut p, mut n) = (0, 0);
     let (mut star_p, mut star_n) = (None, 0);
@@ -406,14 +427,14 @@ pub fn fnmatch(pat: &[u8], name: &[u8]) -> bool {
                 }
                 b'?' => {
                     p += 1;
-                    n += 1;
+                    n += char_len(name, n);
                     continue;
                 }
                 b'[' => {
                     if let Some((matched, next)) = class_match(pat, p, name[n]) {
                         if matched {
                             p = next;
-                            n += 1;
+                            n += char_len(name, n);
                             continue;
                         }
                     } else if name[n] == b'[' {
@@ -438,7 +459,7 @@ pub fn fnmatch(pat: &[u8], name: &[u8]) -> bool {
         match star_p {
             Some(sp) => {
                 p = sp + 1;
-                star_n += 1;
+                star_n += char_len(name, star_n);
                 n = star_n;
             }
             None => return false,
@@ -491,6 +512,12 @@ mod tests {
         assert!(fnmatch(b"[a-c]x", b"bx"));
         assert!(!fnmatch(b"[!a-c]x", b"bx"));
         assert!(fnmatch(b"*", b""));
+        // One character: a UTF-8 sequence, or a byte outside one (Ruby's count).
+        assert!(fnmatch(b"a?.yaml", "a\u{e9}.yaml".as_bytes()));
+        assert!(fnmatch(b"a?.yaml", b"a\xe9.yaml"));
+        assert!(fnmatch(b"a??", b"a\xc3\xe9"));
+        assert!(!fnmatch(b"a?", "a\u{e9}\u{e9}".as_bytes()));
+        assert!(fnmatch(b"[!x]b", "\u{e9}b".as_bytes()));
     }
 
     #[test]

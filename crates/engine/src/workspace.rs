@@ -184,7 +184,7 @@ pub struct Stamp {
 impl Stamp {
     /// The file at `path` now (`None`: it is gone); a link's is its target's.
     pub fn of(path: &Path) -> Option<Stamp> {
-        let m = std::fs::metadata(path).ok()?;
+        let m = std::fs::metadata(crate::fs::os_path(path)).ok()?;
         #[cfg(unix)]
         let inode = std::os::unix::fs::MetadataExt::ino(&m);
         #[cfg(not(unix))]
@@ -280,7 +280,7 @@ impl Fs for WorkspaceFs {
         // An unsaved new file is listed in its directory (globs find it).
         for p in overlays.keys().filter(|p| p.parent() == Some(path)) {
             if let (Ok(names), Some(name)) = (&mut names, p.file_name()) {
-                let name = name.to_string_lossy().into_owned();
+                let name = crate::fs::name_text(name);
                 if !names.contains(&name) {
                     names.push(name);
                 }

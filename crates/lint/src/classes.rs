@@ -1,4 +1,5 @@
-//! Rule group 3: data keys and the classes they feed. `CLASS::PARAM` keys whose class exists
+//! Rule group 3: data keys and the classes they feed (and the manifests Puppet cannot read,
+//! `manifest-not-utf8`). `CLASS::PARAM` keys whose class exists
 //! but has no such parameter (with the closest parameter as a suggestion), keys in the
 //! namespace of a module with code whose class does not exist, module data keys outside the
 //! module's namespace (Puppet 8 warns and ignores them), and keys nothing uses at all
@@ -23,6 +24,18 @@ pub(crate) struct Uses<'a> {
 }
 
 pub(crate) fn check(repo: &Repo, schema: &Schema, uses: &Uses, sink: &mut Sink) {
+    for m in schema.files() {
+        if let Some((at, byte)) = m.invalid_utf8 {
+            sink.add(
+                &m.file,
+                at.line_col(),
+                "manifest-not-utf8",
+                format!(
+                    "byte 0x{byte:02X} is not UTF-8: Puppet refuses to parse the file (\"invalid byte sequence in UTF-8\"), so every node using its classes fails; save it as UTF-8"
+                ),
+            );
+        }
+    }
     let modules_with_code: HashSet<&str> = schema.modules_with_code().collect();
     let unused = Unused::new(repo, schema, uses);
     for f in &repo.files {

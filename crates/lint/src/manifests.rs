@@ -149,6 +149,9 @@ pub struct Manifest {
     pub type_aliases: Vec<TypeAlias>,
     /// Whether the parser met a syntax error (what it found is still given).
     pub has_errors: bool,
+    /// A `.pp` file on disk that is not UTF-8: where its first invalid byte is, and the byte.
+    /// Puppet refuses to parse it; what it holds is read with the bytes replaced (U+FFFD).
+    pub invalid_utf8: Option<(Position, u8)>,
 }
 
 /// The data key a lookup of `key` reads: its first segment (`a::b.c.0` → `a::b`; a quoted

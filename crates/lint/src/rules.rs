@@ -106,6 +106,12 @@ pub const RULES: &[Rule] = &[
         "a key in a module's namespace whose class does not exist",
     ),
     rule(
+        "manifest-not-utf8",
+        Error,
+        3,
+        "a manifest is not UTF-8, which Puppet refuses to parse",
+    ),
+    rule(
         "module-key-outside-namespace",
         Error,
         3,

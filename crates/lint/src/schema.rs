@@ -185,14 +185,28 @@ impl Schema {
     ) {
         files.sort();
         for f in files {
-            let Ok(text) = fs.read_text(&f) else {
+            let Ok(bytes) = fs.read(&f) else {
                 continue;
+            };
+            let (text, invalid) = match String::from_utf8(bytes) {
+                Ok(text) => (text, None),
+                Err(e) => {
+                    let at = e.utf8_error().valid_up_to();
+                    let byte = e.as_bytes()[at];
+                    let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
+                    // The bytes before the first invalid one are the same in the lossy text.
+                    (text.clone(), Some((Position::of_offset(&text, at), byte)))
+                }
             };
             let mut m = if is_template(&f) {
                 scan_template(&f, &text)
             } else {
                 match parser.as_deref_mut() {
-                    Some(p) => super::manifests::parse_with(p, &f, &text),
+                    Some(p) => {
+                        let mut m = super::manifests::parse_with(p, &f, &text);
+                        m.invalid_utf8 = invalid;
+                        m
+                    }
                     None => continue,
                 }
             };

@@ -415,6 +415,32 @@ fn fixes_rename_keys_and_quote_scalars() {
     );
 }
 
+/// A manifest with a Latin-1 byte: Puppet refuses it, an error at the byte; its classes
+/// still judge the data (not "unused", not skipped).
+#[test]
+fn group3_manifest_not_utf8() {
+    let fx = Fixture::new(&[
+        ("hiera.yaml", HIERA),
+        ("environment.conf", "modulepath = site\n"),
+        ("data/common.yaml", "foo::x: str\n"),
+    ]);
+    let pp = fx.dir.join("site/foo/manifests/init.pp");
+    std::fs::create_dir_all(pp.parent().unwrap()).unwrap();
+    std::fs::write(&pp, b"# caf\xe9\nclass foo (Integer $x) {}\n").unwrap();
+    let f = fx.lint();
+    assert_eq!(
+        of(&f, "manifest-not-utf8"),
+        vec!["site/foo/manifests/init.pp:1:6"]
+    );
+    assert!(message(&f, "manifest-not-utf8").contains("0xE9"), "{f:?}");
+    assert_eq!(
+        of(&f, "parameter-type-mismatch"),
+        vec!["data/common.yaml:1:1"]
+    );
+    assert!(f.iter().all(|x| x.rule != "unused-key"), "{f:?}");
+    assert!(f.iter().any(|x| x.severity == Severity::Error), "{f:?}");
+}
+
 #[test]
 fn group4_interpolations() {
     let fx = Fixture::new(&[

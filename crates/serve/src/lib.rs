@@ -28,35 +28,43 @@
 
 pub mod error;
 pub mod files;
+pub mod guard;
 pub mod index;
+pub mod listen;
 pub mod pack;
 pub mod pages;
 pub mod slim;
 pub mod state;
 pub mod views;
 
+pub use guard::{CSP, MAX_URI_BYTES};
+pub use listen::Limits;
 pub use pack::{pack_facts, Held, Packed, PackedFacts};
 pub use state::{Fleet, Options, State};
 
 use axum::extract::{DefaultBodyLimit, Path, Query, State as Ext};
-use axum::http::{header, HeaderValue, Request, StatusCode};
-use axum::middleware::Next;
+use axum::http::{header, HeaderMap, Request, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use error::ViewError;
 use serde_json::Value as Json;
 use std::sync::Arc;
+use std::time::Duration;
 
-/// The largest request body (`POST /api/v1/lookup`'s facts document), in bytes.
-pub const MAX_BODY_BYTES: usize = 16 << 20;
-/// The longest request target (path and query), in bytes.
-pub const MAX_URI_BYTES: usize = 16 << 10;
-
-/// The Content-Security-Policy of every answer: nothing but this server's own stylesheet and
-/// script, no inline script or style, no frames, forms only to this server.
-pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
-connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+/// The largest request body (`POST /api/v1/lookup`'s facts document), in bytes: a real facts
+/// document is about 12 KB.
+pub const MAX_BODY_BYTES: usize = 1 << 20;
+/// The most values a posted document may hold, counted before it is parsed (an upper bound:
+/// its commas, brackets, braces and lines): a facts document holds a few thousand. A parse
+/// takes tens of times the text's size; this keeps a body of many tiny values from costing
+/// more than a real document of the same size would.
+pub const MAX_POSTED_VALUES: usize = 100_000;
+/// Posted documents read, parsed and answered at once; others wait their turn (before their
+/// body is read).
+pub const POSTS_AT_ONCE: usize = 2;
+/// The time a posted body may take to arrive, once its turn has come.
+pub const BODY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The OpenAPI 3 document of the JSON API.
 pub const OPENAPI: &str = include_str!("../assets/openapi.json");
@@ -88,19 +96,34 @@ pub fn app(state: Arc<State>) -> Router {
         .route("/api/v1/openapi.json", get(openapi))
         .fallback(fallback)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .layer(axum::middleware::from_fn(guard))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            guard::guard,
+        ))
         .with_state(state)
 }
 
-/// Serves `app(state)` on `listener` until the process ends; `ready` is called with the
-/// address once connections are accepted. The lookups run on blocking threads with the
-/// lookup stack.
+/// Serves `app(state)` on `listener` until the process ends, within the default
+/// [`Limits`]; `ready` is called with the address once connections are accepted. The
+/// lookups run on blocking threads with the lookup stack.
 pub fn serve(
     state: Arc<State>,
     listener: std::net::TcpListener,
     ready: impl FnOnce(std::net::SocketAddr),
 ) -> std::io::Result<()> {
+    serve_within(state, listener, Limits::default(), ready)
+}
+
+/// [`serve`] within `limits` (the connections' timeouts and number: [`listen`]).
+pub fn serve_within(
+    state: Arc<State>,
+    listener: std::net::TcpListener,
+    limits: Limits,
+    ready: impl FnOnce(std::net::SocketAddr),
+) -> std::io::Result<()> {
     listener.set_nonblocking(true)?;
+    // Before the first connection (and before `ready` says the server listens).
+    let files = listen::raise_file_limit();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_stack_size(hiera_value::limits::LOOKUP_STACK_SIZE)
@@ -116,7 +139,7 @@ pub fn serve(
                 warm_up(&start, &fleet);
             }
         });
-        axum::serve(listener, app(state)).await
+        listen::run(listener, app(state), limits, files).await
     })
 }
 
@@ -126,35 +149,6 @@ pub fn serve(
 fn warm_up(state: &State, fleet: &Fleet) {
     views::fleet_index_of(state, fleet);
     state.release_memory();
-}
-
-/// Every request: a target longer than [`MAX_URI_BYTES`] is refused (414), and every answer
-/// gets the security headers.
-async fn guard(request: Request<axum::body::Body>, next: Next) -> Response {
-    let too_long = request
-        .uri()
-        .path_and_query()
-        .is_some_and(|pq| pq.as_str().len() > MAX_URI_BYTES);
-    let mut response = if too_long {
-        (StatusCode::URI_TOO_LONG, "request target too long\n").into_response()
-    } else {
-        next.run(request).await
-    };
-    let h = response.headers_mut();
-    h.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(CSP),
-    );
-    h.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    h.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
-    );
-    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    response
 }
 
 /// Runs `work` on a blocking thread (with the lookup stack), after a refresh: lookups never
@@ -303,11 +297,66 @@ async fn api_file(Ext(state): Ext<Arc<State>>, Path(path): Path<String>) -> Resp
     api(blocking(&state, move |s, _| files::view(s, &path)).await)
 }
 
+/// `POST /api/v1/lookup`: at most [`POSTS_AT_ONCE`] at a time, each body read only when its
+/// turn comes (within [`BODY_TIMEOUT`], at most [`MAX_BODY_BYTES`] and [`MAX_POSTED_VALUES`]),
+/// and the memory its parse took given back after.
 async fn api_lookup(
     Ext(state): Ext<Arc<State>>,
     Query(p): Params,
-    body: axum::body::Bytes,
+    headers: HeaderMap,
+    body: axum::body::Body,
 ) -> Response {
+    let refuse = |status: StatusCode, message: String| {
+        json_response(status, &serde_json::json!({ "error": message }))
+    };
+    let too_large = || {
+        refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "the body is larger than {MAX_BODY_BYTES} bytes (a facts document is about 12 KB)"
+            ),
+        )
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+        return too_large();
+    }
+    let Ok(_turn) = state.posts.acquire().await else {
+        return api(Err(ViewError::Failed("the server is stopping".into())));
+    };
+    let body = match tokio::time::timeout(BODY_TIMEOUT, axum::body::to_bytes(body, MAX_BODY_BYTES))
+        .await
+    {
+        Ok(Ok(body)) => body,
+        Ok(Err(e)) if is_length_limit(&e) => return too_large(),
+        Ok(Err(e)) => {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                format!("the body could not be read: {e}"),
+            )
+        }
+        Err(_) => {
+            return refuse(
+                StatusCode::REQUEST_TIMEOUT,
+                format!(
+                    "the body did not arrive within {} s",
+                    BODY_TIMEOUT.as_secs()
+                ),
+            )
+        }
+    };
+    let values = body
+        .iter()
+        .filter(|b| matches!(b, b',' | b'[' | b'{' | b'\n'))
+        .count();
+    if values > MAX_POSTED_VALUES {
+        return refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the body holds too many values (more than {MAX_POSTED_VALUES} commas, brackets, braces and lines; a facts document holds a few thousand)"),
+        );
+    }
     let keys: Vec<String> = p
         .iter()
         .filter(|(k, _)| k == "key")
@@ -316,9 +365,24 @@ async fn api_lookup(
     let merge = param(&p, "merge").map(str::to_string);
     let explain = flag(&p, "explain");
     api(blocking(&state, move |s, _| {
-        views::lookup(s, &body, keys, merge, explain)
+        let answer = views::lookup(s, &body, keys, merge, explain);
+        drop(body);
+        s.release_memory();
+        answer
     })
     .await)
+}
+
+/// Whether reading a body failed at [`MAX_BODY_BYTES`].
+fn is_length_limit(e: &axum::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(s) = source {
+        if s.is::<http_body_util::LengthLimitError>() {
+            return true;
+        }
+        source = s.source();
+    }
+    false
 }
 
 async fn openapi() -> Response {

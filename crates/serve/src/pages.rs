@@ -605,6 +605,9 @@ pub async fn lint(Ext(state): Ext<Arc<State>>) -> Response {
                         span class=(format!("count sev-{sev}")) { (n) " " (sev) } " "
                     }
                 }
+                @if !items(&doc["unreadable_nodes"]).is_empty() {
+                    p.warning { "Left out of the fleet rules (facts unreadable): " (items(&doc["unreadable_nodes"]).len()) " nodes" }
+                }
                 (filter_form("/lint", None, "findings", "Filter findings"))
                 table #findings {
                     thead { tr { th { "Severity" } th { "Rule" } th { "Where" } th { "Message" } th.num { "Nodes reaching the file" } } }

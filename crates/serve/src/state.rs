@@ -49,6 +49,10 @@ pub struct Options {
     /// otherwise stay mapped between the long-lived ones. The allocator is the program's: by
     /// default nothing is done.
     pub release_memory: fn(),
+    /// The host names the server answers to besides IP addresses and `localhost`
+    /// (`--allow-host`): a reverse proxy's public name; a leading dot names a domain and its
+    /// subdomains. Any other `Host` is refused ([`guard`](crate::guard)).
+    pub allowed_hosts: Vec<String>,
 }
 
 impl Options {
@@ -67,6 +71,7 @@ impl Options {
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             reload_every: None,
             release_memory: || {},
+            allowed_hosts: Vec::new(),
         }
     }
 }
@@ -148,9 +153,11 @@ pub struct State {
     options: Options,
     /// The root, canonical (symbolic links resolved), for telling what is inside it.
     canonical_root: PathBuf,
-    nodes: Mutex<NodeCache>,
-    /// Held while the nodes are read again ([`refresh`](Self::refresh)).
+    nodes: Arc<Mutex<NodeCache>>,
+    /// Held while a request reads the nodes again ([`refresh`](Self::refresh)).
     reading: Mutex<()>,
+    /// Whether the nodes are being read again in the background (their interval passed).
+    reading_behind: Arc<std::sync::atomic::AtomicBool>,
     /// The latest key views (`/keys/{key}`), each with the state of its inputs, newest first.
     key_views: Mutex<Recent<(String, u64), Arc<Json>>>,
     /// The nodes made again from their packed facts for the latest requests about one node,
@@ -169,6 +176,9 @@ pub struct State {
     /// Questions about the whole fleet (a key across every node, the overview, lint, diff)
     /// run at most this many at once; others wait their turn.
     pub(crate) heavy: tokio::sync::Semaphore,
+    /// Posted documents (`POST /api/v1/lookup`) read and answered at once
+    /// ([`POSTS_AT_ONCE`](crate::POSTS_AT_ONCE)).
+    pub(crate) posts: tokio::sync::Semaphore,
 }
 
 /// Key views kept for the next request asking for them unchanged.
@@ -207,11 +217,12 @@ impl State {
             canonical_root,
             options,
             reading: Mutex::new(()),
-            nodes: Mutex::new(NodeCache {
+            reading_behind: Default::default(),
+            nodes: Arc::new(Mutex::new(NodeCache {
                 fleet: Arc::new(Fleet::new(loaded)),
                 fingerprint,
                 loaded: Instant::now(),
-            }),
+            })),
             revived: Mutex::new(Recent::new(NODES_REVIVED_KEPT)),
             fleet_index: Mutex::new(None),
             fleet_index_computing: Mutex::new(()),
@@ -220,6 +231,7 @@ impl State {
             warmed: Default::default(),
             key_views: Mutex::new(Recent::new(KEY_VIEWS_KEPT)),
             heavy: tokio::sync::Semaphore::new(HEAVY_AT_ONCE),
+            posts: tokio::sync::Semaphore::new(crate::POSTS_AT_ONCE),
         })
     }
 
@@ -251,56 +263,78 @@ impl State {
     }
 
     /// What changed since the last request, dropped: data files and hiera.yaml files by
-    /// stamp (the workspace), the nodes when a watched facts file or directory changed (or
-    /// their interval passed). Run once at the start of every request; the fleet it returns
-    /// is the one the request answers for.
+    /// stamp (the workspace), the nodes when a watched facts file or directory changed. Run
+    /// once at the start of every request; the fleet it returns is the one the request
+    /// answers for.
     ///
-    /// The nodes are read again outside the lock the requests take: while one request reads
-    /// them, the others answer for the nodes read before.
+    /// Changed facts files are read again by the request that sees the change, outside the
+    /// lock the other requests take: they answer for the nodes read before meanwhile. A
+    /// source read on an interval (PuppetDB: [`Options::reload_every`]) is read again in the
+    /// background once the interval has passed, never inside a request (a slow PuppetDB
+    /// would hold every page up): requests answer for the last complete node set until the
+    /// new one is read whole.
     pub fn refresh(&self) -> Arc<Fleet> {
         self.workspace.refresh();
         let now = fingerprint(&self.context.watched());
-        let stale = |cache: &NodeCache| {
-            now != cache.fingerprint
-                || self
-                    .options
-                    .reload_every
-                    .is_some_and(|every| cache.loaded.elapsed() >= every)
-        };
-        let current = {
+        let (current, changed, due) = {
             let cache = self.nodes.lock().unwrap_or_else(|e| e.into_inner());
-            if !stale(&cache) {
-                return cache.fleet.clone();
-            }
-            cache.fleet.clone()
+            let due =
+                (self.options.reload_every).is_some_and(|every| cache.loaded.elapsed() >= every);
+            (cache.fleet.clone(), now != cache.fingerprint, due)
         };
+        if !changed {
+            if due {
+                self.read_behind();
+            }
+            return current;
+        }
         let Ok(_reading) = self.reading.try_lock() else {
             return current;
         };
         // Another request may have read them while this one waited for its turn.
         let old = {
             let cache = self.nodes.lock().unwrap_or_else(|e| e.into_inner());
-            if !stale(&cache) {
+            if now == cache.fingerprint {
                 return cache.fleet.clone();
             }
             cache.fleet.clone()
         };
-        let fleet = match load(&self.context) {
-            Ok(loaded) => Fleet::new(loaded),
-            // Keep answering for the nodes read before, and say why.
-            Err(e) => Fleet {
-                error: Some(e.to_string()),
-                ..(*old).clone()
-            },
-        };
-        self.release_memory();
-        let fleet = Arc::new(fleet);
-        let mut cache = self.nodes.lock().unwrap_or_else(|e| e.into_inner());
+        let fleet = Arc::new(read_again(&self.context, &old, self.options.release_memory));
         // Taken before the read: a change while reading shows as a change next time.
-        cache.fingerprint = now;
-        cache.loaded = Instant::now();
-        cache.fleet = fleet.clone();
+        store(&self.nodes, fleet.clone(), now);
         fleet
+    }
+
+    /// Reads the nodes again on a thread of its own, unless one already does: the cache gets
+    /// the new node set once it is read whole.
+    fn read_behind(&self) {
+        use std::sync::atomic::Ordering;
+        if self.reading_behind.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let (context, nodes, flag) = (
+            self.context.clone(),
+            self.nodes.clone(),
+            self.reading_behind.clone(),
+        );
+        let release = self.options.release_memory;
+        let spawned = std::thread::Builder::new()
+            .name("hiera-serve-nodes".into())
+            .stack_size(hiera_value::limits::LOOKUP_STACK_SIZE)
+            .spawn(move || {
+                let now = fingerprint(&context.watched());
+                let old = nodes
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .fleet
+                    .clone();
+                let fleet = read_again(&context, &old, release);
+                store(&nodes, Arc::new(fleet), now);
+                flag.store(false, Ordering::SeqCst);
+            });
+        if spawned.is_err() {
+            self.reading_behind.store(false, Ordering::SeqCst);
+        }
     }
 
     /// The node at `i` of `fleet`, whole: a packed node is made again, and kept for the next
@@ -584,6 +618,29 @@ impl<K: PartialEq, V: Clone> Recent<K, V> {
         self.items.push_front((k, v));
         self.items.truncate(self.most);
     }
+}
+
+/// The nodes of `context` read again; when that fails, `old`'s with the reason.
+fn read_again(context: &NodeContext, old: &Fleet, release_memory: fn()) -> Fleet {
+    let fleet = match load(context) {
+        Ok(loaded) => Fleet::new(loaded),
+        // Keep answering for the nodes read before, and say why.
+        Err(e) => Fleet {
+            error: Some(e.to_string()),
+            ..old.clone()
+        },
+    };
+    release_memory();
+    fleet
+}
+
+/// Keeps `fleet` as the nodes read now, when the watched files were `fingerprint` (taken
+/// before the read: a change while reading shows as a change next time).
+fn store(nodes: &Mutex<NodeCache>, fleet: Arc<Fleet>, fingerprint: u64) {
+    let mut cache = nodes.lock().unwrap_or_else(|e| e.into_inner());
+    cache.fingerprint = fingerprint;
+    cache.loaded = Instant::now();
+    cache.fleet = fleet;
 }
 
 /// Reads the nodes of `context`, unit by unit (a facts file, a chunk of PuppetDB's nodes) as

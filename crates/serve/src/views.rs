@@ -507,10 +507,14 @@ fn lint_with(state: &State, fleet: Option<&Fleet>) -> Result<Json, ViewError> {
     let mut opts = state.options().lint.clone();
     opts.root = state.options().root.clone();
     opts.allow_exec = state.options().allow_exec;
-    // The nodes as the server has them (their scopes: facts, --fact, --var, the classifier).
-    opts.nodes = fleet
-        .filter(|f| !f.nodes.is_empty())
-        .map(|f| state.all_nodes(f));
+    // The nodes as the server has them (their scopes: facts, --fact, --var, the classifier);
+    // those whose facts cannot be read are left out (and named), as in every other view.
+    let (nodes, unreadable): (Vec<Node>, Vec<Node>) = fleet
+        .map(|f| state.all_nodes(f))
+        .unwrap_or_default()
+        .into_iter()
+        .partition(|n| n.facts_error.is_none());
+    opts.nodes = (!nodes.is_empty()).then_some(nodes);
     let report = hiera_lint::lint(&opts).map_err(|e| ViewError::Failed(e.to_string()))?;
     // Which nodes each finding's file matters to: the overview's index of the fleet.
     let reach = fleet.map(|f| (fleet_index_of(state, f), f));
@@ -555,7 +559,8 @@ fn lint_with(state: &State, fleet: Option<&Fleet>) -> Result<Json, ViewError> {
             }
         }
     }
-    Ok(json!({"findings": findings, "counts": counts}))
+    let unreadable: Vec<&String> = unreadable.iter().map(|n| &n.name).collect();
+    Ok(json!({"findings": findings, "counts": counts, "unreadable_nodes": unreadable}))
 }
 
 /// The longest revision a diff request may name.
