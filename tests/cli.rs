@@ -1354,6 +1354,75 @@ fn a_lookup_without_facts_warns() {
     );
 }
 
+/// Issue 42, item 5: what a control repo's layout lacks is said once, in one line each —
+/// a modulepath directory that does not exist, the Puppetfile's modules not installed, an
+/// `--environment` that names neither production nor the checked-out branch — and the answer
+/// is still Puppet's. lint says the same, so its "never used" findings have their reason.
+#[test]
+fn a_layout_missing_what_it_names_is_said() {
+    let t = scratch(
+        "layout-warnings",
+        &[
+            (
+                "hiera.yaml",
+                "version: 5\nhierarchy:\n  - name: c\n    path: common.yaml\n",
+            ),
+            ("data/common.yaml", "a: 1\n"),
+            (
+                "environment.conf",
+                "modulepath = site:modules:$basemodulepath\n",
+            ),
+            (
+                "Puppetfile",
+                "moduledir 'modules'\nmod 'puppetlabs/stdlib', '9.4.1'\nmod 'puppetlabs-ntp'\n",
+            ),
+            ("modules/stdlib/manifests/init.pp", "class stdlib {}\n"),
+        ],
+    );
+    let o = run_in(&t, &["a", "--no-facts"]);
+    let err = stderr(&o);
+    assert_eq!(
+        (o.status.code(), stdout(&o).as_str()),
+        (Some(0), "--- 1\n"),
+        "{err}"
+    );
+    assert!(
+        err.contains("Puppetfile: 1 of the 2 modules it installs are not installed (modules/ntp)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("environment.conf's modulepath names site (")
+            && err.contains("which is not a directory"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 2, "{err}");
+    // The repo is read whatever --environment says: a name that is not production says so.
+    let o = run_in(&t, &["a", "--no-facts", "--environment", "nosuch"]);
+    let err = stderr(&o);
+    assert_eq!(stdout(&o), "--- 1\n", "{err}");
+    assert!(
+        err.contains("environment 'nosuch':") && err.contains("--environmentpath"),
+        "{err}"
+    );
+    assert!(!stderr(&run_in(
+        &t,
+        &["a", "--no-facts", "--environment", "production"]
+    ))
+    .contains("environment '"));
+    // lint gives the reason for the findings the missing modules cause.
+    let o = run_in(&t, &["lint"]);
+    assert!(
+        stderr(&o).contains("1 of the 2 modules it installs are not installed"),
+        "{}",
+        stderr(&o)
+    );
+    // Everything in place: nothing said.
+    std::fs::create_dir_all(t.join("site")).unwrap();
+    std::fs::create_dir_all(t.join("modules/ntp")).unwrap();
+    let o = run_in(&t, &["a", "--no-facts"]);
+    assert!(o.stderr.is_empty(), "{}", stderr(&o));
+}
+
 /// Install and packaging (issue 29, item 16): install lines that work on a fresh HOME, no
 /// placeholder nobody can fill, a .deb that ships what README links to and its man pages,
 /// and build scripts that check their prerequisites before building.

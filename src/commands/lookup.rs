@@ -183,6 +183,9 @@ fn run(
     let request = Request::new(&flags)?;
     let mut context = args.sources().resolve()?;
     context.check_control_repo()?;
+    for w in context.layout_warnings() {
+        output::warn(&w);
+    }
     // A single lookup keeps Puppet's error without the private key; a batch goes on.
     let settings = Settings {
         secrets: args.secrets.mode(request.mode == Mode::Batch)?,

@@ -87,6 +87,9 @@ pub fn exec(args: &ServeArgs) -> output::Result<ExitCode> {
     let sources = groups::sources(&args.layout, &args.facts, &NodeArgs::default());
     let context = sources.resolve_in(&cwd)?;
     context.check_control_repo()?;
+    for w in context.layout_warnings() {
+        output::warn(&w);
+    }
     let root = if context.env.control_repo_mode() {
         context.env.cwd.clone()
     } else {

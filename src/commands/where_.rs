@@ -118,6 +118,9 @@ fn run_inner(
     let (merge, strict) = (lookup.merge.clone(), lookup.strict);
     let mut context = groups::sources(&w.layout, &w.facts, &w.node).resolve()?;
     context.check_control_repo()?;
+    for w in context.layout_warnings() {
+        output::warn(&w);
+    }
     let cwd = context.cwd.clone();
     let workspace = Workspace::open(context.env.clone(), lookup.settings())?;
     let request = Request {

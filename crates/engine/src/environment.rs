@@ -49,6 +49,77 @@ pub fn absolute(cwd: &Path, p: &Path) -> PathBuf {
 }
 
 impl EnvOptions {
+    /// What the layout of the environment at `environment_dir` (the control repo, or a
+    /// directory environment) lacks that the user named, one warning each: a directory of
+    /// `--modulepath` or of environment.conf's `modulepath` that does not exist, and the modules
+    /// a Puppetfile there installs that are not installed (r10k and g10k install them at
+    /// deploy time, a checkout has none). Puppet reads such a modulepath silently; its modules'
+    /// data and classes are then missing from every answer and from lint's judgement.
+    pub fn layout_warnings(&self, fs: &dyn Fs, environment_dir: &Path) -> Vec<String> {
+        let mut out = Vec::new();
+        // The Puppetfile's modules first: a missing `modules/` is their not being installed.
+        let mut uninstalled = Vec::new();
+        let mut puppetfile_dirs_named = Vec::new();
+        if let Ok(text) = fs.read_text(&environment_dir.join("Puppetfile")) {
+            let dirs = puppetfile_dirs(&text);
+            for d in &dirs {
+                let parent = Path::new(d).parent().unwrap_or(Path::new(""));
+                let parent = environment_dir.join(parent);
+                if !puppetfile_dirs_named.contains(&parent) {
+                    puppetfile_dirs_named.push(parent);
+                }
+                if !fs.is_dir(&environment_dir.join(d)) {
+                    uninstalled.push(d.clone());
+                }
+            }
+            if !uninstalled.is_empty() {
+                let shown: Vec<&str> = uninstalled.iter().take(3).map(String::as_str).collect();
+                let more = uninstalled.len() - shown.len();
+                out.push(format!(
+                    "{}: {} of the {} modules it installs are not installed ({}{}): their data and classes are not read; install them first (r10k puppetfile install, or g10k)",
+                    environment_dir.join("Puppetfile").display(),
+                    uninstalled.len(),
+                    dirs.len(),
+                    shown.join(", "),
+                    if more > 0 { format!(" and {more} more") } else { String::new() }
+                ));
+            }
+        }
+        let (modulepath, named_in, base) = match &self.modulepath {
+            Some(m) => (m.clone(), "--modulepath".to_string(), self.cwd.as_path()),
+            None => {
+                let conf = EnvironmentConf::read(fs, environment_dir);
+                let Some(m) = conf.setting("modulepath") else {
+                    return out;
+                };
+                let named_in = format!(
+                    "{}'s modulepath",
+                    environment_dir.join("environment.conf").display()
+                );
+                (m.to_string(), named_in, environment_dir)
+            }
+        };
+        for entry in modulepath.split(':').map(str::trim) {
+            // `$basemodulepath` and `$codedir` entries are Puppet's defaults, often absent;
+            // glob entries name what they match, nothing when nothing does.
+            if entry.is_empty() || entry.contains('$') || entry.contains(['*', '?', '[', '{']) {
+                continue;
+            }
+            let dir = base.join(entry);
+            if fs.is_dir(&dir) {
+                continue;
+            }
+            if !uninstalled.is_empty() && puppetfile_dirs_named.contains(&dir) {
+                continue;
+            }
+            out.push(format!(
+                "{named_in} names {entry} ({}), which is not a directory: no modules are read from it",
+                dir.display()
+            ));
+        }
+        out
+    }
+
     /// The environment name (`production` unless `--environment`).
     pub fn environment_name(&self) -> String {
         self.environment
@@ -316,6 +387,57 @@ fn add_modules(fs: &dyn Fs, out: &mut Vec<(String, PathBuf)>, base: &Path, path:
             }
         }
     }
+}
+
+/// The quoted strings of a Ruby line, in order (`'a'`, `"b"`).
+fn strings(line: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = line;
+    while let Some(start) = rest.find(['\'', '"']) {
+        let quote = rest.as_bytes()[start] as char;
+        let after = &rest[start + 1..];
+        let Some(end) = after.find(quote) else { break };
+        out.push(&after[..end]);
+        rest = &after[end + 1..];
+    }
+    out
+}
+
+/// Where a Puppetfile installs its modules: `moduledir` (default `modules`) / the module's
+/// name (`mod 'puppetlabs/ntp'`, `mod 'puppetlabs-ntp'`, `mod 'ntp', :git => …`), or the
+/// module's `install_path`.
+pub fn puppetfile_dirs(text: &str) -> Vec<String> {
+    let mut moduledir = "modules".to_string();
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if let Some(rest) = line.strip_prefix("moduledir") {
+            if let Some(d) = strings(rest).first() {
+                moduledir = d.to_string();
+            }
+            continue;
+        }
+        let Some(rest) = line
+            .strip_prefix("mod ")
+            .or_else(|| line.strip_prefix("mod("))
+        else {
+            continue;
+        };
+        let words = strings(rest);
+        let Some(full) = words.first() else { continue };
+        let name = match full.rsplit_once('/') {
+            Some((_, n)) => n,
+            None => full.split_once('-').map(|(_, n)| n).unwrap_or(full),
+        };
+        let install = rest
+            .find("install_path")
+            .and_then(|i| strings(&rest[i..]).first().map(|s| s.to_string()));
+        out.push(format!(
+            "{}/{name}",
+            install.unwrap_or_else(|| moduledir.clone())
+        ));
+    }
+    out
 }
 
 /// An environment's environment.conf, as Puppet reads it (`EnvironmentConf.load_from`): the

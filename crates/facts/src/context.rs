@@ -224,6 +224,39 @@ impl NodeContext {
         )))
     }
 
+    /// What the layout the lookups read lacks or ignores that the user may not know, one
+    /// warning each (never an error: Puppet reads such a layout silently): a modulepath
+    /// directory the user named that does not exist, a Puppetfile's modules not installed
+    /// ([`EnvOptions::layout_warnings`]), and, in control-repo mode, an `--environment` that is
+    /// neither `production` nor the checked-out branch — the repo is read whatever the name,
+    /// which only sets `%{environment}` (a directory environment is chosen with
+    /// `--environmentpath`). An unreadable layout is for the lookup itself to report.
+    pub fn layout_warnings(&self) -> Vec<String> {
+        let fs = hiera_engine::fs::RealFs;
+        let mut out = Vec::new();
+        if let Ok(layers) = self.env.layers_in(&fs) {
+            if let Some(dir) = &layers.environment_dir {
+                out.extend(self.env.layout_warnings(&fs, dir));
+            }
+        }
+        if self.env.control_repo_mode() {
+            if let Some(name) = &self.env.environment {
+                let branch = checked_out_branch(&self.env.cwd);
+                if name != "production" && branch.as_deref() != Some(name.as_str()) {
+                    out.push(format!(
+                        "environment '{name}': {} is read as the environment whatever its name{}; the name only sets %{{environment}}. To read a directory environment by name, give --environmentpath DIR",
+                        self.env.cwd.display(),
+                        match &branch {
+                            Some(b) => format!(" (its checked-out branch is '{b}')"),
+                            None => String::new(),
+                        }
+                    ));
+                }
+            }
+        }
+        out
+    }
+
     /// Whether a single lookup was given no facts at all (no `--facts`, `--node`, PuppetDB,
     /// and not `--no-facts`):
     /// it answers as for a node with none, which is rarely what was meant.
@@ -682,6 +715,24 @@ pub fn parse_vars(vars: &[String]) -> Result<Vec<(String, Value)>> {
         out.push((name.to_string(), value));
     }
     Ok(out)
+}
+
+/// The branch checked out in the git repository at `dir` (`.git/HEAD`'s `ref: refs/heads/NAME`,
+/// through a worktree's `gitdir:` file), if any: r10k deploys a control repo's branch as the
+/// environment of that name.
+fn checked_out_branch(dir: &Path) -> Option<String> {
+    let dot_git = dir.join(".git");
+    let git_dir = if dot_git.is_file() {
+        let text = hiera_value::limits::read_text(&dot_git).ok()?;
+        let target = text.strip_prefix("gitdir:")?.trim();
+        absolute(dir, Path::new(target))
+    } else {
+        dot_git
+    };
+    let head = hiera_value::limits::read_text(git_dir.join("HEAD")).ok()?;
+    head.trim()
+        .strip_prefix("ref: refs/heads/")
+        .map(str::to_string)
 }
 
 #[cfg(test)]

@@ -429,7 +429,7 @@ pub fn lint_fleet(
     // The written values of class parameters now; with a fleet, the values its nodes get
     // are judged in the fleet rules' pass (the fleet is read once).
     let mut types = param_types::written_values(&repo, schema, &sink);
-    let mut warnings = Vec::new();
+    let mut warnings = repo.warnings.clone();
     let mut unreadable = Vec::new();
     // `facts_dir`'s nodes, built as every command builds nodes (`--facts-dir`).
     let context = match (&nodes, &opts.nodes, &opts.facts_dir) {

@@ -139,6 +139,9 @@ pub(crate) struct Repo {
     pub layers_spec: hiera_engine::engine::Layers,
     /// What hiera.yaml and data files are read through ([`Options::fs`]).
     pub fs: Arc<dyn Fs>,
+    /// What the layout lacks that the user named (a missing modulepath directory, a
+    /// Puppetfile's modules not installed): classes and data the rules then never see.
+    pub(crate) warnings: Vec<String>,
 }
 
 impl Repo {
@@ -194,6 +197,7 @@ impl Repo {
             defined_unknown: false,
             modules: layers.modules.clone(),
             layers_spec: layers.clone(),
+            warnings: env.layout_warnings(&*fs, root),
             fs,
         };
         repo.find_files();

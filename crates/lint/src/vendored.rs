@@ -3,6 +3,7 @@
 //! .gitignore leaves out. Their findings are left out of the report by default and counted
 //! instead ([`Report::vendored`](crate::Report::vendored)).
 
+use hiera_engine::environment::puppetfile_dirs;
 use hiera_engine::fs::Fs;
 use std::path::Path;
 
@@ -39,57 +40,6 @@ pub(crate) fn find(fs: &dyn Fs, root: &Path) -> Vec<Vendored> {
         for dir in gitignore_dirs(&text) {
             add(dir, ".gitignore");
         }
-    }
-    out
-}
-
-/// The quoted strings of a Ruby line, in order (`'a'`, `"b"`).
-fn strings(line: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut rest = line;
-    while let Some(start) = rest.find(['\'', '"']) {
-        let quote = rest.as_bytes()[start] as char;
-        let after = &rest[start + 1..];
-        let Some(end) = after.find(quote) else { break };
-        out.push(&after[..end]);
-        rest = &after[end + 1..];
-    }
-    out
-}
-
-/// Where a Puppetfile installs its modules: `moduledir` (default `modules`) / the module's
-/// name (`mod 'puppetlabs/ntp'`, `mod 'puppetlabs-ntp'`, `mod 'ntp', :git => …`), or the
-/// module's `install_path`.
-fn puppetfile_dirs(text: &str) -> Vec<String> {
-    let mut moduledir = "modules".to_string();
-    let mut out = Vec::new();
-    for line in text.lines() {
-        let line = line.split('#').next().unwrap_or("").trim();
-        if let Some(rest) = line.strip_prefix("moduledir") {
-            if let Some(d) = strings(rest).first() {
-                moduledir = d.to_string();
-            }
-            continue;
-        }
-        let Some(rest) = line
-            .strip_prefix("mod ")
-            .or_else(|| line.strip_prefix("mod("))
-        else {
-            continue;
-        };
-        let words = strings(rest);
-        let Some(full) = words.first() else { continue };
-        let name = match full.rsplit_once('/') {
-            Some((_, n)) => n,
-            None => full.split_once('-').map(|(_, n)| n).unwrap_or(full),
-        };
-        let install = rest
-            .find("install_path")
-            .and_then(|i| strings(&rest[i..]).first().map(|s| s.to_string()));
-        out.push(format!(
-            "{}/{name}",
-            install.unwrap_or_else(|| moduledir.clone())
-        ));
     }
     out
 }
