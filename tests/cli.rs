@@ -853,7 +853,38 @@ fn ci_snippets_parse_and_use_real_flags() {
         .and_then(|s| s.split("\n### ").next())
         .expect("README has an `In CI` section");
     let mut docs = yaml_blocks(ci);
-    assert_eq!(docs.len(), 3, "GitHub, GitLab, pre-commit");
+    assert_eq!(docs.len(), 4, "GitHub, the action, GitLab, pre-commit");
+    // The action's steps: only inputs action.yml declares.
+    let action = hiera_formats::yaml::load(&docs.remove(1)).unwrap();
+    let declared = hiera_formats::yaml::load(&read("action.yml")).unwrap();
+    let Value::Array(steps) = action else {
+        panic!("the action snippet is a list of steps")
+    };
+    let Value::Hash(inputs) = &declared else {
+        panic!()
+    };
+    let Some(Value::Hash(inputs)) = inputs.get(&Value::str("inputs")) else {
+        panic!("action.yml declares inputs")
+    };
+    let mut used = 0;
+    for step in &steps {
+        let Value::Hash(step) = step else { panic!() };
+        if let Some(Value::Hash(with)) = step.get(&Value::str("with")) {
+            if step
+                .get(&Value::str("uses"))
+                .is_some_and(|u| matches!(u, Value::String(s) if s.contains("/hiera-lookup@")))
+            {
+                used += 1;
+                for k in with.keys() {
+                    assert!(
+                        inputs.contains_key(k),
+                        "{k:?} is not an input of action.yml"
+                    );
+                }
+            }
+        }
+    }
+    assert_eq!(used, 2, "the snippet uses the action for lint and diff");
     docs.extend(yaml_blocks(&read("docs/lint.md")));
     docs.push(read(".pre-commit-hooks.yaml"));
     let parsed: Vec<Value> = docs

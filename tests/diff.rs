@@ -37,7 +37,7 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     let o = Command::new("git")
         .current_dir(dir)
         .args([

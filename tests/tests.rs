@@ -9,6 +9,7 @@ mod scratch_tree;
 #[path = "common/where_check.rs"]
 mod where_check;
 
+mod action;
 mod backends;
 mod batch;
 mod cli;
