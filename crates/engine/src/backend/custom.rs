@@ -21,6 +21,25 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
+/// What a lookup does with an eyaml `ENC[...]` token ([`Settings::secrets`](crate::Settings::secrets)).
+///
+/// An opaque secret is a stand-in string (`ENC[…` + 16 hex digits of its ciphertext's
+/// SHA-256 + `]`, see [`backend::eyaml`](crate::backend::eyaml)): merges, interpolation and
+/// lookup_options go on with it, and it equals only the stand-in of the same ciphertext.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Secrets {
+    /// Decrypt with the level's private key, or fail as Puppet does (`puppet lookup`).
+    Decrypt,
+    /// Decrypt when the level's private key is there; without one (no key option, its
+    /// variable unset, its file missing) the token is opaque. Every other failure (a wrong
+    /// or unreadable key, a corrupt value) is still an error. The fleet commands' default:
+    /// CI runs the production hiera.yaml without the private key.
+    #[default]
+    Auto,
+    /// Never decrypt (nor read a private key): every token is opaque.
+    Opaque,
+}
+
 /// One call of a backend function: the hierarchy entry's function, options and location.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Call<'a> {
@@ -76,7 +95,7 @@ pub(crate) trait Host {
     /// wherever it would be printed (the lookup itself uses it as it is).
     fn decrypted(&mut self, plaintext: &str);
     /// What an encrypted value is without its key ([`Settings::secrets`](crate::Settings)).
-    fn secrets(&self) -> crate::engine::Secrets;
+    fn secrets(&self) -> Secrets;
     /// The file system data and key files are read from.
     fn fs(&self) -> Arc<dyn crate::fs::Fs>;
 }

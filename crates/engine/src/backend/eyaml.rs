@@ -31,7 +31,7 @@
 //! never a plaintext. [`contains_opaque`] tells a value that holds one (a type check that needs
 //! the plaintext cannot be made on it).
 
-pub use crate::engine::Secrets;
+pub use super::custom::Secrets;
 use crate::error::Error;
 use hiera_value::value::{Map, Value};
 use regex::Regex;

@@ -19,6 +19,7 @@ pub use lookup_options::KeyPattern;
 mod providers;
 pub mod reach;
 
+pub use crate::backend::custom::Secrets;
 use crate::config::{FunctionKind, HieraConfig};
 use crate::error::{Error, Result};
 use crate::explain::{Explainer, Kind};
@@ -69,25 +70,6 @@ pub struct Settings {
     /// What an eyaml `ENC[...]` value is without its private key, or always: Puppet's error,
     /// or an opaque secret ([`Secrets`]).
     pub secrets: Secrets,
-}
-
-/// What a lookup does with an eyaml `ENC[...]` token ([`Settings::secrets`]).
-///
-/// An opaque secret is a stand-in string (`ENC[…` + 16 hex digits of its ciphertext's
-/// SHA-256 + `]`, see [`backend::eyaml`](crate::backend::eyaml)): merges, interpolation and
-/// lookup_options go on with it, and it equals only the stand-in of the same ciphertext.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Secrets {
-    /// Decrypt with the level's private key, or fail as Puppet does (`puppet lookup`).
-    Decrypt,
-    /// Decrypt when the level's private key is there; without one (no key option, its
-    /// variable unset, its file missing) the token is opaque. Every other failure (a wrong
-    /// or unreadable key, a corrupt value) is still an error. The fleet commands' default:
-    /// CI runs the production hiera.yaml without the private key.
-    #[default]
-    Auto,
-    /// Never decrypt (nor read a private key): every token is opaque.
-    Opaque,
 }
 
 /// Whether a `lookup_key: command` level runs the program it names. A lookup in the user's
