@@ -412,7 +412,7 @@ fn char_len(name: &[u8], i: usize) -> usize {
 }
 
 /// `File.fnmatch` for one path component (its bytes): `*`, `?`, `[...]`, `\` escapes. `?` and
-/// a class match one character ([`char_len`]).
+/// a class match one character (`char_len`).
 pub fn fnmatch(pat: &[u8], name: &[u8]) -> bool {
     let (mut p, mut n) = (0, 0);
     let (mut star_p, mut star_n) = (None, 0);
